@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmload/llmload/engine"
+)
+
+func TestParseSets(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    map[string]string
+		wantErr bool
+	}{
+		{in: nil, want: map[string]string{}},
+		{in: []string{"a=1", "b=x=y", " c =", "a=2"}, want: map[string]string{"a": "2", "b": "x=y", "c": ""}},
+		{in: []string{"novalue"}, wantErr: true},
+		{in: []string{"=v"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := parseSets(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseSets(%q) err = %v", tt.in, err)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) && !tt.wantErr {
+			t.Errorf("parseSets(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestResolveTargetPrecedence(t *testing.T) {
+	env := map[string]string{"LLMLOAD_BASE_URL": "http://env/v1", "LLMLOAD_MODEL": "env-model"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	script := resolveTarget(scriptTarget(), &runFlags{}, func(string) (string, bool) { return "", false })
+	if got, want := script.BaseURL, "http://script/v1"; got != want {
+		t.Errorf("script only: base = %q, want %q", got, want)
+	}
+	fromEnv := resolveTarget(scriptTarget(), &runFlags{}, lookup)
+	if fromEnv.BaseURL != "http://env/v1" || fromEnv.Model != "env-model" || fromEnv.APIKey != "script-key" {
+		t.Errorf("env over script: %+v", fromEnv)
+	}
+	flags := resolveTarget(scriptTarget(), &runFlags{target: "http://flag/v1", apiKey: "flag-key"}, lookup)
+	if flags.BaseURL != "http://flag/v1" || flags.APIKey != "flag-key" || flags.Model != "env-model" {
+		t.Errorf("flags over env: %+v", flags)
+	}
+}
+
+// writeScript writes a scenario into a temporary directory.
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.lua")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const okScript = `
+local llm = require("llmload")
+options = { stages = { { name = "c1", target = 1, duration = "200ms" } } }
+function iteration(vu)
+  llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 5 }
+end
+`
+
+// runInProcess runs the command in-process with a clean environment.
+func runInProcess(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "LLMLOAD_") || strings.Contains(strings.ToLower(k), "proxy") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+func TestBadInputExitCodes(t *testing.T) {
+	unauthorized := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"error":{"message":"invalid api key","type":"auth"}}`)
+	}))
+	defer unauthorized.Close()
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+
+	ok := writeScript(t, okScript)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, exitUsage, "Usage"},
+		{"unknown command", []string{"fly"}, exitUsage, `unknown command "fly"`},
+		{"unknown flag", []string{"run", "--nope", ok}, exitUsage, "unknown flag"},
+		{"no scenario", []string{"run"}, exitUsage, "expected one SCENARIO.lua"},
+		{"bad --set", []string{"run", "--set", "x", ok}, exitUsage, "want key=value"},
+		{"missing file", []string{"run", "/nonexistent/x.lua"}, exitError, "x.lua"},
+		{"syntax error", []string{"run", writeScript(t, "options = {\nfunction")}, exitError, "s.lua:"},
+		{"init runtime error", []string{"run", writeScript(t, "local x = nil\nx.y = 1")}, exitError, "s.lua:2"},
+		{"misspelt key", []string{"run", writeScript(t, strings.Replace(okScript, "duration", "durtion", 1))}, exitError, "duration"},
+		{"bad duration", []string{"run", writeScript(t, strings.Replace(okScript, `"200ms"`, `"5 minutes"`, 1))}, exitError, "5 minutes"},
+		{"zero vus", []string{"run", writeScript(t, strings.Replace(okScript, "target = 1", "target = 0", 1))}, exitError, "target"},
+		{"unknown executor", []string{"run", writeScript(t, `options = { scenarios = { a = { executor = "warp", exec = "f", vus = 1, duration = "1s" } } }
+function f() end`)}, exitError, "warp"},
+		{"401", []string{"run", "--target", unauthorized.URL + "/v1", "--model", "m", ok}, exitError, "API key"},
+		{"404 without /v1", []string{"run", "--target", notFound.URL, "--model", "m", ok}, exitError, notFound.URL + "/v1"},
+		{"refused", []string{"run", "--target", closedURL + "/v1", "--model", "m", ok}, exitError, strings.TrimPrefix(closedURL, "http://")},
+		{"out dir missing", []string{"run", "--out", "/nonexistent/dir/r.json", ok}, exitError, "/nonexistent/dir"},
+		{"help", []string{"run", "--help"}, exitOK, ""},
+		{"version", []string{"version"}, exitOK, ""},
+		{"mock bad flag", []string{"mock", "--max-batch", "x"}, exitUsage, "max-batch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runInProcess(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout+stderr, tt.want) {
+				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+func scriptTarget() engine.Target {
+	return engine.Target{BaseURL: "http://script/v1", APIKey: "script-key", Model: "script-model"}
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binary is the llmload binary built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "llmload-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "llmload")
+	if runtime.GOOS == "windows" {
+		binary += ".exe"
+	}
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runBinary runs the built llmload with a time limit and returns its
+// stdout, stderr and exit code.
+func runBinary(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// cleanEnv is the environment without llmload's or proxy variables, so a
+// developer's shell cannot change what the tests see.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "LLMLOAD_") || strings.Contains(strings.ToLower(k), "proxy") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func TestE2EChatMixOnSimulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run skipped in -short mode")
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	const secret = "sk-e2e-secret-do-not-print"
+	stdout, stderr, code := runBinary(t, []string{"LLMLOAD_API_KEY=" + secret},
+		"run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1500ms", "--out", out, "--seed", "7")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "built-in simulator") {
+		t.Errorf("stderr does not say the simulator is used:\n%s", stderr)
+	}
+	for _, stage := range []string{"c1", "c4", "c8", "c16"} {
+		if !strings.Contains(stdout, stage) {
+			t.Errorf("summary lacks stage %s:\n%s", stage, stdout)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"stdout": stdout, "stderr": stderr, "result.json": string(data)} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the API key leaked into %s", name)
+		}
+	}
+	var res struct {
+		SchemaVersion int `json:"schema_version"`
+		Run           struct {
+			Simulator bool   `json:"simulator"`
+			Model     string `json:"model"`
+			Complete  bool   `json:"complete"`
+		} `json:"run"`
+		Stages []struct {
+			Stage     string  `json:"stage"`
+			VUs       int     `json:"vus"`
+			OK        int64   `json:"ok"`
+			Failed    int64   `json:"failed"`
+			ReqPerSec float64 `json:"req_per_sec"`
+			TTFT      struct {
+				Count int64   `json:"count"`
+				P50   float64 `json:"p50"`
+				P99   float64 `json:"p99"`
+			} `json:"ttft"`
+			TPOT struct {
+				P50 float64 `json:"p50"`
+			} `json:"tpot"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatalf("result.json: %v", err)
+	}
+	if res.SchemaVersion != 1 || !res.Run.Simulator || !res.Run.Complete || res.Run.Model == "" {
+		t.Errorf("run metadata = %+v (schema %d)", res.Run, res.SchemaVersion)
+	}
+	if got, want := len(res.Stages), 4; got != want {
+		t.Fatalf("stages = %d, want %d", got, want)
+	}
+	for i, want := range []int{1, 4, 8, 16} {
+		s := res.Stages[i]
+		if s.VUs != want || s.OK == 0 || s.Failed != 0 || s.TTFT.Count != s.OK || s.TTFT.P50 <= 0 || s.TPOT.P50 <= 0 {
+			t.Errorf("stage %d = %+v", i, s)
+		}
+	}
+	if first, last := res.Stages[0].ReqPerSec, res.Stages[3].ReqPerSec; last <= first {
+		t.Errorf("req/s at 16 VUs (%.1f) not above 1 VU (%.1f)", last, first)
+	}
+}

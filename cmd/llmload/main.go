@@ -1,0 +1,83 @@
+// Command llmload is a load generator for LLM inference services: it runs a
+// Lua scenario against an OpenAI-compatible endpoint (or its built-in
+// simulator) and reports per-stage TTFT, TPOT, ITL and E2E percentiles.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes, as DESIGN.md names them.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// usageError is a command-line mistake: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// errHelp means --help was asked for and printed: exit 0.
+var errHelp = errors.New("help requested")
+
+const topUsage = `llmload — load generator for LLM inference services
+
+Usage:
+  llmload run [flags] SCENARIO.lua   run a scenario (built-in simulator when no target is set)
+  llmload mock [flags]               serve the built-in simulator
+  llmload version                    print the version
+
+Run 'llmload COMMAND --help' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches a subcommand and maps its error to an exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = runCmd(args[1:], stdout, stderr)
+	case "mock":
+		err = mockCmd(args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "llmload %s\n", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+	default:
+		err = usagef("unknown command %q", args[0])
+	}
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "llmload: %v\n\n%s", err, topUsageShort)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "llmload: %v\n", err)
+		return exitError
+	}
+}
+
+const topUsageShort = "Run 'llmload --help' for usage.\n"

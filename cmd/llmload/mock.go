@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmload/llmload/engine/sim"
+)
+
+const mockUsage = `Usage: llmload mock [flags]
+
+Serves the built-in OpenAI-compatible simulator (continuous batching, a FIFO
+queue beyond --max-batch, prefill and decode costs) until interrupted.
+
+Flags:
+`
+
+func mockCmd(args []string, stdout, stderr io.Writer) error {
+	var cfg sim.Config
+	var addr string
+	fs := pflag.NewFlagSet("mock", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, mockUsage+fs.FlagUsages()) }
+	fs.StringVar(&addr, "addr", "127.0.0.1:8000", "listen address")
+	fs.StringVar(&cfg.Model, "model", "", "model name served (default "+sim.DefaultModel+")")
+	fs.IntVar(&cfg.MaxBatch, "max-batch", 0, "concurrent decode slots; more requests queue (default 8)")
+	fs.Int64Var(&cfg.Seed, "seed", 1, "seed: same seed and requests give the same answers")
+	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("mock: %v", err)
+	}
+	if fs.NArg() != 0 {
+		return usagef("mock: unexpected arguments %v", fs.Args())
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("mock: %v", err)
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("LLMLOAD_MOCK_API_KEY")
+	}
+	srv := sim.New(cfg)
+	url, err := srv.Start(addr)
+	if err != nil {
+		return fmt.Errorf("mock: %w", err)
+	}
+	defer srv.Close()
+	model := cfg.Model
+	if model == "" {
+		model = sim.DefaultModel
+	}
+	fmt.Fprintf(stdout, "llmload mock: serving model %s at %s (Ctrl-C to stop)\n", model, url)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}

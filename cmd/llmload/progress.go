@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+// Progress refresh intervals: a terminal line is redrawn often; plain
+// output (CI logs, pipes) gets a line now and then.
+const (
+	ttyInterval   = 500 * time.Millisecond
+	plainInterval = 5 * time.Second
+)
+
+// progress prints a run's live progress line until stopped.
+type progress struct {
+	w     io.Writer
+	eng   *executor.Engine
+	col   *metrics.Collector
+	quiet bool
+	tty   bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+	last metrics.Live
+	at   time.Time
+}
+
+func newProgress(w io.Writer, eng *executor.Engine, col *metrics.Collector, quiet bool) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, eng: eng, col: col, quiet: quiet, tty: tty, done: make(chan struct{})}
+}
+
+func (p *progress) start() {
+	if p.quiet {
+		return
+	}
+	p.at = time.Now()
+	interval := plainInterval
+	if p.tty {
+		interval = ttyInterval
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+				p.print()
+			}
+		}
+	}()
+}
+
+func (p *progress) stop() {
+	close(p.done)
+	p.wg.Wait()
+	if p.tty && !p.quiet {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func (p *progress) print() {
+	now := time.Now()
+	live := p.col.Live()
+	secs := now.Sub(p.at).Seconds()
+	rps := float64(live.Requests-p.last.Requests) / secs
+	tps := float64(live.OutputTokens-p.last.OutputTokens) / secs
+	p.last, p.at = live, now
+	line := fmt.Sprintf("%s | done %d, errors %d | %.1f req/s, %.0f tok/s",
+		p.where(), live.Requests, live.Failed+live.IterationErrors, rps, tps)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// where describes the current phase: warmup, or each running scenario's
+// stage, elapsed/total time and active VUs.
+func (p *progress) where() string {
+	st := p.eng.Status()
+	switch st.Phase {
+	case executor.PhaseInit:
+		return "starting VUs"
+	case executor.PhaseWarmup:
+		return fmt.Sprintf("warmup %d/%d", st.WarmupDone, st.WarmupTotal)
+	}
+	var parts []string
+	for _, s := range st.Scenarios {
+		if s.Done {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s stage %s (%d/%d) %s/%s, %d VUs", s.Name, s.Stage,
+			s.StageIndex+1, s.Stages, s.Elapsed.Round(time.Second), s.Total.Round(time.Second), s.ActiveVUs))
+	}
+	if len(parts) == 0 {
+		return "finishing in-flight requests"
+	}
+	return strings.Join(parts, "; ")
+}

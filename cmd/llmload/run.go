@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/sim"
+	"github.com/llmload/llmload/luabind"
+)
+
+const runUsage = `Usage: llmload run [flags] SCENARIO.lua
+
+Runs the scenario and prints per-stage percentiles. With no target set (no
+--target, no LLMLOAD_BASE_URL, no options.target.base_url) it runs against the
+built-in simulator on 127.0.0.1.
+
+Target precedence: flag, then environment (LLMLOAD_BASE_URL, LLMLOAD_API_KEY,
+LLMLOAD_MODEL), then options.target in the script.
+
+Flags:
+`
+
+// runFlags are the parsed flags of 'llmload run'.
+type runFlags struct {
+	target, model, apiKey, out string
+	quiet                      bool
+	sets                       []string
+	seed                       int64
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
+	var f runFlags
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage+fs.FlagUsages()) }
+	fs.StringVar(&f.target, "target", "", "base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1")
+	fs.StringVar(&f.model, "model", "", "model name (default: the script's, else the server's first model)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key (prefer LLMLOAD_API_KEY: flags show in process lists)")
+	fs.StringVar(&f.out, "out", "", "write the results as JSON to this file")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
+	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
+	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, "", errHelp
+		}
+		return nil, "", usagef("run: %v", err)
+	}
+	if fs.NArg() != 1 {
+		return nil, "", usagef("run: expected one SCENARIO.lua, got %d arguments", fs.NArg())
+	}
+	return &f, fs.Arg(0), nil
+}
+
+// parseSets turns --set key=value pairs into script parameters.
+func parseSets(sets []string) (map[string]string, error) {
+	params := map[string]string{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usagef("run: --set %q: want key=value", s)
+		}
+		params[strings.TrimSpace(k)] = v
+	}
+	return params, nil
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	f, path, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	params, err := parseSets(f.sets)
+	if err != nil {
+		return err
+	}
+	if err := checkWritable(f.out); err != nil {
+		return err
+	}
+	seed := f.seed
+	if seed == 0 {
+		seed = time.Now().UnixNano() & (1<<31 - 1)
+	}
+	script, err := luabind.Compile(path, luabind.Options{Params: params, Seed: seed})
+	if err != nil {
+		return err
+	}
+	plan := script.Plan()
+	if plan.Seed != 0 && f.seed == 0 {
+		seed = plan.Seed
+	}
+	plan.Seed = seed
+	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	say := func(format string, a ...any) {
+		if !f.quiet {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+	r := &runner{path: path, plan: plan, script: script, say: say, quiet: f.quiet, stderr: stderr}
+	return r.run(ctx, stdout, f.out)
+}
+
+// resolveTarget applies the precedence flag > environment > script.
+func resolveTarget(t engine.Target, f *runFlags, env func(string) (string, bool)) engine.Target {
+	pick := func(flag, envName, script string) string {
+		if flag != "" {
+			return flag
+		}
+		if v, ok := env(envName); ok && v != "" {
+			return v
+		}
+		return script
+	}
+	t.BaseURL = pick(f.target, "LLMLOAD_BASE_URL", t.BaseURL)
+	t.APIKey = pick(f.apiKey, "LLMLOAD_API_KEY", t.APIKey)
+	t.Model = pick(f.model, "LLMLOAD_MODEL", t.Model)
+	return t
+}
+
+// runner holds one 'llmload run' from target setup to the written result.
+type runner struct {
+	path   string
+	plan   engine.Plan
+	script *luabind.Script
+	say    func(format string, a ...any)
+	quiet  bool
+	stderr io.Writer
+}
+
+func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
+	simulated := r.plan.Target.BaseURL == ""
+	if simulated {
+		srv := sim.New(sim.Config{Seed: r.plan.Seed, APIKey: r.plan.Target.APIKey, Model: r.plan.Target.Model})
+		url, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("start built-in simulator: %w", err)
+		}
+		defer srv.Close()
+		r.plan.Target.BaseURL = url
+		r.say("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)
+	}
+	t := r.plan.Target
+	client, err := openai.New(openai.Config{
+		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: maxVUs(r.plan) + 4,
+		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
+		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: options.target.base_url: %w", r.path, err)
+	}
+	defer client.CloseIdle()
+	info, err := client.Preflight(ctx, t.Model)
+	if err != nil {
+		return fmt.Errorf("preflight failed, no load sent: %w", err)
+	}
+	r.plan.Target.Model = info.Model
+	r.say("target %s, model %s: preflight ok in %v", openai.RedactURL(t.BaseURL), info.Model, info.Latency.Round(time.Millisecond))
+	return r.load(ctx, client, simulated, stdout, out)
+}
+
+// load runs the plan and writes the results, also when interrupted.
+func (r *runner) load(ctx context.Context, client engine.Client, simulated bool, stdout io.Writer, out string) error {
+	col := metrics.NewCollector()
+	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: col, Model: r.plan.Target.Model})
+	eng := executor.New(r.plan, vuRunner, col)
+	meta := report.Meta{
+		Scenario: r.path, Target: openai.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
+		Simulator: simulated, Start: time.Now(), Version: version, Seed: r.plan.Seed,
+	}
+	prog := newProgress(r.stderr, eng, col, r.quiet)
+	prog.start()
+	runErr := eng.Run(ctx)
+	prog.stop()
+	meta.End = time.Now()
+	meta.Complete = runErr == nil
+	res := report.New(meta, col.Close())
+	if err := report.Text(res)(stdout); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := writeFile(out, report.JSON(res)); err != nil {
+			return err
+		}
+		r.say("results written to %s", out)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return errors.New("run interrupted: the results above cover what was sent")
+		}
+		return runErr
+	}
+	return nil
+}
+
+func maxVUs(p engine.Plan) int {
+	n := 0
+	for _, s := range p.Scenarios {
+		n += s.MaxVUs()
+	}
+	return n
+}
+
+// writeFile writes through a temporary file so a failed write never leaves
+// a half-written result behind.
+func writeFile(path string, rep report.Reporter) error {
+	tmp, err := os.CreateTemp(dirOf(path), ".llmload-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := rep(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func dirOf(path string) string { return filepath.Dir(path) }
+
+// checkWritable fails early, before any load, when the result file could
+// not be written at the end of the run.
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	tmp, err := os.CreateTemp(dirOf(path), ".llmload-*.tmp")
+	if err != nil {
+		return fmt.Errorf("--out %s: cannot write there: %w", path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
+}

@@ -1,0 +1,155 @@
+// Package engine holds llmload's plain domain types and the seams between
+// its parts: a Runner makes VUs, a VU runs iterations, and every measurement
+// flows into a Sink. It imports nothing of llmload's and knows no Lua, so
+// executors, clients and aggregators can be tested with fakes.
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatRequest is one chat completion as a scenario asks for it. Pointer and
+// zero fields are left out of the request body, so the server's defaults apply.
+type ChatRequest struct {
+	Model       string
+	Messages    []Message
+	MaxTokens   int // 0: not sent
+	Temperature *float64
+	TopP        *float64
+	Seed        *int64
+	Stop        []string
+	// Extra fields are merged into the JSON body last, so they may add
+	// vendor extensions or override any field above.
+	Extra map[string]any
+	// Tags label the resulting sample; they are never sent.
+	Tags map[string]string
+}
+
+// Client sends one request and measures it. Failures are data: they come
+// back in Result.Err, never as a Go error. Safe for concurrent use.
+type Client interface {
+	Chat(ctx context.Context, req *ChatRequest) *Result
+}
+
+// Error classes, as DESIGN.md defines them. HTTP failures use HTTPErrorClass.
+const (
+	ErrTimeoutConnect  = "timeout_connect"
+	ErrTimeoutTTFT     = "timeout_ttft"
+	ErrTimeoutIdle     = "timeout_idle"
+	ErrTimeoutTotal    = "timeout_total"
+	ErrConnRefused     = "conn_refused"
+	ErrConnReset       = "conn_reset"
+	ErrStreamTruncated = "stream_truncated"
+	ErrStreamMalformed = "stream_malformed"
+	ErrAPI             = "api_error"
+	ErrCanceled        = "canceled"
+	ErrNetwork         = "network" // any other transport failure (DNS, TLS, ...)
+)
+
+// Error is a classified request failure.
+type Error struct {
+	Class   string `json:"class"`
+	Message string `json:"message"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return e.Class + ": " + e.Message }
+
+// Token count sources, best first.
+const (
+	TokensFromUsage  = "usage"
+	TokensFromEvents = "events" // approximate: one token per text event
+)
+
+// Result is the outcome of one request as the client measured it. Durations
+// are measured from t0 (Start) on the monotonic clock; zero means "not
+// measured" (no text arrived, fewer than two tokens, ...).
+type Result struct {
+	Start        time.Time
+	Status       int // HTTP status, 0 when no response arrived
+	Err          *Error
+	TTFB         time.Duration
+	TTFT         time.Duration
+	E2E          time.Duration
+	TPOT         time.Duration
+	ITL          []time.Duration // one per gap between text-carrying events
+	InputTokens  int
+	OutputTokens int
+	TokensSource string
+	FinishReason string
+	Text         string
+	TextEvents   int
+}
+
+// OK reports whether the request succeeded.
+func (r *Result) OK() bool { return r.Err == nil }
+
+// Sample is a Result labelled with where it came from. It is what metrics
+// aggregate; Text is dropped before a sample is recorded.
+type Sample struct {
+	Scenario string
+	Stage    string
+	Tags     map[string]string
+	Warmup   bool
+	// Scheduled is the intended start in open-model executors, zero otherwise.
+	Scheduled time.Time
+	Result
+}
+
+// IterationError is a script error raised inside one iteration.
+type IterationError struct {
+	Scenario string
+	Stage    string
+	Warmup   bool
+	Message  string // "file:line: message"
+}
+
+// StageMark marks a stage window opening or closing.
+type StageMark struct {
+	Scenario string
+	Stage    string
+	Index    int // position of the stage within its scenario
+	Target   int // VUs the stage holds
+	At       time.Time
+}
+
+// Sink receives everything a run measures. Implementations are safe for
+// concurrent use and return quickly.
+type Sink interface {
+	Sample(s Sample)
+	IterationError(e IterationError)
+	StageStarted(m StageMark)
+	StageEnded(m StageMark)
+}
+
+// Iteration tells a VU what it is running and where it belongs.
+type Iteration struct {
+	Scenario  string
+	Stage     string
+	Exec      string // the script function to call
+	VUID      int    // 1-based, unique within the run
+	Iteration int64  // 0-based count of this VU's iterations
+	RequestID int64  // unique across the run
+	Warmup    bool
+	Scheduled time.Time
+}
+
+// VU is one virtual user. It is used by one goroutine at a time.
+type VU interface {
+	// RunIteration runs one iteration; a returned error is a script error
+	// and is counted, the run goes on. It returns promptly once ctx ends.
+	RunIteration(ctx context.Context, it Iteration) error
+	Close() error
+}
+
+// Runner makes VUs. Safe for concurrent use.
+type Runner interface {
+	NewVU(ctx context.Context, id int) (VU, error)
+}

@@ -1,0 +1,75 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// warmup runs the plan's warmup iterations with the first scenario's exec
+// function, on as many VUs as its first stage holds (at most one per warmup
+// request), so connections and server caches are warm when measuring starts.
+func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
+	w := e.plan.Warmup
+	if (w.Requests <= 0 && w.Duration <= 0) || len(e.scenarios) == 0 {
+		return nil
+	}
+	e.phase.Store(PhaseWarmup)
+	sc := e.scenarios[0].sc
+	n := min(warmupVUs(sc), len(vus))
+	if w.Requests > 0 {
+		n = min(n, w.Requests)
+	}
+	wctx := ctx
+	if w.Duration > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, w.Duration)
+		defer cancel()
+	}
+	var left atomic.Int64
+	left.Store(int64(w.Requests))
+	var wg sync.WaitGroup
+	for _, v := range vus[:n] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for wctx.Err() == nil && (w.Requests <= 0 || left.Add(-1) >= 0) {
+				e.iterate(wctx, v, engine.Iteration{
+					Scenario: sc.Name, Stage: WarmupStage, Exec: sc.Exec, Warmup: true,
+				})
+				e.warmupDone.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// warmupVUs is the concurrency the first stage of sc runs at.
+func warmupVUs(sc engine.Scenario) int {
+	for _, st := range sc.Stages {
+		if st.Target > 0 {
+			return st.Target
+		}
+	}
+	return max(sc.StartVUs, 1)
+}
+
+// sleepUntil waits for t or ctx's end; it reports whether t was reached.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

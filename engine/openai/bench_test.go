@@ -1,0 +1,114 @@
+package openai
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// cycleReader serves the same bytes forever, as a long stream would.
+type cycleReader struct {
+	data []byte
+	off  int
+}
+
+func (c *cycleReader) Read(p []byte) (int, error) {
+	n := copy(p, c.data[c.off:])
+	c.off = (c.off + n) % len(c.data)
+	return n, nil
+}
+
+// benchChunks is 1,000 content chunks in vLLM's exact shape.
+func benchChunks() []byte {
+	var b strings.Builder
+	for range 1000 {
+		b.WriteString(`data: {"id":"chatcmpl-8d3f0c6a2b1e4f5a9c7d","object":"chat.completion.chunk","created":1718000000,"model":"Qwen/Qwen2.5-7B-Instruct","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkEventReader measures SSE framing alone; one op is one chunk.
+func BenchmarkEventReader(b *testing.B) {
+	data := benchChunks()
+	r := newEventReader(&cycleReader{data: data})
+	b.SetBytes(int64(len(data) / 1000))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStreamChunk measures everything the client does per streamed
+// chunk: framing, stamping, decoding and recording. One op is one chunk.
+func BenchmarkStreamChunk(b *testing.B) {
+	data := benchChunks()
+	d := getDecoder(&cycleReader{data: data})
+	res := &engine.Result{Start: time.Now()}
+	w := startWatchdog(res.Start, timeouts{time.Hour, time.Hour, time.Hour}, func(error) {})
+	defer w.stop()
+	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
+	b.SetBytes(int64(len(data) / 1000))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if n++; n%1000 == 0 { // one request's worth: keep Text and ITL realistic
+			res.ITL, res.TextEvents, s.firstText = nil, 0, time.Time{}
+			s.text.Reset()
+		}
+		ev, err := d.er.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if e := s.handle(ev); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
+
+func BenchmarkBuildBody(b *testing.B) {
+	temp, seed := 0.7, int64(42)
+	req := &engine.ChatRequest{Model: "Qwen/Qwen2.5-7B-Instruct", MaxTokens: 200, Temperature: &temp, Seed: &seed,
+		Messages: []engine.Message{{Role: "user", Content: "[req_1] " + strings.Repeat("什么是机器学习？", 20)}}}
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := buildBody(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("extra", func(b *testing.B) {
+		r := *req
+		r.Extra = map[string]any{"ignore_eos": true, "top_k": 20}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := buildBody(&r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkChat measures whole requests of 100 tokens against a loopback
+// server, over a kept-alive connection.
+func BenchmarkChat(b *testing.B) {
+	tokens := make([]string, 100)
+	for i := range tokens {
+		tokens[i] = " tok"
+	}
+	body := strings.Join(okStream(tokens...), "")
+	srv := serve(b, script{steps: []step{{write: body}}})
+	c := testClient(b, srv.URL+"/v1")
+	req := chatReq()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := c.Chat(context.Background(), req); r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmload/llmload/engine"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func ptr[T any](v T) *T { return &v }
+
+func TestBuildBodyGolden(t *testing.T) {
+	msgs := []engine.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "什么是机器学习？<b>&</b>"}}
+	tests := map[string]*engine.ChatRequest{
+		"minimal": {Model: "m", Messages: msgs},
+		"sampling": {Model: "Qwen/Qwen2.5-7B-Instruct", Messages: msgs, MaxTokens: 200,
+			Temperature: ptr(0.0), TopP: ptr(0.7), Seed: ptr(int64(42)), Stop: []string{"\n\n"}},
+		"empty prompt":  {Model: "m", Messages: []engine.Message{{Role: "user", Content: ""}}},
+		"nil messages":  {Model: "m"},
+		"extra appends": {Model: "m", Messages: msgs, Extra: map[string]any{"ignore_eos": true, "top_k": 20, "chat_template_kwargs": map[string]any{"enable_thinking": false}}},
+		"extra overrides": {Model: "m", Messages: msgs, MaxTokens: 10, Temperature: ptr(1.0),
+			Extra: map[string]any{"max_tokens": 5, "temperature": nil, "stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true}}},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			body, err := buildBody(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(body) {
+				t.Fatalf("invalid JSON: %s", body)
+			}
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, body, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			pretty.WriteByte('\n')
+			golden := filepath.Join("testdata", "body", strings.ReplaceAll(name, " ", "_")+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got := pretty.String(); got != string(want) {
+				t.Errorf("body differs from %s:\n%s\nwant:\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+// TestBodyKeysComplete guards mergeExtra's fast path: every key chatBody
+// can emit must be in bodyKeys, or an Extra could duplicate it.
+func TestBodyKeysComplete(t *testing.T) {
+	req := &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "x"}}, MaxTokens: 1,
+		Temperature: ptr(1.0), TopP: ptr(1.0), Seed: ptr(int64(1)), Stop: []string{"x"}}
+	body, err := buildBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k := range m {
+		if !bodyKeys[k] {
+			t.Errorf("body key %q missing from bodyKeys", k)
+		}
+	}
+	if got, want := len(m), len(bodyKeys); got != want {
+		t.Errorf("body has %d keys, bodyKeys %d", got, want)
+	}
+}
+
+// TestBodyDecodesAsOpenAIRequest checks the body against go-openai's own
+// request type, as a server written against the OpenAI schema would read it.
+func TestBodyDecodesAsOpenAIRequest(t *testing.T) {
+	req := &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "hi"}},
+		MaxTokens: 3, Temperature: ptr(0.5), Seed: ptr(int64(9))}
+	body, err := buildBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got openai.ChatCompletionRequest
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != "m" || len(got.Messages) != 1 || got.Messages[0].Content != "hi" || got.MaxTokens != 3 ||
+		got.Temperature != 0.5 || got.Seed == nil || *got.Seed != 9 || !got.Stream ||
+		got.StreamOptions == nil || !got.StreamOptions.IncludeUsage {
+		t.Errorf("decoded request = %+v", got)
+	}
+}

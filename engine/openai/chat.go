@@ -1,0 +1,296 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Body size limits: an error body is read for its message only; a
+// non-streamed completion is read whole.
+const (
+	maxErrorBody      = 64 << 10
+	maxCompletionBody = 32 << 20
+)
+
+// outcome is what Preflight needs to know beyond the Result.
+type outcome struct {
+	streamed bool   // the answer was an event stream
+	location string // a redirect's Location header
+}
+
+// Chat sends req as a streaming chat completion and measures it; failures
+// are classified into Result.Err. Times are from t0 (Result.Start), taken
+// just before the request is handed to the transport, so connection set-up
+// counts. TTFB is when Do returns, i.e. when the status line and all
+// headers have been read and parsed. Every event is stamped when the read
+// that completed it returned, before any JSON decoding. TTFB, TTFT, ITL and
+// the token counts describe what arrived even when the request failed; E2E
+// and TPOT are set only for a successful stream. Safe for concurrent use.
+func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Result {
+	res, _ := c.chat(ctx, req)
+	return res
+}
+
+func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
+	res := &engine.Result{}
+	if req == nil {
+		res.Err = &engine.Error{Class: ErrInvalidRequest, Message: "nil request"}
+		return res, outcome{}
+	}
+	body, err := buildBody(req)
+	if err != nil {
+		res.Err = &engine.Error{Class: ErrInvalidRequest, Message: c.redact(err.Error())}
+		return res, outcome{}
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hreq, err := c.newChatRequest(rctx, body)
+	if err != nil {
+		res.Err = &engine.Error{Class: ErrInvalidRequest, Message: c.redact(innerMessage(err))}
+		return res, outcome{}
+	}
+	res.Start = time.Now()
+	w := startWatchdog(res.Start, c.t, cancel)
+	defer w.stop()
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		res.Err = c.fail(ctx, rctx, err, phaseRequest)
+		return res, outcome{}
+	}
+	res.TTFB = time.Since(res.Start)
+	defer resp.Body.Close()
+	return res, c.read(ctx, rctx, res, resp, w, req.MaxTokens)
+}
+
+// newChatRequest builds the HTTP request. The empty X-Idempotency-Key is
+// not sent; it lets the transport resend a request that met a keep-alive
+// connection the server closed while idle (a race of our pool, not a server
+// failure). A fresh connection is never retried.
+func (c *Client) newChatRequest(ctx context.Context, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chatURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	h.Set("Accept-Encoding", "identity")
+	h.Set("User-Agent", "llmload")
+	h["X-Idempotency-Key"] = nil
+	if c.auth != "" {
+		h.Set("Authorization", c.auth)
+	}
+	return req, nil
+}
+
+// read consumes the response according to its status and content type.
+func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog, maxTokens int) outcome {
+	res.Status = resp.StatusCode
+	out := outcome{location: resp.Header.Get("Location")}
+	ctype := mediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		c.readHTTPError(res, resp)
+	case ctype == "application/json":
+		// A server that ignored stream=true has finished generating
+		// before its headers; only the body transfer is left.
+		w.activity(time.Now())
+		c.readCompletion(parent, ctx, res, resp.Body)
+	default:
+		out.streamed = true
+		c.readStream(parent, ctx, res, resp, ctype, w, maxTokens)
+	}
+	return out
+}
+
+// fail classifies a transport error, keeping the API key out of it.
+func (c *Client) fail(parent, ctx context.Context, err error, p phase) *engine.Error {
+	e := classify(parent, ctx, err, p, c.t)
+	e.Message = c.redact(e.Message)
+	return e
+}
+
+func mediaType(ctype string) string {
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return ctype
+	}
+	return mt
+}
+
+// readHTTPError records a non-2xx answer with the server's own message.
+// What is left of a long body is discarded so the connection can be reused.
+func (c *Client) readHTTPError(res *engine.Result, resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody)
+	msg := serverMessage(body)
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	res.Err = &engine.Error{Class: HTTPClass(resp.StatusCode), Message: c.redact(msg)}
+}
+
+// completion is a non-streamed answer, or an error object sent with a 2xx.
+type completion struct {
+	openai.ChatCompletionResponse
+	Error   json.RawMessage `json:"error"`
+	Message json.RawMessage `json:"message"`
+}
+
+// readCompletion measures a non-streamed answer: E2E and tokens; TTFT stays
+// absent because no token's arrival can be observed.
+func (c *Client) readCompletion(parent, ctx context.Context, res *engine.Result, body io.Reader) {
+	data, err := io.ReadAll(io.LimitReader(body, maxCompletionBody+1))
+	if err != nil {
+		res.Err = c.fail(parent, ctx, err, phaseBody)
+		return
+	}
+	end := time.Now()
+	if len(data) > maxCompletionBody {
+		res.Err = &engine.Error{Class: engine.ErrStreamMalformed, Message: "completion body larger than 32 MiB"}
+		return
+	}
+	var cr completion
+	if err := json.Unmarshal(data, &cr); err != nil {
+		res.Err = &engine.Error{Class: engine.ErrStreamMalformed,
+			Message: c.redact("undecodable completion: " + err.Error() + "; body: " + truncate(string(data), 100))}
+		return
+	}
+	if msg, ok := errorObject(cr.Error, cr.Message, cr.Object == "error"); ok {
+		res.Err = &engine.Error{Class: engine.ErrAPI, Message: c.redact(truncate(msg, maxMessageLen))}
+		return
+	}
+	res.E2E = end.Sub(res.Start)
+	applyCompletion(res, &cr.ChatCompletionResponse)
+}
+
+// applyCompletion copies text, finish reason and tokens from a complete answer.
+func applyCompletion(res *engine.Result, cr *openai.ChatCompletionResponse) {
+	for _, ch := range cr.Choices {
+		m := ch.Message
+		if m.Content != "" || m.ReasoningContent != "" || m.Refusal != "" || len(m.ToolCalls) > 0 {
+			res.TextEvents = 1
+		}
+		if ch.Index == 0 {
+			res.Text = m.Content
+			res.FinishReason = string(ch.FinishReason)
+		}
+	}
+	setTokens(res, cr.Usage, true)
+}
+
+// decoder holds the per-stream buffers, pooled so that a request reuses
+// the buffers of an earlier one.
+type decoder struct {
+	er    eventReader
+	chunk streamChunk
+	cd    chunkDecoder
+}
+
+var decoders = sync.Pool{New: func() any {
+	return &decoder{er: eventReader{buf: make([]byte, initialBufSize)}}
+}}
+
+func getDecoder(src io.Reader) *decoder {
+	d := decoders.Get().(*decoder)
+	d.er.reset(src)
+	return d
+}
+
+// putDecoder returns d to the pool unless an unusual stream grew it.
+func putDecoder(d *decoder) {
+	if cap(d.er.buf) > 64<<10 || cap(d.er.data) > 64<<10 {
+		return
+	}
+	d.er.reset(nil)
+	d.chunk.reset()
+	d.cd.src.data = nil
+	decoders.Put(d)
+}
+
+// readStream measures an event stream.
+func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, resp *http.Response, ctype string,
+	w *watchdog, maxTokens int) {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
+		// Decoders buffer, which would shift every event's timestamp.
+		res.Err = &engine.Error{Class: engine.ErrStreamMalformed,
+			Message: "stream is compressed (Content-Encoding " + enc + ") although identity was asked for"}
+		return
+	}
+	d := getDecoder(resp.Body)
+	defer putDecoder(d)
+	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(maxTokens)}
+	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
+	if res.Err == nil && s.done {
+		w.drain(drainGrace)
+		for _, err := d.er.next(); err == nil; _, err = d.er.next() {
+		}
+	}
+	s.finish()
+}
+
+func itlHint(maxTokens int) int {
+	if maxTokens > 1 {
+		return min(maxTokens-1, 4096)
+	}
+	return 64
+}
+
+// consume handles events until the stream ends or fails.
+func (c *Client) consume(parent, ctx context.Context, s *stream, er *eventReader, ctype string) *engine.Error {
+	for {
+		ev, err := er.next()
+		if err != nil {
+			return c.endOfStream(parent, ctx, s, ev, err, ctype)
+		}
+		if e := s.handle(ev); e != nil {
+			e.Message = c.redact(e.Message)
+			return e
+		}
+		if s.done {
+			return nil
+		}
+	}
+}
+
+// endOfStream decides how a stream that stopped before [DONE] ended: EOF
+// after a finish_reason is a normal end; EOF before it is a truncation.
+func (c *Client) endOfStream(parent, ctx context.Context, s *stream, ev event, err error, ctype string) *engine.Error {
+	incomplete := errors.Is(err, errIncompleteEvent)
+	switch {
+	case incomplete && isDone(ev.Data):
+		s.done = true
+		s.res.E2E = ev.At.Sub(s.res.Start)
+		return nil
+	case err == io.EOF && s.finished:
+		s.res.E2E = time.Since(s.res.Start)
+		return nil
+	case (err == io.EOF || incomplete) && s.events == 0 && ctype != "text/event-stream":
+		return &engine.Error{Class: engine.ErrStreamMalformed,
+			Message: "response is not an event stream (Content-Type " + orNone(ctype) + ")"}
+	case incomplete:
+		return &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended inside an event"}
+	case err == io.EOF:
+		return &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended before [DONE] or a finish_reason"}
+	case errors.Is(err, errEventTooLarge):
+		return &engine.Error{Class: engine.ErrStreamMalformed, Message: err.Error()}
+	}
+	return c.fail(parent, ctx, err, phaseBody)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+// Package openai sends chat completions to an OpenAI-compatible endpoint
+// and measures them: it streams the server-sent events itself, stamps every
+// event when its bytes arrive, and classifies failures into the error
+// classes of DESIGN.md. Client implements engine.Client.
+package openai
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// DefaultMaxConns is the idle connection pool size when Config.MaxConns is 0.
+const DefaultMaxConns = 256
+
+// drainGrace bounds how long the rest of a body is read after [DONE] so the
+// connection can be reused; a server that keeps the stream open longer
+// costs a fresh connection, not a stalled virtual user.
+const drainGrace = 200 * time.Millisecond
+
+// Config says where and how to connect.
+type Config struct {
+	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1. A trailing
+	// slash or a pasted "/chat/completions" suffix is tolerated; a query
+	// (Azure's api-version) is kept on every request.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It
+	// never appears in errors or in Config's String.
+	APIKey string
+	// Timeouts; 0 selects the matching engine.Default*. TTFTTimeout runs
+	// from t0 to the first text; after it, IdleTimeout bounds the gap
+	// between events (keep-alive comments do not count as events).
+	ConnectTimeout, TTFTTimeout, IdleTimeout, TotalTimeout time.Duration
+	// MaxConns sizes the pool of idle keep-alive connections (0:
+	// DefaultMaxConns). It never limits concurrent requests: waiting for a
+	// pool slot would be counted as server latency.
+	MaxConns int
+}
+
+// String describes c without its API key.
+func (c Config) String() string {
+	key := ""
+	if c.APIKey != "" {
+		key = "[redacted]"
+	}
+	return fmt.Sprintf("{BaseURL:%s APIKey:%s ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d}",
+		RedactURL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns)
+}
+
+// GoString is String, so that %#v does not print the key either.
+func (c Config) GoString() string { return "openai.Config" + c.String() }
+
+var _ engine.Client = (*Client)(nil)
+
+// Client sends chat completions to one endpoint. Safe for concurrent use.
+type Client struct {
+	base      *url.URL // BaseURL, path without trailing slash
+	chatURL   string
+	modelsURL string
+	auth      string // "Bearer <key>", or empty
+	key       string
+	t         timeouts
+	transport *http.Transport
+	http      *http.Client
+	// proxy is the transport's proxy function, kept to tell the user in
+	// Preflight when a request went through a proxy.
+	proxy     func(*http.Request) (*url.URL, error)
+	proxyFrom func(scheme string) string
+}
+
+// New validates cfg and returns a client with its own connection pool.
+func New(cfg Config) (*Client, error) {
+	return newClient(cfg, http.ProxyFromEnvironment, proxyEnvName)
+}
+
+func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFrom func(string) string) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	base, err := parseBase(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	connect := orDefault(cfg.ConnectTimeout, engine.DefaultConnectTimeout)
+	conns := cfg.MaxConns
+	if conns == 0 {
+		conns = DefaultMaxConns
+	}
+	tr := newTransport(connect, conns, proxy)
+	c := &Client{
+		base:      base,
+		chatURL:   endpoint(base, "/chat/completions"),
+		modelsURL: endpoint(base, "/models"),
+		key:       cfg.APIKey,
+		t: timeouts{
+			ttft:  orDefault(cfg.TTFTTimeout, engine.DefaultTTFTTimeout),
+			idle:  orDefault(cfg.IdleTimeout, engine.DefaultIdleTimeout),
+			total: orDefault(cfg.TotalTimeout, engine.DefaultTotalTimeout),
+		},
+		transport: tr,
+		http:      &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		proxy:     proxy,
+		proxyFrom: proxyFrom,
+	}
+	if cfg.APIKey != "" {
+		c.auth = "Bearer " + cfg.APIKey
+	}
+	return c, nil
+}
+
+func (c Config) validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"connect", c.ConnectTimeout}, {"TTFT", c.TTFTTimeout}, {"idle", c.IdleTimeout}, {"total", c.TotalTimeout}} {
+		if d.v < 0 {
+			return fmt.Errorf("openai: negative %s timeout %s", d.name, d.v)
+		}
+	}
+	if c.MaxConns < 0 {
+		return fmt.Errorf("openai: negative MaxConns %d", c.MaxConns)
+	}
+	return nil
+}
+
+// parseBase checks that s is an absolute http(s) URL with a host.
+func parseBase(s string) (*url.URL, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, errors.New("openai: empty base URL")
+	}
+	if !strings.Contains(s, "://") {
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", RedactURL(s))
+	}
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("openai: invalid base URL %q", RedactURL(s))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", RedactURL(s))
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("openai: base URL %q has no host", RedactURL(s))
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/chat/completions")
+	u.RawPath = ""
+	return u, nil
+}
+
+// endpoint appends path to the base URL's path, keeping its query.
+func endpoint(base *url.URL, path string) string {
+	u := *base
+	u.Path += path
+	return u.String()
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// newTransport builds a transport for many concurrent long-lived streams.
+// HTTP/2 is not attempted (a custom dialer turns it off), so each in-flight
+// stream has its own HTTP/1.1 connection, as most load clients do.
+// Compression is off so that no decoder buffers the stream's chunks.
+func newTransport(connect time.Duration, conns int, proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:               proxy,
+		DialContext:         d.DialContext,
+		TLSHandshakeTimeout: connect,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// noRedirect returns a redirect as the response: following it would hide
+// a misconfigured URL and add its round trip to the measured latency.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// CloseIdle closes the pool's idle connections. Safe for concurrent use.
+func (c *Client) CloseIdle() { c.transport.CloseIdleConnections() }
+
+// redact removes the API key from a message that may echo it.
+func (c *Client) redact(s string) string {
+	if c.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.key, "[redacted]")
+}

@@ -1,0 +1,229 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// PreflightInfo describes the endpoint as one successful request saw it.
+type PreflightInfo struct {
+	Model   string        // the model used: the one asked for, or the first the server lists
+	Latency time.Duration // end to end
+	TTFT    time.Duration // zero when the answer was not streamed
+	// Streamed is false when the server ignored stream=true: every request
+	// will then lack TTFT, ITL and TPOT.
+	Streamed bool
+	// UsageReported is false when the server sent no usage, so output
+	// tokens are counted from events (approximate).
+	UsageReported bool
+}
+
+// preflightError is a preflight failure explained for a human; it wraps the
+// classified failure so callers can still errors.As it to *engine.Error.
+type preflightError struct {
+	msg string
+	err *engine.Error
+}
+
+func (e *preflightError) Error() string { return e.msg }
+func (e *preflightError) Unwrap() error { return e.err }
+
+// Preflight checks that the target answers a tiny chat request before any
+// load is sent, and explains a failure in words a user can act on (wrong
+// key, missing /v1, nothing listening, a proxy in the way). With an empty
+// model it uses the first model {BaseURL}/models lists. Safe for concurrent use.
+func (c *Client) Preflight(ctx context.Context, model string) (*PreflightInfo, error) {
+	if model == "" {
+		m, err := c.firstModel(ctx)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+	}
+	res, out := c.chat(ctx, &engine.ChatRequest{
+		Model:     model,
+		Messages:  []engine.Message{{Role: "user", Content: "ping"}},
+		MaxTokens: 4,
+	})
+	if res.Err != nil {
+		return nil, c.explain(c.chatURL, model, res.Err, res.Status, out.location)
+	}
+	return &PreflightInfo{
+		Model:         model,
+		Latency:       res.E2E,
+		TTFT:          res.TTFT,
+		Streamed:      out.streamed,
+		UsageReported: res.TokensSource == engine.TokensFromUsage,
+	}, nil
+}
+
+// firstModel asks the server which models it serves and returns the first.
+func (c *Client) firstModel(ctx context.Context) (string, error) {
+	tctx, cancel := context.WithTimeoutCause(ctx, c.t.ttft, causeTTFT)
+	defer cancel()
+	req, err := http.NewRequestWithContext(tctx, http.MethodGet, c.modelsURL, nil)
+	if err != nil {
+		return "", fmt.Errorf("listing models: %s", c.redact(innerMessage(err)))
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "llmload")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		e := c.fail(ctx, tctx, err, phaseRequest)
+		if e.Class == engine.ErrTimeoutTTFT {
+			e.Message = "no answer within " + c.t.ttft.String()
+		}
+		return "", c.explain(c.modelsURL, "", e, 0, "")
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCompletionBody))
+	if err != nil {
+		return "", c.explain(c.modelsURL, "", c.fail(ctx, tctx, err, phaseBody), resp.StatusCode, "")
+	}
+	if resp.StatusCode != http.StatusOK {
+		e := &engine.Error{Class: HTTPClass(resp.StatusCode), Message: c.redact(serverMessage(body))}
+		return "", c.explain(c.modelsURL, "", e, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return c.parseModels(body)
+}
+
+func (c *Client) parseModels(body []byte) (string, error) {
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	where := RedactURL(c.modelsURL)
+	if err := json.Unmarshal(body, &list); err != nil {
+		return "", fmt.Errorf("%s did not answer with a model list (%v); pass the model with --model", where, err)
+	}
+	for _, m := range list.Data {
+		if m.ID != "" {
+			return m.ID, nil
+		}
+	}
+	return "", fmt.Errorf("%s lists no models; pass the model with --model", where)
+}
+
+// explain turns a failed preflight request to target into advice.
+func (c *Client) explain(target, model string, e *engine.Error, status int, location string) error {
+	var msg string
+	switch {
+	case status == http.StatusProxyAuthRequired:
+		msg = "the proxy requires authentication (HTTP 407); put the credentials in the proxy URL or set NO_PROXY"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		msg = c.keyAdvice(status) + serverSaid(e.Message, status)
+	case status == http.StatusNotFound && !versioned.MatchString(c.base.Path):
+		msg = fmt.Sprintf("HTTP 404 from %s — the base URL probably lacks /v1; try --target %s",
+			RedactURL(target), RedactURL(endpoint(c.base, "/v1")))
+	case status == http.StatusNotFound && model != "":
+		msg = fmt.Sprintf("HTTP 404 from %s — check the model name %q and the base URL", RedactURL(target), model) +
+			serverSaid(e.Message, status)
+	case status == http.StatusNotFound:
+		msg = fmt.Sprintf("HTTP 404 from %s — the server does not list its models; pass the model with --model",
+			RedactURL(target))
+	case status >= 300 && status < 400 && location != "":
+		msg = fmt.Sprintf("HTTP %d from %s redirects to %s — use the final URL as --target",
+			status, RedactURL(target), RedactURL(location))
+	case e.Class == engine.ErrConnRefused:
+		msg = c.refusedAdvice(target)
+	default:
+		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", RedactURL(target), e.Class, e.Message)
+	}
+	return &preflightError{msg: c.redact(msg + c.proxyNote(target)), err: e}
+}
+
+// versioned matches a base path with an API version segment such as /v1.
+var versioned = regexp.MustCompile(`(^|/)v[0-9]+[a-z0-9]*(/|$)`)
+
+func (c *Client) keyAdvice(status int) string {
+	if c.key == "" {
+		return fmt.Sprintf("target requires an API key (HTTP %d) and none was sent; set --api-key or LLMLOAD_API_KEY", status)
+	}
+	return fmt.Sprintf("target rejected the API key (HTTP %d): the key is wrong or missing; set --api-key or LLMLOAD_API_KEY", status)
+}
+
+// serverSaid quotes the server's message unless it is just the status text.
+func serverSaid(msg string, status int) string {
+	if msg == "" || strings.EqualFold(msg, http.StatusText(status)) {
+		return ""
+	}
+	return " (server: " + msg + ")"
+}
+
+// refusedAdvice names the address that refused: the proxy's when one was used.
+func (c *Client) refusedAdvice(target string) string {
+	if p := c.proxyFor(target); p != nil {
+		return fmt.Sprintf("connection refused at proxy %s — is the proxy running?", hostPort(p))
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "connection refused — is the server running?"
+	}
+	return fmt.Sprintf("connection refused at %s — is the server running?", hostPort(u))
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// proxyFor returns the proxy the transport uses for target, or nil.
+func (c *Client) proxyFor(target string) *url.URL {
+	u, err := url.Parse(target)
+	if err != nil || c.proxy == nil {
+		return nil
+	}
+	p, err := c.proxy(&http.Request{Method: http.MethodPost, URL: u, Header: http.Header{}})
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// proxyNote tells the user that the request went through a proxy, which
+// explains many failures that the target itself would not cause.
+func (c *Client) proxyNote(target string) string {
+	p := c.proxyFor(target)
+	if p == nil {
+		return ""
+	}
+	u, _ := url.Parse(target)
+	return fmt.Sprintf(" (request went through proxy %s from %s; set NO_PROXY=%s to bypass)",
+		RedactURL(p.String()), c.proxyFrom(u.Scheme), u.Hostname())
+}
+
+// proxyEnvName names the variable http.ProxyFromEnvironment took the proxy
+// for scheme from, in its order of preference.
+func proxyEnvName(scheme string) string {
+	names := []string{"HTTP_PROXY", "http_proxy"}
+	if scheme == "https" {
+		names = []string{"HTTPS_PROXY", "https_proxy"}
+	}
+	for _, n := range names {
+		if os.Getenv(n) != "" {
+			return n
+		}
+	}
+	return names[0]
+}

@@ -1,0 +1,85 @@
+package openai
+
+import (
+	"net/url"
+	"strings"
+)
+
+// RedactURL returns s without credentials: the userinfo ("user:pass@") is
+// removed and the values of query or fragment parameters whose names mean
+// a secret (key, token, api_key, apikey, secret, password, sig, ...) are
+// replaced with REDACTED. It works on strings that do not parse as URLs too,
+// so it is safe on any user-supplied address.
+func RedactURL(s string) string {
+	s = stripUserinfo(s)
+	q := strings.IndexAny(s, "?#")
+	if q < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:q])
+	rest := s[q:]
+	for rest != "" {
+		sep := rest[0] // '?' or '#'
+		end := len(rest)
+		if sep == '?' {
+			if h := strings.IndexByte(rest, '#'); h >= 0 {
+				end = h
+			}
+		}
+		b.WriteByte(sep)
+		b.WriteString(redactParams(rest[1:end]))
+		rest = rest[end:]
+	}
+	return b.String()
+}
+
+// stripUserinfo removes "userinfo@" from the authority, which starts after
+// "://" (or at the start of a string without a scheme) and ends at the
+// first '/', '?' or '#'.
+func stripUserinfo(s string) string {
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + 3
+	}
+	end := len(s)
+	if i := strings.IndexAny(s[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndexByte(s[start:end], '@')
+	if at < 0 {
+		return s
+	}
+	return s[:start] + s[start+at+1:]
+}
+
+// redactParams redacts the secret values of an "a=1&b=2" list, leaving the
+// rest as it was written.
+func redactParams(q string) string {
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if hasValue && secretName(name) {
+			parts[i] = p[:strings.IndexByte(p, '=')] + "=REDACTED"
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// secretName reports whether a parameter name denotes a credential.
+func secretName(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(name))
+	switch n {
+	case "sig", "auth", "authorization", "credential", "credentials", "passwd", "pwd", "code":
+		return true
+	}
+	for _, suffix := range []string{"key", "token", "secret", "password", "signature"} {
+		if strings.HasSuffix(n, suffix) {
+			return true
+		}
+	}
+	return false
+}

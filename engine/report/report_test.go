@@ -1,0 +1,297 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// dist is a plausible distribution scaled from a median of p50 ms.
+func dist(n int64, p50 float64) metrics.Dist {
+	if n == 0 {
+		return metrics.Dist{}
+	}
+	return metrics.Dist{
+		Count: n, Min: p50 * 0.4, Mean: p50 * 1.1, Stddev: p50 * 0.3,
+		P50: p50, P90: p50 * 1.8, P95: p50 * 2.2, P99: p50 * 3.5, P999: p50 * 5, Max: p50 * 6,
+		LowSamples: n < 1000,
+	}
+}
+
+func stage(scenario, name string, idx, vus int, startS, durS float64, ok, failed int64, ttft float64) metrics.StageSummary {
+	out := ok * 180
+	return metrics.StageSummary{
+		Scenario: scenario, Stage: name, Index: idx, VUs: vus,
+		Start:     t0.Add(time.Duration(startS * float64(time.Second))),
+		End:       t0.Add(time.Duration((startS + durS) * float64(time.Second))),
+		DurationS: durS, Complete: true,
+		Requests: ok + failed, OK: ok, Failed: failed,
+		ReqPerSec: float64(ok+failed) / durS, OutputTokPerSec: float64(out) / durS,
+		InputTokPerSec: float64(ok*42) / durS, OutputTokens: out, InputTokens: ok * 42,
+		TokensSource: map[string]int64{"usage": ok}, Errors: map[string]int64{},
+		TTFB: dist(ok, ttft*0.8), TTFT: dist(ok, ttft), TPOT: dist(ok, 0.021*ttft),
+		ITL: dist(ok*179, 0.02*ttft), E2E: dist(ok, ttft*40),
+	}
+}
+
+func singleFixture() (Meta, *metrics.Summary) {
+	meta := Meta{Scenario: "scenarios/sweep.lua", Model: "sim-7b", Simulator: true,
+		Start: t0, End: t0.Add(120 * time.Second), Version: "v0.1.0", Complete: true, Seed: 42}
+	return meta, &metrics.Summary{
+		Stages: []metrics.StageSummary{
+			stage("sweep", "c1", 0, 1, 0, 60, 1200, 0, 31.26),
+			stage("sweep", "c16", 1, 16, 60, 60, 9800, 0, 412.7),
+		},
+		ScriptErrors: []metrics.ScriptError{},
+	}
+}
+
+func fullFixture() (Meta, *metrics.Summary) {
+	meta := Meta{Scenario: "scenarios/mixed.lua", Target: "https://user:hunter2@llm.internal:8443/v1?api_key=sk-live-123&api-version=2024",
+		Model: "Qwen/Qwen2.5-7B-Instruct", Start: t0, End: t0.Add(95*time.Second + 420*time.Millisecond),
+		Version: "v0.1.0", Complete: false, Seed: -7}
+	c1 := stage("chat", "c1", 0, 1, 0, 60, 58, 2, 120.4)
+	c1.Errors = map[string]int64{"http_5xx:503": 1, "timeout_ttft": 1}
+	c1.IterationErrors = 3
+	c8 := stage("chat", "c8", 1, 8, 60, 35.42, 0, 40, 0)
+	c8.Complete = false
+	c8.Errors = map[string]int64{"conn_refused": 25, "http_5xx:502": 15}
+	c8.TokensSource = map[string]int64{}
+	rag := stage("rag", "steady", 0, 4, 0, 90, 350, 1, 0.42)
+	rag.Errors = map[string]int64{"stream_truncated": 1}
+	rag.E2E.Clamped = 2
+	rag.TokensSource = map[string]int64{"usage": 300, "events": 50}
+	return meta, &metrics.Summary{
+		Stages: []metrics.StageSummary{c1, c8, rag},
+		ScriptErrors: []metrics.ScriptError{
+			{Message: "scenarios/mixed.lua:41: attempt to index a nil value (field 'choices')", Count: 3},
+			{Message: "scenarios/mixed.lua:12: bad pool\nstack traceback:\n\t[G]: ?", Count: 1},
+		},
+		Warmup: metrics.WarmupSummary{Requests: 5, Failed: 1},
+	}
+}
+
+var fixtures = []struct {
+	name string
+	make func() (Meta, *metrics.Summary)
+}{
+	{"single", singleFixture},
+	{"full", fullFixture},
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (go test -update to accept):\n--- got ---\n%s\n--- want ---\n%s",
+			name, got, want)
+	}
+}
+
+func render(t *testing.T, rep Reporter) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			r := New(f.make())
+			golden(t, f.name+".txt.golden", render(t, Text(r)))
+			golden(t, f.name+".json.golden", render(t, JSON(r)))
+		})
+	}
+}
+
+func TestTextContent(t *testing.T) {
+	for _, tc := range []struct {
+		fixture      string
+		want, absent []string
+	}{
+		{"single",
+			[]string{"target  built-in simulator, model sim-7b", "c16", "2m0s"},
+			[]string{"sweep/c1", "*", "errors", "script errors", "incomplete", "cut"}},
+		{"full",
+			[]string{"chat/c1", "rag/steady", "* fewer than 1000 samples: p99 is not reliable",
+				"conn_refused", "62.5%", "3  scenarios/mixed.lua:41:", "bad pool ...",
+				"run incomplete (interrupted)", "35.4s cut", "warmup: 5 requests", "2 latency values"},
+			[]string{"hunter2", "sk-live-123", "traceback"}},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			for _, f := range fixtures {
+				if f.name != tc.fixture {
+					continue
+				}
+				text := string(render(t, Text(New(f.make()))))
+				for _, s := range tc.want {
+					if !strings.Contains(text, s) {
+						t.Errorf("text lacks %q:\n%s", s, text)
+					}
+				}
+				for _, s := range tc.absent {
+					if strings.Contains(text, s) {
+						t.Errorf("text contains %q:\n%s", s, text)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestTextWidth(t *testing.T) {
+	for _, f := range fixtures {
+		for i, line := range strings.Split(string(render(t, Text(New(f.make())))), "\n") {
+			if n := len([]rune(line)); n > 120 {
+				t.Errorf("%s line %d is %d columns, want <= 120: %q", f.name, i+1, n, line)
+			}
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			want := New(f.make())
+			got, err := ReadJSON(bytes.NewReader(render(t, JSON(want))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("round trip differs:\ngot  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestReadJSONErrors(t *testing.T) {
+	full := render(t, JSON(New(fullFixture())))
+	for _, tc := range []struct {
+		name  string
+		input string
+		want  error
+		msg   string
+	}{
+		{"truncated", string(full[:len(full)/2]), ErrTruncated, "ends early"},
+		{"empty", "  \n", ErrNotResult, "empty"},
+		{"not JSON", "stage,vus\nc1,1\n", ErrNotResult, "invalid JSON"},
+		{"no version", `{"run": {}}`, ErrNotResult, "schema_version"},
+		{"future version", `{"schema_version": 2, "stages": []}`, ErrSchemaVersion, "2"},
+		{"wrong type", `{"schema_version": 1, "stages": {}}`, ErrNotResult, "stages"},
+		{"array", `[1, 2]`, ErrNotResult, "array"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ReadJSON(strings.NewReader(tc.input))
+			if res != nil || !errors.Is(err, tc.want) {
+				t.Fatalf("ReadJSON = %v, %v; want nil, %v", res, err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %q does not mention %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"},
+		{"https://user:pw@host/v1", "https://host/v1"},
+		{"https://host/v1?api-version=2024&key=abc", "https://host/v1?api-version=2024&key=REDACTED"},
+		{"https://host/v1?X-Amz-Signature=s&Token=t", "https://host/v1?Token=REDACTED&X-Amz-Signature=REDACTED"},
+		{"https://host/v1#access_token=abc", "https://host/v1"},
+		{"http://us er:pw@host:bad", "(unparseable URL redacted)"},
+	} {
+		if got := RedactURL(tc.in); got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNewWithoutSummary(t *testing.T) {
+	r := New(Meta{Complete: true}, nil)
+	if r.Stages == nil || r.ScriptErrors == nil {
+		t.Error("New(nil) left nil slices; they would encode as null")
+	}
+	text := string(render(t, Text(r)))
+	if !strings.Contains(text, "nothing was measured") {
+		t.Errorf("text for an empty run:\n%s", text)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestReportersReturnWriteErrors(t *testing.T) {
+	r := New(singleFixture())
+	for name, rep := range map[string]Reporter{"text": Text(r), "json": JSON(r)} {
+		if err := rep(failWriter{}); err == nil {
+			t.Errorf("%s reporter ignored a write error", name)
+		}
+	}
+}
+
+// TestFromCollector renders what a real Collector produced, with wall and
+// monotonic clock readings, and reads it back unchanged.
+func TestFromCollector(t *testing.T) {
+	c := metrics.NewCollector()
+	start := time.Now()
+	c.StageStarted(engine.StageMark{Scenario: "s", Stage: "only", Target: 2, At: start})
+	for i := range 5 {
+		c.Sample(engine.Sample{Scenario: "s", Stage: "only", Result: engine.Result{
+			Start: start, TTFT: time.Duration(i+1) * time.Millisecond, E2E: time.Second,
+			ITL: []time.Duration{time.Millisecond}, OutputTokens: 2, TokensSource: engine.TokensFromEvents,
+		}})
+	}
+	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "only", Target: 2, At: start.Add(2 * time.Second)})
+	want := New(Meta{Scenario: "x.lua", Start: start, End: time.Now(), Complete: true}, c.Close())
+
+	text := string(render(t, Text(want)))
+	if got, want := fieldsOf(text, "only"), "[only 2 5 0 2.50 5.00 0.00 2.0s]"; got != want {
+		t.Errorf("throughput row = %s, want %s in:\n%s", got, want, text)
+	}
+	got, err := ReadJSON(bytes.NewReader(render(t, JSON(want))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip differs:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// fieldsOf returns the fields of the first line whose first field is first.
+func fieldsOf(text, first string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == first {
+			return fmt.Sprint(f)
+		}
+	}
+	return ""
+}

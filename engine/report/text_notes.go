@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+// writeErrorClasses lists failed requests per stage and class, most
+// frequent first, with their share of the stage's requests.
+func writeErrorClasses(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
+	if !slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return len(s.Errors) > 0 }) {
+		return
+	}
+	b.WriteString("\nerrors\n")
+	tw := newTable(b)
+	var col1, col2, counts, shares []string
+	for i, s := range stages {
+		for j, class := range sortedByCount(s.Errors) {
+			n := s.Errors[class]
+			label := ""
+			if j == 0 {
+				label = labels[i]
+			}
+			col1, col2 = append(col1, label), append(col2, class)
+			counts = append(counts, fmt.Sprint(n))
+			shares = append(shares, fmt.Sprintf("%.1f%%", share(n, s.Requests)))
+		}
+	}
+	h1, col1 := leftColumn("stage", col1)
+	h2, col2 := leftColumn("class", col2)
+	row(tw, h1, h2, "count", "share")
+	for i := range col1 {
+		row(tw, col1[i], col2[i], counts[i], shares[i])
+	}
+	tw.Flush()
+}
+
+func share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+func sortedByCount(m map[string]int64) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(x, y string) int {
+		return cmp.Or(cmp.Compare(m[y], m[x]), cmp.Compare(x, y))
+	})
+	return keys
+}
+
+// writeScriptErrors lists script errors as "count  file:line: message".
+func writeScriptErrors(b *bytes.Buffer, errs []metrics.ScriptError) {
+	if len(errs) == 0 {
+		return
+	}
+	b.WriteString("\nscript errors\n")
+	w := len(fmt.Sprint(errs[0].Count))
+	for _, e := range errs {
+		w = max(w, len(fmt.Sprint(e.Count)))
+	}
+	for _, e := range errs {
+		fmt.Fprintf(b, "  %*d  %s\n", w, e.Count, oneLine(e.Message))
+	}
+}
+
+// oneLine keeps a multi-line message (a Lua traceback) from breaking the
+// layout: only its first line is shown.
+func oneLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}
+
+func writeClamped(b *bytes.Buffer, stages []metrics.StageSummary) {
+	var n int64
+	for _, s := range stages {
+		n += s.TTFB.Clamped + s.TTFT.Clamped + s.TPOT.Clamped + s.ITL.Clamped + s.E2E.Clamped
+	}
+	if n > 0 {
+		fmt.Fprintf(b, "\n%d latency values outside 0 .. 1h were clamped to the nearest bound\n", n)
+	}
+}

@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/sashabaranov/go-openai"
+)
+
+// knownRoles are the message roles OpenAI-compatible servers accept.
+var knownRoles = map[string]bool{
+	openai.ChatMessageRoleSystem:    true,
+	openai.ChatMessageRoleDeveloper: true,
+	openai.ChatMessageRoleUser:      true,
+	openai.ChatMessageRoleAssistant: true,
+	openai.ChatMessageRoleTool:      true,
+	openai.ChatMessageRoleFunction:  true,
+}
+
+// completion is a validated chat request reduced to what generation needs.
+// Its output is fully decided before generation starts.
+type completion struct {
+	stream       bool
+	includeUsage bool
+	promptTokens int
+	outputTokens int // ≥ 1
+	finish       openai.FinishReason
+	key          uint64 // hash of the request content and Config.Seed
+}
+
+// parseCompletion decodes and validates a chat completion body against cfg.
+// It never panics; bad input gets a 400 or 404 apiError.
+func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
+	var req openai.ChatCompletionRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, badRequest("", "invalid JSON body: %v", err)
+	}
+	if req.Model != "" && req.Model != cfg.Model {
+		return nil, newAPIError(404, "model", "The model %s does not exist.", quoteShort(req.Model))
+	}
+	prompt, aerr := promptTokens(req.Messages)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := checkSampling(&req); aerr != nil {
+		return nil, aerr
+	}
+	maxTokens, aerr := outputLimit(cfg, &req, prompt)
+	if aerr != nil {
+		return nil, aerr
+	}
+	c := &completion{
+		stream:       req.Stream,
+		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+		promptTokens: prompt,
+		key:          contentKey(cfg.Seed, &req, maxTokens),
+	}
+	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens)
+	return c, nil
+}
+
+// promptTokens validates the messages and counts their tokens. A request
+// needs at least one user message with non-blank text: one whose only user
+// input is empty or whitespace is rejected, while empty system, assistant
+// (tool-calling) or tool messages are fine. Invisible characters such as
+// U+200B are not whitespace, so they count as text.
+func promptTokens(msgs []openai.ChatCompletionMessage) (int, *apiError) {
+	if len(msgs) == 0 {
+		return 0, badRequest("messages", "messages must be a non-empty array")
+	}
+	tokens, userText := replyPrimer, false
+	for i := range msgs {
+		m := &msgs[i]
+		if !knownRoles[m.Role] {
+			return 0, badRequest(fmt.Sprintf("messages[%d].role", i),
+				"messages[%d].role: unknown role %s; expected system, developer, user, assistant, tool or function", i, quoteShort(m.Role))
+		}
+		text, aerr := messageText(i, m)
+		if aerr != nil {
+			return 0, aerr
+		}
+		tokens += messageOverhead + CountTokens(text)
+		userText = userText || (m.Role == openai.ChatMessageRoleUser && strings.TrimSpace(text) != "")
+	}
+	if !userText {
+		return 0, badRequest("messages", "messages must contain a user message with non-empty content")
+	}
+	return tokens, nil
+}
+
+// messageText is the text of a message, either its string content or the
+// concatenation of its text parts. The simulated model reads text only.
+func messageText(i int, m *openai.ChatCompletionMessage) (string, *apiError) {
+	if len(m.MultiContent) == 0 {
+		return m.Content, nil
+	}
+	var b strings.Builder
+	for j, part := range m.MultiContent {
+		param := fmt.Sprintf("messages[%d].content[%d].type", i, j)
+		switch part.Type {
+		case openai.ChatMessagePartTypeText:
+			b.WriteString(part.Text)
+		case openai.ChatMessagePartTypeImageURL:
+			return "", badRequest(param, "%s: the model does not accept image input", param)
+		default:
+			return "", badRequest(param, "%s: unknown content part type %s; expected \"text\"", param, quoteShort(string(part.Type)))
+		}
+	}
+	return b.String(), nil
+}
+
+// checkSampling validates the sampling parameters the simulator honours or
+// that a real server would reject.
+func checkSampling(req *openai.ChatCompletionRequest) *apiError {
+	switch {
+	case req.N < 0 || req.N > 1:
+		return badRequest("n", "n must be 1, got %d: the simulator returns one choice", req.N)
+	case !(req.Temperature >= 0 && req.Temperature <= 2):
+		return badRequest("temperature", "temperature must be between 0 and 2, got %v", req.Temperature)
+	case !(req.TopP >= 0 && req.TopP <= 1):
+		return badRequest("top_p", "top_p must be in (0, 1], got %v", req.TopP)
+	case req.StreamOptions != nil && !req.Stream:
+		return badRequest("stream_options", "stream_options is only allowed when stream is true")
+	}
+	return nil
+}
+
+// outputLimit is the effective max_tokens. max_completion_tokens wins over
+// the older max_tokens; 0 means absent (go-openai cannot tell them apart),
+// and then DefaultMaxTokens applies, lowered to what the context leaves.
+func outputLimit(cfg *Config, req *openai.ChatCompletionRequest, prompt int) (int, *apiError) {
+	param, limit := "max_completion_tokens", req.MaxCompletionTokens
+	if limit == 0 {
+		param, limit = "max_tokens", req.MaxTokens
+	}
+	if req.MaxTokens < 0 || req.MaxCompletionTokens < 0 {
+		return 0, badRequest(param, "%s must be at least 1, got %d", param, limit)
+	}
+	room := cfg.MaxContext - prompt
+	if room <= 0 {
+		return 0, badRequest("messages", "This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", cfg.MaxContext, prompt)
+	}
+	if limit == 0 {
+		return min(cfg.DefaultMaxTokens, room), nil
+	}
+	if limit > room { // not prompt+limit > max: limit may be near MaxInt
+		return 0, badRequest(param, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			cfg.MaxContext, int64(prompt)+int64(limit), prompt, limit)
+	}
+	return limit, nil
+}
+
+// contentKey hashes Config.Seed and every request field that changes a real
+// model's output, so equal requests get equal answers whatever their order.
+func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int) uint64 {
+	h := fnv.New64a()
+	num := func(v uint64) { _, _ = h.Write(binary.LittleEndian.AppendUint64(nil, v)) }
+	str := func(s string) { num(uint64(len(s))); _, _ = h.Write([]byte(s)) }
+	num(uint64(seed))
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		text, _ := messageText(i, m) // validated already
+		str(m.Role)
+		str(text)
+	}
+	num(uint64(maxTokens))
+	num(uint64(math.Float32bits(req.Temperature))<<32 | uint64(math.Float32bits(req.TopP)))
+	if req.Seed != nil {
+		num(1)
+		num(uint64(*req.Seed))
+	}
+	return h.Sum64()
+}
+
+// drawLength decides the output length and finish reason of a request.
+func drawLength(cfg *Config, key uint64, maxTokens int) (int, openai.FinishReason) {
+	rng := rand.New(rand.NewPCG(key, uint64(cfg.Seed)))
+	lo := max(1, min(cfg.MinOutputTokens, maxTokens))
+	if lo < maxTokens && rng.Float64() < cfg.StopFraction {
+		return lo + rng.IntN(maxTokens-lo), openai.FinishReasonStop
+	}
+	return maxTokens, openai.FinishReasonLength
+}

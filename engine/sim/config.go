@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Default configuration values. They are tuned so that a closed-loop sweep
+// over 1, 4, 8 and 16 VUs with max_tokens 200 shows the two shapes a real
+// continuous-batching server shows: throughput grows almost linearly up to
+// MaxBatch concurrent requests (a decode step barely slows as the batch
+// grows) and then flattens, while TTFT jumps once requests must queue for a
+// slot. A 200-token answer takes about 1.6 s alone.
+const (
+	// DefaultModel is the model name served.
+	DefaultModel = "llmload-sim"
+	// DefaultMaxBatch is the number of decode slots.
+	DefaultMaxBatch = 8
+	// DefaultPrefillBase is the fixed cost of a prefill.
+	DefaultPrefillBase = 15 * time.Millisecond
+	// DefaultPrefillPerToken is the prefill cost of each prompt token.
+	DefaultPrefillPerToken = 100 * time.Microsecond
+	// DefaultDecodeBase is one decode step with one running sequence.
+	DefaultDecodeBase = 8 * time.Millisecond
+	// DefaultDecodePerSeq is what each further running sequence adds to a step.
+	DefaultDecodePerSeq = 250 * time.Microsecond
+	// DefaultPrefillInterference is the share of a prefill that stalls the batch.
+	DefaultPrefillInterference = 0.5
+	// DefaultMaxContext is the context window in tokens.
+	DefaultMaxContext = 32768
+	// DefaultMaxTokens is the output limit of a request without max_tokens.
+	DefaultMaxTokens = 256
+	// DefaultMinOutputTokens is the shortest answer that ends with "stop".
+	DefaultMinOutputTokens = 16
+	// DefaultStopFraction is the share of answers that end before max_tokens.
+	DefaultStopFraction = 0.25
+	// DefaultTokensPerChunk is the number of tokens per streamed chunk.
+	DefaultTokensPerChunk = 1
+	// DefaultMaxBodyBytes bounds a request body.
+	DefaultMaxBodyBytes = 8 << 20
+)
+
+// Config shapes the simulated model. The zero value is usable: a zero field
+// takes its Default* constant. As with net.Dialer.KeepAlive, a negative
+// duration or fraction means "none" (zero cost, never), because zero already
+// means "default".
+type Config struct {
+	// Model is the only model served; requests naming another get 404.
+	// Requests that leave the model out are served by it, as vLLM does.
+	Model string
+	// MaxBatch is the number of concurrent decode slots. Requests beyond it
+	// wait first come, first served, and the wait adds to their TTFT.
+	MaxBatch int
+	// PrefillBase and PrefillPerToken make up the prefill time of a request:
+	// base + per-token × prompt tokens. Prefills run one at a time, as they
+	// are compute-bound on a real accelerator.
+	PrefillBase     time.Duration
+	PrefillPerToken time.Duration
+	// DecodeBase is the time of one decode step with one running sequence;
+	// each additional running sequence adds DecodePerSeq to every step.
+	DecodeBase   time.Duration
+	DecodePerSeq time.Duration
+	// PrefillInterference is the fraction of each prefill's time by which
+	// every running sequence's next token is delayed, the ITL spike real
+	// servers show when a new request joins the batch. At most 1.
+	PrefillInterference float64
+	// MaxContext is the context window: prompt tokens + max_tokens beyond it
+	// get 400.
+	MaxContext int
+	// DefaultMaxTokens applies when a request has no max_tokens; it is
+	// lowered to what the context window leaves.
+	DefaultMaxTokens int
+	// MinOutputTokens and StopFraction draw each request's output length:
+	// with probability StopFraction the answer ends early ("stop") at a
+	// length uniform in [MinOutputTokens, max_tokens), otherwise it runs to
+	// max_tokens ("length"). StopFraction is at most 1.
+	MinOutputTokens int
+	StopFraction    float64
+	// Seed makes output lengths and text reproducible; see the package doc.
+	Seed int64
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on
+	// every /v1 route. It never appears in responses or errors.
+	APIKey string
+	// TokensPerChunk is the number of tokens in each streamed content chunk.
+	TokensPerChunk int
+	// MaxBodyBytes bounds a request body; larger bodies get 413.
+	MaxBodyBytes int64
+}
+
+// Validate reports every out-of-range value, which New would silently
+// replace by its default (or clamp, for DefaultMaxTokens), so that a
+// command line can reject bad flags instead.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(cond bool, format string, args ...any) {
+		if cond {
+			errs = append(errs, fmt.Errorf("sim: "+format, args...))
+		}
+	}
+	bad(c.MaxBatch < 0, "max batch %d is negative", c.MaxBatch)
+	bad(c.MaxContext < 0, "max context %d is negative", c.MaxContext)
+	bad(c.DefaultMaxTokens < 0, "default max tokens %d is negative", c.DefaultMaxTokens)
+	bad(c.MinOutputTokens < 0, "min output tokens %d is negative", c.MinOutputTokens)
+	bad(c.TokensPerChunk < 0, "tokens per chunk %d is negative", c.TokensPerChunk)
+	bad(c.MaxBodyBytes < 0, "max body bytes %d is negative", c.MaxBodyBytes)
+	bad(!(c.StopFraction <= 1), "stop fraction %v is not at most 1", c.StopFraction)
+	bad(!(c.PrefillInterference <= 1), "prefill interference %v is not at most 1", c.PrefillInterference)
+	if c.DefaultMaxTokens > 0 {
+		ctx := orDefault(c.MaxContext, DefaultMaxContext)
+		bad(c.DefaultMaxTokens > ctx, "default max tokens %d exceed the context window of %d", c.DefaultMaxTokens, ctx)
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every zero or invalid field replaced.
+func (c Config) withDefaults() Config {
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	c.MaxBatch = orDefault(c.MaxBatch, DefaultMaxBatch)
+	c.PrefillBase = duration(c.PrefillBase, DefaultPrefillBase)
+	c.PrefillPerToken = duration(c.PrefillPerToken, DefaultPrefillPerToken)
+	c.DecodeBase = duration(c.DecodeBase, DefaultDecodeBase)
+	c.DecodePerSeq = duration(c.DecodePerSeq, DefaultDecodePerSeq)
+	c.PrefillInterference = fraction(c.PrefillInterference, DefaultPrefillInterference)
+	c.MaxContext = orDefault(c.MaxContext, DefaultMaxContext)
+	c.DefaultMaxTokens = min(orDefault(c.DefaultMaxTokens, DefaultMaxTokens), c.MaxContext)
+	c.MinOutputTokens = orDefault(c.MinOutputTokens, DefaultMinOutputTokens)
+	c.StopFraction = fraction(c.StopFraction, DefaultStopFraction)
+	c.TokensPerChunk = orDefault(c.TokensPerChunk, DefaultTokensPerChunk)
+	c.MaxBodyBytes = orDefault(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	return c
+}
+
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func duration(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+func fraction(f, def float64) float64 {
+	switch {
+	case f == 0 || !(f <= 1): // NaN too
+		return def
+	case f < 0:
+		return 0
+	}
+	return f
+}

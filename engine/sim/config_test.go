@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string // part of the error, "" for none
+	}{
+		{"zero", Config{}, ""},
+		{"negative durations mean zero", Config{DecodeBase: -1, PrefillBase: -1, StopFraction: -1}, ""},
+		{"negative batch", Config{MaxBatch: -1}, "max batch -1"},
+		{"negative context", Config{MaxContext: -5}, "max context -5"},
+		{"negative chunk", Config{TokensPerChunk: -2}, "tokens per chunk -2"},
+		{"negative body", Config{MaxBodyBytes: -1}, "max body bytes"},
+		{"negative min output", Config{MinOutputTokens: -1}, "min output tokens"},
+		{"stop fraction above 1", Config{StopFraction: 1.5}, "stop fraction 1.5"},
+		{"NaN interference", Config{PrefillInterference: math.NaN()}, "prefill interference NaN"},
+		{"default max tokens beyond context", Config{MaxContext: 100, DefaultMaxTokens: 200}, "exceed the context window of 100"},
+		{"default max tokens beyond default context", Config{DefaultMaxTokens: 40000}, "of 32768"},
+	}
+	for _, tt := range tests {
+		err := tt.cfg.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: Validate() = %v, want nil", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: Validate() = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	got := Config{
+		MaxBatch: -3, DecodeBase: -1, DecodePerSeq: 2 * time.Millisecond, StopFraction: 7,
+		PrefillInterference: -0.5, MaxContext: 100, DefaultMaxTokens: 500,
+	}.withDefaults()
+	want := Config{
+		Model: DefaultModel, MaxBatch: DefaultMaxBatch, PrefillBase: DefaultPrefillBase,
+		PrefillPerToken: DefaultPrefillPerToken, DecodeBase: 0, DecodePerSeq: 2 * time.Millisecond,
+		PrefillInterference: 0, MaxContext: 100, DefaultMaxTokens: 100,
+		MinOutputTokens: DefaultMinOutputTokens, StopFraction: DefaultStopFraction,
+		TokensPerChunk: DefaultTokensPerChunk, MaxBodyBytes: DefaultMaxBodyBytes,
+	}
+	if got != want {
+		t.Errorf("withDefaults() =\n%+v\nwant\n%+v", got, want)
+	}
+}

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestStepGrowsWithTheBatch(t *testing.T) {
+	cfg := Config{MaxBatch: 8, DecodeBase: 10 * time.Millisecond, DecodePerSeq: time.Millisecond}
+	s := newScheduler(&cfg)
+	tests := []struct {
+		running int
+		want    time.Duration
+	}{
+		{0, 10 * time.Millisecond},
+		{1, 10 * time.Millisecond},
+		{4, 13 * time.Millisecond},
+		{8, 17 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		s.running = tt.running
+		if got, want := s.step(), tt.want; got != want {
+			t.Errorf("step with %d running = %v, want %v", tt.running, got, want)
+		}
+	}
+}
+
+func TestClockAddsStepsAndStalls(t *testing.T) {
+	cfg := Config{MaxBatch: 8, DecodeBase: 10 * time.Millisecond, DecodePerSeq: time.Millisecond,
+		PrefillBase: 20 * time.Millisecond, PrefillInterference: 0.5}
+	s := newScheduler(&cfg)
+	s.running = 3
+	t0 := time.Unix(1000, 0)
+	c := s.newClock(t0)
+	if got, want := c.tick(), t0.Add(12*time.Millisecond); !got.Equal(want) {
+		t.Errorf("first tick = %v, want %v", got, want)
+	}
+	s.prefill(0) // a 20 ms prefill stalls the batch by 10 ms
+	if got, want := c.tick(), t0.Add(34*time.Millisecond); !got.Equal(want) {
+		t.Errorf("tick after a prefill = %v, want %v", got, want)
+	}
+	if got, want := c.tick(), t0.Add(46*time.Millisecond); !got.Equal(want) {
+		t.Errorf("next tick = %v, want %v", got, want)
+	}
+}
+
+func TestPrefillsQueueOnOneLane(t *testing.T) {
+	cfg := Config{PrefillBase: time.Hour, PrefillPerToken: time.Minute}
+	s := newScheduler(&cfg)
+	first := s.prefill(0)
+	second := s.prefill(30)
+	if got, want := second.Sub(first), 90*time.Minute; got != want {
+		t.Errorf("second prefill ends %v after the first, want %v", got, want)
+	}
+}
+
+func TestSlotsAreFirstComeFirstServed(t *testing.T) {
+	cfg := Config{MaxBatch: 1}
+	s := newScheduler(&cfg)
+	ctx := context.Background()
+	if err := s.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := range 3 {
+		waitFor(t, func() bool { _, w := s.counts(); return w == i })
+		wg.Go(func() {
+			if err := s.acquire(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			s.release()
+		})
+	}
+	waitFor(t, func() bool { _, w := s.counts(); return w == 3 })
+	s.release()
+	wg.Wait()
+	if got, want := order, []int{0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("admission order = %v, want %v", got, want)
+	}
+	if r, w := s.counts(); r != 0 || w != 0 {
+		t.Errorf("after all released: running %d, waiting %d, want 0, 0", r, w)
+	}
+}
+
+func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
+	cfg := Config{MaxBatch: 1}
+	s := newScheduler(&cfg)
+	if err := s.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.acquire(ctx) }()
+	waitFor(t, func() bool { _, w := s.counts(); return w == 1 })
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a canceled acquire succeeded")
+	}
+	if r, w := s.counts(); r != 1 || w != 0 {
+		t.Errorf("running %d, waiting %d, want 1, 0", r, w)
+	}
+	s.release()
+	if r, _ := s.counts(); r != 0 {
+		t.Errorf("running %d after release, want 0", r)
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+	}
+}
+
+// concurrentStreams runs n streaming requests at once against url.
+func concurrentStreams(t *testing.T, url, body string, n int) []streamResult {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	res := make([]streamResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var err error
+			if res[i], err = streamChat(context.Background(), client, url, body); err != nil {
+				t.Error(err)
+			}
+			if !res[i].done {
+				t.Errorf("stream %d did not end with [DONE]", i)
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+func TestRequestsBeyondTheBatchQueue(t *testing.T) {
+	s := New(Config{MaxBatch: 2, PrefillBase: time.Millisecond, PrefillPerToken: -1,
+		DecodeBase: 5 * time.Millisecond, DecodePerSeq: -1, PrefillInterference: -1, StopFraction: -1})
+	url := startServer(t, s)
+	body := chatBody(t, "queue me", map[string]any{"stream": true, "max_tokens": 60}) // ≈ 300 ms each
+	done := make(chan []streamResult)
+	go func() { done <- concurrentStreams(t, url, body, 4) }()
+	waitFor(t, func() bool { st := s.Stats(); return st.Running == 2 && st.Waiting == 2 })
+	res := <-done
+	ttft := make([]time.Duration, len(res))
+	for i, r := range res {
+		ttft[i] = r.ttft
+	}
+	slices.Sort(ttft)
+	// The first two start at once; the last two wait a whole request.
+	if ttft[2] < 2*ttft[1] || ttft[2] < 100*time.Millisecond {
+		t.Errorf("TTFTs %v: want the last two well above the first two", ttft)
+	}
+	if st := s.Stats(); st.Completed != 4 || st.Running != 0 || st.Waiting != 0 {
+		t.Errorf("stats after the run = %+v", st)
+	}
+}
+
+func TestDecodeSlowsWithTheBatch(t *testing.T) {
+	s := New(Config{MaxBatch: 8, PrefillBase: -1, PrefillPerToken: -1,
+		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 3 * time.Millisecond, PrefillInterference: -1, StopFraction: -1})
+	url := startServer(t, s)
+	body := chatBody(t, "decode me", map[string]any{"stream": true, "max_tokens": 60})
+	alone := concurrentStreams(t, url, body, 1)[0].tpot()
+	batched := concurrentStreams(t, url, body, 4)
+	var sum time.Duration
+	for _, r := range batched {
+		sum += r.tpot()
+	}
+	mean := sum / time.Duration(len(batched))
+	// A step is 3 ms alone and 12 ms with 4 running: expect about 4×.
+	if mean < 2*alone {
+		t.Errorf("TPOT alone %v, in a batch of 4 %v: want at least 2× slower", alone, mean)
+	}
+}
+
+func TestClientDisconnectFreesTheSlot(t *testing.T) {
+	s := New(Config{MaxBatch: 1, PrefillBase: -1, DecodeBase: 5 * time.Millisecond})
+	url := startServer(t, s)
+	body := chatBody(t, "long", map[string]any{"stream": true, "max_tokens": 5000})
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	ctxA, cancelA := context.WithCancel(context.Background())
+	ctxB, cancelB := context.WithCancel(context.Background())
+	defer cancelB()
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = streamChat(ctxA, client, url, body) })
+	waitFor(t, func() bool { return s.Stats().Running == 1 })
+	wg.Go(func() { _, _ = streamChat(ctxB, client, url, body) })
+	waitFor(t, func() bool { return s.Stats().Waiting == 1 })
+	cancelA() // the running request goes away: the queued one takes its slot
+	waitFor(t, func() bool { st := s.Stats(); return st.Running == 1 && st.Waiting == 0 && st.Canceled == 1 })
+	cancelB()
+	waitFor(t, func() bool { st := s.Stats(); return st.Running == 0 && st.Canceled == 2 })
+	wg.Wait()
+}

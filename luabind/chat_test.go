@@ -1,0 +1,204 @@
+package luabind
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+)
+
+func chatVU(t *testing.T, result engine.Result) (*vu, *fakeClient, *fakeSink) {
+	t.Helper()
+	s := mustCompile(t, "testdata/chat.lua", Options{})
+	client := &fakeClient{result: result}
+	sink := &fakeSink{}
+	return newVU(t, s, RunnerConfig{Client: client, Sink: sink, Model: "default-model"}, 1), client, sink
+}
+
+func TestChatRequest(t *testing.T) {
+	v, client, _ := chatVU(t, engine.Result{Status: 200})
+	mustRun(t, v, "full")
+	mustRun(t, v, "minimal")
+	mustRun(t, v, "stop_list")
+	reqs := client.requests()
+	if got, want := len(reqs), 3; got != want {
+		t.Fatalf("%d requests, want %d", got, want)
+	}
+	temp, topP, seed := 0.0, 0.9, int64(42)
+	want := &engine.ChatRequest{
+		Model:       "other",
+		Messages:    []engine.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}},
+		MaxTokens:   5,
+		Temperature: &temp,
+		TopP:        &topP,
+		Seed:        &seed,
+		Stop:        []string{"END"},
+		Extra: map[string]any{
+			"top_k": int64(5), "stream_options": map[string]any{"include_usage": true},
+			"logit_bias": map[string]any{"50256": int64(-100)}, "list": []any{int64(1), 2.5, "x"},
+			"empty": map[string]any{}, "big": int64(1 << 40),
+		},
+		Tags: map[string]string{"prompt": "short", "n": "3"},
+	}
+	if !reflect.DeepEqual(reqs[0], want) {
+		got, _ := json.Marshal(reqs[0])
+		w, _ := json.Marshal(want)
+		t.Errorf("full request =\n%s\nwant\n%s", got, w)
+	}
+	min := &engine.ChatRequest{Model: "default-model", Messages: []engine.Message{{Role: "user", Content: "hi"}}}
+	if !reflect.DeepEqual(reqs[1], min) {
+		t.Errorf("minimal request = %+v, want %+v", reqs[1], min)
+	}
+	if got, want := reqs[2].Stop, []string{"a", "b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stop = %q, want %q", got, want)
+	}
+}
+
+func TestChatRequestErrors(t *testing.T) {
+	v, client, sink := chatVU(t, engine.Result{Status: 200})
+	tests := map[string]string{
+		"typo":            "llm.chat.max_token: unknown key (did you mean max_tokens?)",
+		"no_messages":     "llm.chat.messages: required",
+		"empty_messages":  "llm.chat.messages: needs at least one message",
+		"no_role":         "llm.chat.messages[1].role: required",
+		"message_typo":    "llm.chat.messages[1].contnet: unknown key (did you mean content?)",
+		"bad_temperature": "llm.chat.temperature: expected number, got string",
+		"bad_stop":        "llm.chat.stop[2]: expected string, got number",
+		"bad_extra":       "llm.chat.extra.f: a function cannot be sent as JSON",
+		"extra_list":      "llm.chat.extra: expected a table with string keys, got a list",
+		"cyclic_extra":    "llm.chat.extra.t.self: a table cannot contain itself",
+		"not_a_table":     "bad argument #1 to chat (table expected, got string)",
+	}
+	for exec, want := range tests {
+		err := run(t, v, exec)
+		if err == nil {
+			t.Errorf("%s: no error, want %q", exec, want)
+			continue
+		}
+		if got := err.Error(); !strings.HasPrefix(got, "testdata/chat.lua:") || !strings.Contains(got, want) {
+			t.Errorf("%s: error = %q, want testdata/chat.lua:<line>: ...%s", exec, got, want)
+		}
+	}
+	if n := len(client.requests()) + len(sink.all()); n != 0 {
+		t.Errorf("bad requests reached the client or sink (%d)", n)
+	}
+}
+
+func TestChatResult(t *testing.T) {
+	ok := engine.Result{Status: 200, TTFB: 5 * time.Millisecond, TTFT: 12500 * time.Microsecond,
+		E2E: 100 * time.Millisecond, TPOT: 2 * time.Millisecond, InputTokens: 9, OutputTokens: 40,
+		FinishReason: "stop", Text: "hello"}
+	failed := engine.Result{Status: 503, TTFB: 3 * time.Millisecond,
+		Err: &engine.Error{Class: "http_5xx:503", Message: "overloaded"}}
+	tests := []struct {
+		name   string
+		result engine.Result
+		want   map[string]lua.LValue
+		errTbl map[string]lua.LValue
+	}{
+		{"ok", ok, map[string]lua.LValue{"status": lua.LNumber(200), "ok": lua.LTrue, "text": lua.LString("hello"),
+			"ttfb_ms": lua.LNumber(5), "ttft_ms": lua.LNumber(12.5), "e2e_ms": lua.LNumber(100), "tpot_ms": lua.LNumber(2),
+			"input_tokens": lua.LNumber(9), "output_tokens": lua.LNumber(40), "finish_reason": lua.LString("stop"),
+			"error": lua.LNil}, nil},
+		{"failed", failed, map[string]lua.LValue{"status": lua.LNumber(503), "ok": lua.LFalse, "text": lua.LString(""),
+			"ttfb_ms": lua.LNumber(3), "ttft_ms": lua.LNil, "e2e_ms": lua.LNil, "tpot_ms": lua.LNil,
+			"output_tokens": lua.LNumber(0), "finish_reason": lua.LNil},
+			map[string]lua.LValue{"class": lua.LString("http_5xx:503"), "message": lua.LString("overloaded")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, _, _ := chatVU(t, tt.result)
+			mustRun(t, v, "full")
+			res, isTbl := v.L.GetGlobal("res").(*lua.LTable)
+			if !isTbl {
+				t.Fatalf("res is %s, want table", v.L.GetGlobal("res").Type())
+			}
+			for k, w := range tt.want {
+				if got := res.RawGetString(k); got != w {
+					t.Errorf("res.%s = %v, want %v", k, got, w)
+				}
+			}
+			for k, w := range tt.errTbl {
+				e, _ := res.RawGetString("error").(*lua.LTable)
+				if e == nil {
+					t.Fatalf("res.error is nil")
+				}
+				if got := e.RawGetString(k); got != w {
+					t.Errorf("res.error.%s = %v, want %v", k, got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestChatSample(t *testing.T) {
+	v, _, sink := chatVU(t, engine.Result{Status: 200, Text: "secret answer", OutputTokens: 3})
+	scheduled := time.Unix(1700000000, 0)
+	it := engine.Iteration{Scenario: "s", Stage: "s", Exec: "full", VUID: 1, Warmup: true, Scheduled: scheduled}
+	if err := v.RunIteration(testContext(t), it); err != nil {
+		t.Fatal(err)
+	}
+	samples := sink.all()
+	if got, want := len(samples), 1; got != want {
+		t.Fatalf("%d samples, want %d", got, want)
+	}
+	want := engine.Sample{Scenario: "s", Stage: "s", Warmup: true, Scheduled: scheduled,
+		Tags:   map[string]string{"suite": "chat", "prompt": "short", "n": "3"},
+		Result: engine.Result{Status: 200, OutputTokens: 3}}
+	if !reflect.DeepEqual(samples[0], want) {
+		t.Errorf("sample = %+v, want %+v", samples[0], want)
+	}
+}
+
+func TestChatWithoutClient(t *testing.T) {
+	s := mustCompile(t, "testdata/chat.lua", Options{})
+	v := newVU(t, s, RunnerConfig{}, 1)
+	err := run(t, v, "minimal")
+	if err == nil || !strings.Contains(err.Error(), "llm.chat: no client configured") {
+		t.Errorf("error = %v, want no client configured", err)
+	}
+}
+
+func TestMergeTags(t *testing.T) {
+	tests := []struct {
+		base, over, want map[string]string
+	}{
+		{nil, nil, nil},
+		{map[string]string{"a": "1"}, nil, map[string]string{"a": "1"}},
+		{nil, map[string]string{"b": "2"}, map[string]string{"b": "2"}},
+		{map[string]string{"a": "1", "b": "1"}, map[string]string{"b": "2"}, map[string]string{"a": "1", "b": "2"}},
+	}
+	for _, tt := range tests {
+		if got := mergeTags(tt.base, tt.over); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("mergeTags(%v, %v) = %v, want %v", tt.base, tt.over, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkChatIteration measures what Lua adds to one request: an
+// iteration of testdata/basic.lua (pool, chat table, result, check) with a
+// client that answers at once.
+func BenchmarkChatIteration(b *testing.B) {
+	s, err := Compile("testdata/basic.lua", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := &fakeClient{result: engine.Result{Status: 200, TTFT: time.Millisecond}}
+	v, err := s.NewRunner(RunnerConfig{Client: client}).NewVU(context.Background(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	it := engine.Iteration{Scenario: "sweep", Stage: "c1", Exec: "chat", VUID: 1}
+	for b.Loop() {
+		client.reqs = client.reqs[:0]
+		if err := v.RunIteration(context.Background(), it); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package luabind
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// maxDecodeErrors bounds how many problems one validation reports; past
+// that the rest are usually consequences of the first ones.
+const maxDecodeErrors = 20
+
+// decoder reads Lua tables into Go values. It records every problem with
+// the full path of the offending key and goes on, so one `llmload check`
+// shows all of a scenario's mistakes at once.
+type decoder struct {
+	errs []string
+}
+
+func (d *decoder) errorf(path, format string, args ...any) {
+	if len(d.errs) < maxDecodeErrors {
+		d.errs = append(d.errs, path+": "+fmt.Sprintf(format, args...))
+	}
+}
+
+// err joins the recorded problems, each prefixed with the script path.
+func (d *decoder) err(script string) error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	lines := make([]string, len(d.errs))
+	for i, e := range d.errs {
+		lines[i] = script + ": " + e
+	}
+	return fmt.Errorf("%s", strings.Join(lines, "\n"))
+}
+
+func child(path, key string) string { return path + "." + key }
+
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// keyPath names key below path the way a user would write it in Lua.
+func keyPath(path string, key lua.LValue) string {
+	if s, ok := key.(lua.LString); ok {
+		return child(path, string(s))
+	}
+	return fmt.Sprintf("%s[%s]", path, key.String())
+}
+
+// record returns v's fields by name after checking it is a table whose keys
+// are all in valid; unknown keys are reported with a suggestion. It returns
+// nil when v is not a table.
+func (d *decoder) record(path string, v lua.LValue, valid []string) map[string]lua.LValue {
+	tbl, ok := v.(*lua.LTable)
+	if !ok {
+		d.errorf(path, "expected table, got %s", v.Type())
+		return nil
+	}
+	fields := map[string]lua.LValue{}
+	for _, k := range sortedKeys(tbl) {
+		s, isStr := k.(lua.LString)
+		if !isStr || !contains(valid, string(s)) {
+			name := k.String()
+			d.errorf(keyPath(path, k), "%s", unknownKey(name, valid))
+			continue
+		}
+		fields[string(s)] = tbl.RawGet(k)
+	}
+	return fields
+}
+
+// list returns the items of a Lua sequence, reporting any other key.
+func (d *decoder) list(path string, v lua.LValue) []lua.LValue {
+	tbl, ok := v.(*lua.LTable)
+	if !ok {
+		d.errorf(path, "expected a list (table), got %s", v.Type())
+		return nil
+	}
+	n := tbl.Len()
+	for _, k := range sortedKeys(tbl) {
+		if i, isNum := k.(lua.LNumber); !isNum || float64(i) != math.Trunc(float64(i)) || i < 1 || int(i) > n {
+			d.errorf(keyPath(path, k), "unexpected key in a list")
+		}
+	}
+	items := make([]lua.LValue, n)
+	for i := range items {
+		items[i] = tbl.RawGetInt(i + 1)
+	}
+	return items
+}
+
+func (d *decoder) str(path string, v lua.LValue) string {
+	s, ok := v.(lua.LString)
+	if !ok {
+		d.errorf(path, "expected string, got %s", v.Type())
+	}
+	return string(s)
+}
+
+func (d *decoder) integer(path string, v lua.LValue) (int64, bool) {
+	n, ok := v.(lua.LNumber)
+	if !ok {
+		d.errorf(path, "expected integer, got %s", v.Type())
+		return 0, false
+	}
+	f := float64(n)
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		d.errorf(path, "expected integer, got %v", n)
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// count is an integer of at least lowest that fits an int32, as VU and
+// request counts do.
+func (d *decoder) count(path string, v lua.LValue, lowest int64) int {
+	n, ok := d.integer(path, v)
+	if !ok {
+		return 0
+	}
+	if n < lowest || n > math.MaxInt32 {
+		d.errorf(path, "must be ≥ %d, got %d", lowest, n)
+		return 0
+	}
+	return int(n)
+}
+
+// duration reads a Go duration string such as "1m30s"; numbers are
+// rejected because "seconds or minutes?" is exactly the mistake the string
+// form prevents.
+func (d *decoder) duration(path string, v lua.LValue) (time.Duration, bool) {
+	switch x := v.(type) {
+	case lua.LString:
+		dur, err := time.ParseDuration(string(x))
+		if err != nil {
+			d.errorf(path, "%q is not a duration (use e.g. \"5m\")", string(x))
+			return 0, false
+		}
+		if dur < 0 {
+			d.errorf(path, "must not be negative, got %s", dur)
+			return 0, false
+		}
+		return dur, true
+	case lua.LNumber:
+		d.errorf(path, "%v is not a duration (use a string such as \"%vs\")", x, x)
+	default:
+		d.errorf(path, "expected duration string, got %s", v.Type())
+	}
+	return 0, false
+}
+
+// positiveDuration is a duration that must be > 0.
+func (d *decoder) positiveDuration(path string, v lua.LValue) time.Duration {
+	dur, ok := d.duration(path, v)
+	if ok && dur <= 0 {
+		d.errorf(path, "must be > 0, got %s", dur)
+	}
+	return dur
+}
+
+// stringMap reads a table of string (or number) values keyed by strings,
+// such as tags.
+func (d *decoder) stringMap(path string, v lua.LValue) map[string]string {
+	tbl, ok := v.(*lua.LTable)
+	if !ok {
+		d.errorf(path, "expected table, got %s", v.Type())
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range sortedKeys(tbl) {
+		ks, isStr := k.(lua.LString)
+		if !isStr {
+			d.errorf(keyPath(path, k), "keys must be strings, got %s", k.Type())
+			continue
+		}
+		switch val := tbl.RawGet(k).(type) {
+		case lua.LString, lua.LNumber, lua.LBool:
+			out[string(ks)] = val.String()
+		default:
+			d.errorf(keyPath(path, k), "expected string, got %s", val.Type())
+		}
+	}
+	return out
+}
+
+// sortedKeys returns tbl's keys in a stable order (strings by value, then
+// numbers by value), because Lua's iteration order is not.
+func sortedKeys(tbl *lua.LTable) []lua.LValue {
+	var keys []lua.LValue
+	tbl.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	return keys
+}
+
+func keyLess(a, b lua.LValue) bool {
+	an, aNum := a.(lua.LNumber)
+	bn, bNum := b.(lua.LNumber)
+	switch {
+	case aNum && bNum:
+		return an < bn
+	case aNum != bNum:
+		return aNum
+	case a.Type() != b.Type():
+		return a.Type() < b.Type()
+	}
+	return a.String() < b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

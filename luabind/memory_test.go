@@ -1,0 +1,63 @@
+package luabind
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// idleVUBytes is the heap that n idle VUs of testdata/basic.lua hold, per VU.
+func idleVUBytes(tb testing.TB, n int) float64 {
+	tb.Helper()
+	s, err := Compile("testdata/basic.lua", Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := s.NewRunner(RunnerConfig{Client: &fakeClient{}, Sink: &fakeSink{}})
+	var before, after runtime.MemStats
+	settleHeap()
+	runtime.ReadMemStats(&before)
+	vus := make([]engine.VU, n)
+	for i := range vus {
+		if vus[i], err = r.NewVU(context.Background(), i+1); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	settleHeap()
+	runtime.ReadMemStats(&after)
+	for _, v := range vus {
+		v.Close()
+	}
+	return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
+}
+
+// settleHeap collects twice: gopher-lua returns a closed state's call
+// frames to a sync.Pool, whose victim cache keeps what they point at alive
+// through one collection.
+func settleHeap() {
+	runtime.GC()
+	runtime.GC()
+}
+
+// BenchmarkIdleVU reports what an idle VU costs: its LState with the
+// standard libraries, the llmload module and a small script's globals.
+func BenchmarkIdleVU(b *testing.B) {
+	var perVU float64
+	for b.Loop() {
+		perVU = idleVUBytes(b, 200)
+	}
+	b.ReportMetric(perVU, "B/vu")
+}
+
+// TestIdleVUMemory keeps an idle VU under the 100 KB budget that lets a
+// run hold thousands of them.
+func TestIdleVUMemory(t *testing.T) {
+	const budget = 100 << 10
+	perVU := idleVUBytes(t, 100)
+	t.Logf("%.0f B per idle VU", perVU)
+	if perVU > budget {
+		t.Errorf("an idle VU holds %.0f B, want < %d B", perVU, budget)
+	}
+}

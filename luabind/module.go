@@ -1,0 +1,255 @@
+package luabind
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// ModuleName is what scripts require to get the llmload API.
+const ModuleName = "llmload"
+
+// module is one VU's instance of require("llmload"): the API functions
+// close over it, so they see this VU's random source, context and current
+// iteration. Used only by the VU's goroutine.
+type module struct {
+	script   *Script
+	cfg      *RunnerConfig // nil while Compile reads the options
+	vuID     int
+	src      *rand.PCG
+	rng      *rand.Rand
+	ctx      context.Context
+	it       *engine.Iteration // nil outside an iteration (at init)
+	poolMeta *lua.LTable
+}
+
+// newModule seeds the VU's random source from the run seed and the VU id,
+// so every VU draws a different, reproducible sequence.
+func newModule(s *Script, cfg *RunnerConfig, vuID int, seed int64) *module {
+	src := rand.NewPCG(uint64(seed), uint64(vuID))
+	return &module{script: s, cfg: cfg, vuID: vuID, src: src, rng: rand.New(src), ctx: context.Background()}
+}
+
+// newState returns the VU's sandbox with require("llmload") available.
+func (m *module) newState() *lua.LState {
+	L := newSandbox(m.src, uint64(m.vuID))
+	L.PreloadModule(ModuleName, m.loader)
+	return L
+}
+
+func (m *module) begin(ctx context.Context, it *engine.Iteration) { m.ctx, m.it = ctx, it }
+
+func (m *module) end() { m.ctx, m.it = context.Background(), nil }
+
+// loader builds the module table, gopher-lua-libs style.
+func (m *module) loader(L *lua.LState) int {
+	mod := L.SetFuncs(L.CreateTable(0, 10), m.api())
+	think := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
+		"constant": m.thinkConstant, "between": m.thinkBetween, "exponential": m.thinkExponential,
+	})
+	mod.RawSetString("think", think)
+	L.Push(mod)
+	return 1
+}
+
+func (m *module) api() map[string]lua.LGFunction {
+	return map[string]lua.LGFunction{
+		"env":      m.env,
+		"param":    m.param,
+		"pool":     m.pool,
+		"weighted": m.weighted,
+		"rand_int": m.randInt,
+		"sleep":    m.sleep,
+		"check":    m.check,
+		"chat":     m.chat,
+	}
+}
+
+// env implements llm.env(name [, default]) -> string: the environment
+// variable, else default (nil when there is none).
+func (m *module) env(L *lua.LState) int {
+	if v, ok := m.script.env(L.CheckString(1)); ok {
+		L.Push(lua.LString(v))
+		return 1
+	}
+	L.Push(L.Get(2))
+	return 1
+}
+
+// param implements llm.param(key [, default]) -> value: the --set value
+// for key, else default. A number or boolean default makes the value a
+// number or boolean too, so `llm.param("vus", 4)` can be used as a count.
+func (m *module) param(L *lua.LState) int {
+	key := L.CheckString(1)
+	def := L.Get(2)
+	raw, ok := m.script.params[key]
+	if !ok {
+		L.Push(def)
+		return 1
+	}
+	switch def.(type) {
+	case *lua.LNilType, lua.LString:
+		L.Push(lua.LString(raw))
+	case lua.LNumber:
+		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			L.RaiseError("llm.param(%q): --set %s=%q is not a number", key, key, raw)
+		}
+		L.Push(lua.LNumber(f))
+	case lua.LBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(raw))
+		if err != nil {
+			L.RaiseError("llm.param(%q): --set %s=%q is not true or false", key, key, raw)
+		}
+		L.Push(lua.LBool(b))
+	default:
+		L.ArgError(2, "default must be a string, number or boolean, got "+def.Type().String())
+	}
+	return 1
+}
+
+// randInt implements llm.rand_int([lo, hi]) -> integer, uniform in
+// [lo, hi], by default [0, 2^31-1]; drawn from the VU's seeded source.
+func (m *module) randInt(L *lua.LState) int {
+	lo, hi := int64(0), int64(math.MaxInt32)
+	switch L.GetTop() {
+	case 0:
+	case 2:
+		lo, hi = checkInteger(L, 1), checkInteger(L, 2)
+	default:
+		L.RaiseError("llm.rand_int: pass no arguments or both lo and hi")
+	}
+	if lo > hi {
+		L.ArgError(2, "hi must be ≥ lo")
+	}
+	L.Push(lua.LNumber(lo + m.rng.Int64N(hi-lo+1)))
+	return 1
+}
+
+// weighted implements llm.weighted{ key = weight, ... } -> key, chosen
+// with probability proportional to its weight. Keys are visited in sorted
+// order so a seeded run draws the same keys.
+func (m *module) weighted(L *lua.LState) int {
+	tbl := L.CheckTable(1)
+	keys := make([]string, 0, 4)
+	weights := map[string]float64{}
+	total := 0.0
+	tbl.ForEach(func(k, v lua.LValue) {
+		ks, isStr := k.(lua.LString)
+		w, isNum := v.(lua.LNumber)
+		switch {
+		case !isStr:
+			L.RaiseError("llm.weighted: key %s must be a string", k.String())
+		case !isNum || !(w > 0) || math.IsInf(float64(w), 0):
+			L.RaiseError("llm.weighted: weight of %q must be a number > 0, got %s", string(ks), v.String())
+		}
+		keys = append(keys, string(ks))
+		weights[string(ks)] = float64(w)
+		total += float64(w)
+	})
+	if len(keys) == 0 {
+		L.ArgError(1, "llm.weighted needs at least one key")
+	}
+	sort.Strings(keys)
+	L.Push(lua.LString(pickWeighted(keys, weights, m.rng.Float64()*total)))
+	return 1
+}
+
+// pickWeighted returns the key whose cumulative weight range holds r.
+func pickWeighted(keys []string, weights map[string]float64, r float64) string {
+	for _, k := range keys {
+		if r < weights[k] {
+			return k
+		}
+		r -= weights[k]
+	}
+	return keys[len(keys)-1] // rounding left r at the very top
+}
+
+// sleep implements llm.sleep(d): d is a duration string ("500ms") or a
+// number of seconds. It returns early when the VU's context ends.
+func (m *module) sleep(L *lua.LState) int {
+	m.pause(checkDuration(L, 1))
+	return 0
+}
+
+// pause waits d or until the VU's context ends, whichever comes first.
+func (m *module) pause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-m.ctx.Done():
+	}
+}
+
+// checkDuration reads argument n as a duration string or seconds.
+func checkDuration(L *lua.LState, n int) time.Duration {
+	var d time.Duration
+	switch v := L.Get(n).(type) {
+	case lua.LString:
+		var err error
+		if d, err = time.ParseDuration(string(v)); err != nil {
+			L.ArgError(n, strconv.Quote(string(v))+` is not a duration (use e.g. "500ms" or a number of seconds)`)
+		}
+	case lua.LNumber:
+		f := float64(v) * float64(time.Second)
+		if math.IsNaN(f) || f > math.MaxInt64 || f < math.MinInt64 {
+			L.ArgError(n, "duration out of range")
+		}
+		d = time.Duration(f)
+	default:
+		L.ArgError(n, "duration string or number of seconds expected, got "+v.Type().String())
+	}
+	if d < 0 {
+		L.ArgError(n, "duration must not be negative, got "+d.String())
+	}
+	return d
+}
+
+// check implements llm.check(res, { name = bool_or_function, ... }) ->
+// all_passed. A function is called with res and its result's truthiness
+// counts; one that raises an error fails. Failing checks never raise.
+func (m *module) check(L *lua.LState) int {
+	res := L.Get(1)
+	checks := L.CheckTable(2)
+	all := true
+	for _, k := range sortedKeys(checks) {
+		ok := m.evalCheck(L, checks.RawGet(k), res)
+		if m.counting() {
+			m.script.recordCheck(k.String(), ok)
+		}
+		all = all && ok
+	}
+	L.Push(lua.LBool(all))
+	return 1
+}
+
+func (m *module) evalCheck(L *lua.LState, v, res lua.LValue) bool {
+	fn, isFn := v.(*lua.LFunction)
+	if !isFn {
+		return lua.LVAsBool(v)
+	}
+	if err := L.CallByParam(lua.P{Fn: fn, NRet: 1, Protect: true}, res); err != nil {
+		return false
+	}
+	ok := lua.LVAsBool(L.Get(-1))
+	L.Pop(1)
+	return ok
+}
+
+// counting tells whether checks count now: only in measured iterations
+// that were not cut short, like every other statistic.
+func (m *module) counting() bool {
+	return m.it != nil && !m.it.Warmup && m.ctx.Err() == nil
+}

@@ -1,0 +1,242 @@
+package luabind
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// script wraps an options table in a scenario that defines chat and
+// iteration.
+func script(options string) string {
+	return "local llm = require('llmload')\noptions = " + options +
+		"\nfunction chat(vu) end\nfunction iteration(vu) end\n"
+}
+
+func TestOptionsErrors(t *testing.T) {
+	const sc = `{ s = { executor = "ramping-vus", exec = "chat", stages = { %s } } }`
+	stages := func(s string) string { return "{ scenarios = " + strings.Replace(sc, "%s", s, 1) + " }" }
+	tests := []struct {
+		name, options, want string
+	}{
+		{"unknown top key", `{ scenarois = {} }`, "options.scenarois: unknown key (did you mean scenarios?)"},
+		{"far unknown key", `{ zzzzzzzzzz = 1, vus = 1, duration = "1s" }`, "options.zzzzzzzzzz: unknown key (valid keys: dirty, duration, scenarios, seed, slo, stages, target, thresholds, vus, warmup)"},
+		{"stage typo", stages(`{ target = 1, duration = "1m" }, { target = 2, durtion = "1m" }`),
+			"options.scenarios.s.stages[2].durtion: unknown key (did you mean duration?)"},
+		{"target typo", `{ target = { base_ur = "x" }, vus = 1, duration = "1s" }`, "options.target.base_ur: unknown key (did you mean base_url?)"},
+		{"warmup typo", `{ warmup = { request = 1 }, vus = 1, duration = "1s" }`, "options.warmup.request: unknown key (did you mean requests?)"},
+		{"scenario typo", `{ scenarios = { s = { executor = "constant-vus", exce = "chat", vus = 1, duration = "1s" } } }`,
+			"options.scenarios.s.exce: unknown key (did you mean exec?)"},
+		{"thresholds", `{ vus = 1, duration = "1s", thresholds = {} }`, "options.thresholds: not supported yet"},
+		{"dirty", `{ vus = 1, duration = "1s", dirty = {} }`, "options.dirty: not supported yet"},
+		{"slo", `{ vus = 1, duration = "1s", slo = {} }`, "options.slo: not supported yet"},
+		{"options absent", `nil`, "options: not defined"},
+		{"options not a table", `"fast"`, "options: expected table, got string"},
+		{"no scenarios at all", `{ seed = 1 }`, "options: no scenarios"},
+		{"empty scenarios", `{ scenarios = {} }`, "options.scenarios: no scenarios defined"},
+		{"vus string", `{ vus = "2", duration = "1s" }`, "options.vus: expected integer, got string"},
+		{"vus fraction", `{ vus = 2.5, duration = "1s" }`, "options.vus: expected integer, got 2.5"},
+		{"vus zero", `{ vus = 0, duration = "1s" }`, "options.vus: must be ≥ 1, got 0"},
+		{"vus negative", `{ scenarios = { s = { executor = "constant-vus", exec = "chat", vus = -1, duration = "1s" } } }`,
+			"options.scenarios.s.vus: must be ≥ 1, got -1"},
+		{"duration words", stages(`{ target = 1, duration = "1m" }, { target = 1, duration = "5 minutes" }`),
+			`options.scenarios.s.stages[2].duration: "5 minutes" is not a duration (use e.g. "5m")`},
+		{"duration number", `{ vus = 1, duration = 300 }`, `options.duration: 300 is not a duration (use a string such as "300s")`},
+		{"duration zero", `{ vus = 1, duration = "0s" }`, "options.duration: must be > 0, got 0s"},
+		{"duration negative", `{ vus = 1, duration = "-1s" }`, "options.duration: must not be negative, got -1s"},
+		{"duration missing", stages(`{ target = 1 }`), "options.scenarios.s.stages[1].duration: required"},
+		{"shorthand duration missing", `{ vus = 1 }`, "options.duration: required"},
+		{"target zero", stages(`{ target = 1, duration = "1m" }, { target = 0, duration = "1m" }`),
+			"options.scenarios.s.stages[2].target: must be ≥ 1, got 0"},
+		{"target negative", stages(`{ target = -1, duration = "1m", ramp = "1s" }`), "options.scenarios.s.stages[1].target: must be ≥ 0, got -1"},
+		{"target missing", stages(`{ duration = "1m" }`), "options.scenarios.s.stages[1].target: required"},
+		{"ramp too long", stages(`{ target = 1, duration = "1m", ramp = "2m" }`),
+			"options.scenarios.s.stages[1].ramp: 2m0s is longer than the stage's duration 1m0s"},
+		{"duplicate stage", stages(`{ name = "a", target = 1, duration = "1m" }, { name = "a", target = 2, duration = "1m" }`),
+			`options.scenarios.s.stages[2].name: stage name "a" is used twice`},
+		{"no stages", stages(``), "options.scenarios.s.stages: needs at least one stage"},
+		{"stages not a list", stages(`x = { target = 1, duration = "1m" }`), "options.scenarios.s.stages.x: unexpected key in a list"},
+		{"stage not a table", stages(`"c1"`), "options.scenarios.s.stages[1]: expected table, got string"},
+		{"unknown executor", `{ scenarios = { s = { executor = "shared-iterations", exec = "chat" } } }`,
+			`options.scenarios.s.executor: unknown executor "shared-iterations" (valid: constant-vus, ramping-vus)`},
+		{"missing executor", `{ scenarios = { s = { exec = "chat", vus = 1, duration = "1s" } } }`, "options.scenarios.s.executor: required"},
+		{"missing exec", `{ scenarios = { s = { executor = "constant-vus", vus = 1, duration = "1s" } } }`, "options.scenarios.s.exec: required"},
+		{"exec undefined", `{ scenarios = { s = { executor = "constant-vus", exec = "chta", vus = 1, duration = "1s" } } }`,
+			`options.scenarios.s.exec: no global function "chta" in the script (did you mean chat?)`},
+		{"stages in constant-vus", `{ scenarios = { s = { executor = "constant-vus", exec = "chat", vus = 1, duration = "1s", stages = {} } } }`,
+			"options.scenarios.s.stages: not valid for executor constant-vus"},
+		{"vus in ramping-vus", `{ scenarios = { s = { executor = "ramping-vus", exec = "chat", vus = 1, stages = { { target = 1, duration = "1s" } } } } }`,
+			"options.scenarios.s.vus: not valid for executor ramping-vus"},
+		{"missing stages", `{ scenarios = { s = { executor = "ramping-vus", exec = "chat" } } }`, "options.scenarios.s.stages: required"},
+		{"shorthand and scenarios", `{ vus = 1, scenarios = { s = { executor = "constant-vus", exec = "chat", vus = 1, duration = "1s" } } }`,
+			"options.vus: cannot be combined with options.scenarios"},
+		{"stages and vus", `{ vus = 1, stages = { { target = 1, duration = "1s" } } }`, "options.vus: cannot be combined with options.stages"},
+		{"warmup both", `{ vus = 1, duration = "1s", warmup = { requests = 1, duration = "1s" } }`, "options.warmup: set requests or duration, not both"},
+		{"warmup negative", `{ vus = 1, duration = "1s", warmup = { requests = -1 } }`, "options.warmup.requests: must be ≥ 0, got -1"},
+		{"seed fraction", `{ vus = 1, duration = "1s", seed = 1.5 }`, "options.seed: expected integer, got 1.5"},
+		{"tag value table", `{ scenarios = { s = { executor = "constant-vus", exec = "chat", vus = 1, duration = "1s", tags = { a = {} } } } }`,
+			"options.scenarios.s.tags.a: expected string, got table"},
+		{"timeout number", `{ vus = 1, duration = "1s", target = { timeout = 5 } }`, `options.target.timeout: 5 is not a duration`},
+		{"graceful_stop type", `{ scenarios = { s = { executor = "constant-vus", exec = "chat", vus = 1, duration = "1s", graceful_stop = true } } }`,
+			"options.scenarios.s.graceful_stop: expected duration string, got boolean"},
+		{"start_vus negative", `{ scenarios = { s = { executor = "ramping-vus", exec = "chat", start_vus = -2, stages = { { target = 1, duration = "1s" } } } } }`,
+			"options.scenarios.s.start_vus: must be ≥ 0, got -2"},
+		{"scenario name number", `{ scenarios = { { executor = "constant-vus", exec = "chat", vus = 1, duration = "1s" } } }`,
+			"options.scenarios[1]: scenario names must be non-empty strings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeScript(t, "x.lua", script(tt.options))
+			_, err := Compile(path, Options{})
+			if err == nil {
+				t.Fatalf("Compile succeeded, want error containing %q", tt.want)
+			}
+			if got := err.Error(); !strings.Contains(got, tt.want) {
+				t.Errorf("error = %q, want it to contain %q", got, tt.want)
+			}
+			if got, want := err.Error(), path+": "; !strings.HasPrefix(got, want) {
+				t.Errorf("error = %q, want prefix %q", got, want)
+			}
+		})
+	}
+}
+
+func TestOptionsShorthandWithoutIteration(t *testing.T) {
+	path := writeScript(t, "x.lua", `options = { vus = 1, duration = "1s" }`)
+	_, err := Compile(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "options: the shorthand calls a global function iteration(vu)") {
+		t.Errorf("error = %v, want the missing iteration function named", err)
+	}
+}
+
+func TestOptionsReportsEveryError(t *testing.T) {
+	path := writeScript(t, "x.lua", script(`{ vus = 0, duration = "soon", thresholds = {} }`))
+	_, err := Compile(path, Options{})
+	if err == nil {
+		t.Fatal("Compile succeeded")
+	}
+	for _, want := range []string{"options.vus:", "options.duration:", "options.thresholds:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %q, want it to mention %s", err, want)
+		}
+	}
+	if got, want := strings.Count(err.Error(), "\n")+1, 3; got != want {
+		t.Errorf("error has %d lines, want %d: %q", got, want, err)
+	}
+}
+
+func TestOptionsErrorsKeepSecrets(t *testing.T) {
+	path := writeScript(t, "x.lua", script(`{ target = { api_key = "sk-very-secret", timout = "1s" }, vus = 0 }`))
+	_, err := Compile(path, Options{})
+	if err == nil {
+		t.Fatal("Compile succeeded")
+	}
+	if strings.Contains(err.Error(), "sk-very-secret") {
+		t.Errorf("error leaks the API key: %q", err)
+	}
+}
+
+func TestOptionsShorthand(t *testing.T) {
+	tests := []struct {
+		name, options string
+		want          engine.Scenario
+	}{
+		{"constant", `{ vus = 3, duration = "10s" }`, engine.Scenario{
+			Name: "default", Executor: engine.ExecutorConstantVUs, Exec: "iteration",
+			Stages:       []engine.Stage{{Name: "default", Target: 3, Duration: 10 * time.Second}},
+			GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop,
+		}},
+		{"ramping", `{ stages = { { target = 2, duration = "1m" }, { target = 0, duration = "10s", ramp = "10s" } } }`, engine.Scenario{
+			Name: "default", Executor: engine.ExecutorRampingVUs, Exec: "iteration",
+			Stages: []engine.Stage{{Name: "stage_1", Target: 2, Duration: time.Minute},
+				{Name: "stage_2", Target: 0, Duration: 10 * time.Second, Ramp: 10 * time.Second}},
+			GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustCompile(t, writeScript(t, "x.lua", script(tt.options)), Options{})
+			scs := s.Plan().Scenarios
+			if got, want := len(scs), 1; got != want {
+				t.Fatalf("%d scenarios, want %d", got, want)
+			}
+			got, _ := json.Marshal(scs[0])
+			want, _ := json.Marshal(tt.want)
+			if string(got) != string(want) {
+				t.Errorf("scenario =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestPlanGolden checks the whole plan of testdata/basic.lua; run with
+// -update to rewrite testdata/basic.plan.golden after a deliberate change.
+func TestPlanGolden(t *testing.T) {
+	s := mustCompile(t, "testdata/basic.lua", Options{})
+	got, err := json.MarshalIndent(s.Plan(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	const golden = "testdata/basic.plan.golden"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("plan =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestPlanIsACopy(t *testing.T) {
+	s := mustCompile(t, "testdata/basic.lua", Options{})
+	p := s.Plan()
+	p.Scenarios[0].Stages[0].Target = 99
+	p.Scenarios[1].Tags["suite"] = "changed"
+	if got, want := s.Plan().Scenarios[0].Stages[0].Target, 2; got != want {
+		t.Errorf("after changing a copy, Target = %d, want %d", got, want)
+	}
+	if got, want := s.Plan().Scenarios[1].Tags["suite"], "basic"; got != want {
+		t.Errorf("after changing a copy, tag = %q, want %q", got, want)
+	}
+}
+
+func TestSeed(t *testing.T) {
+	withSeed := writeScript(t, "a.lua", script(`{ vus = 1, duration = "1s", seed = 42 }`))
+	without := writeScript(t, "b.lua", script(`{ vus = 1, duration = "1s" }`))
+	tests := []struct {
+		name string
+		path string
+		opt  int64
+		want int64 // 0: any nonzero seed
+	}{
+		{"script seed", withSeed, 0, 42},
+		{"caller wins", withSeed, 7, 7},
+		{"caller only", without, 9, 9},
+		{"derived", without, 0, 0},
+		{"script seed 0 derives", writeScript(t, "c.lua", script(`{ vus = 1, duration = "1s", seed = 0 }`)), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mustCompile(t, tt.path, Options{Seed: tt.opt}).Plan().Seed
+			if tt.want == 0 && (got <= 0 || got >= 1<<31) {
+				t.Errorf("derived seed = %d, want in [1, 2^31)", got)
+			}
+			if tt.want != 0 && got != tt.want {
+				t.Errorf("seed = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

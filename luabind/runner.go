@@ -1,0 +1,102 @@
+package luabind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// RunnerConfig is what VUs need beyond the script.
+type RunnerConfig struct {
+	// Client sends llm.chat requests.
+	Client engine.Client
+	// Sink receives a sample per llm.chat; nil drops them.
+	Sink engine.Sink
+	// Model is used when a llm.chat table names none.
+	Model string
+}
+
+// runner makes VUs of one script; safe for concurrent use because each VU
+// gets its own LState and only reads the shared, compiled chunk.
+type runner struct {
+	script *Script
+	cfg    RunnerConfig
+}
+
+// NewRunner returns a Runner whose VUs run this script.
+func (s *Script) NewRunner(cfg RunnerConfig) engine.Runner {
+	return &runner{script: s, cfg: cfg}
+}
+
+// NewVU creates VU id's sandbox and runs the script's top level in it; ctx
+// bounds that init. An init error names the script's file and line.
+func (r *runner) NewVU(ctx context.Context, id int) (engine.VU, error) {
+	m := newModule(r.script, &r.cfg, id, r.script.plan.Seed)
+	L := m.newState()
+	if err := r.script.runInit(ctx, L, m); err != nil {
+		L.Close()
+		return nil, err
+	}
+	return &vu{script: r.script, L: L, m: m}, nil
+}
+
+// runInit runs the compiled chunk in L: the script's top level.
+func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
+	if ctx.Done() != nil {
+		L.SetContext(ctx)
+		defer L.RemoveContext()
+	}
+	m.ctx = ctx
+	defer func() { m.ctx = context.Background() }()
+	L.Push(L.NewFunctionFromProto(s.proto))
+	err := L.PCall(0, 0, nil)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "init")
+	}
+	if err != nil {
+		return s.scriptError(err)
+	}
+	return nil
+}
+
+// scriptError keeps the "file:line: message" of a Lua error and drops
+// gopher-lua's stack traceback, which points into Go more than into the
+// script.
+func (s *Script) scriptError(err error) error {
+	msg := err.Error()
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) && apiErr.Object != nil {
+		msg = apiErr.Object.String()
+	}
+	msg = oneLine(msg)
+	if !strings.HasPrefix(msg, s.path+":") {
+		msg = s.path + ": " + msg
+	}
+	return errors.New(msg)
+}
+
+// oneLine folds a multi-line message (gopher-lua's require errors list
+// one searcher per line) into one line, as error summaries need.
+func oneLine(msg string) string {
+	var parts []string
+	for _, line := range strings.Split(msg, "\n") {
+		if line = strings.TrimRight(strings.TrimSpace(line), ","); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// interrupted is the error for work cut short by ctx; it wraps ctx.Err()
+// and, when different, the cause, so errors.Is finds either.
+func interrupted(ctx context.Context, what string) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause != nil && cause != err {
+		return fmt.Errorf("%s interrupted: %w (%w)", what, err, cause)
+	}
+	return fmt.Errorf("%s interrupted: %w", what, err)
+}

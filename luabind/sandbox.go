@@ -1,0 +1,133 @@
+package luabind
+
+import (
+	"math"
+	"math/rand/v2"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// stateOptions keep an idle VU's LState small: thousands of VUs share one
+// process, so the registry starts at gopher-lua's minimum and grows on
+// demand, and the call stack grows in segments. CallStackSize matches
+// Lua 5.1's C-call limit, which is ample for scenarios.
+var stateOptions = lua.Options{
+	CallStackSize:       200,
+	RegistrySize:        256,
+	RegistryGrowStep:    256,
+	RegistryMaxSize:     256 * 1024,
+	SkipOpenLibs:        true,
+	MinimizeStackMemory: true,
+}
+
+// removedBase are base functions a scenario must not have: they read files
+// or compile code at run time (the script is compiled once, up front),
+// collectgarbage stops the whole process and so distorts every VU's
+// timing, and the rest are debugging or deprecated helpers.
+var removedBase = []string{"dofile", "loadfile", "load", "loadstring", "module", "collectgarbage", "_printregs"}
+
+// keptOS are the os functions a scenario may use; none touches the
+// process, the file system or the environment (llm.env reads that).
+var keptOS = []string{"time", "clock", "date"}
+
+// newSandbox returns an LState with only the safe standard libraries.
+// Coroutines are left out on purpose: gopher-lua binds a coroutine to the
+// context its creator had, so one made at init would escape the
+// cancellation of every later iteration. src, seeded for the VU's stream,
+// backs math.random.
+func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
+	L := lua.NewState(stateOptions)
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.LoadLibName, lua.OpenPackage}, {lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	for _, name := range removedBase {
+		L.SetGlobal(name, lua.LNil)
+	}
+	restrictPackage(L)
+	restrictOS(L)
+	seedMath(L, src, stream)
+	return L
+}
+
+// restrictPackage leaves require with the preload searcher only, so
+// require("x") finds the modules llmload registers and never a file.
+func restrictPackage(L *lua.LState) {
+	pkg := L.GetGlobal(lua.LoadLibName).(*lua.LTable)
+	pkg.RawSetString("path", lua.LString(""))
+	pkg.RawSetString("cpath", lua.LString(""))
+	pkg.RawSetString("loadlib", lua.LNil)
+	pkg.RawSetString("seeall", lua.LNil)
+	// require reads the loaders from the registry, which holds this very
+	// table; the file searcher is its second entry.
+	loaders := pkg.RawGetString("loaders").(*lua.LTable)
+	for loaders.Len() > 1 {
+		loaders.Remove(loaders.Len())
+	}
+}
+
+func restrictOS(L *lua.LState) {
+	full := L.GetGlobal(lua.OsLibName).(*lua.LTable)
+	safe := L.CreateTable(0, len(keptOS))
+	for _, name := range keptOS {
+		safe.RawSetString(name, full.RawGetString(name))
+	}
+	L.SetGlobal(lua.OsLibName, safe)
+	loaded := L.GetField(L.GetGlobal(lua.LoadLibName), "loaded").(*lua.LTable)
+	loaded.RawSetString(lua.OsLibName, safe)
+}
+
+// seedMath replaces math.random and math.randomseed, which use Go's
+// process-wide generator, with ones backed by the VU's own source, so a run
+// is reproducible from its seed and VUs do not contend on a lock.
+func seedMath(L *lua.LState, src *rand.PCG, stream uint64) {
+	rng := rand.New(src)
+	m := L.GetGlobal(lua.MathLibName).(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
+		return mathRandom(L, rng)
+	}))
+	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		src.Seed(uint64(L.CheckInt64(1)), stream)
+		return 0
+	}))
+}
+
+// mathRandom follows Lua 5.1: random() in [0,1), random(m) in [1,m],
+// random(m, n) in [m,n].
+func mathRandom(L *lua.LState, rng *rand.Rand) int {
+	lo, hi := int64(1), int64(0)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(rng.Float64()))
+		return 1
+	case 1:
+		hi = checkInteger(L, 1)
+	default:
+		lo, hi = checkInteger(L, 1), checkInteger(L, 2)
+	}
+	if lo > hi {
+		L.RaiseError("bad argument to random (interval is empty)")
+	}
+	L.Push(lua.LNumber(lo + rng.Int64N(hi-lo+1)))
+	return 1
+}
+
+// maxExactInt is the largest integer a Lua number holds exactly.
+const maxExactInt = 1 << 53
+
+// checkInteger reads argument n as an integer a Lua number holds exactly.
+func checkInteger(L *lua.LState, n int) int64 {
+	f := float64(L.CheckNumber(n))
+	if f != math.Trunc(f) || math.Abs(f) > maxExactInt {
+		L.ArgError(n, "integer expected, got "+lua.LNumber(f).String())
+	}
+	return int64(f)
+}

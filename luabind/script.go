@@ -1,0 +1,201 @@
+// Package luabind runs llmload scenarios written in Lua. Compile reads,
+// parses and compiles a scenario once and validates its options table into
+// an engine.Plan; the Runner it makes gives every VU its own sandboxed
+// LState that runs the shared compiled chunk and exposes require("llmload").
+//
+// The plan lists scenarios sorted by name, because Lua tables have no
+// order; within a scenario, stages keep the order the script gives.
+package luabind
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Options configure Compile.
+type Options struct {
+	// Params are the --set key=value pairs that llm.param reads.
+	Params map[string]string
+	// Env looks up environment variables for llm.env; nil means os.LookupEnv.
+	Env func(string) (string, bool)
+	// Seed is the run seed. It wins over options.seed; when both are 0 a
+	// seed is derived from the clock and reported in the Plan.
+	Seed int64
+}
+
+// Script is a compiled, validated scenario. It is immutable after Compile
+// except for its check counters, and safe for concurrent use.
+type Script struct {
+	path   string
+	proto  *lua.FunctionProto
+	params map[string]string
+	env    func(string) (string, bool)
+	plan   engine.Plan
+	tags   map[string]map[string]string // scenario name → its tags
+	checks sync.Map                     // check name → *checkCount
+}
+
+type checkCount struct{ pass, fail atomic.Int64 }
+
+// Compile reads the scenario at path, compiles it once, runs its top level
+// in a throwaway sandbox to read the options table, and validates them
+// into a Plan. Errors name the script path and, where there is one, the
+// line or the options path at fault.
+func Compile(path string, opts Options) (*Script, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	proto, err := compileChunk(path, src)
+	if err != nil {
+		return nil, err
+	}
+	s := &Script{path: path, proto: proto, params: opts.Params, env: opts.Env}
+	if s.env == nil {
+		s.env = os.LookupEnv
+	}
+	if err := s.loadPlan(opts.Seed); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// compileChunk parses and compiles src; the chunk is named after path, so
+// every later error message carries the file name as the user gave it.
+func compileChunk(path string, src []byte) (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(bytes.NewReader(src), path)
+	if err != nil {
+		return nil, syntaxError(path, src, err)
+	}
+	proto, err := lua.Compile(chunk, path)
+	if err != nil {
+		var ce *lua.CompileError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("%s:%d: %s", path, ce.Line, ce.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return proto, nil
+}
+
+// syntaxError rewrites gopher-lua's parse error as "path:line: message".
+func syntaxError(path string, src []byte, err error) error {
+	var pe *parse.Error
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s", path, strings.TrimSpace(err.Error()))
+	}
+	if pe.Pos.Line == parse.EOF {
+		line := bytes.Count(src, []byte("\n")) + 1
+		return fmt.Errorf("%s:%d: %s at end of file", path, line, pe.Message)
+	}
+	return fmt.Errorf("%s:%d: %s near '%s'", path, pe.Pos.Line, pe.Message, pe.Token)
+}
+
+// loadPlan runs the script's init in a throwaway sandbox and validates the
+// options it left behind.
+func (s *Script) loadPlan(seed int64) error {
+	m := newModule(s, nil, 0, seed)
+	L := m.newState()
+	defer L.Close()
+	if err := s.runInit(context.Background(), L, m); err != nil {
+		return err
+	}
+	d := &decoder{}
+	opts := d.decodeOptions(L.GetGlobal("options"))
+	d.checkExecs(opts.plan.Scenarios, opts.shorthand, globalFunctions(L))
+	if err := d.err(s.path); err != nil {
+		return err
+	}
+	s.plan = opts.plan
+	s.plan.Script = s.path
+	s.plan.Seed = chooseSeed(seed, opts)
+	s.tags = make(map[string]map[string]string, len(s.plan.Scenarios))
+	for _, sc := range s.plan.Scenarios {
+		s.tags[sc.Name] = sc.Tags
+	}
+	return nil
+}
+
+// chooseSeed prefers the caller's seed, then the script's. A derived seed
+// stays below 2^31 so it can be typed back into --seed or options.seed.
+func chooseSeed(seed int64, opts decodedOptions) int64 {
+	switch {
+	case seed != 0:
+		return seed
+	case opts.seedSet:
+		return opts.plan.Seed
+	}
+	return 1 + time.Now().UnixNano()%(1<<31-1)
+}
+
+// globalFunctions lists the names of L's global functions, sorted.
+func globalFunctions(L *lua.LState) []string {
+	var names []string
+	L.G.Global.ForEach(func(k, v lua.LValue) {
+		if _, ok := v.(*lua.LFunction); ok {
+			if s, isStr := k.(lua.LString); isStr {
+				names = append(names, string(s))
+			}
+		}
+	})
+	sort.Strings(names)
+	return names
+}
+
+// Plan returns the validated plan, scenarios sorted by name. Target holds
+// what options.target says, without defaults, so the caller can layer
+// flags and environment on top. The returned plan is a copy the caller may
+// change.
+func (s *Script) Plan() engine.Plan {
+	p := s.plan
+	p.Scenarios = make([]engine.Scenario, len(s.plan.Scenarios))
+	for i, sc := range s.plan.Scenarios {
+		sc.Stages = append([]engine.Stage(nil), sc.Stages...)
+		if sc.Tags != nil {
+			tags := make(map[string]string, len(sc.Tags))
+			for k, v := range sc.Tags {
+				tags[k] = v
+			}
+			sc.Tags = tags
+		}
+		p.Scenarios[i] = sc
+	}
+	return p
+}
+
+// Checks returns, per llm.check name, how many times it passed and failed
+// (in that order) in measured iterations so far; checks made at init or in
+// warmup iterations are not counted. Safe to call while VUs run.
+func (s *Script) Checks() map[string][2]int64 {
+	out := map[string][2]int64{}
+	s.checks.Range(func(k, v any) bool {
+		c := v.(*checkCount)
+		out[k.(string)] = [2]int64{c.pass.Load(), c.fail.Load()}
+		return true
+	})
+	return out
+}
+
+func (s *Script) recordCheck(name string, ok bool) {
+	v, found := s.checks.Load(name)
+	if !found {
+		v, _ = s.checks.LoadOrStore(name, &checkCount{})
+	}
+	if c := v.(*checkCount); ok {
+		c.pass.Add(1)
+	} else {
+		c.fail.Add(1)
+	}
+}

@@ -1,0 +1,3 @@
+local llm = require("llmload")
+
+llm.chat { messages = { { role = "user", content = "hi" } } }

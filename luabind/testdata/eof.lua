@@ -1,0 +1,2 @@
+function chat(vu)
+  if true then

@@ -1,0 +1,56 @@
+package luabind
+
+import (
+	"math"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// thinkConstant implements llm.think.constant(d) -> function that sleeps d.
+// Like every think function it returns early when the VU's context ends.
+func (m *module) thinkConstant(L *lua.LState) int {
+	d := checkDuration(L, 1)
+	return m.pushThink(L, func() time.Duration { return d })
+}
+
+// thinkBetween implements llm.think.between(a, b) -> function that sleeps
+// a duration drawn uniformly from [a, b].
+func (m *module) thinkBetween(L *lua.LState) int {
+	a, b := checkDuration(L, 1), checkDuration(L, 2)
+	if a > b {
+		L.ArgError(2, "upper bound "+b.String()+" is below the lower bound "+a.String())
+	}
+	span := int64(b - a)
+	if span < math.MaxInt64 {
+		span++ // inclusive of b
+	}
+	return m.pushThink(L, func() time.Duration {
+		return a + time.Duration(m.rng.Int64N(span))
+	})
+}
+
+// thinkExponential implements llm.think.exponential(mean) -> function that
+// sleeps an exponentially distributed duration with that mean, the gaps of
+// a Poisson arrival process.
+func (m *module) thinkExponential(L *lua.LState) int {
+	mean := checkDuration(L, 1)
+	if mean <= 0 {
+		L.ArgError(1, "mean must be > 0")
+	}
+	return m.pushThink(L, func() time.Duration {
+		return time.Duration(math.Min(m.rng.ExpFloat64()*float64(mean), maxThink))
+	})
+}
+
+// maxThink caps an exponential draw far beyond any run so the conversion
+// to a Duration cannot overflow.
+const maxThink = float64(1 << 62)
+
+func (m *module) pushThink(L *lua.LState, draw func() time.Duration) int {
+	L.Push(L.NewFunction(func(*lua.LState) int {
+		m.pause(draw())
+		return 0
+	}))
+	return 1
+}

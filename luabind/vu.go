@@ -1,0 +1,66 @@
+package luabind
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// vu is one virtual user: its own LState, used by one goroutine at a time.
+type vu struct {
+	script *Script
+	L      *lua.LState
+	m      *module
+	closed bool
+}
+
+// RunIteration calls the global function it.Exec with a vu table. A Lua
+// error comes back as "file:line: message"; once ctx is done it returns an
+// error wrapping ctx.Err() instead, even from inside an endless loop.
+func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
+	if v.closed {
+		return fmt.Errorf("%s: VU %d is closed", v.script.path, v.m.vuID)
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, "iteration")
+	}
+	fn, ok := v.L.GetGlobal(it.Exec).(*lua.LFunction)
+	if !ok {
+		return fmt.Errorf("%s: no global function %q to run", v.script.path, it.Exec)
+	}
+	v.m.begin(ctx, &it)
+	defer v.m.end()
+	v.L.SetContext(ctx)
+	defer v.L.RemoveContext()
+	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it))
+	if ctx.Err() != nil {
+		return interrupted(ctx, "iteration")
+	}
+	if err != nil {
+		return v.script.scriptError(err)
+	}
+	return nil
+}
+
+// iterationTable is the vu argument of the exec function. It is new for
+// every iteration so a script may keep it without seeing it change.
+func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
+	t := v.L.CreateTable(0, 5)
+	t.RawSetString("id", lua.LNumber(it.VUID))
+	t.RawSetString("iteration", lua.LNumber(it.Iteration))
+	t.RawSetString("request_id", lua.LNumber(it.RequestID))
+	t.RawSetString("scenario", lua.LString(it.Scenario))
+	t.RawSetString("stage", lua.LString(it.Stage))
+	return t
+}
+
+// Close releases the LState; later calls do nothing.
+func (v *vu) Close() error {
+	if !v.closed {
+		v.closed = true
+		v.L.Close()
+	}
+	return nil
+}
