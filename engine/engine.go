@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -51,7 +52,15 @@ const (
 	ErrAPI             = "api_error"
 	ErrCanceled        = "canceled"
 	ErrNetwork         = "network" // any other transport failure (DNS, TLS, ...)
+	// ErrInvalidRequest: the request could not be encoded (e.g. NaN in
+	// Extra), so nothing was sent and the scenario is at fault.
+	ErrInvalidRequest = "invalid_request"
 )
+
+// HTTPErrorClass returns the error class of an HTTP status, e.g. "http_4xx:401".
+func HTTPErrorClass(status int) string {
+	return "http_" + strconv.Itoa(status/100) + "xx:" + strconv.Itoa(status)
+}
 
 // Error is a classified request failure.
 type Error struct {

@@ -33,7 +33,13 @@ type Options struct {
 	// Seed is the run seed. It wins over options.seed; when both are 0 a
 	// seed is derived from the clock and reported in the Plan.
 	Seed int64
+	// InitTimeout bounds the script's top level when Compile runs it, so a
+	// script that never returns fails before load; 0 means DefaultInitTimeout.
+	InitTimeout time.Duration
 }
+
+// DefaultInitTimeout is how long a script's top level may run in Compile.
+const DefaultInitTimeout = 30 * time.Second
 
 // Script is a compiled, validated scenario. It is immutable after Compile
 // except for its check counters, and safe for concurrent use.
@@ -66,7 +72,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}
-	if err := s.loadPlan(opts.Seed); err != nil {
+	if err := s.loadPlan(opts.Seed, cmpOr(opts.InitTimeout, DefaultInitTimeout)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -105,11 +111,16 @@ func syntaxError(path string, src []byte, err error) error {
 
 // loadPlan runs the script's init in a throwaway sandbox and validates the
 // options it left behind.
-func (s *Script) loadPlan(seed int64) error {
+func (s *Script) loadPlan(seed int64, timeout time.Duration) error {
 	m := newModule(s, nil, 0, seed)
 	L := m.newState()
 	defer L.Close()
-	if err := s.runInit(context.Background(), L, m); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := s.runInit(ctx, L, m); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
+		}
 		return err
 	}
 	d := &decoder{}
@@ -198,4 +209,11 @@ func (s *Script) recordCheck(name string, ok bool) {
 	} else {
 		c.fail.Add(1)
 	}
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

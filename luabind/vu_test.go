@@ -262,3 +262,14 @@ func TestCloseTwice(t *testing.T) {
 		t.Errorf("iteration on a closed VU succeeded")
 	}
 }
+
+func TestCompileStopsEndlessInit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loop.lua")
+	if err := os.WriteFile(path, []byte("while true do end\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Compile(path, Options{InitTimeout: 100 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "loop.lua: the top level did not finish") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -142,3 +142,26 @@ function f() end`)}, exitError, "warp"},
 func scriptTarget() engine.Target {
 	return engine.Target{BaseURL: "http://script/v1", APIKey: "script-key", Model: "script-model"}
 }
+
+func TestIterationErrorsAreListedAndRunGoesOn(t *testing.T) {
+	path := writeScript(t, `
+local llm = require("llmload")
+options = { stages = { { name = "c2", target = 2, duration = "300ms" } } }
+function iteration(vu)
+  llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 3 }
+  if vu.iteration % 2 == 1 then
+    error("boom")
+  end
+end
+`)
+	stdout, stderr, code := runInProcess(t, "run", "--quiet", path)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "script errors") || !strings.Contains(stdout, "s.lua:7: boom") {
+		t.Errorf("summary does not list the script error with file:line:\n%s", stdout)
+	}
+	if stderr != "" {
+		t.Errorf("--quiet printed to stderr:\n%s", stderr)
+	}
+}

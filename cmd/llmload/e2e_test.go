@@ -141,3 +141,49 @@ func TestE2EChatMixOnSimulator(t *testing.T) {
 		t.Errorf("req/s at 16 VUs (%.1f) not above 1 VU (%.1f)", last, first)
 	}
 }
+
+func TestE2EInterruptStillWritesResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run skipped in -short mode")
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	cmd := exec.Command(binary, "run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1m", "--out", out)
+	cmd.Env = cleanEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer kill.Stop()
+	time.Sleep(7 * time.Second)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError {
+		t.Fatalf("exit = %v, want code %d\nstderr:\n%s", err, exitError, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "run incomplete") {
+		t.Errorf("summary does not say the run is incomplete:\n%s", stdout.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no result file after Ctrl-C: %v", err)
+	}
+	var res struct {
+		Run struct {
+			Complete bool `json:"complete"`
+		} `json:"run"`
+		Stages []struct {
+			Stage    string `json:"stage"`
+			Requests int64  `json:"requests"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.Complete || len(res.Stages) != 1 || res.Stages[0].Stage != "c1" {
+		t.Errorf("result = %+v, want one incomplete stage c1", res)
+	}
+}

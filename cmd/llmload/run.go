@@ -172,7 +172,7 @@ func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
 		return fmt.Errorf("preflight failed, no load sent: %w", err)
 	}
 	r.plan.Target.Model = info.Model
-	r.say("target %s, model %s: preflight ok in %v", openai.RedactURL(t.BaseURL), info.Model, info.Latency.Round(time.Millisecond))
+	r.say("target %s, model %s: preflight ok in %v", engine.RedactURL(t.BaseURL), info.Model, info.Latency.Round(time.Millisecond))
 	return r.load(ctx, client, simulated, stdout, out)
 }
 
@@ -182,7 +182,7 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: col, Model: r.plan.Target.Model})
 	eng := executor.New(r.plan, vuRunner, col)
 	meta := report.Meta{
-		Scenario: r.path, Target: openai.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
+		Scenario: r.path, Target: engine.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
 		Simulator: simulated, Start: time.Now(), Version: version, Seed: r.plan.Seed,
 	}
 	prog := newProgress(r.stderr, eng, col, r.quiet)
@@ -192,6 +192,7 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 	meta.End = time.Now()
 	meta.Complete = runErr == nil
 	res := report.New(meta, col.Close())
+	res.SetChecks(r.script.Checks())
 	if err := report.Text(res)(stdout); err != nil {
 		return err
 	}

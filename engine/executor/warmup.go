@@ -10,8 +10,9 @@ import (
 )
 
 // warmup runs the plan's warmup iterations with the first scenario's exec
-// function, on as many VUs as its first stage holds (at most one per warmup
-// request), so connections and server caches are warm when measuring starts.
+// function, on as many VUs as the scenario will hold (at most one per warmup
+// request), so several connections and the server's caches are warm when
+// measuring starts, and the warmup takes about one request's time.
 func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	w := e.plan.Warmup
 	if (w.Requests <= 0 && w.Duration <= 0) || len(e.scenarios) == 0 {
@@ -19,7 +20,7 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	}
 	e.phase.Store(PhaseWarmup)
 	sc := e.scenarios[0].sc
-	n := min(warmupVUs(sc), len(vus))
+	n := min(max(sc.MaxVUs(), 1), len(vus))
 	if w.Requests > 0 {
 		n = min(n, w.Requests)
 	}
@@ -48,15 +49,6 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	return ctx.Err()
 }
 
-// warmupVUs is the concurrency the first stage of sc runs at.
-func warmupVUs(sc engine.Scenario) int {
-	for _, st := range sc.Stages {
-		if st.Target > 0 {
-			return st.Target
-		}
-	}
-	return max(sc.StartVUs, 1)
-}
 
 // sleepUntil waits for t or ctx's end; it reports whether t was reached.
 func sleepUntil(ctx context.Context, t time.Time) bool {

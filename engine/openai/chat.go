@@ -44,19 +44,19 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
 	res := &engine.Result{}
 	if req == nil {
-		res.Err = &engine.Error{Class: ErrInvalidRequest, Message: "nil request"}
+		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: "nil request"}
 		return res, outcome{}
 	}
 	body, err := buildBody(req)
 	if err != nil {
-		res.Err = &engine.Error{Class: ErrInvalidRequest, Message: c.redact(err.Error())}
+		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(err.Error())}
 		return res, outcome{}
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hreq, err := c.newChatRequest(rctx, body)
 	if err != nil {
-		res.Err = &engine.Error{Class: ErrInvalidRequest, Message: c.redact(innerMessage(err))}
+		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
 	}
 	res.Start = time.Now()
@@ -137,7 +137,7 @@ func (c *Client) readHTTPError(res *engine.Result, resp *http.Response) {
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
-	res.Err = &engine.Error{Class: HTTPClass(resp.StatusCode), Message: c.redact(msg)}
+	res.Err = &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.redact(msg)}
 }
 
 // completion is a non-streamed answer, or an error object sent with a 2xx.

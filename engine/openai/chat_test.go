@@ -319,8 +319,8 @@ func TestChatInvalidRequest(t *testing.T) {
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := c.Chat(context.Background(), req)
-			if r.Err == nil || r.Err.Class != ErrInvalidRequest {
-				t.Fatalf("Err = %v, want class %s", r.Err, ErrInvalidRequest)
+			if r.Err == nil || r.Err.Class != engine.ErrInvalidRequest {
+				t.Fatalf("Err = %v, want class %s", r.Err, engine.ErrInvalidRequest)
 			}
 			if !r.Start.IsZero() {
 				t.Errorf("Start = %v, want zero: nothing was sent", r.Start)

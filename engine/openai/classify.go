@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -16,18 +15,8 @@ import (
 	"github.com/llmload/llmload/engine"
 )
 
-// ErrInvalidRequest is the class of a request that could not be encoded
-// (a nil request, or Extra values JSON cannot represent, such as NaN). It is
-// not in engine's list because nothing was sent: the scenario is at fault.
-const ErrInvalidRequest = "invalid_request"
-
 // maxMessageLen bounds error messages taken from server bodies.
 const maxMessageLen = 200
-
-// HTTPClass returns the error class of an HTTP status, e.g. "http_4xx:401".
-func HTTPClass(status int) string {
-	return "http_" + strconv.Itoa(status/100) + "xx:" + strconv.Itoa(status)
-}
 
 // phase tells the classifier whether a response had begun: the same EOF
 // means a reset connection before it and a truncated stream after it.

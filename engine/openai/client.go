@@ -50,7 +50,7 @@ func (c Config) String() string {
 		key = "[redacted]"
 	}
 	return fmt.Sprintf("{BaseURL:%s APIKey:%s ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d}",
-		RedactURL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns)
+		engine.RedactURL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns)
 }
 
 // GoString is String, so that %#v does not print the key either.
@@ -135,17 +135,17 @@ func parseBase(s string) (*url.URL, error) {
 		return nil, errors.New("openai: empty base URL")
 	}
 	if !strings.Contains(s, "://") {
-		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", RedactURL(s))
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", engine.RedactURL(s))
 	}
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil {
-		return nil, fmt.Errorf("openai: invalid base URL %q", RedactURL(s))
+		return nil, fmt.Errorf("openai: invalid base URL %q", engine.RedactURL(s))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", RedactURL(s))
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", engine.RedactURL(s))
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return nil, fmt.Errorf("openai: base URL %q has no host", RedactURL(s))
+		return nil, fmt.Errorf("openai: base URL %q has no host", engine.RedactURL(s))
 	}
 	u.Fragment, u.RawFragment = "", ""
 	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/chat/completions")

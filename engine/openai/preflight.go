@@ -95,7 +95,7 @@ func (c *Client) firstModel(ctx context.Context) (string, error) {
 		return "", c.explain(c.modelsURL, "", c.fail(ctx, tctx, err, phaseBody), resp.StatusCode, "")
 	}
 	if resp.StatusCode != http.StatusOK {
-		e := &engine.Error{Class: HTTPClass(resp.StatusCode), Message: c.redact(serverMessage(body))}
+		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.redact(serverMessage(body))}
 		return "", c.explain(c.modelsURL, "", e, resp.StatusCode, resp.Header.Get("Location"))
 	}
 	return c.parseModels(body)
@@ -107,7 +107,7 @@ func (c *Client) parseModels(body []byte) (string, error) {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	where := RedactURL(c.modelsURL)
+	where := engine.RedactURL(c.modelsURL)
 	if err := json.Unmarshal(body, &list); err != nil {
 		return "", fmt.Errorf("%s did not answer with a model list (%v); pass the model with --model", where, err)
 	}
@@ -129,20 +129,20 @@ func (c *Client) explain(target, model string, e *engine.Error, status int, loca
 		msg = c.keyAdvice(status) + serverSaid(e.Message, status)
 	case status == http.StatusNotFound && !versioned.MatchString(c.base.Path):
 		msg = fmt.Sprintf("HTTP 404 from %s — the base URL probably lacks /v1; try --target %s",
-			RedactURL(target), RedactURL(endpoint(c.base, "/v1")))
+			engine.RedactURL(target), engine.RedactURL(endpoint(c.base, "/v1")))
 	case status == http.StatusNotFound && model != "":
-		msg = fmt.Sprintf("HTTP 404 from %s — check the model name %q and the base URL", RedactURL(target), model) +
+		msg = fmt.Sprintf("HTTP 404 from %s — check the model name %q and the base URL", engine.RedactURL(target), model) +
 			serverSaid(e.Message, status)
 	case status == http.StatusNotFound:
 		msg = fmt.Sprintf("HTTP 404 from %s — the server does not list its models; pass the model with --model",
-			RedactURL(target))
+			engine.RedactURL(target))
 	case status >= 300 && status < 400 && location != "":
 		msg = fmt.Sprintf("HTTP %d from %s redirects to %s — use the final URL as --target",
-			status, RedactURL(target), RedactURL(location))
+			status, engine.RedactURL(target), engine.RedactURL(location))
 	case e.Class == engine.ErrConnRefused:
 		msg = c.refusedAdvice(target)
 	default:
-		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", RedactURL(target), e.Class, e.Message)
+		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", engine.RedactURL(target), e.Class, e.Message)
 	}
 	return &preflightError{msg: c.redact(msg + c.proxyNote(target)), err: e}
 }
@@ -210,7 +210,7 @@ func (c *Client) proxyNote(target string) string {
 	}
 	u, _ := url.Parse(target)
 	return fmt.Sprintf(" (request went through proxy %s from %s; set NO_PROXY=%s to bypass)",
-		RedactURL(p.String()), c.proxyFrom(u.Scheme), u.Hostname())
+		engine.RedactURL(p.String()), c.proxyFrom(u.Scheme), u.Hostname())
 }
 
 // proxyEnvName names the variable http.ProxyFromEnvironment took the proxy

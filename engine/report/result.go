@@ -4,10 +4,11 @@ package report
 
 import (
 	"io"
-	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -22,6 +23,23 @@ type Result struct {
 	Stages        []metrics.StageSummary `json:"stages"`
 	ScriptErrors  []metrics.ScriptError  `json:"script_errors"`
 	Warmup        metrics.WarmupSummary  `json:"warmup"`
+	Checks        []Check                `json:"checks"`
+}
+
+// Check is one named llm.check condition over the whole run.
+type Check struct {
+	Name   string `json:"name"`
+	Passes int64  `json:"passes"`
+	Fails  int64  `json:"fails"`
+}
+
+// SetChecks stores check counts (name → passes, fails), sorted by name.
+func (r *Result) SetChecks(counts map[string][2]int64) {
+	r.Checks = r.Checks[:0]
+	for name, c := range counts {
+		r.Checks = append(r.Checks, Check{Name: name, Passes: c[0], Fails: c[1]})
+	}
+	slices.SortFunc(r.Checks, func(a, b Check) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // Meta describes the run as a whole.
@@ -46,13 +64,14 @@ type Reporter func(w io.Writer) error
 // Times are converted to UTC, which also drops monotonic clock readings, so
 // that a Result equals what ReadJSON later reads back.
 func New(meta Meta, s *metrics.Summary) *Result {
-	meta.Target = RedactURL(meta.Target)
+	meta.Target = engine.RedactURL(meta.Target)
 	meta.Start, meta.End = meta.Start.UTC(), meta.End.UTC()
 	r := &Result{
 		SchemaVersion: SchemaVersion,
 		Run:           meta,
 		Stages:        []metrics.StageSummary{},
 		ScriptErrors:  []metrics.ScriptError{},
+		Checks:        []Check{},
 	}
 	if s != nil {
 		r.Stages = append(r.Stages, s.Stages...)
@@ -63,43 +82,4 @@ func New(meta Meta, s *metrics.Summary) *Result {
 		r.Warmup = s.Warmup
 	}
 	return r
-}
-
-// secretParams are substrings of query parameter names whose values are
-// redacted (api_key=, token=, sig=, ...).
-var secretParams = []string{"key", "token", "secret", "sig", "pass", "auth", "credential"}
-
-// RedactURL removes userinfo and the values of secret-looking query
-// parameters from a URL. Text that does not parse as a URL is replaced
-// whole, since we cannot tell which part of it is secret.
-func RedactURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL redacted)"
-	}
-	u.User = nil
-	u.Fragment, u.RawFragment = "", ""
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if isSecretParam(k) {
-				q[k] = []string{"REDACTED"}
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
-func isSecretParam(name string) bool {
-	name = strings.ToLower(name)
-	for _, s := range secretParams {
-		if strings.Contains(name, s) {
-			return true
-		}
-	}
-	return false
 }

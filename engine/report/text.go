@@ -37,6 +37,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 		writeLatency(b, r.Stages, labels)
 		writeErrorClasses(b, r.Stages, labels)
 	}
+	writeChecks(b, r.Checks)
 	writeScriptErrors(b, r.ScriptErrors)
 	writeClamped(b, r.Stages)
 	if !r.Run.Complete {

@@ -71,6 +71,25 @@ func writeScriptErrors(b *bytes.Buffer, errs []metrics.ScriptError) {
 	}
 }
 
+// writeChecks lists each check with its pass rate; failing ones get a ✗.
+func writeChecks(b *bytes.Buffer, checks []Check) {
+	if len(checks) == 0 {
+		return
+	}
+	b.WriteString("\nchecks\n")
+	for _, c := range checks {
+		mark, total := "✓", c.Passes+c.Fails
+		if c.Fails > 0 {
+			mark = "✗"
+		}
+		rate := 0.0
+		if total > 0 {
+			rate = 100 * float64(c.Passes) / float64(total)
+		}
+		fmt.Fprintf(b, "  %s %s: %.2f%% (%d of %d passed)\n", mark, oneLine(c.Name), rate, c.Passes, total)
+	}
+}
+
 // oneLine keeps a multi-line message (a Lua traceback) from breaking the
 // layout: only its first line is shown.
 func oneLine(s string) string {

@@ -1,4 +1,4 @@
-package openai
+package engine
 
 import (
 	"net/url"
