@@ -49,7 +49,6 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	return ctx.Err()
 }
 
-
 // sleepUntil waits for t or ctx's end; it reports whether t was reached.
 func sleepUntil(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
