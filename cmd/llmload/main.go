@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "mock":
 		err = mockCmd(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "llmload %s\n", version)
+		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 	default:
@@ -81,3 +81,15 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 const topUsageShort = "Run 'llmload --help' for usage.\n"
+
+func versionCmd(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprint(stdout, "Usage: llmload version\n\nPrints llmload's version.\n")
+		return nil
+	}
+	if len(args) > 0 {
+		return usagef("version: unexpected arguments %v", args)
+	}
+	fmt.Fprintf(stdout, "llmload %s\n", version)
+	return nil
+}

@@ -121,6 +121,9 @@ func (c *Client) parseModels(body []byte) (string, error) {
 
 // explain turns a failed preflight request to target into advice.
 func (c *Client) explain(target, model string, e *engine.Error, status int, location string) error {
+	// Only what came from outside is redacted: the key may be a plain word
+	// ("wrong") that also appears in llmload's own advice.
+	e = &engine.Error{Class: e.Class, Message: c.redact(e.Message)}
 	var msg string
 	switch {
 	case status == http.StatusProxyAuthRequired:
@@ -144,7 +147,7 @@ func (c *Client) explain(target, model string, e *engine.Error, status int, loca
 	default:
 		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", engine.RedactURL(target), e.Class, e.Message)
 	}
-	return &preflightError{msg: c.redact(msg + c.proxyNote(target)), err: e}
+	return &preflightError{msg: msg + c.proxyNote(target), err: e}
 }
 
 // versioned matches a base path with an API version segment such as /v1.
