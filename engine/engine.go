@@ -107,7 +107,9 @@ type Sample struct {
 	Stage    string
 	Tags     map[string]string
 	Warmup   bool
-	// Scheduled is the intended start in open-model executors, zero otherwise.
+	// Scheduled is the intended start in open-model executors, set only on
+	// the first request of an iteration (later requests have no intended
+	// start of their own); zero otherwise.
 	Scheduled time.Time
 	Result
 }
@@ -125,8 +127,45 @@ type StageMark struct {
 	Scenario string
 	Stage    string
 	Index    int // position of the stage within its scenario
-	Target   int // VUs the stage holds
+	Target   int     // VUs the stage holds (closed model)
+	Rate     float64 // target iterations per second (open model), 0 otherwise
 	At       time.Time
+}
+
+// IterationMark records the start of one iteration.
+type IterationMark struct {
+	Scenario  string
+	Stage     string
+	Warmup    bool
+	Scheduled time.Time // intended start (open models), zero otherwise
+	Started   time.Time
+}
+
+// DropMark records an open-model iteration that was due but found no free
+// VU: it is dropped and counted, never silently delayed.
+type DropMark struct {
+	Scenario  string
+	Stage     string
+	Scheduled time.Time
+}
+
+// Custom metric kinds, as in k6.
+const (
+	MetricTrend   = "trend"   // a distribution: percentiles, avg, min, max
+	MetricCounter = "counter" // a sum, and its rate per second
+	MetricRate    = "rate"    // the share of non-zero values
+)
+
+// MetricSample is one value of a custom metric, or of the built-in
+// "checks" rate (Name "checks", Tags["check"] = the check's name).
+type MetricSample struct {
+	Name     string
+	Kind     string
+	Value    float64
+	Scenario string
+	Stage    string
+	Tags     map[string]string
+	Warmup   bool
 }
 
 // Sink receives everything a run measures. Implementations are safe for
@@ -136,6 +175,9 @@ type Sink interface {
 	IterationError(e IterationError)
 	StageStarted(m StageMark)
 	StageEnded(m StageMark)
+	IterationStarted(m IterationMark)
+	Dropped(m DropMark)
+	Metric(m MetricSample)
 }
 
 // Iteration tells a VU what it is running and where it belongs.
@@ -147,7 +189,7 @@ type Iteration struct {
 	Iteration int64  // 0-based count of this VU's iterations
 	RequestID int64  // unique across the run
 	Warmup    bool
-	Scheduled time.Time
+	Scheduled time.Time // intended start (open models), zero otherwise
 }
 
 // VU is one virtual user. It is used by one goroutine at a time.
@@ -161,4 +203,13 @@ type VU interface {
 // Runner makes VUs. Safe for concurrent use.
 type Runner interface {
 	NewVU(ctx context.Context, id int) (VU, error)
+}
+
+// Lifecycle is implemented by Runners whose scripts may define setup and
+// teardown. Setup runs once after the VUs exist and before any load; what
+// it returns is handed read-only to every iteration. Teardown runs once
+// after the load, also when the run was interrupted.
+type Lifecycle interface {
+	Setup(ctx context.Context) error
+	Teardown(ctx context.Context) error
 }

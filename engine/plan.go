@@ -4,9 +4,26 @@ import "time"
 
 // Executor names, as in k6.
 const (
-	ExecutorConstantVUs = "constant-vus"
-	ExecutorRampingVUs  = "ramping-vus"
+	ExecutorConstantVUs         = "constant-vus"
+	ExecutorRampingVUs          = "ramping-vus"
+	ExecutorConstantArrivalRate = "constant-arrival-rate"
+	ExecutorRampingArrivalRate  = "ramping-arrival-rate"
+	ExecutorSharedIterations    = "shared-iterations"
+	ExecutorPerVUIterations     = "per-vu-iterations"
 )
+
+// Arrival processes of the arrival-rate executors.
+const (
+	ArrivalPoisson  = "poisson"  // exponential inter-arrival times
+	ArrivalConstant = "constant" // evenly spaced
+	ArrivalGamma    = "gamma"    // gamma inter-arrival times, shape = Burstiness (1 = Poisson)
+)
+
+// OpenModel reports whether an executor starts iterations on a schedule
+// (arrival rate) rather than when a VU is free.
+func OpenModel(executor string) bool {
+	return executor == ExecutorConstantArrivalRate || executor == ExecutorRampingArrivalRate
+}
 
 // Default timeouts and stops.
 const (
@@ -15,6 +32,8 @@ const (
 	DefaultIdleTimeout    = 30 * time.Second
 	DefaultTotalTimeout   = 10 * time.Minute
 	DefaultGracefulStop   = 30 * time.Second
+	DefaultMaxDuration    = 10 * time.Minute // iteration-count executors
+	DefaultTimeUnit       = time.Second
 )
 
 // Plan is a whole run, as compiled from a scenario.
@@ -24,6 +43,24 @@ type Plan struct {
 	Warmup    Warmup
 	Scenarios []Scenario
 	Seed      int64
+	// Thresholds are pass/fail gates over the run's metrics.
+	Thresholds []ThresholdSpec
+	// Metrics are the custom metrics the script declares at init.
+	Metrics []MetricDef
+}
+
+// ThresholdSpec is one entry of options.thresholds, as written.
+type ThresholdSpec struct {
+	Expr           string   // "ttft{stage:c8}.p99" or "checks"
+	Conditions     []string // "< 1s", "rate > 0.99", ...
+	AbortOnFail    bool
+	DelayAbortEval time.Duration
+}
+
+// MetricDef declares a custom metric.
+type MetricDef struct {
+	Name string
+	Kind string // MetricTrend, MetricCounter or MetricRate
 }
 
 // Target is the endpoint under test. An empty BaseURL means the built-in simulator.
@@ -57,15 +94,43 @@ type Scenario struct {
 	// stage with fewer VUs may finish.
 	GracefulRampDown time.Duration
 	Tags             map[string]string
+	// StartTime delays the scenario's start from the start of load.
+	StartTime time.Duration
+	// Env are environment values llm.env sees first in this scenario.
+	Env map[string]string
+
+	// Arrival-rate executors: a stage's Rate is iterations per TimeUnit.
+	TimeUnit        time.Duration
+	StartRate       float64 // rate before the first stage (ramps start here)
+	PreAllocatedVUs int
+	MaxVUsCap       int     // VUs may grow from PreAllocatedVUs up to this
+	Arrival         string  // ArrivalPoisson, ArrivalConstant or ArrivalGamma
+	Burstiness      float64 // gamma shape; < 1 burstier than Poisson, > 1 more regular
+
+	// Iteration-count executors: VUs run Iterations in all
+	// (shared-iterations) or each (per-vu-iterations), within one stage
+	// whose Duration is the max_duration bound.
+	VUs        int
+	Iterations int
 }
 
 // Stage is one measurement window: it steps to Target VUs at its start (or
 // ramps linearly over Ramp from the previous target) and holds for Duration.
 type Stage struct {
 	Name     string
-	Target   int
+	Target   int     // VUs (closed-model and iteration-count executors)
+	Rate     float64 // iterations per TimeUnit (arrival-rate executors)
 	Duration time.Duration
 	Ramp     time.Duration
+}
+
+// RatePerSecond is the stage's arrival rate in iterations per second.
+func (s Scenario) RatePerSecond(rate float64) float64 {
+	unit := s.TimeUnit
+	if unit <= 0 {
+		unit = DefaultTimeUnit
+	}
+	return rate / unit.Seconds()
 }
 
 // Duration is the scenario's total stage time.
@@ -77,8 +142,14 @@ func (s Scenario) Duration() time.Duration {
 	return d
 }
 
-// MaxVUs is the most VUs any stage of the scenario holds.
+// MaxVUs is the most VUs the scenario may use at once.
 func (s Scenario) MaxVUs() int {
+	if OpenModel(s.Executor) {
+		return max(s.PreAllocatedVUs, s.MaxVUsCap)
+	}
+	if s.Executor == ExecutorSharedIterations || s.Executor == ExecutorPerVUIterations {
+		return s.VUs
+	}
 	m := s.StartVUs
 	for _, st := range s.Stages {
 		m = max(m, st.Target)
