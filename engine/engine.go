@@ -126,7 +126,7 @@ type IterationError struct {
 type StageMark struct {
 	Scenario string
 	Stage    string
-	Index    int // position of the stage within its scenario
+	Index    int     // position of the stage within its scenario
 	Target   int     // VUs the stage holds (closed model)
 	Rate     float64 // target iterations per second (open model), 0 otherwise
 	At       time.Time
