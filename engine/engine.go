@@ -128,7 +128,7 @@ type StageMark struct {
 	Stage    string
 	Index    int     // position of the stage within its scenario
 	Target   int     // VUs the stage holds (closed model)
-	Rate     float64 // target iterations per second (open model), 0 otherwise
+	Rate     float64 // mean target iterations per second over the stage, ramp included (open model); 0 otherwise
 	At       time.Time
 }
 

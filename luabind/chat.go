@@ -19,10 +19,12 @@ var (
 // -> result. It sends one request, records its sample and returns status,
 // ok, text, ttft_ms, tpot_ms, e2e_ms, ttfb_ms, output_tokens, input_tokens,
 // finish_reason and error ({class=, message=}, nil on success). A failed
-// request is data, not a Lua error; a malformed table is a Lua error.
+// request is data, not a Lua error; a malformed table is a Lua error. It
+// works in iterations and in setup/teardown, whose samples are not
+// recorded; at init it is an error.
 func (m *module) chat(L *lua.LState) int {
-	if m.it == nil {
-		L.RaiseError("llm.chat can only be called inside an iteration")
+	if m.phase != phaseIteration && m.phase != phaseLifecycle {
+		L.RaiseError("llm.chat can only be called inside an iteration, setup() or teardown()")
 	}
 	if m.cfg == nil || m.cfg.Client == nil {
 		L.RaiseError("llm.chat: no client configured")
@@ -144,17 +146,21 @@ func (d *decoder) stop(path string, v lua.LValue) []string {
 
 // recordSample hands the request's sample to the sink, labelled with the
 // iteration's scenario and stage and the scenario's and request's tags.
+// Only the iteration's first request carries its intended start: later
+// ones were not scheduled, they follow the first.
 func (m *module) recordSample(req *engine.ChatRequest, res *engine.Result) {
-	if m.cfg.Sink == nil {
+	if m.cfg.Sink == nil || m.it == nil {
 		return
 	}
 	s := engine.Sample{
-		Scenario:  m.it.Scenario,
-		Stage:     m.it.Stage,
-		Tags:      mergeTags(m.script.tags[m.it.Scenario], req.Tags),
-		Warmup:    m.it.Warmup,
-		Scheduled: m.it.Scheduled,
-		Result:    *res,
+		Scenario: m.it.Scenario,
+		Stage:    m.it.Stage,
+		Tags:     mergeTags(m.script.tags[m.it.Scenario], req.Tags),
+		Warmup:   m.it.Warmup,
+		Result:   *res,
+	}
+	if !m.scheduled {
+		s.Scheduled, m.scheduled = m.it.Scheduled, true
 	}
 	s.Text = ""
 	m.cfg.Sink.Sample(s)

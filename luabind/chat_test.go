@@ -202,3 +202,40 @@ func BenchmarkChatIteration(b *testing.B) {
 		}
 	}
 }
+
+func TestChatScheduledOnFirstSampleOnly(t *testing.T) {
+	v, _, sink := chatVU(t, engine.Result{Status: 200})
+	scheduled := time.Unix(1700000000, 0)
+	for range 2 {
+		it := engine.Iteration{Scenario: "s", Stage: "s", Exec: "two", VUID: 1, Scheduled: scheduled}
+		if err := v.RunIteration(testContext(t), it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	samples := sink.all()
+	if got, want := len(samples), 4; got != want {
+		t.Fatalf("%d samples, want %d", got, want)
+	}
+	for i, want := range []time.Time{scheduled, {}, scheduled, {}} {
+		if got := samples[i].Scheduled; !got.Equal(want) {
+			t.Errorf("sample %d: Scheduled = %v, want %v", i, got, want)
+		}
+	}
+}
+
+func TestChatInSetupIsNotRecorded(t *testing.T) {
+	path := writeScript(t, "s.lua", "local llm = require('llmload')\noptions = { vus = 1, duration = '1s' }\n"+
+		"function iteration(vu) end\nfunction setup() llm.chat { messages = { { role = 'user', content = 'x' } } } end\n")
+	client := &fakeClient{result: engine.Result{Status: 200}}
+	sink := &fakeSink{}
+	_, lc := lifecycleRunner(t, path, RunnerConfig{Client: client, Sink: sink})
+	if err := lc.Setup(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(client.requests()), 1; got != want {
+		t.Errorf("%d requests, want %d", got, want)
+	}
+	if got := len(sink.all()); got != 0 {
+		t.Errorf("%d samples recorded from setup, want 0", got)
+	}
+}

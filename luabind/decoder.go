@@ -55,7 +55,7 @@ func keyPath(path string, key lua.LValue) string {
 // are all in valid; unknown keys are reported with a suggestion. It returns
 // nil when v is not a table.
 func (d *decoder) record(path string, v lua.LValue, valid []string) map[string]lua.LValue {
-	tbl, ok := v.(*lua.LTable)
+	tbl, ok := plain(v).(*lua.LTable)
 	if !ok {
 		d.errorf(path, "expected table, got %s", v.Type())
 		return nil
@@ -75,7 +75,7 @@ func (d *decoder) record(path string, v lua.LValue, valid []string) map[string]l
 
 // list returns the items of a Lua sequence, reporting any other key.
 func (d *decoder) list(path string, v lua.LValue) []lua.LValue {
-	tbl, ok := v.(*lua.LTable)
+	tbl, ok := plain(v).(*lua.LTable)
 	if !ok {
 		d.errorf(path, "expected a list (table), got %s", v.Type())
 		return nil
@@ -129,6 +129,36 @@ func (d *decoder) count(path string, v lua.LValue, lowest int64) int {
 	return int(n)
 }
 
+// number reads a finite number of at least lowest; fractions are fine,
+// as rates need them.
+func (d *decoder) number(path string, v lua.LValue, lowest float64) float64 {
+	n, ok := v.(lua.LNumber)
+	if !ok {
+		d.errorf(path, "expected number, got %s", v.Type())
+		return 0
+	}
+	f := float64(n)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		d.errorf(path, "must be a finite number, got %v", n)
+	case f < lowest:
+		d.errorf(path, "must be ≥ %v, got %v", lowest, n)
+	default:
+		return f
+	}
+	return 0
+}
+
+// positiveNumber is a finite number that must be > 0.
+func (d *decoder) positiveNumber(path string, v lua.LValue) float64 {
+	n, ok := v.(lua.LNumber)
+	if ok && !(n > 0) {
+		d.errorf(path, "must be > 0, got %v", n)
+		return 0
+	}
+	return d.number(path, v, 0)
+}
+
 // duration reads a Go duration string such as "1m30s"; numbers are
 // rejected because "seconds or minutes?" is exactly the mistake the string
 // form prevents.
@@ -165,7 +195,7 @@ func (d *decoder) positiveDuration(path string, v lua.LValue) time.Duration {
 // stringMap reads a table of string (or number) values keyed by strings,
 // such as tags.
 func (d *decoder) stringMap(path string, v lua.LValue) map[string]string {
-	tbl, ok := v.(*lua.LTable)
+	tbl, ok := plain(v).(*lua.LTable)
 	if !ok {
 		d.errorf(path, "expected table, got %s", v.Type())
 		return nil

@@ -33,10 +33,11 @@ func (c *fakeClient) requests() []*engine.ChatRequest {
 	return append([]*engine.ChatRequest(nil), c.reqs...)
 }
 
-// fakeSink records samples.
+// fakeSink records samples and metric samples.
 type fakeSink struct {
 	mu      sync.Mutex
 	samples []engine.Sample
+	metrics []engine.MetricSample
 }
 
 func (s *fakeSink) Sample(smp engine.Sample) {
@@ -45,14 +46,46 @@ func (s *fakeSink) Sample(smp engine.Sample) {
 	s.samples = append(s.samples, smp)
 }
 
-func (s *fakeSink) IterationError(engine.IterationError) {}
-func (s *fakeSink) StageStarted(engine.StageMark)        {}
-func (s *fakeSink) StageEnded(engine.StageMark)          {}
+func (s *fakeSink) Metric(m engine.MetricSample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.metrics = append(s.metrics, m)
+}
+
+func (s *fakeSink) IterationError(engine.IterationError)  {}
+func (s *fakeSink) StageStarted(engine.StageMark)         {}
+func (s *fakeSink) StageEnded(engine.StageMark)           {}
+func (s *fakeSink) IterationStarted(engine.IterationMark) {}
+func (s *fakeSink) Dropped(engine.DropMark)               {}
 
 func (s *fakeSink) all() []engine.Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]engine.Sample(nil), s.samples...)
+}
+
+func (s *fakeSink) allMetrics() []engine.MetricSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]engine.MetricSample(nil), s.metrics...)
+}
+
+// checkCounts tallies "checks" samples per check name: passes, fails.
+func (s *fakeSink) checkCounts() map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, m := range s.allMetrics() {
+		if m.Name != "checks" {
+			continue
+		}
+		c := out[m.Tags["check"]]
+		if m.Value == 1 {
+			c[0]++
+		} else {
+			c[1]++
+		}
+		out[m.Tags["check"]] = c
+	}
+	return out
 }
 
 // testTimeout bounds every blocking call in the tests.

@@ -22,7 +22,7 @@ type jsonWalker struct {
 
 // jsonObject converts a Lua table with string keys into a JSON object.
 func (d *decoder) jsonObject(path string, v lua.LValue) map[string]any {
-	tbl, ok := v.(*lua.LTable)
+	tbl, ok := plain(v).(*lua.LTable)
 	if !ok {
 		d.errorf(path, "expected table, got %s", v.Type())
 		return nil
@@ -55,7 +55,7 @@ func (w *jsonWalker) value(path string, v lua.LValue, depth int) any {
 	case lua.LNumber:
 		return w.number(path, float64(x))
 	case *lua.LTable:
-		return w.table(path, x, depth+1)
+		return w.table(path, plainTable(x), depth+1)
 	}
 	w.d.errorf(path, "a %s cannot be sent as JSON", v.Type())
 	return nil

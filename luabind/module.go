@@ -16,45 +16,74 @@ import (
 // ModuleName is what scripts require to get the llmload API.
 const ModuleName = "llmload"
 
+// phase is what a module's LState is running, which decides what the API
+// may do: declare metrics only at init, record only in iterations.
+type phase int
+
+const (
+	phaseInit      phase = iota // the script's top level
+	phaseIdle                   // between iterations
+	phaseLifecycle              // setup() or teardown()
+	phaseIteration              // an exec function
+)
+
 // module is one VU's instance of require("llmload"): the API functions
 // close over it, so they see this VU's random source, context and current
 // iteration. Used only by the VU's goroutine.
 type module struct {
-	script   *Script
-	cfg      *RunnerConfig // nil while Compile reads the options
-	vuID     int
-	src      *rand.PCG
-	rng      *rand.Rand
-	ctx      context.Context
-	it       *engine.Iteration // nil outside an iteration (at init)
-	poolMeta *lua.LTable
+	script     *Script
+	cfg        *RunnerConfig // nil while Compile reads the options
+	vuID       int
+	src        *rand.PCG
+	rng        *rand.Rand
+	ctx        context.Context
+	phase      phase
+	it         *engine.Iteration // nil outside an iteration
+	iterStart  time.Time         // when the current iteration began
+	scheduled  bool              // Scheduled went out on a sample of this iteration
+	poolMeta   *lua.LTable
+	metrics    map[string]string // custom metrics declared at init: name → kind
+	metricMeta *lua.LTable
+	views      *readOnlyViews
 }
 
 // newModule seeds the VU's random source from the run seed and the VU id,
 // so every VU draws a different, reproducible sequence.
 func newModule(s *Script, cfg *RunnerConfig, vuID int, seed int64) *module {
 	src := rand.NewPCG(uint64(seed), uint64(vuID))
-	return &module{script: s, cfg: cfg, vuID: vuID, src: src, rng: rand.New(src), ctx: context.Background()}
+	return &module{script: s, cfg: cfg, vuID: vuID, src: src, rng: rand.New(src), ctx: context.Background(),
+		metrics: map[string]string{}}
 }
 
 // newState returns the VU's sandbox with require("llmload") available.
 func (m *module) newState() *lua.LState {
 	L := newSandbox(m.src, uint64(m.vuID))
+	m.views = guardReadOnly(L)
 	L.PreloadModule(ModuleName, m.loader)
 	return L
 }
 
-func (m *module) begin(ctx context.Context, it *engine.Iteration) { m.ctx, m.it = ctx, it }
+func (m *module) begin(ctx context.Context, it *engine.Iteration) {
+	m.ctx, m.it, m.phase = ctx, it, phaseIteration
+	m.iterStart, m.scheduled = time.Now(), false
+}
 
-func (m *module) end() { m.ctx, m.it = context.Background(), nil }
+func (m *module) end() { m.ctx, m.it, m.phase = context.Background(), nil, phaseIdle }
 
 // loader builds the module table, gopher-lua-libs style.
 func (m *module) loader(L *lua.LState) int {
 	mod := L.SetFuncs(L.CreateTable(0, 10), m.api())
-	think := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
+	think := L.SetFuncs(L.CreateTable(0, 5), map[string]lua.LGFunction{
 		"constant": m.thinkConstant, "between": m.thinkBetween, "exponential": m.thinkExponential,
+		"normal": m.thinkNormal, "constant_pacing": m.thinkConstantPacing,
 	})
 	mod.RawSetString("think", think)
+	metric := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
+		"trend":   m.declareMetric(engine.MetricTrend),
+		"counter": m.declareMetric(engine.MetricCounter),
+		"rate":    m.declareMetric(engine.MetricRate),
+	})
+	mod.RawSetString("metric", metric)
 	L.Push(mod)
 	return 1
 }
@@ -72,10 +101,19 @@ func (m *module) api() map[string]lua.LGFunction {
 	}
 }
 
-// env implements llm.env(name [, default]) -> string: the environment
-// variable, else default (nil when there is none).
+// env implements llm.env(name [, default]) -> string: inside an iteration
+// the current scenario's env value, else the environment variable, else
+// default (nil when there is none). At init and in setup/teardown no
+// scenario is current, so only the process environment is seen.
 func (m *module) env(L *lua.LState) int {
-	if v, ok := m.script.env(L.CheckString(1)); ok {
+	name := L.CheckString(1)
+	if m.it != nil {
+		if v, ok := m.script.envs[m.it.Scenario][name]; ok {
+			L.Push(lua.LString(v))
+			return 1
+		}
+	}
+	if v, ok := m.script.env(name); ok {
 		L.Push(lua.LString(v))
 		return 1
 	}
@@ -137,7 +175,7 @@ func (m *module) randInt(L *lua.LState) int {
 // with probability proportional to its weight. Keys are visited in sorted
 // order so a seeded run draws the same keys.
 func (m *module) weighted(L *lua.LState) int {
-	tbl := L.CheckTable(1)
+	tbl := plainTable(L.CheckTable(1))
 	keys := make([]string, 0, 4)
 	weights := map[string]float64{}
 	total := 0.0
@@ -219,15 +257,17 @@ func checkDuration(L *lua.LState, n int) time.Duration {
 
 // check implements llm.check(res, { name = bool_or_function, ... }) ->
 // all_passed. A function is called with res and its result's truthiness
-// counts; one that raises an error fails. Failing checks never raise.
+// counts; one that raises an error fails. Failing checks never raise. In
+// an iteration each check sends a "checks" rate sample (1 pass, 0 fail)
+// tagged check = name; at init and in setup/teardown nothing is recorded.
 func (m *module) check(L *lua.LState) int {
 	res := L.Get(1)
-	checks := L.CheckTable(2)
+	checks := plainTable(L.CheckTable(2))
 	all := true
 	for _, k := range sortedKeys(checks) {
 		ok := m.evalCheck(L, checks.RawGet(k), res)
-		if m.counting() {
-			m.script.recordCheck(k.String(), ok)
+		if m.recording() {
+			m.recordCheck(k.String(), ok)
 		}
 		all = all && ok
 	}
@@ -248,8 +288,25 @@ func (m *module) evalCheck(L *lua.LState, v, res lua.LValue) bool {
 	return ok
 }
 
-// counting tells whether checks count now: only in measured iterations
-// that were not cut short, like every other statistic.
-func (m *module) counting() bool {
-	return m.it != nil && !m.it.Warmup && m.ctx.Err() == nil
+func (m *module) recordCheck(name string, ok bool) {
+	value := 0.0
+	if ok {
+		value = 1
+	}
+	m.cfg.Sink.Metric(engine.MetricSample{
+		Name: checksMetric, Kind: engine.MetricRate, Value: value,
+		Scenario: m.it.Scenario, Stage: m.it.Stage, Warmup: m.it.Warmup,
+		Tags: mergeTags(m.script.tags[m.it.Scenario], map[string]string{"check": name}),
+	})
+}
+
+// checksMetric is the built-in rate llm.check feeds.
+const checksMetric = "checks"
+
+// recording tells whether checks and custom metrics are recorded now: only
+// in iterations not cut short (a check of a canceled request judges the
+// cut, not the server) and when there is a sink. Warmup iterations are
+// recorded, flagged, for the metrics package to set apart.
+func (m *module) recording() bool {
+	return m.phase == phaseIteration && m.ctx.Err() == nil && m.cfg != nil && m.cfg.Sink != nil
 }

@@ -2,6 +2,7 @@ package luabind
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +230,9 @@ func TestSleepInterrupted(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	s, v := moduleVU(t, Options{}, 1)
+	s := mustCompile(t, "testdata/module.lua", Options{})
+	sink := &fakeSink{}
+	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
 	mustRun(t, v, "checks")
 	if got, want := out(t, v, "all"), lua.LFalse; got != want {
 		t.Errorf("llm.check with failures = %v, want %v", got, want)
@@ -237,21 +240,109 @@ func TestCheck(t *testing.T) {
 	if got, want := out(t, v, "passing"), lua.LTrue; got != want {
 		t.Errorf("llm.check with all passing = %v, want %v", got, want)
 	}
-	// A warmup iteration counts nothing.
-	err := v.RunIteration(testContext(t), engine.Iteration{Exec: "checks", VUID: 1, Warmup: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string][2]int64{"is 200": {2, 0}, "fn ok": {1, 0}, "fn fails": {0, 1},
 		"fn errors": {0, 1}, "truthy": {1, 0}}
-	got := s.Checks()
+	got := sink.checkCounts()
 	if len(got) != len(want) {
-		t.Errorf("Checks() = %v, want %v", got, want)
+		t.Errorf("checks = %v, want %v", got, want)
 	}
 	for name, w := range want {
 		if got[name] != w {
-			t.Errorf("Checks()[%q] = %v, want %v (passes, fails)", name, got[name], w)
+			t.Errorf("checks[%q] = %v, want %v (passes, fails)", name, got[name], w)
 		}
 	}
 	wantErrors(t, v, map[string]string{"check_not_table": "bad argument #2 to check (table expected, got boolean)"})
+}
+
+func TestCheckSamples(t *testing.T) {
+	path := writeScript(t, "c.lua", `local llm = require("llmload")
+options = { scenarios = { s = { executor = "constant-vus", exec = "chat", vus = 1, duration = "1s",
+                                tags = { suite = "x", check = "scenario" } } } }
+llm.check({}, { ["at init"] = true })
+function chat(vu) llm.check({ status = 500 }, { ["is 200"] = function(r) return r.status == 200 end }) end
+`)
+	s := mustCompile(t, path, Options{})
+	sink := &fakeSink{}
+	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
+	for _, warmup := range []bool{false, true} {
+		it := engine.Iteration{Scenario: "s", Stage: "st", Exec: "chat", VUID: 1, Warmup: warmup}
+		if err := v.RunIteration(testContext(t), it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := sink.allMetrics()
+	want := []engine.MetricSample{
+		{Name: "checks", Kind: engine.MetricRate, Value: 0, Scenario: "s", Stage: "st",
+			Tags: map[string]string{"suite": "x", "check": "is 200"}},
+		{Name: "checks", Kind: engine.MetricRate, Value: 0, Scenario: "s", Stage: "st", Warmup: true,
+			Tags: map[string]string{"suite": "x", "check": "is 200"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("metric samples =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestCheckNotRecordedWhenInterrupted(t *testing.T) {
+	path := writeScript(t, "c.lua", `local llm = require("llmload")
+options = { vus = 1, duration = "1s" }
+function iteration(vu)
+  llm.sleep("1h")
+  llm.check({}, { late = true })
+end
+`)
+	s := mustCompile(t, path, Options{})
+	sink := &fakeSink{}
+	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := v.RunIteration(ctx, engine.Iteration{Scenario: "default", Exec: "iteration", VUID: 1}); err == nil {
+		t.Fatal("interrupted iteration returned no error")
+	}
+	if got := sink.allMetrics(); len(got) != 0 {
+		t.Errorf("an interrupted iteration recorded %v", got)
+	}
+}
+
+func TestScenarioEnv(t *testing.T) {
+	env := func(name string) (string, bool) {
+		switch name {
+		case "MODEL", "ONLY_PROCESS":
+			return "process-" + name, true
+		}
+		return "", false
+	}
+	path := writeScript(t, "e.lua", `local llm = require("llmload")
+at_init = llm.env("MODEL")
+options = { scenarios = {
+  a = { executor = "constant-vus", exec = "read", vus = 1, duration = "1s", env = { MODEL = "a-model", EXTRA = "x" } },
+  b = { executor = "constant-vus", exec = "read", vus = 1, duration = "1s" },
+} }
+function read(vu)
+  out = { model = llm.env("MODEL"), extra = llm.env("EXTRA", "none"), process = llm.env("ONLY_PROCESS") }
+end
+`)
+	s := mustCompile(t, path, Options{Env: env})
+	v := newVU(t, s, RunnerConfig{}, 1)
+	if got, want := v.L.GetGlobal("at_init"), lua.LString("process-MODEL"); got != want {
+		t.Errorf("llm.env at init = %v, want %v (the process environment only)", got, want)
+	}
+	tests := []struct {
+		scenario string
+		want     map[string]lua.LValue
+	}{
+		{"a", map[string]lua.LValue{"model": lua.LString("a-model"), "extra": lua.LString("x"),
+			"process": lua.LString("process-ONLY_PROCESS")}},
+		{"b", map[string]lua.LValue{"model": lua.LString("process-MODEL"), "extra": lua.LString("none"),
+			"process": lua.LString("process-ONLY_PROCESS")}},
+	}
+	for _, tt := range tests {
+		if err := v.RunIteration(testContext(t), engine.Iteration{Scenario: tt.scenario, Exec: "read", VUID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for k, w := range tt.want {
+			if got := out(t, v, k); got != w {
+				t.Errorf("scenario %s: llm.env → out.%s = %v, want %v", tt.scenario, k, got, w)
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -34,7 +35,6 @@ func TestOptionsErrors(t *testing.T) {
 		{"warmup typo", `{ warmup = { request = 1 }, vus = 1, duration = "1s" }`, "options.warmup.request: unknown key (did you mean requests?)"},
 		{"scenario typo", `{ scenarios = { s = { executor = "constant-vus", exce = "chat", vus = 1, duration = "1s" } } }`,
 			"options.scenarios.s.exce: unknown key (did you mean exec?)"},
-		{"thresholds", `{ vus = 1, duration = "1s", thresholds = {} }`, "options.thresholds: not supported yet"},
 		{"dirty", `{ vus = 1, duration = "1s", dirty = {} }`, "options.dirty: not supported yet"},
 		{"slo", `{ vus = 1, duration = "1s", slo = {} }`, "options.slo: not supported yet"},
 		{"options absent", `nil`, "options: not defined"},
@@ -64,8 +64,8 @@ func TestOptionsErrors(t *testing.T) {
 		{"no stages", stages(``), "options.scenarios.s.stages: needs at least one stage"},
 		{"stages not a list", stages(`x = { target = 1, duration = "1m" }`), "options.scenarios.s.stages.x: unexpected key in a list"},
 		{"stage not a table", stages(`"c1"`), "options.scenarios.s.stages[1]: expected table, got string"},
-		{"unknown executor", `{ scenarios = { s = { executor = "shared-iterations", exec = "chat" } } }`,
-			`options.scenarios.s.executor: unknown executor "shared-iterations" (valid: constant-vus, ramping-vus)`},
+		{"unknown executor", `{ scenarios = { s = { executor = "shared-iteration", exec = "chat" } } }`,
+			`options.scenarios.s.executor: unknown executor "shared-iteration" (valid: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, shared-iterations, per-vu-iterations)`},
 		{"missing executor", `{ scenarios = { s = { exec = "chat", vus = 1, duration = "1s" } } }`, "options.scenarios.s.executor: required"},
 		{"missing exec", `{ scenarios = { s = { executor = "constant-vus", vus = 1, duration = "1s" } } }`, "options.scenarios.s.exec: required"},
 		{"exec undefined", `{ scenarios = { s = { executor = "constant-vus", exec = "chta", vus = 1, duration = "1s" } } }`,
@@ -117,12 +117,12 @@ func TestOptionsShorthandWithoutIteration(t *testing.T) {
 }
 
 func TestOptionsReportsEveryError(t *testing.T) {
-	path := writeScript(t, "x.lua", script(`{ vus = 0, duration = "soon", thresholds = {} }`))
+	path := writeScript(t, "x.lua", script(`{ vus = 0, duration = "soon", dirty = {} }`))
 	_, err := Compile(path, Options{})
 	if err == nil {
 		t.Fatal("Compile succeeded")
 	}
-	for _, want := range []string{"options.vus:", "options.duration:", "options.thresholds:"} {
+	for _, want := range []string{"options.vus:", "options.duration:", "options.dirty:"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %q, want it to mention %s", err, want)
 		}
@@ -176,27 +176,35 @@ func TestOptionsShorthand(t *testing.T) {
 	}
 }
 
-// TestPlanGolden checks the whole plan of testdata/basic.lua; run with
-// -update to rewrite testdata/basic.plan.golden after a deliberate change.
+// TestPlanGolden checks the whole plan of testdata/basic.lua and of
+// testdata/open.lua, which uses every executor, thresholds and custom
+// metrics; run with -update to rewrite the golden files after a
+// deliberate change.
 func TestPlanGolden(t *testing.T) {
-	s := mustCompile(t, "testdata/basic.lua", Options{})
-	got, err := json.MarshalIndent(s.Plan(), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	const golden = "testdata/basic.plan.golden"
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("plan =\n%s\nwant\n%s", got, want)
+	for _, name := range []string{"basic", "open"} {
+		t.Run(name, func(t *testing.T) {
+			s := mustCompile(t, "testdata/"+name+".lua", Options{})
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false) // keep "< 1s" readable
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(s.Plan()); err != nil {
+				t.Fatal(err)
+			}
+			golden := "testdata/" + name + ".plan.golden"
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got := buf.String(); got != string(want) {
+				t.Errorf("plan =\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }
 

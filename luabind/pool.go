@@ -15,7 +15,7 @@ type pool struct {
 // (offset by the VU id), so VUs that start together do not all send the
 // first prompt, which would flatter a server's prefix cache.
 func (m *module) pool(L *lua.LState) int {
-	tbl := L.CheckTable(1)
+	tbl := plainTable(L.CheckTable(1))
 	n := tbl.Len()
 	if n == 0 {
 		L.ArgError(1, "llm.pool needs at least one string")

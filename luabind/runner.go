@@ -14,20 +14,24 @@ import (
 type RunnerConfig struct {
 	// Client sends llm.chat requests.
 	Client engine.Client
-	// Sink receives a sample per llm.chat; nil drops them.
+	// Sink receives a sample per llm.chat, a "checks" metric sample per
+	// llm.check entry and the custom metrics' values; nil drops them.
 	Sink engine.Sink
 	// Model is used when a llm.chat table names none.
 	Model string
 }
 
 // runner makes VUs of one script; safe for concurrent use because each VU
-// gets its own LState and only reads the shared, compiled chunk.
+// gets its own LState and only reads the shared, compiled chunk and the
+// setup data.
 type runner struct {
 	script *Script
 	cfg    RunnerConfig
+	life   lifecycle
 }
 
-// NewRunner returns a Runner whose VUs run this script.
+// NewRunner returns a Runner whose VUs run this script. It also implements
+// engine.Lifecycle, for the script's setup() and teardown().
 func (s *Script) NewRunner(cfg RunnerConfig) engine.Runner {
 	return &runner{script: s, cfg: cfg}
 }
@@ -41,7 +45,7 @@ func (r *runner) NewVU(ctx context.Context, id int) (engine.VU, error) {
 		L.Close()
 		return nil, err
 	}
-	return &vu{script: r.script, L: L, m: m}, nil
+	return &vu{script: r.script, L: L, m: m, life: &r.life}, nil
 }
 
 // runInit runs the compiled chunk in L: the script's top level.
@@ -50,8 +54,8 @@ func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
 		L.SetContext(ctx)
 		defer L.RemoveContext()
 	}
-	m.ctx = ctx
-	defer func() { m.ctx = context.Background() }()
+	m.ctx, m.phase = ctx, phaseInit
+	defer func() { m.ctx, m.phase = context.Background(), phaseIdle }()
 	L.Push(L.NewFunctionFromProto(s.proto))
 	err := L.PCall(0, 0, nil)
 	if ctx.Err() != nil {

@@ -1,10 +1,14 @@
 // Package luabind runs llmload scenarios written in Lua. Compile reads,
-// parses and compiles a scenario once and validates its options table into
-// an engine.Plan; the Runner it makes gives every VU its own sandboxed
-// LState that runs the shared compiled chunk and exposes require("llmload").
+// parses and compiles a scenario once and validates its options table
+// (scenarios of every executor, thresholds) and its custom metrics into an
+// engine.Plan; the Runner it makes gives every VU its own sandboxed LState
+// that runs the shared compiled chunk and exposes require("llmload"). The
+// Runner is also an engine.Lifecycle: the script's setup() runs once in an
+// LState of its own and its result reaches every iteration read-only.
 //
-// The plan lists scenarios sorted by name, because Lua tables have no
-// order; within a scenario, stages keep the order the script gives.
+// The plan lists scenarios and thresholds sorted by name, because Lua
+// tables have no order; within a scenario, stages keep the order the
+// script gives.
 package luabind
 
 import (
@@ -15,12 +19,11 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/llmload/llmload/engine"
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -42,18 +45,20 @@ type Options struct {
 const DefaultInitTimeout = 30 * time.Second
 
 // Script is a compiled, validated scenario. It is immutable after Compile
-// except for its check counters, and safe for concurrent use.
+// and safe for concurrent use.
 type Script struct {
-	path   string
-	proto  *lua.FunctionProto
-	params map[string]string
-	env    func(string) (string, bool)
-	plan   engine.Plan
-	tags   map[string]map[string]string // scenario name → its tags
-	checks sync.Map                     // check name → *checkCount
+	path    string
+	proto   *lua.FunctionProto
+	params  map[string]string
+	env     func(string) (string, bool)
+	plan    engine.Plan
+	tags    map[string]map[string]string // scenario name → its tags
+	envs    map[string]map[string]string // scenario name → its env
+	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
+	// hasSetup and hasTeardown tell whether the script defines the
+	// lifecycle functions, so a Runner skips the extra LState otherwise.
+	hasSetup, hasTeardown bool
 }
-
-type checkCount struct{ pass, fail atomic.Int64 }
 
 // Compile reads the scenario at path, compiles it once, runs its top level
 // in a throwaway sandbox to read the options table, and validates them
@@ -80,11 +85,20 @@ func Compile(path string, opts Options) (*Script, error) {
 
 // compileChunk parses and compiles src; the chunk is named after path, so
 // every later error message carries the file name as the user gave it.
+// Duplicate scenario and threshold names are caught here, in the source,
+// because the table constructor keeps only the last of them.
 func compileChunk(path string, src []byte) (*lua.FunctionProto, error) {
 	chunk, err := parse.Parse(bytes.NewReader(src), path)
 	if err != nil {
 		return nil, syntaxError(path, src, err)
 	}
+	if err := duplicateKeys(path, chunk); err != nil {
+		return nil, err
+	}
+	return compileAST(path, chunk)
+}
+
+func compileAST(path string, chunk []ast.Stmt) (*lua.FunctionProto, error) {
 	proto, err := lua.Compile(chunk, path)
 	if err != nil {
 		var ce *lua.CompileError
@@ -110,7 +124,7 @@ func syntaxError(path string, src []byte, err error) error {
 }
 
 // loadPlan runs the script's init in a throwaway sandbox and validates the
-// options it left behind.
+// options it left behind, with the metrics and functions it declared.
 func (s *Script) loadPlan(seed int64, timeout time.Duration) error {
 	m := newModule(s, nil, 0, seed)
 	L := m.newState()
@@ -125,18 +139,47 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) error {
 	}
 	d := &decoder{}
 	opts := d.decodeOptions(L.GetGlobal("options"))
-	d.checkExecs(opts.plan.Scenarios, opts.shorthand, globalFunctions(L))
+	funcs := globalFunctions(L)
+	d.checkExecs(opts.plan.Scenarios, opts.shorthand, funcs)
+	d.checkLifecycle(L)
+	opts.plan.Metrics = m.declaredMetrics()
+	d.checkThresholds(opts.plan)
 	if err := d.err(s.path); err != nil {
 		return err
 	}
+	s.setPlan(opts, seed, funcs)
+	return nil
+}
+
+// setPlan keeps a validated plan and the lookups VUs need from it.
+func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	s.plan = opts.plan
 	s.plan.Script = s.path
 	s.plan.Seed = chooseSeed(seed, opts)
 	s.tags = make(map[string]map[string]string, len(s.plan.Scenarios))
+	s.envs = make(map[string]map[string]string, len(s.plan.Scenarios))
 	for _, sc := range s.plan.Scenarios {
 		s.tags[sc.Name] = sc.Tags
+		s.envs[sc.Name] = sc.Env
 	}
-	return nil
+	s.metrics = make(map[string]string, len(s.plan.Metrics))
+	for _, md := range s.plan.Metrics {
+		s.metrics[md.Name] = md.Kind
+	}
+	s.hasSetup = contains(funcs, "setup")
+	s.hasTeardown = contains(funcs, "teardown")
+}
+
+// checkLifecycle reports a global setup or teardown that is not a
+// function: the run would otherwise silently skip it.
+func (d *decoder) checkLifecycle(L *lua.LState) {
+	for _, name := range []string{"setup", "teardown"} {
+		switch v := L.GetGlobal(name).(type) {
+		case *lua.LNilType, *lua.LFunction:
+		default:
+			d.errorf(name, "is a %s; define it as a function, or use another name", v.Type())
+		}
+	}
 }
 
 // chooseSeed prefers the caller's seed, then the script's. A derived seed
@@ -174,41 +217,28 @@ func (s *Script) Plan() engine.Plan {
 	p.Scenarios = make([]engine.Scenario, len(s.plan.Scenarios))
 	for i, sc := range s.plan.Scenarios {
 		sc.Stages = append([]engine.Stage(nil), sc.Stages...)
-		if sc.Tags != nil {
-			tags := make(map[string]string, len(sc.Tags))
-			for k, v := range sc.Tags {
-				tags[k] = v
-			}
-			sc.Tags = tags
-		}
+		sc.Tags = copyMap(sc.Tags)
+		sc.Env = copyMap(sc.Env)
 		p.Scenarios[i] = sc
 	}
+	p.Thresholds = nil
+	for _, t := range s.plan.Thresholds {
+		t.Conditions = append([]string(nil), t.Conditions...)
+		p.Thresholds = append(p.Thresholds, t)
+	}
+	p.Metrics = append([]engine.MetricDef(nil), s.plan.Metrics...)
 	return p
 }
 
-// Checks returns, per llm.check name, how many times it passed and failed
-// (in that order) in measured iterations so far; checks made at init or in
-// warmup iterations are not counted. Safe to call while VUs run.
-func (s *Script) Checks() map[string][2]int64 {
-	out := map[string][2]int64{}
-	s.checks.Range(func(k, v any) bool {
-		c := v.(*checkCount)
-		out[k.(string)] = [2]int64{c.pass.Load(), c.fail.Load()}
-		return true
-	})
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
 	return out
-}
-
-func (s *Script) recordCheck(name string, ok bool) {
-	v, found := s.checks.Load(name)
-	if !found {
-		v, _ = s.checks.LoadOrStore(name, &checkCount{})
-	}
-	if c := v.(*checkCount); ok {
-		c.pass.Add(1)
-	} else {
-		c.fail.Add(1)
-	}
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

@@ -54,3 +54,40 @@ func (m *module) pushThink(L *lua.LState, draw func() time.Duration) int {
 	}))
 	return 1
 }
+
+// thinkNormal implements llm.think.normal(mean, stddev) -> function that
+// sleeps a normally distributed duration, clamped at 0 because a negative
+// draw cannot be slept.
+func (m *module) thinkNormal(L *lua.LState) int {
+	mean, stddev := checkDuration(L, 1), checkDuration(L, 2)
+	return m.pushThink(L, func() time.Duration {
+		return normalDraw(m.rng.NormFloat64(), mean, stddev)
+	})
+}
+
+// normalDraw scales a standard normal draw z to mean and stddev, clamped
+// to [0, maxThink].
+func normalDraw(z float64, mean, stddev time.Duration) time.Duration {
+	d := float64(mean) + z*float64(stddev)
+	return time.Duration(math.Min(math.Max(d, 0), maxThink))
+}
+
+// thinkConstantPacing implements llm.think.constant_pacing(d) -> function
+// that sleeps until d after the start of the current iteration, so
+// iterations start every d however long their requests took (no sleep
+// when the iteration already took longer). Calling it outside an
+// iteration is an error: there is no start to pace from.
+func (m *module) thinkConstantPacing(L *lua.LState) int {
+	d := checkDuration(L, 1)
+	if d <= 0 {
+		L.ArgError(1, "pace must be > 0")
+	}
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		if m.phase != phaseIteration {
+			L.RaiseError("llm.think.constant_pacing: the pacer can only be called inside an iteration")
+		}
+		m.pause(time.Until(m.iterStart.Add(d)))
+		return 0
+	}))
+	return 1
+}

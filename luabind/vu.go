@@ -13,10 +13,16 @@ type vu struct {
 	script *Script
 	L      *lua.LState
 	m      *module
+	life   *lifecycle
 	closed bool
+	// dataFrom is the setup result data was built from; data is rebuilt
+	// only when setup produced a new one.
+	dataFrom *setupData
+	data     lua.LValue
 }
 
-// RunIteration calls the global function it.Exec with a vu table. A Lua
+// RunIteration calls the global function it.Exec with a vu table and
+// setup's data (nil without setup), read-only. A Lua
 // error comes back as "file:line: message"; once ctx is done it returns an
 // error wrapping ctx.Err() instead, even from inside an endless loop.
 func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
@@ -34,7 +40,7 @@ func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
 	defer v.m.end()
 	v.L.SetContext(ctx)
 	defer v.L.RemoveContext()
-	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it))
+	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it), v.setupData())
 	if ctx.Err() != nil {
 		return interrupted(ctx, "iteration")
 	}
@@ -54,6 +60,18 @@ func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
 	t.RawSetString("scenario", lua.LString(it.Scenario))
 	t.RawSetString("stage", lua.LString(it.Stage))
 	return t
+}
+
+// setupData is the VU's read-only view of setup's data, built once.
+func (v *vu) setupData() lua.LValue {
+	d := v.life.data.Load()
+	if d == nil {
+		return lua.LNil
+	}
+	if d != v.dataFrom {
+		v.dataFrom, v.data = d, v.m.views.value(v.L, d.value)
+	}
+	return v.data
 }
 
 // Close releases the LState; later calls do nothing.

@@ -244,7 +244,7 @@ func TestConcurrentVUs(t *testing.T) {
 	if got, want := len(sink.all()), vus*iterations; got != want {
 		t.Errorf("%d samples, want %d", got, want)
 	}
-	if got, want := s.Checks()["status 200"], [2]int64{vus * iterations, 0}; got != want {
+	if got, want := sink.checkCounts()["status 200"], [2]int64{vus * iterations, 0}; got != want {
 		t.Errorf("checks = %v, want %v", got, want)
 	}
 }

@@ -15,6 +15,8 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitThreshold: the run finished but a threshold failed.
+	exitThreshold = 99
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +36,7 @@ const topUsage = `llmload — load generator for LLM inference services
 
 Usage:
   llmload run [flags] SCENARIO.lua   run a scenario (built-in simulator when no target is set)
+  llmload check [flags] SCENARIO.lua validate a scenario and print its plan; sends nothing
   llmload mock [flags]               serve the built-in simulator
   llmload version                    print the version
 
@@ -54,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		err = runCmd(args[1:], stdout, stderr)
+	case "check":
+		err = checkCmd(args[1:], stdout, stderr)
 	case "mock":
 		err = mockCmd(args[1:], stdout, stderr)
 	case "version", "--version":
@@ -68,12 +73,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
+	var te *thresholdError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "llmload: %v\n\n%s", err, topUsageShort)
 		return exitUsage
+	case errors.As(err, &te):
+		fmt.Fprintf(stderr, "llmload: %v\n", err)
+		return exitThreshold
 	default:
 		fmt.Fprintf(stderr, "llmload: %v\n", err)
 		return exitError
@@ -93,3 +102,8 @@ func versionCmd(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "llmload %s\n", version)
 	return nil
 }
+
+// thresholdError means the run completed but a gate failed: exit code 99.
+type thresholdError struct{ msg string }
+
+func (e *thresholdError) Error() string { return e.msg }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
 )
@@ -107,11 +108,26 @@ func (p *progress) where() string {
 		if s.Done {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s stage %s (%d/%d) %s/%s, %d VUs", s.Name, s.Stage,
-			s.StageIndex+1, s.Stages, s.Elapsed.Round(time.Second), s.Total.Round(time.Second), s.ActiveVUs))
+		parts = append(parts, scenarioProgress(s))
 	}
 	if len(parts) == 0 {
 		return "finishing in-flight requests"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// scenarioProgress is one scenario's part of the progress line.
+func scenarioProgress(s executor.ScenarioStatus) string {
+	if s.StartsIn > 0 {
+		return fmt.Sprintf("%s starts in %s", s.Name, s.StartsIn.Round(time.Second))
+	}
+	at := fmt.Sprintf("%s stage %s (%d/%d) %s/%s", s.Name, s.Stage, s.StageIndex+1, s.Stages,
+		s.Elapsed.Round(time.Second), s.Total.Round(time.Second))
+	switch {
+	case engine.OpenModel(s.Executor):
+		return fmt.Sprintf("%s, %.1f/s target, %d of %d VUs busy, %d dropped", at, s.Rate, s.BusyVUs, s.AllocatedVUs, s.Dropped)
+	case s.IterationsTotal > 0:
+		return fmt.Sprintf("%s, %d VUs, %d/%d iterations", at, s.ActiveVUs, s.IterationsDone, s.IterationsTotal)
+	}
+	return fmt.Sprintf("%s, %d VUs", at, s.ActiveVUs)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/llmload/llmload/engine/openai"
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/sim"
+	"github.com/llmload/llmload/engine/threshold"
 	"github.com/llmload/llmload/luabind"
 )
 
@@ -106,6 +107,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	plan.Seed = seed
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
+	set, err := parseThresholds(plan)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -114,7 +119,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
-	r := &runner{path: path, plan: plan, script: script, say: say, quiet: f.quiet, stderr: stderr}
+	r := &runner{path: path, plan: plan, script: script, thresholds: set, say: say, quiet: f.quiet, stderr: stderr}
 	return r.run(ctx, stdout, f.out)
 }
 
@@ -137,12 +142,13 @@ func resolveTarget(t engine.Target, f *runFlags, env func(string) (string, bool)
 
 // runner holds one 'llmload run' from target setup to the written result.
 type runner struct {
-	path   string
-	plan   engine.Plan
-	script *luabind.Script
-	say    func(format string, a ...any)
-	quiet  bool
-	stderr io.Writer
+	path       string
+	plan       engine.Plan
+	script     *luabind.Script
+	thresholds threshold.Set
+	say        func(format string, a ...any)
+	quiet      bool
+	stderr     io.Writer
 }
 
 func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
@@ -176,39 +182,82 @@ func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
 	return r.load(ctx, client, simulated, stdout, out)
 }
 
-// load runs the plan and writes the results, also when interrupted.
+// load runs the plan and writes the results, also when interrupted or
+// aborted by a threshold.
 func (r *runner) load(ctx context.Context, client engine.Client, simulated bool, stdout io.Writer, out string) error {
 	col := metrics.NewCollector()
+	if err := col.Declare(r.plan.Metrics...); err != nil {
+		return err
+	}
+	if err := track(col, r.thresholds); err != nil {
+		return err
+	}
 	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: col, Model: r.plan.Target.Model})
 	eng := executor.New(r.plan, vuRunner, col)
 	meta := report.Meta{
 		Scenario: r.path, Target: engine.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
 		Simulator: simulated, Start: time.Now(), Version: version, Seed: r.plan.Seed,
 	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watchThresholds(runCtx, cancel, r.thresholds, eng, col)
 	prog := newProgress(r.stderr, eng, col, r.quiet)
 	prog.start()
-	runErr := eng.Run(ctx)
+	runErr := eng.Run(runCtx)
 	prog.stop()
 	meta.End = time.Now()
 	meta.Complete = runErr == nil
 	res := report.New(meta, col.Close())
-	res.SetChecks(r.script.Checks())
+	results, passed := r.thresholds.Evaluate(col.Snapshot())
+	var abort *thresholdAbort
+	if errors.As(context.Cause(runCtx), &abort) {
+		markAborted(results, abort.t.Expr)
+		res.Run.Aborted = abort.Error()
+	}
+	res.Thresholds = results
+	if err := r.write(res, stdout, out); err != nil {
+		return err
+	}
+	return verdict(runErr, abort, passed)
+}
+
+// write prints the summary and writes the result file.
+func (r *runner) write(res *report.Result, stdout io.Writer, out string) error {
 	if err := report.Text(res)(stdout); err != nil {
 		return err
 	}
-	if out != "" {
-		if err := writeFile(out, report.JSON(res)); err != nil {
-			return err
-		}
-		r.say("results written to %s", out)
+	if out == "" {
+		return nil
 	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			return errors.New("run interrupted: the results above cover what was sent")
-		}
+	if err := writeFile(out, report.JSON(res)); err != nil {
+		return err
+	}
+	r.say("results written to %s", out)
+	return nil
+}
+
+// verdict maps how the run ended to the error main turns into an exit
+// code: an interrupted run is an error (1), a failed gate exits 99.
+func verdict(runErr error, abort *thresholdAbort, passed bool) error {
+	switch {
+	case abort != nil:
+		return &thresholdError{abort.Error()}
+	case errors.Is(runErr, context.Canceled):
+		return errors.New("run interrupted: the results above cover what was sent")
+	case runErr != nil:
 		return runErr
+	case !passed:
+		return &thresholdError{"some thresholds failed"}
 	}
 	return nil
+}
+
+func markAborted(results []threshold.Result, expr string) {
+	for i := range results {
+		if results[i].Expr == expr {
+			results[i].Aborted = true
+		}
+	}
 }
 
 func maxVUs(p engine.Plan) int {

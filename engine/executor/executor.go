@@ -1,6 +1,7 @@
-// Package executor runs a plan: it initialises the VUs, runs the warmup and
-// then every scenario's stages, starting and stopping VUs on schedule and
-// marking each stage's measurement window in the sink.
+// Package executor runs a plan: it initialises the VUs, runs setup and the
+// warmup, then every scenario's stages — closed (VUs), open (arrival rate)
+// or iteration-count executors — and finally teardown, marking each stage's
+// measurement window and each iteration's start in the sink.
 package executor
 
 import (
@@ -9,12 +10,16 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/llmload/llmload/engine"
 )
 
 // WarmupStage is the stage label of warmup iterations.
 const WarmupStage = "warmup"
+
+// TeardownTimeout bounds teardown when the run's context has already ended.
+const TeardownTimeout = 30 * time.Second
 
 // Engine runs one plan. Run is called once; Status is safe for concurrent
 // use while Run is in progress.
@@ -24,9 +29,14 @@ type Engine struct {
 	sink   engine.Sink
 
 	requestID  atomic.Int64
+	vuID       atomic.Int64
 	phase      atomic.Value // string
 	warmupDone atomic.Int64
-	scenarios  []*scenarioRun
+	scenarios  []scenario
+	initial    []*vuHandle // made before load, in scenario order
+
+	mu  sync.Mutex
+	all []*vuHandle // every VU made, closed when Run ends
 }
 
 // New prepares an Engine for plan; nothing starts until Run.
@@ -34,7 +44,7 @@ func New(plan engine.Plan, runner engine.Runner, sink engine.Sink) *Engine {
 	e := &Engine{plan: plan, runner: runner, sink: sink}
 	e.phase.Store(PhaseInit)
 	for _, sc := range plan.Scenarios {
-		e.scenarios = append(e.scenarios, &scenarioRun{sc: sc, eng: e})
+		e.scenarios = append(e.scenarios, newScenario(sc, e))
 	}
 	return e
 }
@@ -47,42 +57,71 @@ const (
 	PhaseDone    = "done"
 )
 
-// Run initialises all VUs (before any load, so script init never distorts
-// timings), runs the warmup, then all scenarios concurrently. It returns an
-// error only when setup fails; per-request and per-iteration failures are
-// recorded in the sink. When ctx ends, in-flight iterations are canceled and
-// Run returns ctx's error after every VU has stopped.
+// Run initialises the VUs (before any load, so script init never distorts
+// timings), calls the runner's Setup if it has one, runs the warmup, then
+// all scenarios concurrently, each from its start time, and finally
+// Teardown — also after ctx ended. It returns an error when preparing the
+// run fails; per-request and per-iteration failures are recorded in the
+// sink. When ctx ends, in-flight iterations are canceled and Run returns
+// ctx's error (joined with any teardown error) after every VU has stopped.
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.phase.Store(PhaseDone)
-	total := 0
+	defer e.closeVUs()
 	for _, s := range e.scenarios {
-		total += s.sc.MaxVUs()
+		if err := s.prepare(); err != nil {
+			return err
+		}
 	}
-	vus, err := e.initVUs(ctx, total)
-	defer closeVUs(vus)
-	if err != nil {
+	if err := e.initVUs(ctx); err != nil {
 		return err
 	}
-	next := 0
-	for _, s := range e.scenarios {
-		n := s.sc.MaxVUs()
-		s.vus = vus[next : next+n]
-		next += n
+	lc, _ := e.runner.(engine.Lifecycle)
+	if lc != nil {
+		if err := lc.Setup(ctx); err != nil {
+			return err
+		}
 	}
-	if err := e.warmup(ctx, vus); err != nil {
+	err := e.load(ctx)
+	if lc != nil {
+		err = errors.Join(err, teardown(ctx, lc))
+	}
+	return err
+}
+
+// load runs the warmup, then every scenario.
+func (e *Engine) load(ctx context.Context) error {
+	if err := e.warmup(ctx, e.initial); err != nil {
 		return err
 	}
 	e.phase.Store(PhaseRunning)
+	start := time.Now()
 	var wg sync.WaitGroup
 	for _, s := range e.scenarios {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.run(ctx)
+			b := s.base()
+			b.due.Store(start.Add(b.sc.StartTime).UnixNano())
+			if sleepUntil(ctx, start.Add(b.sc.StartTime)) {
+				s.run(ctx)
+			}
+			b.stage.Store(int32(len(b.sc.Stages)))
+			b.done.Store(true)
 		}()
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// teardown calls lc.Teardown, with a fresh bounded context when ctx has
+// ended, so an interrupted run still cleans up.
+func teardown(ctx context.Context, lc engine.Lifecycle) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), TeardownTimeout)
+		defer cancel()
+	}
+	return lc.Teardown(ctx)
 }
 
 // vuHandle is a VU with the count of its iterations; owned by one goroutine at a time.
@@ -92,52 +131,83 @@ type vuHandle struct {
 	iter int64
 }
 
-// initVUs makes n VUs concurrently, a few at a time.
-func (e *Engine) initVUs(ctx context.Context, n int) ([]*vuHandle, error) {
+// initVUs makes every scenario's initial VUs and hands them out.
+func (e *Engine) initVUs(ctx context.Context) error {
+	n := 0
+	for _, s := range e.scenarios {
+		n += s.initialVUs()
+	}
+	vus, err := e.newVUs(ctx, n)
+	if err != nil {
+		return err
+	}
+	e.initial = vus
+	for _, s := range e.scenarios {
+		k := s.initialVUs()
+		s.base().vus, vus = vus[:k:k], vus[k:]
+	}
+	return nil
+}
+
+// newVUs makes n VUs concurrently, a few at a time.
+func (e *Engine) newVUs(ctx context.Context, n int) ([]*vuHandle, error) {
 	vus := make([]*vuHandle, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i := range vus {
+		id := int(e.vuID.Add(1))
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			vu, err := e.runner.NewVU(ctx, i+1)
-			if err != nil {
-				errs[i] = fmt.Errorf("VU %d init: %w", i+1, err)
-				return
-			}
-			vus[i] = &vuHandle{id: i + 1, vu: vu}
+			vus[i], errs[i] = e.newVU(ctx, id)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		// One script error usually fails every VU the same way: report the first.
-		for _, err := range errs {
-			if err != nil {
-				return vus, err
-			}
+	// One script error usually fails every VU the same way: report the first.
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return vus, ctx.Err()
 }
 
-func closeVUs(vus []*vuHandle) {
-	for _, v := range vus {
-		if v != nil {
-			v.vu.Close()
-		}
+// newVU makes VU id and registers it for closing. Safe for concurrent use.
+func (e *Engine) newVU(ctx context.Context, id int) (*vuHandle, error) {
+	vu, err := e.runner.NewVU(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("VU %d init: %w", id, err)
 	}
+	v := &vuHandle{id: id, vu: vu}
+	e.mu.Lock()
+	e.all = append(e.all, v)
+	e.mu.Unlock()
+	return v, nil
 }
 
-// iterate runs one iteration on v and records a script error, unless the
-// error only says the iteration was canceled.
+// closeVUs closes every VU made; called once every VU goroutine has ended.
+func (e *Engine) closeVUs() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range e.all {
+		v.vu.Close()
+	}
+	e.all = nil
+}
+
+// iterate runs one iteration on v, marking its start, and records a script
+// error unless the error only says the iteration was canceled.
 func (e *Engine) iterate(ctx context.Context, v *vuHandle, it engine.Iteration) {
 	it.VUID = v.id
 	it.Iteration = v.iter
 	it.RequestID = e.requestID.Add(1)
 	v.iter++
+	e.sink.IterationStarted(engine.IterationMark{
+		Scenario: it.Scenario, Stage: it.Stage, Warmup: it.Warmup,
+		Scheduled: it.Scheduled, Started: time.Now(),
+	})
 	err := v.vu.RunIteration(ctx, it)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
@@ -145,4 +215,36 @@ func (e *Engine) iterate(ctx context.Context, v *vuHandle, it engine.Iteration) 
 	e.sink.IterationError(engine.IterationError{
 		Scenario: it.Scenario, Stage: it.Stage, Warmup: it.Warmup, Message: err.Error(),
 	})
+}
+
+// drain waits for done up to grace, then cancels the iterations still
+// running and waits for them to return.
+func drain(done <-chan struct{}, cancel context.CancelFunc, grace time.Duration) {
+	if grace > 0 {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
+	cancel()
+	<-done
+}
+
+// sleepUntil waits for t or ctx's end; it reports whether t was reached.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

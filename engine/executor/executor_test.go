@@ -19,9 +19,12 @@ type fakeSink struct {
 	errs    []engine.IterationError
 	started []engine.StageMark
 	ended   []engine.StageMark
+	marks   []engine.IterationMark
+	drops   []engine.DropMark
 }
 
-func (f *fakeSink) Sample(engine.Sample) {}
+func (f *fakeSink) Sample(engine.Sample)       {}
+func (f *fakeSink) Metric(engine.MetricSample) {}
 func (f *fakeSink) IterationError(e engine.IterationError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -37,6 +40,33 @@ func (f *fakeSink) StageEnded(m engine.StageMark) {
 	defer f.mu.Unlock()
 	f.ended = append(f.ended, m)
 }
+func (f *fakeSink) IterationStarted(m engine.IterationMark) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.marks = append(f.marks, m)
+}
+func (f *fakeSink) Dropped(m engine.DropMark) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drops = append(f.drops, m)
+}
+
+// stageMarks returns the started and ended marks of one scenario.
+func (f *fakeSink) stageMarks(scenario string) (started, ended []engine.StageMark) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.started {
+		if m.Scenario == scenario {
+			started = append(started, m)
+		}
+	}
+	for _, m := range f.ended {
+		if m.Scenario == scenario {
+			ended = append(ended, m)
+		}
+	}
+	return started, ended
+}
 
 // fakeRunner makes VUs whose iterations call fn; it records every iteration.
 type fakeRunner struct {
@@ -45,6 +75,7 @@ type fakeRunner struct {
 
 	mu       sync.Mutex
 	its      []engine.Iteration
+	ids      []int // of every VU made
 	inFlight atomic.Int32
 	peak     atomic.Int32
 	closed   atomic.Int32
@@ -54,7 +85,17 @@ func (f *fakeRunner) NewVU(ctx context.Context, id int) (engine.VU, error) {
 	if f.initErr != nil {
 		return nil, f.initErr
 	}
+	f.mu.Lock()
+	f.ids = append(f.ids, id)
+	f.mu.Unlock()
 	return &fakeVU{f: f}, nil
+}
+
+// made is the number of VUs made so far.
+func (f *fakeRunner) made() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.ids)
 }
 
 type fakeVU struct{ f *fakeRunner }

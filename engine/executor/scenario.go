@@ -2,184 +2,124 @@ package executor
 
 import (
 	"context"
-	"sync"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/llmload/llmload/engine"
 )
 
-// scenarioRun drives one closed-model scenario (constant-vus, ramping-vus):
-// a slot per VU, activated and deactivated by a single controller goroutine
-// following the stage schedule.
-type scenarioRun struct {
-	sc    engine.Scenario
-	eng   *Engine
-	vus   []*vuHandle
-	slots []*slot
-
-	start  atomic.Int64 // unix nanos
-	stage  atomic.Int32 // index of the current stage, -1 before, len after
-	active atomic.Int32 // VUs currently activated
-	done   atomic.Bool
+// scenario is one executor family's way of running a scenario. run is
+// called at most once, from the scenario's own goroutine, at its start time.
+type scenario interface {
+	base() *scenarioBase
+	// prepare checks what the plan's validation should already have
+	// refused, so bad input becomes an error, not a panic.
+	prepare() error
+	// initialVUs is how many VUs to make before load.
+	initialVUs() int
+	// run executes the stages and returns once every iteration has ended.
+	run(ctx context.Context)
+	// progress adds the family's own fields to a status snapshot.
+	progress(st *ScenarioStatus)
 }
 
-// run executes the scenario's stages and returns once every VU is idle.
-func (r *scenarioRun) run(ctx context.Context) {
-	r.stage.Store(-1)
-	var wg sync.WaitGroup
-	r.slots = make([]*slot, len(r.vus))
-	for i, v := range r.vus {
-		r.slots[i] = newSlot(v, r)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.slots[i].loop()
-		}()
-	}
-	start := time.Now()
-	r.start.Store(start.UnixNano())
-	r.setActive(ctx, r.sc.StartVUs, r.sc.GracefulRampDown)
-	prev := r.sc.StartVUs
-	at := start
-	for i, st := range r.sc.Stages {
-		if ctx.Err() != nil {
-			break
+// newScenario picks sc's executor family. Unknown executors get a family
+// whose prepare fails, so Run reports them.
+func newScenario(sc engine.Scenario, e *Engine) scenario {
+	b := &scenarioBase{sc: sc, eng: e}
+	b.stage.Store(-1)
+	switch sc.Executor {
+	case engine.ExecutorConstantVUs, engine.ExecutorRampingVUs:
+		return &closedRun{scenarioBase: b}
+	case engine.ExecutorConstantArrivalRate, engine.ExecutorRampingArrivalRate:
+		return &arrivalRateRun{scenarioBase: b}
+	case engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations:
+		if len(sc.Stages) == 0 {
+			// The plan normally carries the stage; without it the defaults apply.
+			b.sc.Stages = []engine.Stage{{Name: sc.Name, Target: sc.VUs, Duration: engine.DefaultMaxDuration}}
 		}
-		r.stage.Store(int32(i))
-		mark := engine.StageMark{Scenario: r.sc.Name, Stage: st.Name, Index: i, Target: st.Target, At: time.Now()}
-		r.eng.sink.StageStarted(mark)
-		r.ramp(ctx, prev, st, at)
-		r.setActive(ctx, st.Target, r.sc.GracefulRampDown)
-		at = at.Add(st.Duration)
-		sleepUntil(ctx, at)
-		mark.At = time.Now()
-		r.eng.sink.StageEnded(mark)
-		prev = st.Target
+		return &iterationsRun{scenarioBase: b, shared: sc.Executor == engine.ExecutorSharedIterations}
 	}
-	r.stage.Store(int32(len(r.sc.Stages)))
-	r.done.Store(true)
-	r.setActive(ctx, 0, r.sc.GracefulStop)
-	for _, s := range r.slots {
-		close(s.acts)
-	}
-	wg.Wait()
+	return unknownRun{b}
 }
 
-// ramp moves the active VU count from prev to the stage's target one VU at
-// a time, each step at its exact time on the linear ramp, so no polling.
-func (r *scenarioRun) ramp(ctx context.Context, prev int, st engine.Stage, start time.Time) {
-	delta := st.Target - prev
-	if st.Ramp <= 0 || delta == 0 {
-		return
-	}
-	steps := max(delta, -delta)
-	for k := 1; k <= steps; k++ {
-		if !sleepUntil(ctx, start.Add(st.Ramp*time.Duration(k)/time.Duration(steps))) {
-			return
-		}
-		n := prev + k
-		if delta < 0 {
-			n = prev - k
-		}
-		r.setActive(ctx, n, r.sc.GracefulRampDown)
-	}
+// scenarioBase is what every executor family shares: the scenario, its
+// VUs and the progress Status reads.
+type scenarioBase struct {
+	sc  engine.Scenario
+	eng *Engine
+	vus []*vuHandle
+
+	due   atomic.Int64 // unix nanos at which the scenario starts, 0 before load
+	start atomic.Int64 // unix nanos at which its first stage started
+	stage atomic.Int32 // index of the current stage, -1 before, len after
+	done  atomic.Bool
 }
 
-// setActive activates slots [0, n) and deactivates the rest; a deactivated
-// VU finishes its iteration within grace, then is canceled. Only the
-// controller goroutine calls it.
-func (r *scenarioRun) setActive(ctx context.Context, n int, grace time.Duration) {
-	n = min(max(n, 0), len(r.slots))
-	for i, s := range r.slots {
-		if i < n {
-			s.activate(ctx)
-		} else {
-			s.deactivate(grace)
-		}
+func (b *scenarioBase) base() *scenarioBase { return b }
+
+// begin records the scenario's start and returns it.
+func (b *scenarioBase) begin() time.Time {
+	now := time.Now()
+	b.start.Store(now.UnixNano())
+	return now
+}
+
+// stageStarted marks stage i's window opening now and returns the mark.
+func (b *scenarioBase) stageStarted(i int) engine.StageMark {
+	b.stage.Store(int32(i))
+	st := b.sc.Stages[i]
+	m := engine.StageMark{Scenario: b.sc.Name, Stage: st.Name, Index: i, Target: st.Target, At: time.Now()}
+	if engine.OpenModel(b.sc.Executor) {
+		m.Target, m.Rate = 0, b.sc.RatePerSecond(meanRate(b.sc, i))
 	}
-	r.active.Store(int32(n))
+	b.eng.sink.StageStarted(m)
+	return m
+}
+
+// stageEnded marks m's window closing now.
+func (b *scenarioBase) stageEnded(m engine.StageMark) {
+	m.At = time.Now()
+	b.eng.sink.StageEnded(m)
 }
 
 // currentStage is the stage an iteration starting now belongs to.
-func (r *scenarioRun) currentStage() string {
-	i := int(r.stage.Load())
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(r.sc.Stages) {
-		i = len(r.sc.Stages) - 1
-	}
-	return r.sc.Stages[i].Name
+func (b *scenarioBase) currentStage() string {
+	i := int(b.stage.Load())
+	return b.sc.Stages[min(max(i, 0), len(b.sc.Stages)-1)].Name
 }
 
-// activation is one period during which a slot's VU keeps iterating.
-type activation struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	stop   chan struct{}
+// needStages is the common prepare check of staged executors.
+func (b *scenarioBase) needStages() error {
+	if len(b.sc.Stages) == 0 {
+		return fmt.Errorf("scenario %q: no stages", b.sc.Name)
+	}
+	return nil
 }
 
-// slot owns one VU for the scenario. Its fields other than acts are only
-// touched by the controller goroutine.
-type slot struct {
-	vu   *vuHandle
-	r    *scenarioRun
-	acts chan *activation
-	cur  *activation
-}
+// unknownRun is a scenario whose executor this package does not know.
+type unknownRun struct{ *scenarioBase }
 
-func newSlot(v *vuHandle, r *scenarioRun) *slot {
-	return &slot{vu: v, r: r, acts: make(chan *activation, 1)}
+func (u unknownRun) prepare() error {
+	return fmt.Errorf("scenario %q: unknown executor %q", u.sc.Name, u.sc.Executor)
 }
+func (unknownRun) initialVUs() int          { return 0 }
+func (unknownRun) run(context.Context)      {}
+func (unknownRun) progress(*ScenarioStatus) {}
 
-func (s *slot) activate(ctx context.Context) {
-	if s.cur != nil {
-		return
+// meanRate is stage i's target rate averaged over the stage, ramp included,
+// so that rate × duration is the number of arrivals to expect.
+func meanRate(sc engine.Scenario, i int) float64 {
+	st := sc.Stages[i]
+	if st.Ramp <= 0 || st.Duration <= 0 {
+		return st.Rate
 	}
-	actx, cancel := context.WithCancel(ctx)
-	s.cur = &activation{ctx: actx, cancel: cancel, stop: make(chan struct{})}
-	// A pending activation the VU never picked up was already deactivated:
-	// replace it, so this send never blocks the controller.
-	select {
-	case stale := <-s.acts:
-		stale.cancel()
-	default:
+	prev := sc.StartRate
+	if i > 0 {
+		prev = sc.Stages[i-1].Rate
 	}
-	s.acts <- s.cur
-}
-
-func (s *slot) deactivate(grace time.Duration) {
-	if s.cur == nil {
-		return
-	}
-	close(s.cur.stop)
-	if grace <= 0 {
-		s.cur.cancel()
-	} else {
-		time.AfterFunc(grace, s.cur.cancel)
-	}
-	s.cur = nil
-}
-
-// loop runs iterations while the slot is active, until acts is closed.
-func (s *slot) loop() {
-	for a := range s.acts {
-		for a.ctx.Err() == nil && !closed(a.stop) {
-			sc := s.r.sc
-			s.r.eng.iterate(a.ctx, s.vu, engine.Iteration{
-				Scenario: sc.Name, Stage: s.r.currentStage(), Exec: sc.Exec,
-			})
-		}
-		a.cancel()
-	}
-}
-
-func closed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
+	ramp := min(st.Ramp, st.Duration)
+	arrivals := (prev+st.Rate)/2*ramp.Seconds() + st.Rate*(st.Duration-ramp).Seconds()
+	return arrivals / st.Duration.Seconds()
 }

@@ -13,29 +13,54 @@ type Status struct {
 // ScenarioStatus is one scenario's progress.
 type ScenarioStatus struct {
 	Name       string
+	Executor   string
 	Stage      string // "" before the first stage
 	StageIndex int
 	Stages     int
 	Elapsed    time.Duration
-	Total      time.Duration
-	ActiveVUs  int
-	Done       bool
+	Total      time.Duration // stage time; the max_duration bound for iteration counts
+	// StartsIn is the time left before the scenario's start_time, 0 once
+	// it has started (and before load starts).
+	StartsIn time.Duration
+	// ActiveVUs are the VUs iterating: active slots (closed model), busy
+	// VUs (open model) or VUs not yet done (iteration counts).
+	ActiveVUs int
+	Done      bool
+
+	// Rate is the target rate now, in iterations per second (open model).
+	Rate float64
+	// BusyVUs are the VUs running an iteration now.
+	BusyVUs int
+	// AllocatedVUs are the VUs the scenario holds; open models grow them
+	// from pre_allocated_vus up to max_vus.
+	AllocatedVUs int
+	// Dropped counts open-model iterations that found no free VU.
+	Dropped int64
+
+	// IterationsDone and IterationsTotal are the iteration-count executors'
+	// progress; IterationsTotal is 0 for other executors.
+	IterationsDone  int64
+	IterationsTotal int64
 }
 
 // Status returns the current progress; safe for concurrent use.
 func (e *Engine) Status() Status {
 	st := Status{Phase: e.phase.Load().(string), WarmupDone: e.warmupDone.Load(), WarmupTotal: e.plan.Warmup.Requests}
-	for _, r := range e.scenarios {
+	for _, s := range e.scenarios {
+		b := s.base()
 		ss := ScenarioStatus{
-			Name: r.sc.Name, Stages: len(r.sc.Stages), Total: r.sc.Duration(),
-			ActiveVUs: int(r.active.Load()), Done: r.done.Load(),
+			Name: b.sc.Name, Executor: b.sc.Executor, Stages: len(b.sc.Stages), Total: b.sc.Duration(),
+			Done: b.done.Load(),
 		}
-		i := int(r.stage.Load())
-		if start := r.start.Load(); start != 0 {
+		if start := b.start.Load(); start != 0 {
+			i := int(b.stage.Load())
 			ss.Elapsed = min(time.Since(time.Unix(0, start)), ss.Total)
-			ss.StageIndex = min(i, len(r.sc.Stages)-1)
-			ss.Stage = r.sc.Stages[max(ss.StageIndex, 0)].Name
+			ss.StageIndex = min(max(i, 0), len(b.sc.Stages)-1)
+			ss.Stage = b.sc.Stages[ss.StageIndex].Name
+		} else if due := b.due.Load(); due != 0 && !ss.Done {
+			ss.StartsIn = max(time.Until(time.Unix(0, due)), 0)
 		}
+		s.progress(&ss)
 		st.Scenarios = append(st.Scenarios, ss)
 	}
 	return st

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/llmload/llmload/engine"
 )
@@ -19,7 +18,7 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 		return nil
 	}
 	e.phase.Store(PhaseWarmup)
-	sc := e.scenarios[0].sc
+	sc := e.scenarios[0].base().sc
 	n := min(max(sc.MaxVUs(), 1), len(vus))
 	if w.Requests > 0 {
 		n = min(n, w.Requests)
@@ -47,20 +46,4 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	}
 	wg.Wait()
 	return ctx.Err()
-}
-
-// sleepUntil waits for t or ctx's end; it reports whether t was reached.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -3,52 +3,93 @@ package metrics
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
 
-// MaxScriptErrors caps the distinct script error messages kept; further
-// distinct messages are counted together under one entry.
+// MaxScriptErrors caps the distinct script error messages kept, and the
+// distinct metric error messages; further distinct messages are counted
+// together under one entry.
 const MaxScriptErrors = 50
 
 type stageKey struct{ scenario, stage string }
 
-// aggregator owns every stage and histogram; only its goroutine touches it.
+// aggregator owns every stage, view and histogram; only its goroutine
+// touches it.
 type aggregator struct {
 	stages     map[stageKey]*stageAgg
 	order      []*stageAgg
 	last       *stageAgg // consecutive samples usually share a stage
 	starts     int
-	scriptErrs map[string]int64
-	otherErrs  int64
+	scriptErrs tally
+	metricErrs tally
+	kinds      map[string]kind // custom metrics: declared, or first seen
+
+	views       map[string]*view   // by viewKey
+	sampleViews []*view            // views of built-ins fed by samples
+	metricViews map[string][]*view // views of checks and custom metrics, by name
+}
+
+func newAggregator() *aggregator {
+	return &aggregator{
+		stages: map[stageKey]*stageAgg{}, scriptErrs: newTally(), metricErrs: newTally(),
+		kinds: map[string]kind{}, views: map[string]*view{}, metricViews: map[string][]*view{},
+	}
+}
+
+// result is what the aggregator hands to Close.
+type result struct {
+	summary *Summary
+	final   *Snapshot
 }
 
 // aggregate consumes events until the channel closes, then summarises.
-func aggregate(events <-chan event) *Summary {
-	a := &aggregator{stages: map[stageKey]*stageAgg{}, scriptErrs: map[string]int64{}}
+func aggregate(events <-chan event) result {
+	a := newAggregator()
 	for e := range events {
 		a.add(&e)
 	}
-	return a.summary(time.Now())
+	closedAt := time.Now()
+	a.sortStages()
+	final := a.snapshot(closedAt, true)
+	return result{summary: a.summary(final), final: final}
 }
 
 func (a *aggregator) add(e *event) {
+	switch e.kind {
+	case evRequest:
+		a.answer(e.req)
+		return
+	case evMetric:
+		a.metric(e)
+		return
+	}
 	s := a.stage(e.scenario, e.stage)
 	switch e.kind {
 	case evSample:
 		s.sample(e)
+		for _, v := range a.sampleViews {
+			if v.match(e) {
+				feedSample(v.id, &v.c, e)
+			}
+		}
+	case evIterStart:
+		s.iteration(e)
+	case evDrop:
+		s.drop(e)
 	case evIterErr:
-		s.iterErrs++
-		a.scriptError(e.errMsg)
+		s.cells[mIterErrors].add(1)
+		a.scriptErrs.add(e.name)
 	case evStageStart:
 		if !s.started {
 			a.starts++
 			s.start, s.started, s.startSeq = e.at, true, a.starts
 		}
-		s.index, s.vus = e.index, e.target
+		s.index, s.vus, s.rate = e.index, e.target, e.value
 	case evStageEnd:
 		s.end, s.ended = e.at, true
-		s.index, s.vus = e.index, e.target
+		s.index, s.vus, s.rate = e.index, e.target, e.value
 	}
 }
 
@@ -70,41 +111,91 @@ func (a *aggregator) stage(scenario, stage string) *stageAgg {
 	return s
 }
 
-func (a *aggregator) scriptError(msg string) {
-	if _, ok := a.scriptErrs[msg]; ok || len(a.scriptErrs) < MaxScriptErrors {
-		a.scriptErrs[msg]++
+// metric adds a check or custom metric sample, or counts why it cannot.
+func (a *aggregator) metric(e *event) {
+	k, ok := a.metricKind(e)
+	if !ok {
 		return
 	}
-	a.otherErrs++
+	s := a.stage(e.scenario, e.stage)
+	if e.name == checksName {
+		s.check(e.tags["check"], e.value)
+	} else {
+		s.metric(e.name, k, e.value)
+	}
+	for _, v := range a.metricViews[e.name] {
+		if v.match(e) {
+			v.c.add(e.value)
+		}
+	}
 }
 
-func (a *aggregator) summary(closedAt time.Time) *Summary {
+// metricKind settles a metric sample's kind: the first kind a custom
+// name is declared or used with wins, and samples that disagree are
+// counted as metric errors rather than mixed in.
+func (a *aggregator) metricKind(e *event) (kind, bool) {
+	got := parseKind(e.class)
+	fail := func(format string, args ...any) (kind, bool) {
+		a.metricErrs.add(fmt.Sprintf("metric %q: ", e.name) + fmt.Sprintf(format, args...))
+		return kindNone, false
+	}
+	if math.IsNaN(e.value) || math.IsInf(e.value, 0) {
+		return fail("value %v is not a finite number", e.value)
+	}
+	if e.name == checksName {
+		if e.class != "" && got != kindRate {
+			return fail("kind %q, but checks is a rate", e.class)
+		}
+		return kindRate, true
+	}
+	if _, builtin := builtinIDs[e.name]; builtin {
+		return fail("the name of a built-in metric")
+	}
+	if e.name == "" {
+		return fail("empty name")
+	}
+	k, known := a.kinds[e.name]
+	switch {
+	case !known && got == kindNone:
+		return fail("unknown kind %q", e.class)
+	case known && got != k:
+		return fail("used as %s, but it is a %s", cmp.Or(e.class, `""`), k)
+	case got == kindCounter && math.Abs(e.value) > maxCounterValue:
+		return fail("value %v is beyond ±%g", e.value, maxCounterValue)
+	}
+	if !known {
+		a.kinds[e.name] = got
+	}
+	return got, true
+}
+
+// maxCounterValue bounds one counter increment, so that sums and rates stay
+// finite numbers that JSON can carry. (Trends clamp instead, rates only
+// look at zero or not.)
+const maxCounterValue = 1e15
+
+func (a *aggregator) sortStages() {
 	// Stages in StageStarted order; stages only ever named by samples go
 	// last, in order of first appearance (SortStable keeps it).
 	slices.SortStableFunc(a.order, func(x, y *stageAgg) int {
 		return cmp.Compare(x.orderKey(), y.orderKey())
 	})
-	sum := &Summary{Stages: make([]StageSummary, 0, len(a.order))}
-	for _, s := range a.order {
-		sum.Stages = append(sum.Stages, s.summary(closedAt))
-	}
-	sum.ScriptErrors = a.scriptErrorList()
-	return sum
 }
 
-func (a *aggregator) scriptErrorList() []ScriptError {
-	list := make([]ScriptError, 0, len(a.scriptErrs)+1)
-	for m, n := range a.scriptErrs {
-		list = append(list, ScriptError{Message: m, Count: n})
+// summary renders the final snapshot; a.order and final.stages agree.
+func (a *aggregator) summary(final *Snapshot) *Summary {
+	sum := &Summary{
+		Stages:       make([]StageSummary, 0, len(a.order)),
+		Checks:       final.checks(),
+		Metrics:      final.metricSummaries(),
+		ScriptErrors: a.scriptErrs.list(),
+		MetricErrors: []MetricError{},
 	}
-	slices.SortFunc(list, func(x, y ScriptError) int {
-		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Message, y.Message))
-	})
-	if a.otherErrs > 0 {
-		list = append(list, ScriptError{
-			Message: fmt.Sprintf("(other messages beyond the first %d distinct)", MaxScriptErrors),
-			Count:   a.otherErrs,
-		})
+	for i, s := range a.order {
+		sum.Stages = append(sum.Stages, s.summary(&final.stages[i]))
 	}
-	return list
+	for _, e := range a.metricErrs.list() {
+		sum.MetricErrors = append(sum.MetricErrors, MetricError(e))
+	}
+	return sum
 }

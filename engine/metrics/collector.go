@@ -1,8 +1,11 @@
 // Package metrics aggregates what a run measures into per-stage counts,
-// rates and HDR latency distributions.
+// rates, checks, custom metrics and HDR distributions, and answers
+// threshold queries over them through consistent snapshots.
 package metrics
 
 import (
+	"errors"
+	"maps"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -23,28 +26,37 @@ func WithBuffer(n int) Option {
 	return func(c *Collector) { c.buffer = max(n, 1) }
 }
 
-// Collector is an engine.Sink that aggregates samples per (scenario, stage).
-// Its Sink methods and Live are safe for concurrent use and only send on a
-// buffered channel; one goroutine owns every histogram. Calls after Close
+// ErrClosed is returned by calls that need the aggregator after Close.
+var ErrClosed = errors.New("metrics: collector closed")
+
+// Collector is an engine.Sink that aggregates samples per (scenario, stage),
+// and answers threshold queries through Snapshot. Its methods are safe for
+// concurrent use; the Sink methods and Live only send on a buffered
+// channel, and one goroutine owns every histogram. Sink calls after Close
 // are ignored and counted in Live().Late.
 type Collector struct {
 	buffer  int
 	events  chan event
-	result  chan *Summary
+	result  chan result
 	closing atomic.Bool
 	senders atomic.Int64 // calls between their closing check and their send
 
 	requests, failed, outputTokens, iterErrors     atomic.Int64
+	iterations, dropped                            atomic.Int64
 	warmupRequests, warmupFailed, warmupIterErrors atomic.Int64
 	late                                           atomic.Int64
 
 	closeOnce sync.Once
+	done      chan struct{} // closed when Close has its result
 	summary   *Summary
+	final     *Snapshot
 }
+
+var _ engine.Sink = (*Collector)(nil)
 
 // NewCollector starts a Collector's aggregator goroutine; Close stops it.
 func NewCollector(opts ...Option) *Collector {
-	c := &Collector{buffer: DefaultBuffer, result: make(chan *Summary, 1)}
+	c := &Collector{buffer: DefaultBuffer, result: make(chan result, 1), done: make(chan struct{})}
 	for _, o := range opts {
 		o(c)
 	}
@@ -53,8 +65,9 @@ func NewCollector(opts ...Option) *Collector {
 	return c
 }
 
-// Sample records one request. The collector keeps s.ITL and reads it later,
-// so the caller must not modify that slice afterwards; s.Text is dropped.
+// Sample records one request. The collector keeps s.ITL and s.Tags and
+// reads them later, so the caller must not modify them afterwards; s.Text
+// is dropped.
 func (c *Collector) Sample(s engine.Sample) {
 	if s.Warmup {
 		if c.open() {
@@ -65,7 +78,7 @@ func (c *Collector) Sample(s engine.Sample) {
 		}
 		return
 	}
-	if !c.send(sampleEvent(&s)) {
+	if !c.accept(sampleEvent(&s)) {
 		return
 	}
 	c.requests.Add(1)
@@ -84,16 +97,46 @@ func (c *Collector) IterationError(e engine.IterationError) {
 		}
 		return
 	}
-	if c.send(event{kind: evIterErr, scenario: e.Scenario, stage: e.Stage, errMsg: e.Message}) {
+	if c.accept(event{kind: evIterErr, scenario: e.Scenario, stage: e.Stage, name: e.Message}) {
 		c.iterErrors.Add(1)
 	}
 }
 
 // StageStarted opens a stage window.
-func (c *Collector) StageStarted(m engine.StageMark) { c.send(markEvent(evStageStart, m)) }
+func (c *Collector) StageStarted(m engine.StageMark) { c.accept(markEvent(evStageStart, m)) }
 
 // StageEnded closes a stage window.
-func (c *Collector) StageEnded(m engine.StageMark) { c.send(markEvent(evStageEnd, m)) }
+func (c *Collector) StageEnded(m engine.StageMark) { c.accept(markEvent(evStageEnd, m)) }
+
+// IterationStarted counts an iteration and, in open models, its schedule
+// lag. Warmup iterations are left out.
+func (c *Collector) IterationStarted(m engine.IterationMark) {
+	if m.Warmup {
+		c.open()
+		return
+	}
+	if c.accept(iterationEvent(&m)) {
+		c.iterations.Add(1)
+	}
+}
+
+// Dropped counts an open-model iteration that found no free VU.
+func (c *Collector) Dropped(m engine.DropMark) {
+	if c.accept(event{kind: evDrop, scenario: m.Scenario, stage: m.Stage, at: m.Scheduled}) {
+		c.dropped.Add(1)
+	}
+}
+
+// Metric records one value of a custom metric or of the checks rate. The
+// collector keeps m.Tags, so the caller must not modify them afterwards.
+// Samples the aggregator cannot use are counted in Summary.MetricErrors.
+func (c *Collector) Metric(m engine.MetricSample) {
+	if m.Warmup {
+		c.open()
+		return
+	}
+	c.accept(metricEvent(&m))
+}
 
 // Live returns running totals without waiting for the aggregator.
 func (c *Collector) Live() Live {
@@ -103,13 +146,63 @@ func (c *Collector) Live() Live {
 		OutputTokens:    c.outputTokens.Load(),
 		IterationErrors: c.iterErrors.Load(),
 		WarmupRequests:  c.warmupRequests.Load(),
+		Iterations:      c.iterations.Load(),
+		Dropped:         c.dropped.Load(),
 		Late:            c.late.Load(),
 	}
+}
+
+// Declare registers custom metrics before their first value, so that Track
+// and queries know them from the start (a query then has n == 0 rather
+// than an unknown metric). A metric keeps the first kind it is declared or
+// used with. Errors name each bad definition; the good ones still count.
+func (c *Collector) Declare(defs ...engine.MetricDef) error {
+	return c.call(&request{op: reqDeclare, defs: defs, err: make(chan error, 1)})
+}
+
+// Track registers a filtered view of a metric so that later queries with
+// that filter can be answered. Values recorded before Track are not in the
+// view, so call it before the first sample. Filters on scenario and stage
+// only (and, for checks, check) need no Track; tracking one is a no-op, as
+// is tracking a pair twice. Unknown metric, a tag filter on a metric whose
+// events carry no tags, or a closed collector → error.
+func (c *Collector) Track(metric string, f Filter) error {
+	return c.call(&request{op: reqTrack, metric: metric, filter: maps.Clone(f), err: make(chan error, 1)})
+}
+
+// call sends a request to the aggregator and waits for its answer.
+func (c *Collector) call(r *request) error {
+	if !c.send(event{kind: evRequest, req: r}) {
+		return ErrClosed
+	}
+	return <-r.err
+}
+
+// Snapshot returns a consistent copy of everything queryable, taken by the
+// aggregator after every event already sent. Its cost grows with the
+// number of histograms changed since the last snapshot, not with samples.
+// After Close it returns the final state.
+func (c *Collector) Snapshot() *Snapshot {
+	r := &request{op: reqSnapshot, snapshot: make(chan *Snapshot, 1)}
+	if c.send(event{kind: evRequest, req: r}) {
+		return <-r.snapshot
+	}
+	<-c.done
+	return c.final
 }
 
 // open reports whether Close has not begun, counting a late call if it has.
 func (c *Collector) open() bool {
 	if c.closing.Load() {
+		c.late.Add(1)
+		return false
+	}
+	return true
+}
+
+// accept sends a measurement, counting it late when Close has begun.
+func (c *Collector) accept(e event) bool {
+	if !c.send(e) {
 		c.late.Add(1)
 		return false
 	}
@@ -123,7 +216,7 @@ func (c *Collector) open() bool {
 func (c *Collector) send(e event) bool {
 	c.senders.Add(1)
 	defer c.senders.Add(-1)
-	if !c.open() {
+	if c.closing.Load() {
 		return false
 	}
 	c.events <- e
@@ -139,12 +232,14 @@ func (c *Collector) Close() *Summary {
 			runtime.Gosched() // the aggregator keeps draining meanwhile
 		}
 		close(c.events)
-		c.summary = <-c.result
+		r := <-c.result
+		c.summary, c.final = r.summary, r.final
 		c.summary.Warmup = WarmupSummary{
 			Requests:        c.warmupRequests.Load(),
 			Failed:          c.warmupFailed.Load(),
 			IterationErrors: c.warmupIterErrors.Load(),
 		}
+		close(c.done)
 	})
 	return c.summary
 }

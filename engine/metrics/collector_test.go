@@ -139,11 +139,11 @@ func TestDistLowSamplesAndEmpty(t *testing.T) {
 		n    int
 		want bool
 	}{{0, false}, {1, true}, {999, true}, {1000, false}} {
-		r := newRecorder()
+		r := newRecorder(durationGeo)
 		for range tc.n {
 			r.record(time.Millisecond)
 		}
-		d := r.dist()
+		d := r.freeze(false).dist()
 		if got := d.LowSamples; got != tc.want {
 			t.Errorf("n=%d: LowSamples = %v, want %v", tc.n, got, tc.want)
 		}
@@ -154,11 +154,11 @@ func TestDistLowSamplesAndEmpty(t *testing.T) {
 }
 
 func TestRecorderClampsOutOfRange(t *testing.T) {
-	r := newRecorder()
+	r := newRecorder(durationGeo)
 	r.record(2 * time.Hour)
 	r.record(-time.Millisecond)
 	r.record(time.Millisecond)
-	d := r.dist()
+	d := r.freeze(false).dist()
 	if got, want := d.Count, int64(3); got != want {
 		t.Errorf("count = %d, want %d (clamped values are kept)", got, want)
 	}
@@ -444,4 +444,60 @@ func BenchmarkCollectorSample(b *testing.B) {
 		c.Sample(s)
 	}
 	c.Close() // timed: draining the buffer is part of the cost
+}
+
+// BenchmarkCollectorSampleTracked is BenchmarkCollectorSample with two
+// tracked tag filters, one matching every sample and one none.
+func BenchmarkCollectorSampleTracked(b *testing.B) {
+	c := NewCollector()
+	for _, f := range []Filter{{"prompt": "short"}, {"prompt": "long", "stage": "c1"}} {
+		if err := c.Track("itl", f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := okSample("c1", 0, time.Second)
+	s.Tags = map[string]string{"prompt": "short"}
+	s.ITL = make([]time.Duration, 50)
+	for i := range s.ITL {
+		s.ITL[i] = time.Duration(20+i) * time.Millisecond
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		c.Sample(s)
+	}
+	c.Close()
+}
+
+// BenchmarkSnapshot measures a live threshold check on a run with 8
+// finished stages and one that changes between snapshots: taking the
+// snapshot (which copies only the changed stage's histograms), and a
+// run-wide p99 (which merges all nine stages' histograms, once per
+// snapshot).
+func BenchmarkSnapshot(b *testing.B) {
+	c := NewCollector()
+	defer c.Close()
+	for i := range 9 {
+		stage := fmt.Sprintf("c%d", i)
+		for j := range 1000 {
+			c.Sample(okSample(stage, 0, time.Duration(j+1)*time.Millisecond))
+		}
+	}
+	live := okSample("c8", 0, time.Second)
+	b.Run("snapshot", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Sample(live)
+			c.Snapshot()
+		}
+	})
+	b.Run("snapshot+p99-over-9-stages", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Sample(live)
+			if _, _, err := c.Snapshot().Value(Query{Metric: "ttft", Agg: AggP, P: 99}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

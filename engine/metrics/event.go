@@ -13,23 +13,54 @@ const (
 	evIterErr
 	evStageStart
 	evStageEnd
+	evIterStart
+	evDrop
+	evMetric
+	evRequest // a Track, Declare or Snapshot call waiting for its answer
 )
 
 // event is what travels to the aggregator: only the fields it needs, so the
-// large buffer stays small and a sample's text is not kept alive.
+// large buffer stays small and a sample's text is not kept alive. Some
+// fields serve several kinds; each says which.
 type event struct {
-	kind            eventKind
-	failed          bool
-	scenario, stage string
-	at              time.Time // sample start, or the mark's time
-	ttfb, ttft      time.Duration
-	tpot, e2e       time.Duration
-	itl             []time.Duration
-	inTok, outTok   int
-	source          string
-	errClass        string
-	errMsg          string
-	index, target   int
+	kind          eventKind
+	failed        bool
+	hasSched      bool // sched is set: the sample or iteration had an intended start
+	scenario      string
+	stage         string
+	at            time.Time // sample or iteration start, the mark's time, a drop's schedule
+	ttfb, ttft    time.Duration
+	tpot, e2e     time.Duration
+	sched         time.Duration // start − intended start, never negative
+	itl           []time.Duration
+	inTok, outTok int
+	source        string
+	class         string            // error class of a failed sample; a metric sample's kind
+	name          string            // script error message; a metric sample's name
+	value         float64           // a metric sample's value; a stage mark's target rate
+	tags          map[string]string // a sample's or metric sample's tags, read only
+	index, target int
+	req           *request
+}
+
+type requestOp uint8
+
+const (
+	reqTrack requestOp = iota
+	reqDeclare
+	reqSnapshot
+)
+
+// request is a call answered by the aggregator goroutine, because only it
+// may read or change the aggregates. Snapshot replies on snapshot, the
+// others on err.
+type request struct {
+	op       requestOp
+	metric   string
+	filter   Filter
+	defs     []engine.MetricDef
+	err      chan error
+	snapshot chan *Snapshot
 }
 
 func sampleEvent(s *engine.Sample) event {
@@ -37,16 +68,43 @@ func sampleEvent(s *engine.Sample) event {
 		kind: evSample, scenario: s.Scenario, stage: s.Stage, at: s.Start,
 		ttfb: s.TTFB, ttft: s.TTFT, tpot: s.TPOT, e2e: s.E2E, itl: s.ITL,
 		inTok: s.InputTokens, outTok: s.OutputTokens, source: s.TokensSource,
+		tags: s.Tags,
 	}
+	e.sched, e.hasSched = lag(s.Scheduled, s.Start)
 	if s.Err != nil {
 		e.failed = true
-		e.errClass = s.Err.Class
+		e.class = s.Err.Class
 	}
 	return e
 }
 
+func iterationEvent(m *engine.IterationMark) event {
+	e := event{kind: evIterStart, scenario: m.Scenario, stage: m.Stage, at: m.Started}
+	e.sched, e.hasSched = lag(m.Scheduled, m.Started)
+	return e
+}
+
+func metricEvent(m *engine.MetricSample) event {
+	return event{
+		kind: evMetric, scenario: m.Scenario, stage: m.Stage,
+		name: m.Name, class: m.Kind, value: m.Value, tags: m.Tags,
+	}
+}
+
 func markEvent(k eventKind, m engine.StageMark) event {
-	return event{kind: k, scenario: m.Scenario, stage: m.Stage, at: m.At, index: m.Index, target: m.Target}
+	return event{
+		kind: k, scenario: m.Scenario, stage: m.Stage, at: m.At,
+		index: m.Index, target: m.Target, value: m.Rate,
+	}
+}
+
+// lag is how late a start was against its schedule; a start a hair early
+// counts as on time.
+func lag(scheduled, started time.Time) (time.Duration, bool) {
+	if scheduled.IsZero() {
+		return 0, false
+	}
+	return max(started.Sub(scheduled), 0), true
 }
 
 // done is when the sample's request finished, as far as it was measured.

@@ -8,26 +8,29 @@ import (
 
 // stageAgg accumulates one (scenario, stage). Owned by the aggregator.
 type stageAgg struct {
-	key              stageKey
-	index, vus       int
-	start, end       time.Time
-	started, ended   bool
-	startSeq         int
-	firstAt, lastAt  time.Time // earliest sample start, latest sample completion
-	requests, ok     int64
-	failed, iterErrs int64
-	outTok, inTok    int64
-	sources, errors  map[string]int64
+	key             stageKey
+	index, vus      int
+	rate            float64 // target iterations per second, open model
+	start, end      time.Time
+	started, ended  bool
+	startSeq        int
+	firstAt, lastAt time.Time // earliest start seen, latest completion
+	sources, errors map[string]int64
 
-	ttfb, ttft, tpot, itl, e2e *recorder
+	cells  [numBuiltin]cell
+	checks map[string]*cell // by check name
+	custom map[string]*cell // by custom metric name
 }
 
 func newStageAgg(k stageKey) *stageAgg {
-	return &stageAgg{
+	s := &stageAgg{
 		key: k, sources: map[string]int64{}, errors: map[string]int64{},
-		ttfb: newRecorder(), ttft: newRecorder(), tpot: newRecorder(),
-		itl: newRecorder(), e2e: newRecorder(),
+		checks: map[string]*cell{}, custom: map[string]*cell{},
 	}
+	for id, d := range builtins {
+		s.cells[id] = newCell(d.kind, durationGeo)
+	}
+	return s
 }
 
 func (s *stageAgg) orderKey() int {
@@ -37,82 +40,190 @@ func (s *stageAgg) orderKey() int {
 	return math.MaxInt
 }
 
-// sample adds one request. A zero duration means "not measured" (see
-// engine.Result) and is skipped, except in ITL where a zero gap is real:
-// two events read at once.
-func (s *stageAgg) sample(e *event) {
-	s.requests++
-	if s.firstAt.IsZero() || e.at.Before(s.firstAt) {
-		s.firstAt = e.at
+// seen widens the span of activity that bounds a stage without marks.
+func (s *stageAgg) seen(from, to time.Time) {
+	if s.firstAt.IsZero() || from.Before(s.firstAt) {
+		s.firstAt = from
 	}
-	if d := e.done(); d.After(s.lastAt) {
-		s.lastAt = d
-	}
-	if e.failed {
-		s.failed++
-		s.errors[cmp.Or(e.errClass, "unknown")]++
-		return
-	}
-	s.ok++
-	s.outTok += int64(e.outTok)
-	s.inTok += int64(e.inTok)
-	s.sources[cmp.Or(e.source, "unknown")]++
-	recordSet(s.ttfb, e.ttfb)
-	recordSet(s.ttft, e.ttft)
-	recordSet(s.tpot, e.tpot)
-	recordSet(s.e2e, e.e2e)
-	for _, g := range e.itl {
-		s.itl.record(g)
+	if to.After(s.lastAt) {
+		s.lastAt = to
 	}
 }
 
-func recordSet(r *recorder, d time.Duration) {
-	if d != 0 {
-		r.record(d)
+// sample adds one request. Failed requests count in requests and errors,
+// nowhere else.
+func (s *stageAgg) sample(e *event) {
+	s.seen(e.at, e.done())
+	if e.failed {
+		s.errors[cmp.Or(e.class, "unknown")]++
+	} else {
+		s.sources[cmp.Or(e.source, "unknown")]++
 	}
+	for _, id := range sampleMetrics {
+		feedSample(id, &s.cells[id], e)
+	}
+}
+
+// feedSample adds a request to the cell of built-in metric id. A zero
+// duration means "not measured" (see engine.Result) and is skipped, except
+// in ITL where a zero gap is real: two events read at once.
+func feedSample(id metricID, c *cell, e *event) {
+	switch id {
+	case mRequests:
+		c.add(1)
+	case mErrors:
+		c.add(b2f(e.failed))
+	}
+	if e.failed {
+		return
+	}
+	switch id {
+	case mTTFT:
+		c.addSet(e.ttft)
+	case mTPOT:
+		c.addSet(e.tpot)
+	case mE2E:
+		c.addSet(e.e2e)
+	case mTTFB:
+		c.addSet(e.ttfb)
+	case mITL:
+		for _, g := range e.itl {
+			c.addDuration(g)
+		}
+	case mTTFTSched:
+		feedSched(c, e, e.ttft)
+	case mE2ESched:
+		feedSched(c, e, e.e2e)
+	case mOutTok:
+		c.add(float64(e.outTok))
+	case mInTok:
+		c.add(float64(e.inTok))
+	}
+}
+
+// feedSched records d measured from the intended start rather than t0, so
+// time spent waiting for a free VU is not hidden (coordinated omission).
+func feedSched(c *cell, e *event, d time.Duration) {
+	if e.hasSched && d != 0 {
+		c.addDuration(d + e.sched)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *stageAgg) iteration(e *event) {
+	s.seen(e.at, e.at)
+	s.cells[mIterations].add(1)
+	if e.hasSched {
+		s.cells[mScheduleLag].addDuration(e.sched)
+	}
+}
+
+func (s *stageAgg) drop(e *event) {
+	if !e.at.IsZero() {
+		s.seen(e.at, e.at)
+	}
+	s.cells[mDropped].add(1)
+}
+
+// check counts one evaluation of a named check.
+func (s *stageAgg) check(name string, v float64) {
+	c := s.checks[name]
+	if c == nil {
+		c = &cell{kind: kindRate}
+		s.checks[name] = c
+	}
+	c.add(v)
+	s.cells[mChecks].add(v)
+}
+
+// metric adds one value of a custom metric whose kind is already settled.
+func (s *stageAgg) metric(name string, k kind, v float64) {
+	c := s.custom[name]
+	if c == nil {
+		nc := newCell(k, valueGeo)
+		c = &nc
+		s.custom[name] = c
+	}
+	c.add(v)
 }
 
 // window returns the stage's bounds. A stage that never started begins at
-// its first sample; one that never ended (an interrupted run) ends at its
-// last completion, or at close when nothing completed after its start.
-func (s *stageAgg) window(closedAt time.Time) (start, end time.Time, complete bool) {
+// its first sample; one that never ended ends now during the run, and at
+// close at its last completion (an interrupted run), or at close when
+// nothing completed after its start. ok is false for a stage named only by
+// events without a time (script errors, metric samples): its window is
+// empty.
+func (s *stageAgg) window(now time.Time, final bool) (start, end time.Time, ok bool) {
 	start = s.start
 	if !s.started {
 		start = s.firstAt
 	}
 	end = s.end
 	if !s.ended {
-		end = closedAt
-		if s.lastAt.After(start) {
+		end = now
+		if final && s.lastAt.After(start) {
 			end = s.lastAt
 		}
 	}
 	if start.IsZero() {
-		start = end // named only by iteration errors: an empty window
+		return end, end, false
 	}
-	return start, end, s.started && s.ended
+	return start, end, true
 }
 
-func (s *stageAgg) summary(closedAt time.Time) StageSummary {
-	start, end, complete := s.window(closedAt)
-	secs := max(end.Sub(start).Seconds(), 0)
+// snap copies what queries need. share: see recorder.freeze.
+func (s *stageAgg) snap(now time.Time, final bool) stageSnap {
+	ss := stageSnap{
+		scenario: s.key.scenario, stage: s.key.stage,
+		checks: make(map[string]cellSnap, len(s.checks)),
+		custom: make(map[string]cellSnap, len(s.custom)),
+	}
+	ss.start, ss.end, ss.timed = s.window(now, final)
+	for id := range s.cells {
+		ss.cells[id] = s.cells[id].snap(final)
+	}
+	for name, c := range s.checks {
+		ss.checks[name] = c.snap(final)
+	}
+	for name, c := range s.custom {
+		ss.custom[name] = c.snap(final)
+	}
+	return ss
+}
+
+// summary renders the stage from its final snapshot.
+func (s *stageAgg) summary(ss *stageSnap) StageSummary {
+	secs := ss.seconds()
+	c := &ss.cells
+	requests, failed := c[mRequests].n, c[mErrors].hits
+	outTok, inTok := int64(c[mOutTok].sum), int64(c[mInTok].sum)
+	iters, dropped := c[mIterations].n, c[mDropped].n
 	return StageSummary{
 		Scenario: s.key.scenario, Stage: s.key.stage, Index: s.index, VUs: s.vus,
-		Start: start, End: end, DurationS: secs, Complete: complete,
-		Requests: s.requests, OK: s.ok, Failed: s.failed, IterationErrors: s.iterErrs,
-		ReqPerSec:       rate(s.requests, secs),
-		OutputTokPerSec: rate(s.outTok, secs),
-		InputTokPerSec:  rate(s.inTok, secs),
-		OutputTokens:    s.outTok, InputTokens: s.inTok,
+		Start: ss.start, End: ss.end, DurationS: secs, Complete: s.started && s.ended,
+		Requests: requests, OK: requests - failed, Failed: failed,
+		IterationErrors: c[mIterErrors].n,
+		ReqPerSec:       perSecond(float64(requests), secs),
+		OutputTokPerSec: perSecond(float64(outTok), secs),
+		InputTokPerSec:  perSecond(float64(inTok), secs),
+		OutputTokens:    outTok, InputTokens: inTok,
 		TokensSource: s.sources, Errors: s.errors,
-		TTFB: s.ttfb.dist(), TTFT: s.ttft.dist(), TPOT: s.tpot.dist(),
-		ITL: s.itl.dist(), E2E: s.e2e.dist(),
+		TTFB: c[mTTFB].t.dist(), TTFT: c[mTTFT].t.dist(), TPOT: c[mTPOT].t.dist(),
+		ITL: c[mITL].t.dist(), E2E: c[mE2E].t.dist(),
+		Iterations: iters, DroppedIterations: dropped,
+		TargetRate:    s.rate,
+		AchievedRate:  perSecond(float64(iters), secs),
+		ScheduledRate: perSecond(float64(iters+dropped), secs),
+		ScheduleLag:   c[mScheduleLag].t.dist(),
+		TTFTSched:     c[mTTFTSched].t.dist(),
+		E2ESched:      c[mE2ESched].t.dist(),
+		Checks:        checkList(ss.checks),
+		Metrics:       metricSummaries(ss.custom, secs),
 	}
-}
-
-func rate(n int64, secs float64) float64 {
-	if secs <= 0 {
-		return 0
-	}
-	return float64(n) / secs
 }

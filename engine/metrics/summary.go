@@ -5,9 +5,15 @@ import "time"
 // Summary is everything a run measured, as Collector.Close returns it.
 // Warmup samples appear only in Warmup.
 type Summary struct {
-	Stages       []StageSummary `json:"stages"`        // in order of StageStarted
-	ScriptErrors []ScriptError  `json:"script_errors"` // by count, descending
-	Warmup       WarmupSummary  `json:"warmup"`
+	Stages []StageSummary `json:"stages"` // in order of StageStarted
+	// Checks and Metrics cover the whole run; a counter's rate is per
+	// second from the first stage's start to the last stage's end.
+	// Metrics includes declared metrics that never got a value.
+	Checks       []CheckSummary           `json:"checks"` // by name
+	Metrics      map[string]MetricSummary `json:"metrics"`
+	MetricErrors []MetricError            `json:"metric_errors"` // by count, descending
+	ScriptErrors []ScriptError            `json:"script_errors"` // by count, descending
+	Warmup       WarmupSummary            `json:"warmup"`
 }
 
 // StageSummary is one stage of one scenario: its window, counts, rates and
@@ -48,6 +54,28 @@ type StageSummary struct {
 	TPOT Dist `json:"tpot"`
 	ITL  Dist `json:"itl"` // one value per gap, not per request
 	E2E  Dist `json:"e2e"`
+
+	// Iterations started and, in open models, iterations due that found
+	// no free VU. TargetRate is the stage's arrival rate (0 in closed
+	// models); AchievedRate is Iterations and ScheduledRate is Iterations
+	// + DroppedIterations per second of the window: what ran, and what the
+	// arrival process produced.
+	Iterations        int64   `json:"iterations"`
+	DroppedIterations int64   `json:"dropped_iterations"`
+	TargetRate        float64 `json:"target_rate"`
+	AchievedRate      float64 `json:"achieved_rate"`
+	ScheduledRate     float64 `json:"scheduled_rate"`
+
+	// Open models only. ScheduleLag is each iteration's start minus its
+	// intended start. TTFTSched and E2ESched measure successful requests
+	// from the intended start of their iteration (only an iteration's first
+	// request has one), so waiting for a free VU is not hidden.
+	ScheduleLag Dist `json:"schedule_lag"`
+	TTFTSched   Dist `json:"ttft_sched"`
+	E2ESched    Dist `json:"e2e_sched"`
+
+	Checks  []CheckSummary           `json:"checks"`  // by name
+	Metrics map[string]MetricSummary `json:"metrics"` // custom metrics with values in this stage
 }
 
 // ScriptError is one distinct script error message and how often it was
@@ -72,6 +100,8 @@ type Live struct {
 	OutputTokens    int64
 	IterationErrors int64
 	WarmupRequests  int64
+	Iterations      int64 // started outside warmup
+	Dropped         int64 // open-model iterations that found no free VU
 	// Late counts calls that arrived after Close and were ignored.
 	Late int64
 }

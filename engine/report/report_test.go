@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/threshold"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -75,8 +76,19 @@ func fullFixture() (Meta, *metrics.Summary) {
 	rag.Errors = map[string]int64{"stream_truncated": 1}
 	rag.E2E.Clamped = 2
 	rag.TokensSource = map[string]int64{"usage": 300, "events": 50}
+	rag.TargetRate, rag.ScheduledRate, rag.AchievedRate, rag.DroppedIterations = 4, 3.98, 3.9, 7
+	rag.Iterations = 351
+	rag.ScheduleLag = dist(351, 0.3)
+	rag.TTFTSched, rag.E2ESched = dist(350, 0.5), dist(350, 17)
 	return meta, &metrics.Summary{
-		Stages: []metrics.StageSummary{c1, c8, rag},
+		Checks: []metrics.CheckSummary{{Name: "has text", Passes: 100}, {Name: "status 200", Passes: 98, Fails: 2}},
+		Metrics: map[string]metrics.MetricSummary{
+			"judge_score": {Kind: engine.MetricTrend, Trend: dist(50, 0.8)},
+			"retries":     {Kind: engine.MetricCounter, Count: 9, Sum: 12, PerSec: 0.126},
+			"cache_hit":   {Kind: engine.MetricRate, Passes: 30, Total: 40, Rate: 0.75},
+		},
+		MetricErrors: []metrics.MetricError{{Message: `metric "retries": value NaN is not a finite number`, Count: 1}},
+		Stages:       []metrics.StageSummary{c1, c8, rag},
 		ScriptErrors: []metrics.ScriptError{
 			{Message: "scenarios/mixed.lua:41: attempt to index a nil value (field 'choices')", Count: 3},
 			{Message: "scenarios/mixed.lua:12: bad pool\nstack traceback:\n\t[G]: ?", Count: 1},
@@ -125,7 +137,7 @@ func TestGolden(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			r := New(f.make())
 			if f.name == "full" {
-				r.SetChecks(map[string][2]int64{"status 200": {98, 2}, "has text": {100, 0}})
+				r.Thresholds = fullThresholds()
 			}
 			golden(t, f.name+".txt.golden", render(t, Text(r)))
 			golden(t, f.name+".json.golden", render(t, JSON(r)))
@@ -281,4 +293,15 @@ func fieldsOf(text, first string) string {
 		}
 	}
 	return ""
+}
+
+func fullThresholds() []threshold.Result {
+	return []threshold.Result{
+		{Expr: "ttft.p99", Kind: engine.MetricTrend, Passed: false, Outcomes: []threshold.Outcome{
+			{Condition: "< 1s", Agg: metrics.AggP, Observed: 1420, Samples: 400}}},
+		{Expr: "errors.rate", Kind: engine.MetricRate, Passed: true, Outcomes: []threshold.Outcome{
+			{Condition: "< 50%", Agg: metrics.AggRate, Observed: 0.09, Samples: 451, Passed: true}}},
+		{Expr: "ttft{stage:c8}.p99", Kind: engine.MetricTrend, Passed: false, Outcomes: []threshold.Outcome{
+			{Condition: "< 800ms", Agg: metrics.AggP, NoData: true}}},
+	}
 }

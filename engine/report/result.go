@@ -4,12 +4,12 @@ package report
 
 import (
 	"io"
-	"slices"
-	"strings"
+	"maps"
 	"time"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/threshold"
 )
 
 // SchemaVersion is the version of the JSON result format this package
@@ -18,28 +18,18 @@ const SchemaVersion = 1
 
 // Result is a whole run as it is written to and read from a result file.
 type Result struct {
-	SchemaVersion int                    `json:"schema_version"`
-	Run           Meta                   `json:"run"`
-	Stages        []metrics.StageSummary `json:"stages"`
-	ScriptErrors  []metrics.ScriptError  `json:"script_errors"`
-	Warmup        metrics.WarmupSummary  `json:"warmup"`
-	Checks        []Check                `json:"checks"`
-}
-
-// Check is one named llm.check condition over the whole run.
-type Check struct {
-	Name   string `json:"name"`
-	Passes int64  `json:"passes"`
-	Fails  int64  `json:"fails"`
-}
-
-// SetChecks stores check counts (name → passes, fails), sorted by name.
-func (r *Result) SetChecks(counts map[string][2]int64) {
-	r.Checks = r.Checks[:0]
-	for name, c := range counts {
-		r.Checks = append(r.Checks, Check{Name: name, Passes: c[0], Fails: c[1]})
-	}
-	slices.SortFunc(r.Checks, func(a, b Check) int { return strings.Compare(a.Name, b.Name) })
+	SchemaVersion int                              `json:"schema_version"`
+	Run           Meta                             `json:"run"`
+	Stages        []metrics.StageSummary           `json:"stages"`
+	ScriptErrors  []metrics.ScriptError            `json:"script_errors"`
+	Warmup        metrics.WarmupSummary            `json:"warmup"`
+	Checks        []metrics.CheckSummary           `json:"checks"`
+	Metrics       map[string]metrics.MetricSummary `json:"metrics"`
+	MetricErrors  []metrics.MetricError            `json:"metric_errors"`
+	Thresholds    []threshold.Result               `json:"thresholds"`
+	// Warnings say where the results cannot be taken at face value: the
+	// generator fell behind its schedule, or iterations were dropped.
+	Warnings []string `json:"warnings"`
 }
 
 // Meta describes the run as a whole.
@@ -50,8 +40,9 @@ type Meta struct {
 	Simulator bool      `json:"simulator"` // the built-in simulator served the run
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`
-	Version   string    `json:"version"`  // llmload's version
-	Complete  bool      `json:"complete"` // false when the run was interrupted
+	Version   string    `json:"version"`           // llmload's version
+	Complete  bool      `json:"complete"`          // false when the run was interrupted
+	Aborted   string    `json:"aborted,omitempty"` // why a threshold stopped the run
 	Seed      int64     `json:"seed"`
 }
 
@@ -71,7 +62,10 @@ func New(meta Meta, s *metrics.Summary) *Result {
 		Run:           meta,
 		Stages:        []metrics.StageSummary{},
 		ScriptErrors:  []metrics.ScriptError{},
-		Checks:        []Check{},
+		Checks:        []metrics.CheckSummary{},
+		Metrics:       map[string]metrics.MetricSummary{},
+		MetricErrors:  []metrics.MetricError{},
+		Thresholds:    []threshold.Result{},
 	}
 	if s != nil {
 		r.Stages = append(r.Stages, s.Stages...)
@@ -80,6 +74,10 @@ func New(meta Meta, s *metrics.Summary) *Result {
 		}
 		r.ScriptErrors = append(r.ScriptErrors, s.ScriptErrors...)
 		r.Warmup = s.Warmup
+		r.Checks = append(r.Checks, s.Checks...)
+		maps.Copy(r.Metrics, s.Metrics)
+		r.MetricErrors = append(r.MetricErrors, s.MetricErrors...)
 	}
+	r.Warnings = warnings(r.Stages)
 	return r
 }

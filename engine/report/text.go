@@ -34,13 +34,21 @@ func writeText(b *bytes.Buffer, r *Result) {
 	} else {
 		labels := stageLabels(r.Stages)
 		writeThroughput(b, r.Stages, labels)
+		writeArrivals(b, r.Stages, labels)
 		writeLatency(b, r.Stages, labels)
 		writeErrorClasses(b, r.Stages, labels)
 	}
 	writeChecks(b, r.Checks)
+	writeMetrics(b, r.Metrics)
+	writeMetricErrors(b, r.MetricErrors)
+	writeThresholds(b, r.Thresholds)
 	writeScriptErrors(b, r.ScriptErrors)
 	writeClamped(b, r.Stages)
-	if !r.Run.Complete {
+	writeWarnings(b, r.Warnings)
+	switch {
+	case r.Run.Aborted != "":
+		fmt.Fprintf(b, "\nrun incomplete: %s\n", r.Run.Aborted)
+	case !r.Run.Complete:
 		b.WriteString("\nrun incomplete (interrupted)\n")
 	}
 }
@@ -129,7 +137,11 @@ func writeThroughput(b *bytes.Buffer, stages []metrics.StageSummary, labels []st
 			window += " cut"
 			cut = true
 		}
-		cells := []string{labels[i], fmt.Sprint(s.VUs), fmt.Sprint(s.OK), fmt.Sprint(s.Failed),
+		vus := fmt.Sprint(s.VUs)
+		if s.TargetRate > 0 {
+			vus = "-" // open model: the rate, not a VU count, sets the load
+		}
+		cells := []string{labels[i], vus, fmt.Sprint(s.OK), fmt.Sprint(s.Failed),
 			fmtRate(s.ReqPerSec), fmtRate(s.OutputTokPerSec), fmtRate(s.InputTokPerSec), window}
 		if scriptErrs {
 			cells = append(cells, fmt.Sprint(s.IterationErrors))
@@ -154,6 +166,21 @@ var families = []family{
 	{"E2E ", func(s *metrics.StageSummary) metrics.Dist { return s.E2E }},
 }
 
+// schedFamilies are shown for open-model runs: latencies measured from the
+// intended start, so waiting for a late start is not hidden.
+var schedFamilies = []family{
+	{"TTFT@ts", func(s *metrics.StageSummary) metrics.Dist { return s.TTFTSched }},
+	{"E2E@ts ", func(s *metrics.StageSummary) metrics.Dist { return s.E2ESched }},
+}
+
+// stageFamilies are the latency rows of one stage.
+func stageFamilies(s *metrics.StageSummary) []family {
+	if s.TTFTSched.Count > 0 || s.E2ESched.Count > 0 {
+		return append(slices.Clone(families), schedFamilies...)
+	}
+	return families
+}
+
 func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
 	b.WriteString("\n")
 	tw := newTable(b)
@@ -162,7 +189,7 @@ func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []strin
 	blank := strings.Repeat(" ", len([]rune(head)))
 	low := false
 	for i := range stages {
-		for j, f := range families {
+		for j, f := range stageFamilies(&stages[i]) {
 			label := blank
 			if j == 0 {
 				label = labels[i]
@@ -177,6 +204,30 @@ func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []strin
 	if low {
 		b.WriteString(lowSamplesNote + "\n")
 	}
+	if slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.TTFTSched.Count > 0 }) {
+		b.WriteString("@ts: measured from the intended start (open model), so a late start is not hidden\n")
+	}
+}
+
+// writeArrivals shows, for open-model stages, the target rate against what
+// was scheduled and started, drops and llmload's own schedule lag.
+func writeArrivals(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
+	if !slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.TargetRate > 0 }) {
+		return
+	}
+	b.WriteString("\n")
+	tw := newTable(b)
+	head, labels := leftColumn("arrivals", labels)
+	row(tw, head, "target/s", "scheduled/s", "achieved/s", "dropped", "lag p50 ms", "lag p99 ms", "lag max ms")
+	for i, s := range stages {
+		if s.TargetRate <= 0 {
+			continue
+		}
+		l := s.ScheduleLag
+		row(tw, labels[i], fmtRate(s.TargetRate), fmtRate(s.ScheduledRate), fmtRate(s.AchievedRate),
+			fmt.Sprint(s.DroppedIterations), fmtMS(l, l.P50), fmtMS(l, l.P99), fmtMS(l, l.Max))
+	}
+	tw.Flush()
 }
 
 // fmtMS prints milliseconds: two decimals below 1 ms (so fast token gaps

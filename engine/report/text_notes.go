@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/threshold"
 )
 
 // writeErrorClasses lists failed requests per stage and class, most
@@ -72,7 +74,7 @@ func writeScriptErrors(b *bytes.Buffer, errs []metrics.ScriptError) {
 }
 
 // writeChecks lists each check with its pass rate; failing ones get a ✗.
-func writeChecks(b *bytes.Buffer, checks []Check) {
+func writeChecks(b *bytes.Buffer, checks []metrics.CheckSummary) {
 	if len(checks) == 0 {
 		return
 	}
@@ -87,6 +89,82 @@ func writeChecks(b *bytes.Buffer, checks []Check) {
 			rate = 100 * float64(c.Passes) / float64(total)
 		}
 		fmt.Fprintf(b, "  %s %s: %.2f%% (%d of %d passed)\n", mark, oneLine(c.Name), rate, c.Passes, total)
+	}
+}
+
+// writeMetrics summarises the script's custom metrics over the run.
+func writeMetrics(b *bytes.Buffer, ms map[string]metrics.MetricSummary) {
+	if len(ms) == 0 {
+		return
+	}
+	b.WriteString("\ncustom metrics\n")
+	for _, name := range slices.Sorted(maps.Keys(ms)) {
+		m := ms[name]
+		switch m.Kind {
+		case engine.MetricTrend:
+			d := m.Trend
+			if d.Count == 0 {
+				fmt.Fprintf(b, "  %s (trend): no values\n", name)
+				continue
+			}
+			fmt.Fprintf(b, "  %s (trend): avg %.4g, p50 %.4g, p90 %.4g, p99 %.4g, max %.4g, n %d\n",
+				name, d.Mean, d.P50, d.P90, d.P99, d.Max, d.Count)
+		case engine.MetricCounter:
+			fmt.Fprintf(b, "  %s (counter): %.6g in all, %.4g/s\n", name, m.Sum, m.PerSec)
+		case engine.MetricRate:
+			fmt.Fprintf(b, "  %s (rate): %.2f%% (%d of %d)\n", name, 100*m.Rate, m.Passes, m.Total)
+		}
+	}
+}
+
+// writeMetricErrors lists custom-metric values the collector rejected.
+func writeMetricErrors(b *bytes.Buffer, errs []metrics.MetricError) {
+	if len(errs) == 0 {
+		return
+	}
+	b.WriteString("\nrejected custom metric values\n")
+	for _, e := range errs {
+		fmt.Fprintf(b, "  %d  %s\n", e.Count, oneLine(e.Message))
+	}
+}
+
+// writeWarnings prints what makes results not take at face value.
+func writeWarnings(b *bytes.Buffer, ws []string) {
+	if len(ws) == 0 {
+		return
+	}
+	b.WriteString("\nWARNING\n")
+	for _, w := range ws {
+		fmt.Fprintf(b, "  ! %s\n", w)
+	}
+}
+
+// writeThresholds lists each threshold condition with ✓ or ✗ and the
+// value observed.
+func writeThresholds(b *bytes.Buffer, results []threshold.Result) {
+	if len(results) == 0 {
+		return
+	}
+	b.WriteString("\nthresholds\n")
+	for _, r := range results {
+		for _, o := range r.Outcomes {
+			mark := "✓"
+			if !o.Passed {
+				mark = "✗"
+			}
+			observed := threshold.FormatValue(r.Kind, o.Agg, o.Observed)
+			switch {
+			case o.Error != "":
+				observed = "error: " + o.Error
+			case o.NoData:
+				observed = "no data"
+			}
+			note := ""
+			if r.Aborted {
+				note = " (aborted the run)"
+			}
+			fmt.Fprintf(b, "  %s %s %s: %s%s\n", mark, r.Expr, o.Condition, observed, note)
+		}
 	}
 }
 

@@ -37,3 +37,7 @@ function cyclic_extra(vu)
   llm.chat { messages = user, extra = { t = t } }
 end
 function not_a_table(vu) llm.chat("hi") end
+function two(vu)
+  llm.chat { messages = user }
+  llm.chat { messages = user }
+end

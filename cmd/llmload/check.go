@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/luabind"
+)
+
+const checkUsage = `Usage: llmload check [flags] SCENARIO.lua
+
+Validates the scenario and prints its plan — per scenario the executor, a
+timeline of stages (VUs or rate), the expected request count, and the
+thresholds — without sending anything.
+
+Flags:
+`
+
+func checkCmd(args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, checkUsage+fs.FlagUsages()) }
+	fs.StringVar(&f.target, "target", "", "base URL the run would use")
+	fs.StringVar(&f.model, "model", "", "model the run would use")
+	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value; repeatable")
+	fs.Int64Var(&f.seed, "seed", 0, "run seed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("check: %v", err)
+	}
+	if fs.NArg() != 1 {
+		return usagef("check: expected one SCENARIO.lua, got %d arguments", fs.NArg())
+	}
+	params, err := parseSets(f.sets)
+	if err != nil {
+		return err
+	}
+	script, err := luabind.Compile(fs.Arg(0), luabind.Options{Params: params, Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	plan := script.Plan()
+	plan.Target = resolveTarget(plan.Target, &f, os.LookupEnv)
+	set, err := parseThresholds(plan)
+	if err != nil {
+		return err
+	}
+	lines := make([]string, len(set))
+	for i, t := range set {
+		lines[i] = t.String()
+	}
+	return report.Plan(plan, lines)(stdout)
+}

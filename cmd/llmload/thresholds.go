@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/threshold"
+)
+
+// abortEvery is how often abort_on_fail thresholds are evaluated live.
+const abortEvery = time.Second
+
+// parseThresholds parses the plan's thresholds against the metrics it knows.
+func parseThresholds(p engine.Plan) (threshold.Set, error) {
+	known := threshold.Known{Metrics: metrics.Builtin(), Stages: map[string][]string{}}
+	for _, m := range p.Metrics {
+		known.Metrics[m.Name] = m.Kind
+	}
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Stages {
+			known.Stages[sc.Name] = append(known.Stages[sc.Name], st.Name)
+		}
+	}
+	var set threshold.Set
+	for _, spec := range p.Thresholds {
+		t, err := threshold.Parse(spec, known)
+		if err != nil {
+			return nil, fmt.Errorf("%s: options.thresholds[%q]: %w", p.Script, spec.Expr, err)
+		}
+		set = append(set, t)
+	}
+	return set, nil
+}
+
+// track registers the tag filters the thresholds need before any sample.
+func track(col *metrics.Collector, set threshold.Set) error {
+	for _, t := range set {
+		if t.NeedsTrack() {
+			if err := col.Track(t.Metric, t.Filter); err != nil {
+				return fmt.Errorf("threshold %s: %w", t.Expr, err)
+			}
+		}
+	}
+	return nil
+}
+
+// thresholdAbort is the cause of a run stopped by an abort_on_fail threshold.
+type thresholdAbort struct{ t *threshold.Threshold }
+
+func (a *thresholdAbort) Error() string {
+	return "threshold " + a.t.String() + " failed: run aborted"
+}
+
+// watchThresholds evaluates the abort_on_fail thresholds every second once
+// load has started, and cancels the run with a thresholdAbort cause when
+// one fails. It returns when ctx ends.
+func watchThresholds(ctx context.Context, cancel context.CancelCauseFunc, set threshold.Set, eng *executor.Engine, col *metrics.Collector) {
+	if !hasAbort(set) {
+		return
+	}
+	tick := time.NewTicker(abortEvery)
+	defer tick.Stop()
+	var loadStart time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if eng.Status().Phase != executor.PhaseRunning {
+			continue
+		}
+		if loadStart.IsZero() {
+			loadStart = time.Now()
+		}
+		if t, abort := set.ShouldAbort(col.Snapshot(), time.Since(loadStart)); abort {
+			cancel(&thresholdAbort{t})
+			return
+		}
+	}
+}
+
+func hasAbort(set threshold.Set) bool {
+	for _, t := range set {
+		if t.AbortOnFail {
+			return true
+		}
+	}
+	return false
+}

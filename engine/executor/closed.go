@@ -1,0 +1,170 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// closedRun drives one closed-model scenario (constant-vus, ramping-vus):
+// a slot per VU, activated and deactivated by a single controller goroutine
+// following the stage schedule.
+type closedRun struct {
+	*scenarioBase
+	slots  []*slot
+	active atomic.Int32 // VUs currently activated
+}
+
+func (r *closedRun) prepare() error  { return r.needStages() }
+func (r *closedRun) initialVUs() int { return max(r.sc.MaxVUs(), 0) }
+
+func (r *closedRun) progress(st *ScenarioStatus) {
+	st.ActiveVUs = int(r.active.Load())
+	st.BusyVUs = st.ActiveVUs
+	st.AllocatedVUs = r.initialVUs()
+}
+
+// run executes the scenario's stages and returns once every VU is idle.
+func (r *closedRun) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	r.slots = make([]*slot, len(r.vus))
+	for i, v := range r.vus {
+		r.slots[i] = newSlot(v, r)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.slots[i].loop()
+		}()
+	}
+	at := r.begin()
+	r.setActive(ctx, r.sc.StartVUs, r.sc.GracefulRampDown)
+	prev := r.sc.StartVUs
+	for i, st := range r.sc.Stages {
+		if ctx.Err() != nil {
+			break
+		}
+		mark := r.stageStarted(i)
+		r.ramp(ctx, prev, st, at)
+		r.setActive(ctx, st.Target, r.sc.GracefulRampDown)
+		at = at.Add(st.Duration)
+		sleepUntil(ctx, at)
+		r.stageEnded(mark)
+		prev = st.Target
+	}
+	r.stage.Store(int32(len(r.sc.Stages)))
+	r.done.Store(true)
+	r.setActive(ctx, 0, r.sc.GracefulStop)
+	for _, s := range r.slots {
+		close(s.acts)
+	}
+	wg.Wait()
+}
+
+// ramp moves the active VU count from prev to the stage's target one VU at
+// a time, each step at its exact time on the linear ramp, so no polling.
+func (r *closedRun) ramp(ctx context.Context, prev int, st engine.Stage, start time.Time) {
+	delta := st.Target - prev
+	if st.Ramp <= 0 || delta == 0 {
+		return
+	}
+	steps := max(delta, -delta)
+	for k := 1; k <= steps; k++ {
+		if !sleepUntil(ctx, start.Add(st.Ramp*time.Duration(k)/time.Duration(steps))) {
+			return
+		}
+		n := prev + k
+		if delta < 0 {
+			n = prev - k
+		}
+		r.setActive(ctx, n, r.sc.GracefulRampDown)
+	}
+}
+
+// setActive activates slots [0, n) and deactivates the rest; a deactivated
+// VU finishes its iteration within grace, then is canceled. Only the
+// controller goroutine calls it.
+func (r *closedRun) setActive(ctx context.Context, n int, grace time.Duration) {
+	n = min(max(n, 0), len(r.slots))
+	for i, s := range r.slots {
+		if i < n {
+			s.activate(ctx)
+		} else {
+			s.deactivate(grace)
+		}
+	}
+	r.active.Store(int32(n))
+}
+
+// activation is one period during which a slot's VU keeps iterating.
+type activation struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   chan struct{}
+}
+
+// slot owns one VU for the scenario. Its fields other than acts are only
+// touched by the controller goroutine.
+type slot struct {
+	vu   *vuHandle
+	r    *closedRun
+	acts chan *activation
+	cur  *activation
+}
+
+func newSlot(v *vuHandle, r *closedRun) *slot {
+	return &slot{vu: v, r: r, acts: make(chan *activation, 1)}
+}
+
+func (s *slot) activate(ctx context.Context) {
+	if s.cur != nil {
+		return
+	}
+	actx, cancel := context.WithCancel(ctx)
+	s.cur = &activation{ctx: actx, cancel: cancel, stop: make(chan struct{})}
+	// A pending activation the VU never picked up was already deactivated:
+	// replace it, so this send never blocks the controller.
+	select {
+	case stale := <-s.acts:
+		stale.cancel()
+	default:
+	}
+	s.acts <- s.cur
+}
+
+func (s *slot) deactivate(grace time.Duration) {
+	if s.cur == nil {
+		return
+	}
+	close(s.cur.stop)
+	if grace <= 0 {
+		s.cur.cancel()
+	} else {
+		time.AfterFunc(grace, s.cur.cancel)
+	}
+	s.cur = nil
+}
+
+// loop runs iterations while the slot is active, until acts is closed.
+func (s *slot) loop() {
+	for a := range s.acts {
+		for a.ctx.Err() == nil && !closed(a.stop) {
+			sc := s.r.sc
+			s.r.eng.iterate(a.ctx, s.vu, engine.Iteration{
+				Scenario: sc.Name, Stage: s.r.currentStage(), Exec: sc.Exec,
+			})
+		}
+		a.cancel()
+	}
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

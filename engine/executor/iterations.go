@@ -1,0 +1,104 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// iterationsRun drives an iteration-count scenario: VUs run Iterations in
+// all (shared-iterations) or each (per-vu-iterations), as fast as they can,
+// within one stage whose Duration bounds the whole run (max_duration).
+type iterationsRun struct {
+	*scenarioBase
+	shared   bool
+	claimed  atomic.Int64 // shared-iterations: iterations handed out
+	finished atomic.Int64
+	running  atomic.Int32 // VUs still iterating
+}
+
+func (r *iterationsRun) prepare() error {
+	if r.sc.VUs < 0 || r.sc.Iterations < 0 {
+		return fmt.Errorf("scenario %q: vus %d and iterations %d must not be negative", r.sc.Name, r.sc.VUs, r.sc.Iterations)
+	}
+	return nil
+}
+
+func (r *iterationsRun) initialVUs() int { return r.sc.VUs }
+
+// total is the number of iterations the scenario runs when not cut short.
+func (r *iterationsRun) total() int64 {
+	if r.shared {
+		return int64(r.sc.Iterations)
+	}
+	return int64(r.sc.Iterations) * int64(r.sc.VUs)
+}
+
+func (r *iterationsRun) progress(st *ScenarioStatus) {
+	st.ActiveVUs = int(r.running.Load())
+	st.BusyVUs = st.ActiveVUs
+	st.AllocatedVUs = r.sc.VUs
+	st.IterationsDone = r.finished.Load()
+	st.IterationsTotal = r.total()
+}
+
+// run starts every VU and ends the stage when all iterations are done or
+// the bound passes; then iterations still running get GracefulStop.
+func (r *iterationsRun) run(ctx context.Context) {
+	bound := r.sc.Stages[0].Duration
+	if bound <= 0 {
+		bound = engine.DefaultMaxDuration
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	r.begin()
+	mark := r.stageStarted(0)
+	done := r.spawn(ictx, stop, mark.Stage)
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	close(stop)
+	r.stageEnded(mark)
+	r.stage.Store(1)
+	drain(done, cancel, r.sc.GracefulStop)
+}
+
+// spawn starts one goroutine per VU; done closes once all have returned.
+func (r *iterationsRun) spawn(ctx context.Context, stop chan struct{}, stage string) <-chan struct{} {
+	var wg sync.WaitGroup
+	for _, v := range r.vus {
+		wg.Add(1)
+		r.running.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.running.Add(-1)
+			mine := 0
+			for !closed(stop) && ctx.Err() == nil && r.claim(&mine) {
+				r.eng.iterate(ctx, v, engine.Iteration{Scenario: r.sc.Name, Stage: stage, Exec: r.sc.Exec})
+				r.finished.Add(1)
+			}
+		}()
+	}
+	return waitDone(&wg)
+}
+
+// claim reserves the next iteration for a VU that has run *mine so far.
+func (r *iterationsRun) claim(mine *int) bool {
+	if r.shared {
+		return r.claimed.Add(1) <= int64(r.sc.Iterations)
+	}
+	if *mine >= r.sc.Iterations {
+		return false
+	}
+	*mine++
+	return true
+}

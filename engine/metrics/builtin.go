@@ -1,0 +1,124 @@
+package metrics
+
+import (
+	"maps"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// kind is a metric's kind on the aggregator's hot path, where comparing
+// small integers beats comparing strings.
+type kind uint8
+
+const (
+	kindNone kind = iota
+	kindTrend
+	kindCounter
+	kindRate
+)
+
+func parseKind(s string) kind {
+	switch s {
+	case engine.MetricTrend:
+		return kindTrend
+	case engine.MetricCounter:
+		return kindCounter
+	case engine.MetricRate:
+		return kindRate
+	}
+	return kindNone
+}
+
+func (k kind) String() string {
+	switch k {
+	case kindTrend:
+		return engine.MetricTrend
+	case kindCounter:
+		return engine.MetricCounter
+	case kindRate:
+		return engine.MetricRate
+	}
+	return "none"
+}
+
+// metricID indexes the built-in metrics; stages keep one cell per ID.
+type metricID uint8
+
+const (
+	mTTFT metricID = iota
+	mTPOT
+	mITL
+	mE2E
+	mTTFB
+	mScheduleLag
+	mTTFTSched
+	mE2ESched
+	mRequests
+	mIterations
+	mDropped
+	mIterErrors
+	mOutTok
+	mInTok
+	mErrors
+	mChecks
+	numBuiltin
+)
+
+// checksName is the built-in rate llm.check feeds; Tags["check"] names
+// the check, and a "check" filter selects one without Track.
+const checksName = "checks"
+
+type builtinDef struct {
+	name string
+	kind kind
+	// tagged: the metric's events carry user tags, so a Track filter on a
+	// tag can match them. Iteration marks, drops and script errors carry
+	// only scenario and stage.
+	tagged bool
+}
+
+var builtins = [numBuiltin]builtinDef{
+	mTTFT:        {"ttft", kindTrend, true},
+	mTPOT:        {"tpot", kindTrend, true},
+	mITL:         {"itl", kindTrend, true},
+	mE2E:         {"e2e", kindTrend, true},
+	mTTFB:        {"ttfb", kindTrend, true},
+	mScheduleLag: {"schedule_lag", kindTrend, false},
+	mTTFTSched:   {"ttft_sched", kindTrend, true},
+	mE2ESched:    {"e2e_sched", kindTrend, true},
+	mRequests:    {"requests", kindCounter, true},
+	mIterations:  {"iterations", kindCounter, false},
+	mDropped:     {"dropped_iterations", kindCounter, false},
+	mIterErrors:  {"iteration_errors", kindCounter, false},
+	mOutTok:      {"output_tokens", kindCounter, true},
+	mInTok:       {"input_tokens", kindCounter, true},
+	mErrors:      {"errors", kindRate, true},
+	mChecks:      {checksName, kindRate, true},
+}
+
+// sampleMetrics are the built-ins a request sample feeds.
+var sampleMetrics = [...]metricID{
+	mTTFT, mTPOT, mITL, mE2E, mTTFB, mTTFTSched, mE2ESched,
+	mRequests, mOutTok, mInTok, mErrors,
+}
+
+var builtinIDs = func() map[string]metricID {
+	m := make(map[string]metricID, numBuiltin)
+	for id, d := range builtins {
+		m[d.name] = metricID(id)
+	}
+	return m
+}()
+
+var builtinKinds = func() map[string]string {
+	m := make(map[string]string, numBuiltin)
+	for _, d := range builtins {
+		m[d.name] = d.kind.String()
+	}
+	return m
+}()
+
+// Builtin lists the built-in metrics and their kinds (engine.MetricTrend,
+// MetricCounter or MetricRate). Trends are in milliseconds. The map is a
+// fresh copy the caller may change.
+func Builtin() map[string]string { return maps.Clone(builtinKinds) }

@@ -1,0 +1,405 @@
+package luabind
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+)
+
+var (
+	// commonScenarioKeys apply to every executor.
+	commonScenarioKeys = []string{"executor", "exec", "tags", "env", "start_time", "graceful_stop"}
+	// executorKeys are the keys each executor adds to the common ones.
+	executorKeys = map[string][]string{
+		engine.ExecutorConstantVUs: {"vus", "duration"},
+		engine.ExecutorRampingVUs:  {"stages", "start_vus", "graceful_ramp_down"},
+		engine.ExecutorConstantArrivalRate: {"rate", "time_unit", "duration",
+			"pre_allocated_vus", "max_vus", "arrival", "burstiness"},
+		engine.ExecutorRampingArrivalRate: {"start_rate", "time_unit", "stages",
+			"pre_allocated_vus", "max_vus", "arrival", "burstiness"},
+		engine.ExecutorSharedIterations: {"vus", "iterations", "max_duration"},
+		engine.ExecutorPerVUIterations:  {"vus", "iterations", "max_duration"},
+	}
+	// executors lists the executor names in the order the docs give them.
+	executors = []string{engine.ExecutorConstantVUs, engine.ExecutorRampingVUs,
+		engine.ExecutorConstantArrivalRate, engine.ExecutorRampingArrivalRate,
+		engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations}
+	scenarioKeys = allScenarioKeys()
+	stageKeys    = []string{"name", "target", "duration", "ramp"}
+	arrivals     = []string{engine.ArrivalPoisson, engine.ArrivalConstant, engine.ArrivalGamma}
+)
+
+// executorDecoders read the keys specific to each executor.
+var executorDecoders = map[string]func(*decoder, string, map[string]lua.LValue, *engine.Scenario){
+	engine.ExecutorConstantVUs:         (*decoder).constantVUs,
+	engine.ExecutorRampingVUs:          (*decoder).rampingVUs,
+	engine.ExecutorConstantArrivalRate: (*decoder).constantArrivalRate,
+	engine.ExecutorRampingArrivalRate:  (*decoder).rampingArrivalRate,
+	engine.ExecutorSharedIterations:    (*decoder).iterationCount,
+	engine.ExecutorPerVUIterations:     (*decoder).iterationCount,
+}
+
+func allScenarioKeys() []string {
+	keys := append([]string(nil), commonScenarioKeys...)
+	for _, ex := range executors {
+		for _, k := range executorKeys[ex] {
+			if !contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+func (d *decoder) namedScenarios(path string, v lua.LValue) []engine.Scenario {
+	tbl, ok := plain(v).(*lua.LTable)
+	if !ok {
+		d.errorf(path, "expected table, got %s", v.Type())
+		return nil
+	}
+	var out []engine.Scenario
+	for _, k := range sortedKeys(tbl) {
+		name, isStr := k.(lua.LString)
+		if !isStr || name == "" {
+			d.errorf(keyPath(path, k), "scenario names must be non-empty strings")
+			continue
+		}
+		out = append(out, d.scenario(child(path, string(name)), string(name), tbl.RawGet(k)))
+	}
+	if len(out) == 0 && len(d.errs) == 0 {
+		d.errorf(path, "no scenarios defined")
+	}
+	d.checkStartTimes(path, out)
+	return out
+}
+
+func (d *decoder) newScenario(name, exec string) engine.Scenario {
+	return engine.Scenario{Name: name, Exec: exec,
+		GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop}
+}
+
+func (d *decoder) scenario(path, name string, v lua.LValue) engine.Scenario {
+	sc := d.newScenario(name, "")
+	f := d.record(path, v, scenarioKeys)
+	if f == nil {
+		return sc
+	}
+	sc.Exec = d.required(path, f, "exec")
+	sc.Executor = d.required(path, f, "executor")
+	if decode, ok := executorDecoders[sc.Executor]; ok {
+		d.notFor(path, f, sc.Executor)
+		decode(d, path, f, &sc)
+	} else if sc.Executor != "" {
+		d.errorf(child(path, "executor"), "unknown executor %q (valid: %s)", sc.Executor, strings.Join(executors, ", "))
+	}
+	d.scenarioExtras(path, f, &sc)
+	return sc
+}
+
+func (d *decoder) scenarioExtras(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	if g := f["graceful_stop"]; g != nil {
+		sc.GracefulStop, _ = d.duration(child(path, "graceful_stop"), g)
+	}
+	if g := f["graceful_ramp_down"]; g != nil {
+		sc.GracefulRampDown, _ = d.duration(child(path, "graceful_ramp_down"), g)
+	}
+	if s := f["start_time"]; s != nil {
+		sc.StartTime, _ = d.duration(child(path, "start_time"), s)
+	}
+	if t := f["tags"]; t != nil {
+		sc.Tags = d.stringMap(child(path, "tags"), t)
+	}
+	if e := f["env"]; e != nil {
+		sc.Env = d.stringMap(child(path, "env"), e)
+	}
+}
+
+// notFor reports keys that the executor does not use, which would
+// otherwise be silently ignored, naming the executors that do use them.
+func (d *decoder) notFor(path string, f map[string]lua.LValue, executor string) {
+	valid := append(append([]string(nil), commonScenarioKeys...), executorKeys[executor]...)
+	for _, k := range sortedFieldNames(f) {
+		if contains(valid, k) {
+			continue
+		}
+		var users []string
+		for _, ex := range executors {
+			if contains(executorKeys[ex], k) {
+				users = append(users, ex)
+			}
+		}
+		d.errorf(child(path, k), "not valid for executor %s (it applies to %s)", executor, strings.Join(users, ", "))
+	}
+}
+
+func sortedFieldNames(f map[string]lua.LValue) []string {
+	names := make([]string, 0, len(f))
+	for k := range f {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// required reads a non-empty string field that must be present.
+func (d *decoder) required(path string, f map[string]lua.LValue, key string) string {
+	v := f[key]
+	if v == nil {
+		d.errorf(child(path, key), "required")
+		return ""
+	}
+	s := d.str(child(path, key), v)
+	if s == "" {
+		d.errorf(child(path, key), "must not be empty")
+	}
+	return s
+}
+
+// requiredDuration reads a duration > 0 that must be present.
+func (d *decoder) requiredDuration(path string, f map[string]lua.LValue, key string) time.Duration {
+	if v := f[key]; v != nil {
+		return d.positiveDuration(child(path, key), v)
+	}
+	d.errorf(child(path, key), "required")
+	return 0
+}
+
+func (d *decoder) constantVUs(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	sc.Stages = d.constantStage(path, sc.Name, f)
+}
+
+func (d *decoder) rampingVUs(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	sc.Stages = d.requiredStages(path, f, false)
+	if s := f["start_vus"]; s != nil {
+		sc.StartVUs = d.count(child(path, "start_vus"), s, 0)
+	}
+}
+
+// constantStage is the one stage of a constant-vus scenario, named after it.
+func (d *decoder) constantStage(path, name string, f map[string]lua.LValue) []engine.Stage {
+	st := engine.Stage{Name: name}
+	if v := f["vus"]; v != nil {
+		st.Target = d.count(child(path, "vus"), v, 1)
+	} else {
+		d.errorf(child(path, "vus"), "required")
+	}
+	st.Duration = d.requiredDuration(path, f, "duration")
+	return []engine.Stage{st}
+}
+
+// constantArrivalRate holds one rate for the scenario's duration, as one
+// stage named after the scenario.
+func (d *decoder) constantArrivalRate(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	st := engine.Stage{Name: sc.Name}
+	if v := f["rate"]; v != nil {
+		st.Rate = d.positiveNumber(child(path, "rate"), v)
+	} else {
+		d.errorf(child(path, "rate"), "required")
+	}
+	st.Duration = d.requiredDuration(path, f, "duration")
+	sc.Stages = []engine.Stage{st}
+	d.arrivalRate(path, f, sc)
+}
+
+func (d *decoder) rampingArrivalRate(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	if v := f["start_rate"]; v != nil {
+		sc.StartRate = d.number(child(path, "start_rate"), v, 0)
+	}
+	sc.Stages = d.requiredStages(path, f, true)
+	d.arrivalRate(path, f, sc)
+}
+
+// arrivalRate reads what both arrival-rate executors share: the time
+// unit, the VU pool and the arrival process.
+func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	sc.TimeUnit = engine.DefaultTimeUnit
+	if v := f["time_unit"]; v != nil {
+		sc.TimeUnit = d.positiveDuration(child(path, "time_unit"), v)
+	}
+	if v := f["pre_allocated_vus"]; v != nil {
+		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
+	} else {
+		d.errorf(child(path, "pre_allocated_vus"), "required (the VUs started before the first arrival)")
+	}
+	sc.MaxVUsCap = sc.PreAllocatedVUs
+	if v := f["max_vus"]; v != nil {
+		sc.MaxVUsCap = d.count(child(path, "max_vus"), v, 1)
+		if sc.MaxVUsCap > 0 && sc.PreAllocatedVUs > 0 && sc.MaxVUsCap < sc.PreAllocatedVUs {
+			d.errorf(child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
+		}
+	}
+	d.arrival(path, f, sc)
+}
+
+// arrival reads the arrival process; burstiness shapes only gamma, so
+// giving it with another process is a mistake, not a no-op.
+func (d *decoder) arrival(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	sc.Arrival = engine.ArrivalPoisson
+	if v := f["arrival"]; v != nil {
+		sc.Arrival = d.str(child(path, "arrival"), v)
+		if _, isStr := v.(lua.LString); isStr && !contains(arrivals, sc.Arrival) {
+			d.errorf(child(path, "arrival"), "unknown arrival %q (valid: %s)", sc.Arrival, strings.Join(arrivals, ", "))
+		}
+	}
+	if sc.Arrival == engine.ArrivalGamma {
+		sc.Burstiness = 1
+	}
+	if v := f["burstiness"]; v != nil {
+		b := d.positiveNumber(child(path, "burstiness"), v)
+		if sc.Arrival != engine.ArrivalGamma {
+			d.errorf(child(path, "burstiness"), "only valid with arrival = %q (got %q)", engine.ArrivalGamma, sc.Arrival)
+			return
+		}
+		sc.Burstiness = b
+	}
+}
+
+// iterationCount reads shared-iterations and per-vu-iterations: VUs run a
+// number of iterations within one stage bounded by max_duration.
+func (d *decoder) iterationCount(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	sc.VUs, sc.Iterations = 1, 1
+	if v := f["vus"]; v != nil {
+		sc.VUs = d.count(child(path, "vus"), v, 1)
+	}
+	if v := f["iterations"]; v != nil {
+		sc.Iterations = d.count(child(path, "iterations"), v, 1)
+	}
+	if sc.Executor == engine.ExecutorSharedIterations && sc.Iterations > 0 && sc.Iterations < sc.VUs {
+		d.errorf(child(path, "iterations"), "%d iterations shared by %d VUs would leave VUs idle (set iterations ≥ vus)",
+			sc.Iterations, sc.VUs)
+	}
+	st := engine.Stage{Name: sc.Name, Target: sc.VUs, Duration: engine.DefaultMaxDuration}
+	if v := f["max_duration"]; v != nil {
+		st.Duration = d.positiveDuration(child(path, "max_duration"), v)
+	}
+	sc.Stages = []engine.Stage{st}
+}
+
+func (d *decoder) requiredStages(path string, f map[string]lua.LValue, open bool) []engine.Stage {
+	if f["stages"] == nil {
+		d.errorf(child(path, "stages"), "required")
+		return nil
+	}
+	return d.stages(child(path, "stages"), f["stages"], open)
+}
+
+// stages reads a list of stages; open-model stages have a rate as their
+// target, closed-model ones a number of VUs.
+func (d *decoder) stages(path string, v lua.LValue, open bool) []engine.Stage {
+	items := d.list(path, v)
+	if items != nil && len(items) == 0 {
+		d.errorf(path, "needs at least one stage")
+	}
+	out := make([]engine.Stage, 0, len(items))
+	seen := map[string]bool{}
+	for i, item := range items {
+		st := d.stage(index(path, i+1), i+1, item, open)
+		if seen[st.Name] {
+			d.errorf(index(path, i+1)+".name", "stage name %q is used twice", st.Name)
+		}
+		seen[st.Name] = true
+		out = append(out, st)
+	}
+	return out
+}
+
+func (d *decoder) stage(path string, pos int, v lua.LValue, open bool) engine.Stage {
+	st := engine.Stage{Name: fmt.Sprintf("stage_%d", pos)}
+	f := d.record(path, v, stageKeys)
+	if f == nil {
+		return st
+	}
+	if n := f["name"]; n != nil {
+		if st.Name = d.str(child(path, "name"), n); st.Name == "" {
+			d.errorf(child(path, "name"), "must not be empty")
+		}
+	}
+	if r := f["ramp"]; r != nil {
+		st.Ramp, _ = d.duration(child(path, "ramp"), r)
+	}
+	if open {
+		st.Rate = d.stageRate(child(path, "target"), f["target"], st.Ramp > 0)
+	} else {
+		st.Target = d.stageTarget(child(path, "target"), f["target"], st.Ramp > 0)
+	}
+	st.Duration = d.requiredDuration(path, f, "duration")
+	if st.Duration > 0 && st.Ramp > st.Duration {
+		d.errorf(child(path, "ramp"), "%s is longer than the stage's duration %s", st.Ramp, st.Duration)
+	}
+	return st
+}
+
+// stageTarget allows 0 VUs only when ramping down to it: a stage that holds
+// 0 VUs measures nothing.
+func (d *decoder) stageTarget(path string, v lua.LValue, ramped bool) int {
+	if v == nil {
+		d.errorf(path, "required")
+		return 0
+	}
+	n, ok := d.integer(path, v)
+	switch {
+	case !ok:
+	case n < 0:
+		d.errorf(path, "must be ≥ 0, got %d", n)
+	case n == 0 && !ramped:
+		d.errorf(path, "must be ≥ 1, got 0 (0 is allowed only with a ramp, to ramp down)")
+	case n > math.MaxInt32:
+		d.errorf(path, "must be ≤ %d, got %d", math.MaxInt32, n)
+	default:
+		return int(n)
+	}
+	return 0
+}
+
+// stageRate is stageTarget for arrival rates, which may be fractional.
+func (d *decoder) stageRate(path string, v lua.LValue, ramped bool) float64 {
+	if v == nil {
+		d.errorf(path, "required")
+		return 0
+	}
+	r := d.number(path, v, 0)
+	if r == 0 && !ramped {
+		if _, isNum := v.(lua.LNumber); isNum {
+			d.errorf(path, "must be > 0, got 0 (0 is allowed only with a ramp, to ramp down)")
+		}
+	}
+	return r
+}
+
+// checkStartTimes reports a scenario that would start after every other
+// scenario has ended: the run is over by then, so it would never run.
+func (d *decoder) checkStartTimes(path string, scs []engine.Scenario) {
+	if len(scs) < 2 {
+		return
+	}
+	for i, sc := range scs {
+		var lastEnd time.Duration
+		for j, other := range scs {
+			if j != i {
+				lastEnd = max(lastEnd, other.StartTime+other.Duration())
+			}
+		}
+		if sc.StartTime > lastEnd {
+			d.errorf(child(child(path, sc.Name), "start_time"), "starts at %s but every other scenario ends by %s "+
+				"(the run would be over; shorten start_time or lengthen another scenario)",
+				shortDuration(sc.StartTime), shortDuration(lastEnd))
+		}
+	}
+}
+
+// shortDuration prints 5m rather than Go's 5m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

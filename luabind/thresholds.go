@@ -1,0 +1,144 @@
+package luabind
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/threshold"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// thresholdKeys are the named keys of a threshold given as a table; its
+// list part holds the conditions.
+var thresholdKeys = []string{"abort_on_fail", "delay_abort_eval"}
+
+// thresholds reads options.thresholds into specs sorted by expression (the
+// order sortedKeys gives string keys).
+func (d *decoder) thresholds(path string, v lua.LValue) []engine.ThresholdSpec {
+	tbl, ok := plain(v).(*lua.LTable)
+	if !ok {
+		d.errorf(path, "expected table, got %s", v.Type())
+		return nil
+	}
+	var specs []engine.ThresholdSpec
+	for _, k := range sortedKeys(tbl) {
+		expr, isStr := k.(lua.LString)
+		if !isStr || expr == "" {
+			d.errorf(keyPath(path, k), "keys must be metric expressions such as %q", "ttft.p99")
+			continue
+		}
+		p := thresholdPath(path, string(expr))
+		if spec, ok := d.threshold(p, string(expr), tbl.RawGet(k)); ok {
+			specs = append(specs, spec)
+		}
+	}
+	return specs
+}
+
+// thresholdPath names one threshold the way it is written in Lua, since its
+// key usually holds dots: options.thresholds["ttft.p99"].
+func thresholdPath(path, expr string) string { return fmt.Sprintf("%s[%q]", path, expr) }
+
+// threshold reads one value: a condition string, or a table of conditions
+// with abort_on_fail and delay_abort_eval.
+func (d *decoder) threshold(path, expr string, v lua.LValue) (engine.ThresholdSpec, bool) {
+	spec := engine.ThresholdSpec{Expr: expr}
+	switch x := plain(v).(type) {
+	case lua.LString:
+		spec.Conditions = []string{d.condition(path, x)}
+		return spec, true
+	case *lua.LTable:
+		return d.thresholdTable(path, spec, x)
+	}
+	d.errorf(path, "expected a condition string such as %q, or a table of them, got %s", "< 1s", v.Type())
+	return spec, false
+}
+
+func (d *decoder) thresholdTable(path string, spec engine.ThresholdSpec, tbl *lua.LTable) (engine.ThresholdSpec, bool) {
+	n := seqLen(tbl)
+	before := len(d.errs)
+	for _, k := range sortedKeys(tbl) {
+		switch key := k.(type) {
+		case lua.LNumber:
+			if float64(key) != math.Trunc(float64(key)) || key < 1 || int(key) > n {
+				d.errorf(keyPath(path, k), "unexpected key (list the conditions first, then abort_on_fail or delay_abort_eval)")
+			}
+		case lua.LString:
+			d.thresholdOption(path, string(key), tbl.RawGet(k), &spec)
+		default:
+			d.errorf(keyPath(path, k), "%s", unknownKey(k.String(), thresholdKeys))
+		}
+	}
+	for i := 1; i <= n; i++ {
+		spec.Conditions = append(spec.Conditions, d.condition(index(path, i), tbl.RawGetInt(i)))
+	}
+	if n == 0 {
+		d.errorf(path, "needs at least one condition, such as %q", "< 1s")
+	}
+	if spec.DelayAbortEval > 0 && !spec.AbortOnFail {
+		d.errorf(child(path, "delay_abort_eval"), "only valid with abort_on_fail = true")
+	}
+	return spec, len(d.errs) == before
+}
+
+func (d *decoder) thresholdOption(path, key string, v lua.LValue, spec *engine.ThresholdSpec) {
+	switch key {
+	case "abort_on_fail":
+		b, ok := v.(lua.LBool)
+		if !ok {
+			d.errorf(child(path, key), "expected boolean, got %s", v.Type())
+		}
+		spec.AbortOnFail = bool(b)
+	case "delay_abort_eval":
+		spec.DelayAbortEval, _ = d.duration(child(path, key), v)
+	default:
+		d.errorf(child(path, key), "%s", unknownKey(key, thresholdKeys))
+	}
+}
+
+// condition reads one condition string; the threshold package judges it.
+func (d *decoder) condition(path string, v lua.LValue) string {
+	s := d.str(path, v)
+	if _, isStr := v.(lua.LString); isStr && s == "" {
+		d.errorf(path, "must not be empty")
+	}
+	return s
+}
+
+// checkThresholds parses every threshold against the built-in metrics,
+// the script's custom metrics and the plan's stages, so a typo fails
+// before load rather than as a gate that never sees data.
+func (d *decoder) checkThresholds(plan engine.Plan) {
+	if len(plan.Thresholds) == 0 {
+		return
+	}
+	known := threshold.Known{Metrics: map[string]string{}, Stages: map[string][]string{}}
+	for name, kind := range metrics.Builtin() {
+		known.Metrics[name] = kind
+	}
+	for _, md := range plan.Metrics {
+		known.Metrics[md.Name] = md.Kind
+	}
+	for _, sc := range plan.Scenarios {
+		for _, st := range sc.Stages {
+			known.Stages[sc.Name] = append(known.Stages[sc.Name], st.Name)
+		}
+	}
+	for _, spec := range plan.Thresholds {
+		if _, err := threshold.Parse(spec, known); err != nil {
+			d.errorf(thresholdPath("options.thresholds", spec.Expr), "%v", err)
+		}
+	}
+}
+
+// seqLen is the length of tbl's sequence 1..n without holes; unlike the
+// # operator it does not depend on how the table was built.
+func seqLen(tbl *lua.LTable) int {
+	n := 0
+	for tbl.RawGetInt(n+1) != lua.LNil {
+		n++
+	}
+	return n
+}
