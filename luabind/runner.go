@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/llmload/llmload/engine"
@@ -93,6 +94,21 @@ func oneLine(msg string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// linePrefix matches the "file:line:" that starts a Lua error message.
+var linePrefix = regexp.MustCompile(`^(.+?:\d+):`)
+
+// at prefixes err with the script line luaErr was raised at, if any, so an
+// iteration canceled inside an endless loop points at the loop.
+func (s *Script) at(luaErr, err error) error {
+	if luaErr == nil {
+		return err
+	}
+	if m := linePrefix.FindStringSubmatch(s.scriptError(luaErr).Error()); m != nil {
+		return fmt.Errorf("%s: %w", m[1], err)
+	}
+	return err
 }
 
 // interrupted is the error for work cut short by ctx; it wraps ctx.Err()

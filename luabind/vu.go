@@ -42,7 +42,7 @@ func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
 	defer v.L.RemoveContext()
 	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it), v.setupData())
 	if ctx.Err() != nil {
-		return interrupted(ctx, "iteration")
+		return v.script.at(err, interrupted(ctx, "iteration"))
 	}
 	if err != nil {
 		return v.script.scriptError(err)

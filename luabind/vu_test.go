@@ -114,6 +114,9 @@ func TestIterationCanceledWithCause(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Errorf("error = %v, want one wrapping the cause", err)
 	}
+	if !strings.HasPrefix(err.Error(), "testdata/errors.lua:30: ") {
+		t.Errorf("error = %q, want it to point at the loop, testdata/errors.lua:30", err)
+	}
 	if err := v.RunIteration(ctx, engine.Iteration{Exec: "ok", VUID: 1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("iteration on a done context: error = %v, want context.Canceled", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmload/llmload/engine"
 )
@@ -163,5 +164,50 @@ end
 	}
 	if stderr != "" {
 		t.Errorf("--quiet printed to stderr:\n%s", stderr)
+	}
+}
+
+func TestThresholdConfigErrorsBeforeLoad(t *testing.T) {
+	tests := []struct {
+		thresholds string
+		want       string
+	}{
+		{`["ttfx.p99"] = "< 1s"`, `unknown metric "ttfx"`},
+		{`["ttft.p99"] = "less than 1s"`, "want [aggregation] operator value"},
+		{`["ttft{stage:c9}.p99"] = "< 1s"`, `no stage "c9"`},
+	}
+	for _, tt := range tests {
+		path := writeScript(t, strings.Replace(okScript, "options = {", "options = { thresholds = { "+tt.thresholds+" },", 1))
+		stdout, stderr, code := runInProcess(t, "run", "--target", "http://127.0.0.1:1/v1", path)
+		if code != exitError || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "s.lua") {
+			t.Errorf("%s: exit %d, stderr:\n%s\nstdout:\n%s", tt.thresholds, code, stderr, stdout)
+		}
+		if strings.Contains(stderr, "connection refused") {
+			t.Errorf("%s: preflight ran before the config error", tt.thresholds)
+		}
+	}
+}
+
+func TestAbortOnFailStopsTheRunWith99(t *testing.T) {
+	path := writeScript(t, `
+local llm = require("llmload")
+options = {
+  stages = { { name = "c1", target = 1, duration = "20s" } },
+  thresholds = { ["ttft.p99"] = { "< 1us", abort_on_fail = true } },
+}
+function iteration(vu)
+  llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 3 }
+end
+`)
+	start := time.Now()
+	stdout, stderr, code := runInProcess(t, "run", "--quiet", path)
+	if code != exitThreshold {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitThreshold, stdout, stderr)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("run took %v: abort_on_fail did not stop it", d)
+	}
+	if !strings.Contains(stdout, "aborted the run") || !strings.Contains(stderr, "ttft.p99 < 1us") {
+		t.Errorf("summary or error does not name the aborting threshold:\n%s\n%s", stdout, stderr)
 	}
 }

@@ -187,3 +187,71 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 		t.Errorf("result = %+v, want one incomplete stage c1", res)
 	}
 }
+
+// TestE2EOpenLoopThresholdsGate runs the ramping-arrival-rate scenario on
+// the simulator twice: a threshold that cannot hold exits 99, one that
+// holds exits 0.
+func TestE2EOpenLoopThresholdsGate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run skipped in -short mode")
+	}
+	tests := []struct {
+		ttft string
+		code int
+		mark string
+	}{
+		{"1us", exitThreshold, "✗ ttft_sched{stage:r2}.p99 < 1us"},
+		{"30s", exitOK, "✓ ttft_sched{stage:r2}.p99 < 30s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ttft, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "result.json")
+			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/open_loop.lua", "--quiet",
+				"--set", "stage_duration=1s", "--set", "ttft_p99="+tt.ttft, "--set", "max_tokens=20", "--out", out)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.mark) {
+				t.Errorf("summary lacks %q:\n%s", tt.mark, stdout)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Thresholds []struct {
+					Expr   string `json:"expr"`
+					Passed bool   `json:"passed"`
+				} `json:"thresholds"`
+				Stages []struct {
+					TargetRate  float64 `json:"target_rate"`
+					ScheduleLag struct {
+						Count int64 `json:"count"`
+					} `json:"schedule_lag"`
+				} `json:"stages"`
+			}
+			if err := json.Unmarshal(data, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Thresholds) != 4 || len(res.Stages) != 4 {
+				t.Fatalf("thresholds %d, stages %d", len(res.Thresholds), len(res.Stages))
+			}
+			if s := res.Stages[3]; s.TargetRate != 6 || s.ScheduleLag.Count == 0 {
+				t.Errorf("stage r6 = %+v", s)
+			}
+		})
+	}
+}
+
+func TestE2ECheckPrintsPlanAndSendsNothing(t *testing.T) {
+	stdout, stderr, code := runBinary(t, []string{"LLMLOAD_BASE_URL=http://127.0.0.1:1/v1"}, "check", "../../scenarios/open_loop.lua")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"ramping-arrival-rate", "r6     30s", "6 req/s", "expected ≈ 130 iterations",
+		"ttft_sched{stage:r2}.p99 < 3s", "nothing was sent"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+}

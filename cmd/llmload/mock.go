@@ -32,6 +32,10 @@ func mockCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Model, "model", "", "model name served (default "+sim.DefaultModel+")")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", 0, "concurrent decode slots; more requests queue (default 8)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed: same seed and requests give the same answers")
+	fs.DurationVar(&cfg.PrefillBase, "prefill-base", 0, "fixed prefill cost per request (default 15ms; negative: none)")
+	fs.DurationVar(&cfg.PrefillPerToken, "prefill-per-token", 0, "prefill cost per prompt token (default 100µs; negative: none)")
+	fs.DurationVar(&cfg.DecodeBase, "decode-base", 0, "time per decode step at batch 1 (default 8ms; negative: none)")
+	fs.DurationVar(&cfg.DecodePerSeq, "decode-per-seq", 0, "extra decode time per step per other running request (default 250µs; negative: none)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

@@ -79,8 +79,8 @@ func (r *arrivalRateRun) progress(st *ScenarioStatus) {
 // run schedules every arrival, then lets in-flight iterations finish within
 // GracefulStop before canceling them.
 func (r *arrivalRateRun) run(ctx context.Context) {
-	ictx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	r.ictx = ictx
 	r.idle = make(chan *openVU, r.maxVUs())
 	r.grow = make(chan struct{}, 1)
@@ -99,7 +99,7 @@ func (r *arrivalRateRun) run(ctx context.Context) {
 		close(w.jobs)
 	}
 	r.mu.Unlock()
-	drain(waitDone(&r.workers), cancel, r.sc.GracefulStop)
+	drain(waitDone(&r.workers), cancel, r.sc.GracefulStop, &GracefulStopError{Scenario: r.sc.Name, Option: "graceful_stop", Grace: r.sc.GracefulStop})
 }
 
 // schedule walks the stages, marking their windows, and dispatches each

@@ -40,7 +40,7 @@ func (r *closedRun) run(ctx context.Context) {
 		}()
 	}
 	at := r.begin()
-	r.setActive(ctx, r.sc.StartVUs, r.sc.GracefulRampDown)
+	r.setActive(ctx, r.sc.StartVUs, r.rampDown())
 	prev := r.sc.StartVUs
 	for i, st := range r.sc.Stages {
 		if ctx.Err() != nil {
@@ -48,7 +48,7 @@ func (r *closedRun) run(ctx context.Context) {
 		}
 		mark := r.stageStarted(i)
 		r.ramp(ctx, prev, st, at)
-		r.setActive(ctx, st.Target, r.sc.GracefulRampDown)
+		r.setActive(ctx, st.Target, r.rampDown())
 		at = at.Add(st.Duration)
 		sleepUntil(ctx, at)
 		r.stageEnded(mark)
@@ -56,7 +56,7 @@ func (r *closedRun) run(ctx context.Context) {
 	}
 	r.stage.Store(int32(len(r.sc.Stages)))
 	r.done.Store(true)
-	r.setActive(ctx, 0, r.sc.GracefulStop)
+	r.setActive(ctx, 0, r.stop())
 	for _, s := range r.slots {
 		close(s.acts)
 	}
@@ -79,20 +79,30 @@ func (r *closedRun) ramp(ctx context.Context, prev int, st engine.Stage, start t
 		if delta < 0 {
 			n = prev - k
 		}
-		r.setActive(ctx, n, r.sc.GracefulRampDown)
+		r.setActive(ctx, n, r.rampDown())
 	}
+}
+
+// rampDown is how a VU removed by a smaller stage stops.
+func (r *closedRun) rampDown() *GracefulStopError {
+	return &GracefulStopError{Scenario: r.sc.Name, Option: "graceful_ramp_down", Grace: r.sc.GracefulRampDown}
+}
+
+// stop is how every VU stops at the scenario's end.
+func (r *closedRun) stop() *GracefulStopError {
+	return &GracefulStopError{Scenario: r.sc.Name, Option: "graceful_stop", Grace: r.sc.GracefulStop}
 }
 
 // setActive activates slots [0, n) and deactivates the rest; a deactivated
 // VU finishes its iteration within grace, then is canceled. Only the
 // controller goroutine calls it.
-func (r *closedRun) setActive(ctx context.Context, n int, grace time.Duration) {
+func (r *closedRun) setActive(ctx context.Context, n int, stop *GracefulStopError) {
 	n = min(max(n, 0), len(r.slots))
 	for i, s := range r.slots {
 		if i < n {
 			s.activate(ctx)
 		} else {
-			s.deactivate(grace)
+			s.deactivate(stop)
 		}
 	}
 	r.active.Store(int32(n))
@@ -101,7 +111,7 @@ func (r *closedRun) setActive(ctx context.Context, n int, grace time.Duration) {
 // activation is one period during which a slot's VU keeps iterating.
 type activation struct {
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	stop   chan struct{}
 }
 
@@ -122,27 +132,28 @@ func (s *slot) activate(ctx context.Context) {
 	if s.cur != nil {
 		return
 	}
-	actx, cancel := context.WithCancel(ctx)
+	actx, cancel := context.WithCancelCause(ctx)
 	s.cur = &activation{ctx: actx, cancel: cancel, stop: make(chan struct{})}
 	// A pending activation the VU never picked up was already deactivated:
 	// replace it, so this send never blocks the controller.
 	select {
 	case stale := <-s.acts:
-		stale.cancel()
+		stale.cancel(nil)
 	default:
 	}
 	s.acts <- s.cur
 }
 
-func (s *slot) deactivate(grace time.Duration) {
+func (s *slot) deactivate(stop *GracefulStopError) {
 	if s.cur == nil {
 		return
 	}
 	close(s.cur.stop)
-	if grace <= 0 {
-		s.cur.cancel()
+	cancel := s.cur.cancel
+	if stop.Grace <= 0 {
+		cancel(stop)
 	} else {
-		time.AfterFunc(grace, s.cur.cancel)
+		time.AfterFunc(stop.Grace, func() { cancel(stop) })
 	}
 	s.cur = nil
 }
@@ -156,7 +167,7 @@ func (s *slot) loop() {
 				Scenario: sc.Name, Stage: s.r.currentStage(), Exec: sc.Exec,
 			})
 		}
-		a.cancel()
+		a.cancel(nil)
 	}
 }
 

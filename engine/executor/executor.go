@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,17 +210,42 @@ func (e *Engine) iterate(ctx context.Context, v *vuHandle, it engine.Iteration) 
 		Scheduled: it.Scheduled, Started: time.Now(),
 	})
 	err := v.vu.RunIteration(ctx, it)
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil {
 		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Cut off by the run's end or Ctrl-C: not the script's fault. Cut
+		// off because it outlived its grace period: worth a line in the
+		// summary, since an endless loop ends this way.
+		var gs *GracefulStopError
+		if !errors.As(context.Cause(ctx), &gs) {
+			return
+		}
+		if !strings.Contains(err.Error(), gs.Error()) {
+			err = fmt.Errorf("%w (%v)", err, gs)
+		}
 	}
 	e.sink.IterationError(engine.IterationError{
 		Scenario: it.Scenario, Stage: it.Stage, Warmup: it.Warmup, Message: err.Error(),
 	})
 }
 
+// GracefulStopError is the cause given to an iteration canceled because it
+// was still running when its grace period (graceful_stop at a scenario's
+// end, graceful_ramp_down when its VU was removed) ran out.
+type GracefulStopError struct {
+	Scenario string
+	Option   string // "graceful_stop" or "graceful_ramp_down"
+	Grace    time.Duration
+}
+
+func (e *GracefulStopError) Error() string {
+	return fmt.Sprintf("canceled: still running after scenario %s's %s (%v)", e.Scenario, e.Option, e.Grace)
+}
+
 // drain waits for done up to grace, then cancels the iterations still
-// running and waits for them to return.
-func drain(done <-chan struct{}, cancel context.CancelFunc, grace time.Duration) {
+// running with cause and waits for them to return.
+func drain(done <-chan struct{}, cancel context.CancelCauseFunc, grace time.Duration, cause error) {
 	if grace > 0 {
 		t := time.NewTimer(grace)
 		defer t.Stop()
@@ -229,7 +255,7 @@ func drain(done <-chan struct{}, cancel context.CancelFunc, grace time.Duration)
 		case <-t.C:
 		}
 	}
-	cancel()
+	cancel(cause)
 	<-done
 }
 

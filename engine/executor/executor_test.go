@@ -256,9 +256,7 @@ func TestGracefulStopCancelsLongIterations(t *testing.T) {
 	if got, want := int(canceled.Load()), 2; got != want {
 		t.Errorf("canceled iterations = %d, want %d", got, want)
 	}
-	if len(sink.errs) != 0 {
-		t.Errorf("canceled iterations counted as script errors: %v", sink.errs)
-	}
+	assertGracefulStopReported(t, sink, 2)
 }
 
 func TestScriptErrorsAreRecordedAndRunGoesOn(t *testing.T) {
@@ -345,5 +343,30 @@ func TestStatusReportsStageAndVUs(t *testing.T) {
 	<-done
 	if got := e.Status().Phase; got != PhaseDone {
 		t.Errorf("phase after Run = %q", got)
+	}
+}
+
+// assertGracefulStopReported checks that n iterations cut off by
+// graceful_stop were reported, naming the option, and nothing else.
+func assertGracefulStopReported(t *testing.T, sink *fakeSink, n int) {
+	t.Helper()
+	if len(sink.errs) != n {
+		t.Fatalf("reported %d cut-off iterations, want %d: %v", len(sink.errs), n, sink.errs)
+	}
+	for _, e := range sink.errs {
+		if !strings.Contains(e.Message, "graceful_stop") {
+			t.Errorf("report %q does not name graceful_stop", e.Message)
+		}
+	}
+}
+
+func TestCanceledByTheRunIsNotReported(t *testing.T) {
+	r := &fakeRunner{fn: sleepFn(time.Hour)}
+	sink := &fakeSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
+	if len(sink.errs) != 0 {
+		t.Errorf("iterations canceled by Ctrl-C were reported: %v", sink.errs)
 	}
 }

@@ -53,8 +53,8 @@ func (r *iterationsRun) run(ctx context.Context) {
 	if bound <= 0 {
 		bound = engine.DefaultMaxDuration
 	}
-	ictx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	stop := make(chan struct{})
 	r.begin()
 	mark := r.stageStarted(0)
@@ -69,7 +69,7 @@ func (r *iterationsRun) run(ctx context.Context) {
 	close(stop)
 	r.stageEnded(mark)
 	r.stage.Store(1)
-	drain(done, cancel, r.sc.GracefulStop)
+	drain(done, cancel, r.sc.GracefulStop, &GracefulStopError{Scenario: r.sc.Name, Option: "graceful_stop", Grace: r.sc.GracefulStop})
 }
 
 // spawn starts one goroutine per VU; done closes once all have returned.

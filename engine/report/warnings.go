@@ -23,7 +23,7 @@ func warnings(stages []metrics.StageSummary) []string {
 		name := s.Scenario + "/" + s.Stage
 		if lag := s.ScheduleLag; lag.Count > 0 && lag.P99 > LagWarnMS {
 			out = append(out, fmt.Sprintf("%s: llmload fell behind its schedule (schedule lag p99 %.1f ms > %.0f ms): "+
-				"the client was overloaded, so the offered load was lower than asked; latencies from the intended start (ttft_sched, e2e_sched) still include the wait",
+				"the client machine is overloaded and started requests late; TTFT@ts and E2E@ts include that wait, TTFT and E2E do not",
 				name, lag.P99, LagWarnMS))
 		}
 		if s.DroppedIterations > 0 {
