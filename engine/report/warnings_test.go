@@ -1,0 +1,37 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+func TestWarnings(t *testing.T) {
+	open := func(target, achieved, secs float64, dropped int64, lagP99 float64) metrics.StageSummary {
+		return metrics.StageSummary{Scenario: "s", Stage: "r", TargetRate: target, AchievedRate: achieved,
+			DurationS: secs, DroppedIterations: dropped, ScheduleLag: metrics.Dist{Count: 10, P99: lagP99}}
+	}
+	tests := []struct {
+		name  string
+		stage metrics.StageSummary
+		want  []string
+	}{
+		{"closed model", metrics.StageSummary{Stage: "c1", VUs: 4, ScheduleLag: metrics.Dist{Count: 1, P99: 50}}, nil},
+		{"on schedule", open(100, 99.5, 60, 0, 0.4), nil},
+		{"Poisson noise at low counts", open(1, 0.7, 10, 0, 0.4), nil},
+		{"late starts", open(100, 100, 60, 0, 12), []string{"fell behind its schedule", "12.0 ms"}},
+		{"dropped", open(100, 90, 60, 600, 0.4), []string{"600 iterations dropped", "achieved 90.00 iterations/s of the 100.00/s target (90%)"}},
+	}
+	for _, tt := range tests {
+		got := strings.Join(warnings([]metrics.StageSummary{tt.stage}), "\n")
+		if len(tt.want) == 0 && got != "" {
+			t.Errorf("%s: unexpected warnings:\n%s", tt.name, got)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: warnings lack %q:\n%s", tt.name, w, got)
+			}
+		}
+	}
+}
