@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestHTTPErrorClass(t *testing.T) {
 	tests := map[int]string{
@@ -10,6 +13,18 @@ func TestHTTPErrorClass(t *testing.T) {
 	for status, want := range tests {
 		if got := HTTPErrorClass(status); got != want {
 			t.Errorf("HTTPErrorClass(%d) = %q, want %q", status, got, want)
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := map[time.Duration]string{
+		0: "0s", 90 * time.Second: "1m30s", 5 * time.Minute: "5m", 2 * time.Hour: "2h",
+		90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s", 61*time.Minute + time.Second: "1h1m1s",
+	}
+	for d, want := range tests {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Executor names, as in k6.
 const (
@@ -155,4 +158,17 @@ func (s Scenario) MaxVUs() int {
 		m = max(m, st.Target)
 	}
 	return m
+}
+
+// FormatDuration prints a duration as a user would write it: 5m rather
+// than Go's 5m0s, 1h30m rather than 1h30m0s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -387,19 +387,7 @@ func (d *decoder) checkStartTimes(path string, scs []engine.Scenario) {
 		if sc.StartTime > lastEnd {
 			d.errorf(child(child(path, sc.Name), "start_time"), "starts at %s but every other scenario ends by %s "+
 				"(the run would be over; shorten start_time or lengthen another scenario)",
-				shortDuration(sc.StartTime), shortDuration(lastEnd))
+				engine.FormatDuration(sc.StartTime), engine.FormatDuration(lastEnd))
 		}
 	}
-}
-
-// shortDuration prints 5m rather than Go's 5m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

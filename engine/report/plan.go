@@ -24,7 +24,7 @@ func Plan(p engine.Plan, thresholds []string) Reporter {
 			writeScenarioPlan(&b, sc)
 		}
 		writePlanThresholds(&b, thresholds)
-		fmt.Fprintf(&b, "\ntotal: at most %s of load%s; nothing was sent\n", fmtDuration(planDuration(p)), warmupNote(p.Warmup))
+		fmt.Fprintf(&b, "\ntotal: at most %s of load%s; nothing was sent\n", engine.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
 		_, err := w.Write(b.Bytes())
 		return err
 	}
@@ -43,13 +43,13 @@ func writePlanHeader(b *bytes.Buffer, p engine.Plan) {
 	if p.Warmup.Requests > 0 {
 		fmt.Fprintf(b, "warmup  %d requests, excluded from all statistics\n", p.Warmup.Requests)
 	} else if p.Warmup.Duration > 0 {
-		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", fmtDuration(p.Warmup.Duration))
+		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", engine.FormatDuration(p.Warmup.Duration))
 	}
 }
 
 func warmupNote(w engine.Warmup) string {
 	if w.Duration > 0 {
-		return " after a " + fmtDuration(w.Duration) + " warmup"
+		return " after a " + engine.FormatDuration(w.Duration) + " warmup"
 	}
 	return ""
 }
@@ -66,7 +66,7 @@ func planDuration(p engine.Plan) time.Duration {
 func writeScenarioPlan(b *bytes.Buffer, sc engine.Scenario) {
 	fmt.Fprintf(b, "\nscenario %s: %s, exec %s()", sc.Name, sc.Executor, sc.Exec)
 	if sc.StartTime > 0 {
-		fmt.Fprintf(b, ", starts at %s", fmtDuration(sc.StartTime))
+		fmt.Fprintf(b, ", starts at %s", engine.FormatDuration(sc.StartTime))
 	}
 	if engine.OpenModel(sc.Executor) {
 		fmt.Fprintf(b, ", %s arrivals, %d pre-allocated VUs (max %d)", arrivalName(sc), sc.PreAllocatedVUs, sc.MaxVUs())
@@ -80,12 +80,12 @@ func writeScenarioPlan(b *bytes.Buffer, sc engine.Scenario) {
 	at := sc.StartTime
 	prev := startLoad(sc)
 	for _, st := range sc.Stages {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, fmtDuration(at), fmtDuration(st.Duration), stageLoad(sc, st, prev))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, engine.FormatDuration(at), engine.FormatDuration(st.Duration), stageLoad(sc, st, prev))
 		at += st.Duration
 		prev = stageLevel(sc, st)
 	}
 	tw.Flush()
-	fmt.Fprintf(b, "  %s; graceful stop %s\n", expected(sc), fmtDuration(sc.GracefulStop))
+	fmt.Fprintf(b, "  %s; graceful stop %s\n", expected(sc), engine.FormatDuration(sc.GracefulStop))
 }
 
 func arrivalName(sc engine.Scenario) string {
@@ -125,12 +125,12 @@ func stageLoad(sc engine.Scenario, st engine.Stage, prev float64) string {
 	}
 	switch sc.Executor {
 	case engine.ExecutorSharedIterations:
-		return fmt.Sprintf("%d VUs share %d iterations (at most %s)", sc.VUs, sc.Iterations, fmtDuration(st.Duration))
+		return fmt.Sprintf("%d VUs share %d iterations (at most %s)", sc.VUs, sc.Iterations, engine.FormatDuration(st.Duration))
 	case engine.ExecutorPerVUIterations:
-		return fmt.Sprintf("%d VUs × %d iterations (at most %s)", sc.VUs, sc.Iterations, fmtDuration(st.Duration))
+		return fmt.Sprintf("%d VUs × %d iterations (at most %s)", sc.VUs, sc.Iterations, engine.FormatDuration(st.Duration))
 	}
 	if st.Ramp > 0 {
-		return fmt.Sprintf("%s → %s over %s, then hold", level(prev), level(stageLevel(sc, st)), fmtDuration(st.Ramp))
+		return fmt.Sprintf("%s → %s over %s, then hold", level(prev), level(stageLevel(sc, st)), engine.FormatDuration(st.Ramp))
 	}
 	return level(stageLevel(sc, st))
 }
@@ -177,18 +177,6 @@ func fmtTags(tags map[string]string) string {
 		parts[i] = k + "=" + tags[k]
 	}
 	return strings.Join(parts, ",")
-}
-
-// fmtDuration prints 90s as 1m30s and 0 as 0s, without trailing zero units.
-func fmtDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 func sortedKeys(m map[string]string) []string {
