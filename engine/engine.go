@@ -16,12 +16,22 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// ChatRequest is one chat completion as a scenario asks for it. Pointer and
-// zero fields are left out of the request body, so the server's defaults apply.
+// Endpoints a request can go to.
+const (
+	EndpointChat        = "chat"        // POST /chat/completions, Messages
+	EndpointCompletions = "completions" // POST /completions, Prompt
+)
+
+// ChatRequest is one chat completion (or legacy completion) as a scenario
+// asks for it. Pointer and zero fields are left out of the request body, so
+// the server's defaults apply.
 type ChatRequest struct {
+	Endpoint    string // EndpointChat when empty
 	Model       string
-	Messages    []Message
-	MaxTokens   int // 0: not sent
+	Messages    []Message // chat
+	Prompt      string    // completions
+	NoStream    bool      // stream=false: TTFT, TTFC and ITL are not measurable
+	MaxTokens   int       // 0: not sent
 	Temperature *float64
 	TopP        *float64
 	Seed        *int64
@@ -73,28 +83,40 @@ func (e *Error) Error() string { return e.Class + ": " + e.Message }
 
 // Token count sources, best first.
 const (
-	TokensFromUsage  = "usage"
-	TokensFromEvents = "events" // approximate: one token per text event
+	TokensFromUsage     = "usage"     // the server's usage object
+	TokensFromTokenizer = "tokenizer" // the client's offline tokenizer
+	TokensFromEvents    = "events"    // approximate: one token per text event
 )
 
 // Result is the outcome of one request as the client measured it. Durations
 // are measured from t0 (Start) on the monotonic clock; zero means "not
 // measured" (no text arrived, fewer than two tokens, ...).
 type Result struct {
-	Start        time.Time
-	Status       int // HTTP status, 0 when no response arrived
-	Err          *Error
-	TTFB         time.Duration
-	TTFT         time.Duration
-	E2E          time.Duration
-	TPOT         time.Duration
-	ITL          []time.Duration // one per gap between text-carrying events
-	InputTokens  int
-	OutputTokens int
-	TokensSource string
-	FinishReason string
-	Text         string
-	TextEvents   int
+	Start  time.Time
+	Status int // HTTP status, 0 when no response arrived
+	Err    *Error
+	TTFB   time.Duration
+	TTFT   time.Duration // first text of any kind, reasoning included
+	TTFC   time.Duration // first content (answer) text; equals TTFT without reasoning
+	E2E    time.Duration
+	TPOT   time.Duration
+	ITL    []time.Duration // one per gap between text-carrying events
+	// TokenITL holds one gap per token, a chunk's gap divided by the tokens
+	// it carried, when per-chunk usage says how many; nil otherwise.
+	TokenITL          []time.Duration
+	InputTokens       int
+	InputTokensSource string
+	OutputTokens      int
+	TokensSource      string // source of OutputTokens
+	// ClientOutputTokens is the offline tokenizer's count of the generated
+	// text (answer and reasoning), kept beside server usage so the two can
+	// be compared; 0 when not counted.
+	ClientOutputTokens int
+	ReasoningTokens    int
+	FinishReason       string
+	Text               string
+	TextEvents         int
+	Streamed           bool // false for stream=false requests
 }
 
 // OK reports whether the request succeeded.
@@ -107,6 +129,9 @@ type Sample struct {
 	Stage    string
 	Tags     map[string]string
 	Warmup   bool
+	// Dirty is the dirty-data kind of a deliberately malformed request, ""
+	// for clean ones. Dirty samples never enter the clean statistics.
+	Dirty string
 	// Scheduled is the intended start in open-model executors, set only on
 	// the first request of an iteration (later requests have no intended
 	// start of their own); zero otherwise.

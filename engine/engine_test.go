@@ -28,3 +28,28 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSLOMet(t *testing.T) {
+	slo := SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 10 * time.Second}
+	tests := []struct {
+		name string
+		r    Result
+		want bool
+	}{
+		{"all met", Result{TTFT: 400 * time.Millisecond, TPOT: 40 * time.Millisecond, E2E: 5 * time.Second}, true},
+		{"ttft missed", Result{TTFT: 600 * time.Millisecond, TPOT: 40 * time.Millisecond, E2E: 5 * time.Second}, false},
+		{"tpot missed", Result{TTFT: 400 * time.Millisecond, TPOT: 60 * time.Millisecond, E2E: 5 * time.Second}, false},
+		{"e2e missed", Result{TTFT: 400 * time.Millisecond, E2E: 11 * time.Second}, false},
+		{"one token, no tpot", Result{TTFT: 400 * time.Millisecond, E2E: time.Second}, true},
+		{"failed", Result{TTFT: time.Millisecond, E2E: time.Millisecond, Err: &Error{Class: ErrTimeoutIdle}}, false},
+		{"not streamed", Result{E2E: time.Second}, false},
+	}
+	for _, tt := range tests {
+		if got := slo.Met(&tt.r); got != tt.want {
+			t.Errorf("%s: Met = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !(SLO{}).Met(&Result{}) || !(SLO{}).IsZero() {
+		t.Error("an empty SLO must accept any success")
+	}
+}

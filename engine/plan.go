@@ -50,6 +50,8 @@ type Plan struct {
 	Thresholds []ThresholdSpec
 	// Metrics are the custom metrics the script declares at init.
 	Metrics []MetricDef
+	// SLO defines goodput: the requests per second that met every objective.
+	SLO SLO
 }
 
 // ThresholdSpec is one entry of options.thresholds, as written.
@@ -75,7 +77,45 @@ type Target struct {
 	TTFTTimeout    time.Duration
 	IdleTimeout    time.Duration
 	TotalTimeout   time.Duration
+	// Tokenizer counts tokens offline when the server reports no usage, and
+	// beside usage to cross-check it: a tiktoken encoding ("cl100k_base",
+	// the default, "o200k_base", ...) or "none".
+	Tokenizer string
+	// ContinuousUsage asks for usage in every chunk (vLLM's
+	// stream_options.continuous_usage_stats), which makes token-level ITL
+	// measurable when chunks carry several tokens.
+	ContinuousUsage bool
 }
+
+// DefaultTokenizer is the offline tokenizer used unless the script picks one.
+const DefaultTokenizer = "cl100k_base"
+
+// SLO is the service level a request must meet to count toward goodput;
+// zero fields are not checked.
+type SLO struct {
+	TTFT time.Duration
+	TPOT time.Duration
+	E2E  time.Duration
+}
+
+// Met reports whether a request met every set objective; a failed request
+// never does.
+func (o SLO) Met(r *Result) bool {
+	if r.Err != nil {
+		return false
+	}
+	if o.TTFT > 0 && r.TTFT == 0 {
+		return false // no first token seen (or not streamed): the TTFT objective cannot be shown met
+	}
+	return within(r.TTFT, o.TTFT) && within(r.TPOT, o.TPOT) && within(r.E2E, o.E2E)
+}
+
+// IsZero reports whether no objective is set.
+func (o SLO) IsZero() bool { return o == SLO{} }
+
+// within is true for an unmeasured value (0): TPOT is absent for one-token
+// answers, which cannot miss it.
+func within(v, limit time.Duration) bool { return limit <= 0 || v <= limit }
 
 // Warmup runs before the first stage; its samples are excluded from all statistics.
 type Warmup struct {
