@@ -238,3 +238,18 @@ type Lifecycle interface {
 	Setup(ctx context.Context) error
 	Teardown(ctx context.Context) error
 }
+
+// ClientCheck is llmload's own health over a stage window: whether the
+// client itself could have distorted the timings it reports.
+type ClientCheck struct {
+	CPUPercent float64 `json:"cpu_percent"` // process CPU, % of one core, highest 1 s sample
+	Cores      int     `json:"cores"`       // GOMAXPROCS: CPUPercent can reach 100 × Cores
+	// SchedLatencyP99MS is the p99 time goroutines waited to run once
+	// runnable: the delay between a chunk's arrival on the socket (the
+	// netpoller wakes the reader) and the moment it is timestamped.
+	SchedLatencyP99MS float64  `json:"sched_latency_p99_ms"`
+	GCPauseP99MS      float64  `json:"gc_pause_p99_ms"`
+	GCPauseTotalMS    float64  `json:"gc_pause_total_ms"`
+	Bound             bool     `json:"client_bound"`
+	Reasons           []string `json:"reasons,omitempty"`
+}
