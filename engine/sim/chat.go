@@ -17,8 +17,18 @@ const systemFingerprint = "fp_llmload_sim"
 
 // serveChat answers POST /v1/chat/completions.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r, parseCompletion)
+}
+
+// serveTextCompletion answers POST /v1/completions.
+func (s *Server) serveTextCompletion(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r, parseTextCompletion)
+}
+
+// serve reads a request with parse and answers it, streamed or whole.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse func(*Config, []byte) (*completion, *apiError)) {
 	s.requests.Add(1)
-	c, aerr := s.readCompletion(w, r)
+	c, aerr := s.readCompletion(w, r, parse)
 	if aerr != nil {
 		s.rejected.Add(1)
 		aerr.write(w)
@@ -26,11 +36,20 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.requestContext(r.Context())
 	defer cancel()
-	id := fmt.Sprintf("chatcmpl-sim-%d-%08x", s.seq.Add(1), uint32(c.key))
+	prefix := "chatcmpl"
+	if c.text {
+		prefix = "cmpl"
+	}
+	id := fmt.Sprintf("%s-sim-%d-%08x", prefix, s.seq.Add(1), uint32(c.key))
 	var err error
-	if c.stream {
+	switch {
+	case c.stream && c.text:
+		err = s.streamText(ctx, w, c, id)
+	case c.stream:
 		err = s.streamCompletion(ctx, w, c, id)
-	} else {
+	case c.text:
+		err = s.answerText(ctx, w, c, id)
+	default:
 		err = s.answerCompletion(ctx, w, c, id)
 	}
 	if err != nil {
@@ -41,7 +60,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 }
 
 // readCompletion reads the body within MaxBodyBytes and validates it.
-func (s *Server) readCompletion(w http.ResponseWriter, r *http.Request) (*completion, *apiError) {
+func (s *Server) readCompletion(w http.ResponseWriter, r *http.Request, parse func(*Config, []byte) (*completion, *apiError)) (*completion, *apiError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -50,7 +69,7 @@ func (s *Server) readCompletion(w http.ResponseWriter, r *http.Request) (*comple
 	case err != nil:
 		return nil, badRequest("", "reading the request body: %v", err)
 	}
-	return parseCompletion(&s.cfg, body)
+	return parse(&s.cfg, body)
 }
 
 // generate admits c to the batch and passes emit each chunk of generated
@@ -86,14 +105,35 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 	return nil
 }
 
-// answerCompletion generates c whole and answers with a chat.completion.
-func (s *Server) answerCompletion(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
+// generateWhole generates c's whole text for a non-streamed answer.
+func (s *Server) generateWhole(ctx context.Context, w http.ResponseWriter, c *completion) (string, error) {
 	var text strings.Builder
 	err := s.generate(ctx, c, func(t string) error { text.WriteString(t); return nil })
+	if err != nil && s.ctx.Err() != nil { // else the client is gone: nobody to answer
+		newAPIError(http.StatusServiceUnavailable, "", "the simulator is shutting down").write(w)
+	}
+	return text.String(), err
+}
+
+// answerText generates c whole and answers with a text_completion.
+func (s *Server) answerText(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
+	text, err := s.generateWhole(ctx, w, c)
 	if err != nil {
-		if s.ctx.Err() != nil { // else the client is gone: nobody to answer
-			newAPIError(http.StatusServiceUnavailable, "", "the simulator is shutting down").write(w)
-		}
+		return err
+	}
+	u := usage(c)
+	writeJSON(w, http.StatusOK, openai.CompletionResponse{
+		ID: id, Object: "text_completion", Created: time.Now().Unix(), Model: s.cfg.Model,
+		Choices: []openai.CompletionChoice{{Text: text, FinishReason: string(c.finish)}},
+		Usage:   &u,
+	})
+	return nil
+}
+
+// answerCompletion generates c whole and answers with a chat.completion.
+func (s *Server) answerCompletion(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
+	text, err := s.generateWhole(ctx, w, c)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, openai.ChatCompletionResponse{
@@ -102,7 +142,7 @@ func (s *Server) answerCompletion(ctx context.Context, w http.ResponseWriter, c 
 		Created: time.Now().Unix(),
 		Model:   s.cfg.Model,
 		Choices: []openai.ChatCompletionChoice{{
-			Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text.String()},
+			Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text},
 			FinishReason: c.finish,
 		}},
 		Usage:             usage(c),

@@ -31,6 +31,7 @@ type completion struct {
 	outputTokens int // ≥ 1
 	finish       openai.FinishReason
 	key          uint64 // hash of the request content and Config.Seed
+	text         bool   // a legacy /v1/completions request
 }
 
 // parseCompletion decodes and validates a chat completion body against cfg.
@@ -40,6 +41,40 @@ func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badRequest("", "invalid JSON body: %v", err)
 	}
+	return checkChat(cfg, &req)
+}
+
+// parseTextCompletion decodes and validates a legacy /v1/completions body
+// against cfg: its prompt becomes the one user message of an equivalent
+// chat request, validated the same way.
+func parseTextCompletion(cfg *Config, body []byte) (*completion, *apiError) {
+	var req openai.CompletionRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, badRequest("", "invalid JSON body: %v", err)
+	}
+	prompt, ok := req.Prompt.(string)
+	switch {
+	case req.Prompt == nil:
+		return nil, badRequest("prompt", "prompt is required")
+	case !ok:
+		return nil, badRequest("prompt", "prompt must be a string (token arrays and batches are not simulated)")
+	case strings.TrimSpace(prompt) == "":
+		return nil, badRequest("prompt", "prompt must not be empty")
+	}
+	chat := openai.ChatCompletionRequest{
+		Model: req.Model, MaxTokens: req.MaxTokens, N: req.N, Seed: req.Seed,
+		Temperature: req.Temperature, TopP: req.TopP, Stream: req.Stream, StreamOptions: req.StreamOptions,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+	}
+	c, aerr := checkChat(cfg, &chat)
+	if c != nil {
+		c.text = true
+	}
+	return c, aerr
+}
+
+// checkChat validates a decoded chat request and decides its output.
+func checkChat(cfg *Config, req *openai.ChatCompletionRequest) (*completion, *apiError) {
 	if req.Model != "" && req.Model != cfg.Model {
 		return nil, newAPIError(404, "model", "The model %s does not exist.", quoteShort(req.Model))
 	}
@@ -47,10 +82,10 @@ func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	if aerr := checkSampling(&req); aerr != nil {
+	if aerr := checkSampling(req); aerr != nil {
 		return nil, aerr
 	}
-	maxTokens, aerr := outputLimit(cfg, &req, prompt)
+	maxTokens, aerr := outputLimit(cfg, req, prompt)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -58,7 +93,7 @@ func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 		stream:       req.Stream,
 		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
 		promptTokens: prompt,
-		key:          contentKey(cfg.Seed, &req, maxTokens),
+		key:          contentKey(cfg.Seed, req, maxTokens),
 	}
 	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens)
 	return c, nil

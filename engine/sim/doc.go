@@ -6,8 +6,9 @@
 //
 // # Routes
 //
-// POST /v1/chat/completions (streaming or not), GET /v1/models and GET
-// /health. Other paths get 404 and other methods 405, both with an
+// POST /v1/chat/completions and the legacy POST /v1/completions (a string
+// prompt, simulated as one user message; streamed chunks carry "text" and
+// no role chunk), streaming or not, GET /v1/models and GET /health. Other paths get 404 and other methods 405, both with an
 // OpenAI-style body: {"error":{"message":...,"type":"invalid_request_error",
 // "code":404}}. With Config.APIKey set, /v1 routes without
 // "Authorization: Bearer <key>" get 401.

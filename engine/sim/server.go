@@ -108,6 +108,7 @@ type route struct {
 
 var routes = map[string]route{
 	"/v1/chat/completions": {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveChat},
+	"/v1/completions":      {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveTextCompletion},
 	"/v1/models":           {methods: []string{http.MethodGet, http.MethodHead}, auth: true, serve: (*Server).serveModels},
 	"/health":              {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveHealth},
 }

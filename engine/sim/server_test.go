@@ -145,7 +145,8 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/health", 200, ""},
 		{"HEAD", "/health", 200, ""},
 		{"GET", "/v1/models", 200, ""},
-		{"GET", "/v1/completions", 404, ""},
+		{"GET", "/v1/completions", 405, "POST"},
+		{"GET", "/v1/embeddings", 404, ""},
 		{"GET", "/", 404, ""},
 		{"POST", "/v1/chat/completions/", 404, ""},
 		{"GET", "/v1/chat/completions", 405, "POST"},
@@ -329,5 +330,38 @@ func TestCloseAnswersWaitingRequests(t *testing.T) {
 		if got, want := <-codes, 503; got != want {
 			t.Errorf("status of a request cut by Close = %d, want %d", got, want)
 		}
+	}
+}
+
+func TestTextCompletions(t *testing.T) {
+	s := New(zeroCost(Config{Seed: 3}))
+	defer s.Close()
+	post := func(body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body)))
+		return rec
+	}
+	tests := []struct {
+		body   string
+		status int
+		want   string
+	}{
+		{`{"prompt":"Once upon a time","max_tokens":5}`, 200, `"object":"text_completion"`},
+		{`{"prompt":"hi","max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`, 200, "data: [DONE]"},
+		{`{"max_tokens":3}`, 400, "prompt is required"},
+		{`{"prompt":["a","b"]}`, 400, "prompt must be a string"},
+		{`{"prompt":"  "}`, 400, "must not be empty"},
+		{`{"prompt":"hi","model":"other"}`, 404, "does not exist"},
+		{`{"prompt":`, 400, "invalid JSON"},
+	}
+	for _, tt := range tests {
+		rec := post(tt.body)
+		if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
+			t.Errorf("%s: %d %s, want %d containing %q", tt.body, rec.Code, rec.Body.String(), tt.status, tt.want)
+		}
+	}
+	stream := post(`{"prompt":"hi","max_tokens":4,"stream":true,"stream_options":{"include_usage":true}}`).Body.String()
+	if strings.Contains(stream, `"role"`) || !strings.Contains(stream, `"text":"`) || !strings.Contains(stream, `"completion_tokens":4`) {
+		t.Errorf("text stream shape:\n%s", stream)
 	}
 }

@@ -82,3 +82,49 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, c 
 	}
 	return es.write([]byte("data: [DONE]\n\n"))
 }
+
+// textChunk is one event of a streamed /v1/completions answer.
+type textChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []textChoice  `json:"choices"`
+	Usage   *openai.Usage `json:"usage,omitempty"`
+}
+
+// textChoice is go-openai's CompletionChoice with a nullable finish
+// reason, as servers stream it.
+type textChoice struct {
+	Text         string  `json:"text"`
+	Index        int     `json:"index"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// streamText streams a /v1/completions answer: text chunks as generated
+// (no role chunk: the legacy API has none), the finish chunk, the
+// usage-only chunk when asked for, and [DONE].
+func (s *Server) streamText(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
+	es := newEventStream(w)
+	base := textChunk{ID: id, Object: "text_completion", Created: time.Now().Unix(), Model: s.cfg.Model}
+	chunk := func(text string, finish *string) error {
+		ev := base
+		ev.Choices = []textChoice{{Text: text, FinishReason: finish}}
+		return es.send(ev)
+	}
+	if err := s.generate(ctx, c, func(text string) error { return chunk(text, nil) }); err != nil {
+		return err
+	}
+	finish := string(c.finish)
+	if err := chunk("", &finish); err != nil {
+		return err
+	}
+	if c.includeUsage {
+		ev, u := base, usage(c)
+		ev.Choices, ev.Usage = []textChoice{}, &u
+		if err := es.send(ev); err != nil {
+			return err
+		}
+	}
+	return es.write([]byte("data: [DONE]\n\n"))
+}
