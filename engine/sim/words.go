@@ -21,6 +21,7 @@ type wordSource struct {
 	rng      *rand.Rand
 	started  bool
 	sentence bool // the next word starts a sentence
+	stop     bool // the next token is the full stop ending a sentence
 }
 
 func newWordSource(key uint64, seed int64) *wordSource {
@@ -28,18 +29,20 @@ func newWordSource(key uint64, seed int64) *wordSource {
 	return &wordSource{rng: rand.New(rand.NewPCG(key^0x9e3779b97f4a7c15, uint64(seed))), sentence: true}
 }
 
-// next returns the next token's text: a word with its leading space, ending
-// a sentence now and then.
+// next returns the next token's text: a word with its leading space, or
+// now and then the full stop ending a sentence — a token of its own, as in
+// real tokenizers, so the simulator's usage matches a client-side count.
 func (w *wordSource) next() string {
+	if w.stop {
+		w.stop, w.sentence = false, true
+		return "."
+	}
 	word := vocabulary[w.rng.IntN(len(vocabulary))]
 	if w.sentence {
 		word = strings.ToUpper(word[:1]) + word[1:]
 		w.sentence = false
 	}
-	if w.rng.IntN(12) == 0 {
-		word += "."
-		w.sentence = true
-	}
+	w.stop = w.rng.IntN(12) == 0
 	if w.started {
 		word = " " + word
 	}
