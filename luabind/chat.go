@@ -1,147 +1,50 @@
 package luabind
 
 import (
-	"errors"
-	"strings"
-	"time"
-
 	"github.com/llmload/llmload/engine"
 	lua "github.com/yuin/gopher-lua"
 )
 
-var (
-	chatKeys    = []string{"messages", "model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags"}
-	messageKeys = []string{"role", "content"}
-)
-
 // chat implements llm.chat{ messages = {{role=, content=}, ...}, model=?,
-// max_tokens=?, temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=? }
-// -> result. It sends one request, records its sample and returns status,
-// ok, text, ttft_ms, tpot_ms, e2e_ms, ttfb_ms, output_tokens, input_tokens,
-// finish_reason and error ({class=, message=}, nil on success). A failed
-// request is data, not a Lua error; a malformed table is a Lua error. It
-// works in iterations and in setup/teardown, whose samples are not
-// recorded; at init it is an error.
+// max_tokens=?, temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?,
+// stream=? } -> result. It sends one request, records its sample and
+// returns the result table resultTable describes. stream = false asks for
+// one JSON answer, which has no TTFT, TTFC or ITL. A failed request is
+// data, not a Lua error; a malformed table is a Lua error. It works in
+// iterations and in setup/teardown, whose samples are not recorded; at
+// init it is an error.
 func (m *module) chat(L *lua.LState) int {
+	return m.send(L, "llm.chat", m.chatRequest)
+}
+
+// complete implements llm.complete{ prompt = "...", model=?, max_tokens=?,
+// temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?, stream=? } ->
+// result: llm.chat for the legacy completions endpoint, with a prompt
+// instead of messages and the same sample and result table.
+func (m *module) complete(L *lua.LState) int {
+	return m.send(L, "llm.complete", m.completeRequest)
+}
+
+// send builds a request from argument 1 with build, sends it, records its
+// sample and pushes the result table; name is the Lua function for errors.
+func (m *module) send(L *lua.LState, name string, build func(*lua.LTable) (*engine.ChatRequest, error)) int {
 	if m.phase != phaseIteration && m.phase != phaseLifecycle {
-		L.RaiseError("llm.chat can only be called inside an iteration, setup() or teardown()")
+		L.RaiseError("%s can only be called inside an iteration, setup() or teardown()", name)
 	}
 	if m.cfg == nil || m.cfg.Client == nil {
-		L.RaiseError("llm.chat: no client configured")
+		L.RaiseError("%s: no client configured", name)
 	}
-	req, err := m.chatRequest(L.CheckTable(1))
+	req, err := build(L.CheckTable(1))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
 	res := m.cfg.Client.Chat(m.ctx, req)
 	if res == nil {
-		L.RaiseError("llm.chat: the client returned no result")
+		L.RaiseError("%s: the client returned no result", name)
 	}
 	m.recordSample(req, res)
 	L.Push(resultTable(L, res))
 	return 1
-}
-
-// chatRequest validates a llm.chat table into a request.
-func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, error) {
-	const path = "llm.chat"
-	d := &decoder{}
-	f := d.record(path, tbl, chatKeys)
-	req := &engine.ChatRequest{Model: m.cfg.Model}
-	if v := f["messages"]; v != nil {
-		req.Messages = d.messages(child(path, "messages"), v)
-	} else {
-		d.errorf(child(path, "messages"), "required")
-	}
-	if v := f["model"]; v != nil {
-		if s := d.str(child(path, "model"), v); s != "" {
-			req.Model = s
-		}
-	}
-	if v := f["max_tokens"]; v != nil {
-		req.MaxTokens = d.count(child(path, "max_tokens"), v, 0)
-	}
-	req.Temperature = d.optNumber(child(path, "temperature"), f["temperature"])
-	req.TopP = d.optNumber(child(path, "top_p"), f["top_p"])
-	if v := f["seed"]; v != nil {
-		if n, ok := d.integer(child(path, "seed"), v); ok {
-			req.Seed = &n
-		}
-	}
-	if v := f["stop"]; v != nil {
-		req.Stop = d.stop(child(path, "stop"), v)
-	}
-	if v := f["extra"]; v != nil {
-		req.Extra = d.jsonObject(child(path, "extra"), v)
-	}
-	if v := f["tags"]; v != nil {
-		req.Tags = d.stringMap(child(path, "tags"), v)
-	}
-	if len(d.errs) > 0 {
-		return nil, errors.New(strings.Join(d.errs, "; "))
-	}
-	return req, nil
-}
-
-func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
-	items := d.list(path, v)
-	if items != nil && len(items) == 0 {
-		d.errorf(path, "needs at least one message")
-	}
-	msgs := make([]engine.Message, 0, len(items))
-	for i, item := range items {
-		p := index(path, i+1)
-		f := d.record(p, item, messageKeys)
-		if f == nil {
-			continue
-		}
-		var msg engine.Message
-		for _, k := range messageKeys {
-			if f[k] == nil {
-				d.errorf(child(p, k), "required")
-			}
-		}
-		if f["role"] != nil {
-			msg.Role = d.str(child(p, "role"), f["role"])
-		}
-		if f["content"] != nil {
-			msg.Content = d.str(child(p, "content"), f["content"])
-		}
-		msgs = append(msgs, msg)
-	}
-	return msgs
-}
-
-// optNumber reads an optional number; 0 is kept, because temperature = 0
-// (greedy decoding) differs from leaving the server's default.
-func (d *decoder) optNumber(path string, v lua.LValue) *float64 {
-	if v == nil {
-		return nil
-	}
-	n, ok := v.(lua.LNumber)
-	if !ok {
-		d.errorf(path, "expected number, got %s", v.Type())
-		return nil
-	}
-	f := float64(n)
-	return &f
-}
-
-// stop accepts one stop string or a list of them.
-func (d *decoder) stop(path string, v lua.LValue) []string {
-	if s, ok := v.(lua.LString); ok {
-		return []string{string(s)}
-	}
-	if _, ok := v.(*lua.LTable); !ok {
-		d.errorf(path, "expected string or list of strings, got %s", v.Type())
-		return nil
-	}
-	items := d.list(path, v)
-	out := make([]string, 0, len(items))
-	for i, item := range items {
-		out = append(out, d.str(index(path, i+1), item))
-	}
-	return out
 }
 
 // recordSample hands the request's sample to the sink, labelled with the
@@ -180,33 +83,4 @@ func mergeTags(base, over map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// resultTable is what llm.chat returns; times the client did not measure
-// are nil rather than 0, so a script cannot mistake them for instant.
-func resultTable(L *lua.LState, r *engine.Result) *lua.LTable {
-	t := L.CreateTable(0, 12)
-	t.RawSetString("status", lua.LNumber(r.Status))
-	t.RawSetString("ok", lua.LBool(r.OK()))
-	t.RawSetString("text", lua.LString(r.Text))
-	for _, f := range []struct {
-		key string
-		d   time.Duration
-	}{{"ttft_ms", r.TTFT}, {"tpot_ms", r.TPOT}, {"e2e_ms", r.E2E}, {"ttfb_ms", r.TTFB}} {
-		if f.d > 0 {
-			t.RawSetString(f.key, lua.LNumber(float64(f.d)/float64(time.Millisecond)))
-		}
-	}
-	t.RawSetString("output_tokens", lua.LNumber(r.OutputTokens))
-	t.RawSetString("input_tokens", lua.LNumber(r.InputTokens))
-	if r.FinishReason != "" {
-		t.RawSetString("finish_reason", lua.LString(r.FinishReason))
-	}
-	if r.Err != nil {
-		e := L.CreateTable(0, 2)
-		e.RawSetString("class", lua.LString(r.Err.Class))
-		e.RawSetString("message", lua.LString(r.Err.Message))
-		t.RawSetString("error", e)
-	}
-	return t
 }

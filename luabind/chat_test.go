@@ -59,6 +59,78 @@ func TestChatRequest(t *testing.T) {
 	}
 }
 
+func TestCompleteRequest(t *testing.T) {
+	temp, topP, seed := 0.5, 1.0, int64(9)
+	user := []engine.Message{{Role: "user", Content: "hi"}}
+	tests := []struct {
+		exec string
+		want *engine.ChatRequest
+	}{
+		{"complete_full", &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: "other",
+			Prompt: "Once upon a time", NoStream: true, MaxTokens: 7, Temperature: &temp, TopP: &topP, Seed: &seed,
+			Stop: []string{"\n"}, Extra: map[string]any{"echo": false}, Tags: map[string]string{"prompt": "story"}}},
+		{"complete_minimal", &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: "default-model"}},
+		{"chat_no_stream", &engine.ChatRequest{Model: "default-model", Messages: user, NoStream: true}},
+		{"chat_stream", &engine.ChatRequest{Model: "default-model", Messages: user}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.exec, func(t *testing.T) {
+			v, client, _ := chatVU(t, engine.Result{Status: 200})
+			mustRun(t, v, tt.exec)
+			reqs := client.requests()
+			if got, want := len(reqs), 1; got != want {
+				t.Fatalf("%d requests, want %d", got, want)
+			}
+			if !reflect.DeepEqual(reqs[0], tt.want) {
+				got, _ := json.Marshal(reqs[0])
+				w, _ := json.Marshal(tt.want)
+				t.Errorf("request =\n%s\nwant\n%s", got, w)
+			}
+		})
+	}
+}
+
+func TestCompleteSample(t *testing.T) {
+	v, _, sink := chatVU(t, engine.Result{Status: 200, Text: "secret story", OutputTokens: 3})
+	mustRun(t, v, "complete_full")
+	samples := sink.all()
+	if got, want := len(samples), 1; got != want {
+		t.Fatalf("%d samples, want %d", got, want)
+	}
+	want := engine.Sample{Scenario: "s", Stage: "st", Tags: map[string]string{"suite": "chat", "prompt": "story"},
+		Result: engine.Result{Status: 200, OutputTokens: 3}}
+	if !reflect.DeepEqual(samples[0], want) {
+		t.Errorf("sample = %+v, want %+v", samples[0], want)
+	}
+}
+
+func TestCompleteOutsideIteration(t *testing.T) {
+	tests := []struct {
+		name, src string
+		cfg       RunnerConfig
+		want      string
+	}{
+		{"at init", "local llm = require('llmload')\nllm.complete { prompt = 'x' }\n", RunnerConfig{},
+			":2: llm.complete can only be called inside an iteration"},
+		{"no client", "local llm = require('llmload')\noptions = { vus = 1, duration = '1s' }\n" +
+			"function iteration(vu) llm.complete { prompt = 'x' } end\n", RunnerConfig{},
+			":3: llm.complete: no client configured"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeScript(t, "c.lua", tt.src)
+			s, err := Compile(path, Options{})
+			if err == nil {
+				v := newVU(t, s, tt.cfg, 1)
+				err = run(t, v, ShorthandExec)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestChatRequestErrors(t *testing.T) {
 	v, client, sink := chatVU(t, engine.Result{Status: 200})
 	tests := map[string]string{
@@ -73,6 +145,14 @@ func TestChatRequestErrors(t *testing.T) {
 		"extra_list":      "llm.chat.extra: expected a table with string keys, got a list",
 		"cyclic_extra":    "llm.chat.extra.t.self: a table cannot contain itself",
 		"not_a_table":     "bad argument #1 to chat (table expected, got string)",
+		"bad_stream":      "llm.chat.stream: expected boolean, got string",
+
+		"no_prompt":            "llm.complete.prompt: required",
+		"prompt_number":        "llm.complete.prompt: expected string, got number",
+		"prompt_typo":          "llm.complete.promt: unknown key (did you mean prompt?)",
+		"complete_messages":    "llm.complete.messages: unknown key (valid keys: extra, max_tokens, model, prompt, seed, stop, stream, tags, temperature, top_p)",
+		"complete_bad_stream":  "llm.complete.stream: expected boolean, got number",
+		"complete_not_a_table": "bad argument #1 to complete (table expected, got string)",
 	}
 	for exec, want := range tests {
 		err := run(t, v, exec)
@@ -91,29 +171,42 @@ func TestChatRequestErrors(t *testing.T) {
 
 func TestChatResult(t *testing.T) {
 	ok := engine.Result{Status: 200, TTFB: 5 * time.Millisecond, TTFT: 12500 * time.Microsecond,
-		E2E: 100 * time.Millisecond, TPOT: 2 * time.Millisecond, InputTokens: 9, OutputTokens: 40,
-		FinishReason: "stop", Text: "hello"}
-	failed := engine.Result{Status: 503, TTFB: 3 * time.Millisecond,
+		TTFC: 30 * time.Millisecond, E2E: 100 * time.Millisecond, TPOT: 2 * time.Millisecond,
+		InputTokens: 9, InputTokensSource: engine.TokensFromTokenizer, OutputTokens: 40, ReasoningTokens: 12,
+		TokensSource: engine.TokensFromUsage, FinishReason: "stop", Text: "hello", Streamed: true}
+	failed := engine.Result{Status: 503, TTFB: 3 * time.Millisecond, Streamed: true,
 		Err: &engine.Error{Class: "http_5xx:503", Message: "overloaded"}}
+	unstreamed := engine.Result{Status: 200, TTFB: 40 * time.Millisecond, E2E: 40 * time.Millisecond,
+		OutputTokens: 3, InputTokens: 2, TokensSource: engine.TokensFromUsage,
+		InputTokensSource: engine.TokensFromUsage, FinishReason: "length", Text: "abc"}
 	tests := []struct {
 		name   string
+		exec   string
 		result engine.Result
 		want   map[string]lua.LValue
 		errTbl map[string]lua.LValue
 	}{
-		{"ok", ok, map[string]lua.LValue{"status": lua.LNumber(200), "ok": lua.LTrue, "text": lua.LString("hello"),
-			"ttfb_ms": lua.LNumber(5), "ttft_ms": lua.LNumber(12.5), "e2e_ms": lua.LNumber(100), "tpot_ms": lua.LNumber(2),
-			"input_tokens": lua.LNumber(9), "output_tokens": lua.LNumber(40), "finish_reason": lua.LString("stop"),
-			"error": lua.LNil}, nil},
-		{"failed", failed, map[string]lua.LValue{"status": lua.LNumber(503), "ok": lua.LFalse, "text": lua.LString(""),
-			"ttfb_ms": lua.LNumber(3), "ttft_ms": lua.LNil, "e2e_ms": lua.LNil, "tpot_ms": lua.LNil,
-			"output_tokens": lua.LNumber(0), "finish_reason": lua.LNil},
+		{"ok", "full", ok, map[string]lua.LValue{"status": lua.LNumber(200), "ok": lua.LTrue, "text": lua.LString("hello"),
+			"ttfb_ms": lua.LNumber(5), "ttft_ms": lua.LNumber(12.5), "ttfc_ms": lua.LNumber(30), "e2e_ms": lua.LNumber(100),
+			"tpot_ms": lua.LNumber(2), "input_tokens": lua.LNumber(9), "output_tokens": lua.LNumber(40),
+			"reasoning_tokens": lua.LNumber(12), "tokens_source": lua.LString("usage"),
+			"input_tokens_source": lua.LString("tokenizer"), "streamed": lua.LTrue,
+			"finish_reason": lua.LString("stop"), "error": lua.LNil}, nil},
+		{"failed", "full", failed, map[string]lua.LValue{"status": lua.LNumber(503), "ok": lua.LFalse, "text": lua.LString(""),
+			"ttfb_ms": lua.LNumber(3), "ttft_ms": lua.LNil, "ttfc_ms": lua.LNil, "e2e_ms": lua.LNil, "tpot_ms": lua.LNil,
+			"output_tokens": lua.LNumber(0), "reasoning_tokens": lua.LNumber(0), "tokens_source": lua.LNil,
+			"input_tokens_source": lua.LNil, "streamed": lua.LTrue, "finish_reason": lua.LNil},
 			map[string]lua.LValue{"class": lua.LString("http_5xx:503"), "message": lua.LString("overloaded")}},
+		{"not streamed", "complete_full", unstreamed, map[string]lua.LValue{"status": lua.LNumber(200), "ok": lua.LTrue,
+			"text": lua.LString("abc"), "streamed": lua.LFalse, "ttfb_ms": lua.LNumber(40), "e2e_ms": lua.LNumber(40),
+			"ttft_ms": lua.LNil, "ttfc_ms": lua.LNil, "tpot_ms": lua.LNil, "output_tokens": lua.LNumber(3),
+			"input_tokens": lua.LNumber(2), "reasoning_tokens": lua.LNumber(0), "tokens_source": lua.LString("usage"),
+			"input_tokens_source": lua.LString("usage"), "finish_reason": lua.LString("length"), "error": lua.LNil}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, _, _ := chatVU(t, tt.result)
-			mustRun(t, v, "full")
+			mustRun(t, v, tt.exec)
 			res, isTbl := v.L.GetGlobal("res").(*lua.LTable)
 			if !isTbl {
 				t.Fatalf("res is %s, want table", v.L.GetGlobal("res").Type())

@@ -101,6 +101,14 @@ func (d *decoder) str(path string, v lua.LValue) string {
 	return string(s)
 }
 
+func (d *decoder) boolean(path string, v lua.LValue) bool {
+	b, ok := v.(lua.LBool)
+	if !ok {
+		d.errorf(path, "expected boolean, got %s", v.Type())
+	}
+	return bool(b)
+}
+
 func (d *decoder) integer(path string, v lua.LValue) (int64, bool) {
 	n, ok := v.(lua.LNumber)
 	if !ok {

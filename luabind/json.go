@@ -6,7 +6,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// Limits on llm.chat's extra: generous for any request body, small enough
+// Limits on a request's extra: generous for any request body, small enough
 // that a runaway table fails fast instead of stalling a VU.
 const (
 	maxJSONDepth  = 32

@@ -27,10 +27,10 @@ type setupData struct {
 // Setup implements engine.Lifecycle: it calls the script's global setup()
 // once, in a dedicated LState with the same sandbox and module, and keeps
 // its return value as plain data that every iteration then receives,
-// read-only, as the second argument of its exec function. llm.chat works
-// in setup but its samples are not recorded, nor are checks or custom
-// metrics: setup prepares the load, it is not part of it. Without a setup
-// function it does nothing. Call it once, before any iteration; when it
+// read-only, as the second argument of its exec function. llm.chat and
+// llm.complete work in setup but their samples are not recorded, nor are
+// checks or custom metrics: setup prepares the load, it is not part of it.
+// Without a setup function it does nothing. Call it once, before any iteration; when it
 // fails, its LState is closed (a later Teardown makes a new one).
 func (r *runner) Setup(ctx context.Context) error {
 	lc := &r.life

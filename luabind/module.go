@@ -98,6 +98,7 @@ func (m *module) api() map[string]lua.LGFunction {
 		"sleep":    m.sleep,
 		"check":    m.check,
 		"chat":     m.chat,
+		"complete": m.complete,
 	}
 }
 

@@ -2,6 +2,7 @@ package luabind
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -16,10 +17,15 @@ const (
 )
 
 var (
-	optionKeys   = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds"}
-	reservedKeys = []string{"dirty", "slo"}
-	targetKeys   = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout"}
-	warmupKeys   = []string{"requests", "duration"}
+	optionKeys   = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo"}
+	reservedKeys = []string{"dirty"}
+	targetKeys   = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
+		"tokenizer", "continuous_usage"}
+	warmupKeys = []string{"requests", "duration"}
+	sloKeys    = []string{"ttft", "tpot", "e2e"}
+	// tokenizers are the offline tokenizers options.target.tokenizer may
+	// name: tiktoken encodings, or "none" to count no tokens client-side.
+	tokenizers = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "none"}
 )
 
 // decodedOptions is the plan an options table describes, with what the
@@ -47,6 +53,7 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 			d.errorf(child("options", k), "not supported yet")
 		}
 	}
+	out.plan.Target.Tokenizer = engine.DefaultTokenizer
 	if t := f["target"]; t != nil {
 		out.plan.Target = d.target("options.target", t)
 	}
@@ -62,6 +69,9 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 	out.plan.Scenarios = d.scenarios(f)
 	if t := f["thresholds"]; t != nil {
 		out.plan.Thresholds = d.thresholds("options.thresholds", t)
+	}
+	if o := f["slo"]; o != nil {
+		out.plan.SLO = d.slo("options.slo", o)
 	}
 	return out
 }
@@ -88,7 +98,45 @@ func (d *decoder) target(path string, v lua.LValue) engine.Target {
 			*df.dst = d.positiveDuration(child(path, df.key), v)
 		}
 	}
+	t.Tokenizer = engine.DefaultTokenizer
+	if v := f["tokenizer"]; v != nil {
+		t.Tokenizer = d.tokenizer(child(path, "tokenizer"), v)
+	}
+	if v := f["continuous_usage"]; v != nil {
+		t.ContinuousUsage = d.boolean(child(path, "continuous_usage"), v)
+	}
 	return t
+}
+
+// tokenizer reads the name of an offline tokenizer; a misspelt one is
+// caught here rather than silently counting with another.
+func (d *decoder) tokenizer(path string, v lua.LValue) string {
+	name := d.str(path, v)
+	if _, isStr := v.(lua.LString); !isStr || contains(tokenizers, name) {
+		return name
+	}
+	msg := fmt.Sprintf("unknown tokenizer %q", name)
+	if best, ok := nearest(name, tokenizers); ok {
+		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	d.errorf(path, "%s (valid: %s)", msg, strings.Join(tokenizers, ", "))
+	return ""
+}
+
+// slo reads the objectives goodput counts against; each must be > 0,
+// since a zero objective would mean "not checked" and hide a mistake.
+func (d *decoder) slo(path string, v lua.LValue) engine.SLO {
+	f := d.record(path, v, sloKeys)
+	var o engine.SLO
+	for _, sf := range []struct {
+		key string
+		dst *time.Duration
+	}{{"ttft", &o.TTFT}, {"tpot", &o.TPOT}, {"e2e", &o.E2E}} {
+		if v := f[sf.key]; v != nil {
+			*sf.dst = d.positiveDuration(child(path, sf.key), v)
+		}
+	}
+	return o
 }
 
 func (d *decoder) warmup(path string, v lua.LValue) engine.Warmup {

@@ -36,7 +36,24 @@ func TestOptionsErrors(t *testing.T) {
 		{"scenario typo", `{ scenarios = { s = { executor = "constant-vus", exce = "chat", vus = 1, duration = "1s" } } }`,
 			"options.scenarios.s.exce: unknown key (did you mean exec?)"},
 		{"dirty", `{ vus = 1, duration = "1s", dirty = {} }`, "options.dirty: not supported yet"},
-		{"slo", `{ vus = 1, duration = "1s", slo = {} }`, "options.slo: not supported yet"},
+		{"slo not a table", `{ vus = 1, duration = "1s", slo = "fast" }`, "options.slo: expected table, got string"},
+		{"slo typo", `{ vus = 1, duration = "1s", slo = { ttf = "1s" } }`, "options.slo.ttf: unknown key (did you mean ttft?)"},
+		{"slo far key", `{ vus = 1, duration = "1s", slo = { latency = "1s" } }`,
+			"options.slo.latency: unknown key (valid keys: e2e, tpot, ttft)"},
+		{"slo zero", `{ vus = 1, duration = "1s", slo = { ttft = "0s" } }`, "options.slo.ttft: must be > 0, got 0s"},
+		{"slo negative", `{ vus = 1, duration = "1s", slo = { e2e = "-1s" } }`, "options.slo.e2e: must not be negative, got -1s"},
+		{"slo number", `{ vus = 1, duration = "1s", slo = { tpot = 50 } }`, `options.slo.tpot: 50 is not a duration (use a string such as "50s")`},
+		{"tokenizer unknown", `{ vus = 1, duration = "1s", target = { tokenizer = "gpt2" } }`,
+			`options.target.tokenizer: unknown tokenizer "gpt2" (valid: cl100k_base, o200k_base, p50k_base, r50k_base, none)`},
+		{"tokenizer typo", `{ vus = 1, duration = "1s", target = { tokenizer = "o200k_bse" } }`,
+			`options.target.tokenizer: unknown tokenizer "o200k_bse" (did you mean o200k_base?) (valid: `},
+		{"tokenizer empty", `{ vus = 1, duration = "1s", target = { tokenizer = "" } }`, `options.target.tokenizer: unknown tokenizer ""`},
+		{"tokenizer not a string", `{ vus = 1, duration = "1s", target = { tokenizer = true } }`,
+			"options.target.tokenizer: expected string, got boolean"},
+		{"tokenizer key typo", `{ vus = 1, duration = "1s", target = { tokeniser = "none" } }`,
+			"options.target.tokeniser: unknown key (did you mean tokenizer?)"},
+		{"continuous_usage not a bool", `{ vus = 1, duration = "1s", target = { continuous_usage = "yes" } }`,
+			"options.target.continuous_usage: expected boolean, got string"},
 		{"options absent", `nil`, "options: not defined"},
 		{"options not a table", `"fast"`, "options: expected table, got string"},
 		{"no scenarios at all", `{ seed = 1 }`, "options: no scenarios"},
@@ -103,6 +120,40 @@ func TestOptionsErrors(t *testing.T) {
 			}
 			if got, want := err.Error(), path+": "; !strings.HasPrefix(got, want) {
 				t.Errorf("error = %q, want prefix %q", got, want)
+			}
+		})
+	}
+}
+
+func TestOptionsTokenizerAndSLO(t *testing.T) {
+	tests := []struct {
+		name, options string
+		tokenizer     string
+		continuous    bool
+		slo           engine.SLO
+	}{
+		{"defaults", `{ vus = 1, duration = "1s" }`, engine.DefaultTokenizer, false, engine.SLO{}},
+		{"target without tokenizer", `{ vus = 1, duration = "1s", target = { model = "m" } }`, engine.DefaultTokenizer, false, engine.SLO{}},
+		{"none", `{ vus = 1, duration = "1s", target = { tokenizer = "none" } }`, "none", false, engine.SLO{}},
+		{"p50k", `{ vus = 1, duration = "1s", target = { tokenizer = "p50k_base", continuous_usage = true } }`, "p50k_base", true, engine.SLO{}},
+		{"continuous off", `{ vus = 1, duration = "1s", target = { continuous_usage = false } }`, engine.DefaultTokenizer, false, engine.SLO{}},
+		{"every objective", `{ vus = 1, duration = "1s", slo = { ttft = "500ms", tpot = "50ms", e2e = "10s" } }`,
+			engine.DefaultTokenizer, false, engine.SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 10 * time.Second}},
+		{"one objective", `{ vus = 1, duration = "1s", slo = { tpot = "80ms" } }`,
+			engine.DefaultTokenizer, false, engine.SLO{TPOT: 80 * time.Millisecond}},
+		{"empty slo", `{ vus = 1, duration = "1s", slo = {} }`, engine.DefaultTokenizer, false, engine.SLO{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustCompile(t, writeScript(t, "x.lua", script(tt.options)), Options{}).Plan()
+			if got, want := p.Target.Tokenizer, tt.tokenizer; got != want {
+				t.Errorf("Tokenizer = %q, want %q", got, want)
+			}
+			if got, want := p.Target.ContinuousUsage, tt.continuous; got != want {
+				t.Errorf("ContinuousUsage = %v, want %v", got, want)
+			}
+			if got, want := p.SLO, tt.slo; got != want {
+				t.Errorf("SLO = %+v, want %+v", got, want)
 			}
 		})
 	}

@@ -13,12 +13,12 @@ import (
 
 // RunnerConfig is what VUs need beyond the script.
 type RunnerConfig struct {
-	// Client sends llm.chat requests.
+	// Client sends llm.chat and llm.complete requests.
 	Client engine.Client
-	// Sink receives a sample per llm.chat, a "checks" metric sample per
+	// Sink receives a sample per request, a "checks" metric sample per
 	// llm.check entry and the custom metrics' values; nil drops them.
 	Sink engine.Sink
-	// Model is used when a llm.chat table names none.
+	// Model is used when a request table names none.
 	Model string
 }
 

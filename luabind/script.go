@@ -209,8 +209,9 @@ func globalFunctions(L *lua.LState) []string {
 }
 
 // Plan returns the validated plan, scenarios sorted by name. Target holds
-// what options.target says, without defaults, so the caller can layer
-// flags and environment on top. The returned plan is a copy the caller may
+// what options.target says, without defaults (but for Tokenizer, which is
+// engine.DefaultTokenizer unless the script picks one), so the caller can
+// layer flags and environment on top. The returned plan is a copy the caller may
 // change.
 func (s *Script) Plan() engine.Plan {
 	p := s.plan

@@ -86,11 +86,7 @@ func (d *decoder) thresholdTable(path string, spec engine.ThresholdSpec, tbl *lu
 func (d *decoder) thresholdOption(path, key string, v lua.LValue, spec *engine.ThresholdSpec) {
 	switch key {
 	case "abort_on_fail":
-		b, ok := v.(lua.LBool)
-		if !ok {
-			d.errorf(child(path, key), "expected boolean, got %s", v.Type())
-		}
-		spec.AbortOnFail = bool(b)
+		spec.AbortOnFail = d.boolean(child(path, key), v)
 	case "delay_abort_eval":
 		spec.DelayAbortEval, _ = d.duration(child(path, key), v)
 	default:

@@ -1,12 +1,14 @@
 package luabind
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
 )
 
 func TestThresholds(t *testing.T) {
@@ -75,6 +77,31 @@ func TestThresholdErrors(t *testing.T) {
 			}
 			if got := err.Error(); !strings.Contains(got, tt.want) {
 				t.Errorf("error = %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestThresholdsOnNewBuiltins checks that thresholds may name the built-in
+// metrics the metrics package adds for token timing and goodput; a metric
+// it does not define yet is skipped, so the test turns on as they land.
+func TestThresholdsOnNewBuiltins(t *testing.T) {
+	conditions := map[string]string{
+		engine.MetricTrend: "p99 < 1s", engine.MetricCounter: "count > 0", engine.MetricRate: "rate > 0.9",
+	}
+	builtin := metrics.Builtin()
+	for _, name := range []string{"ttfc", "itl_token", "reasoning_tokens", "goodput", "good_share"} {
+		t.Run(name, func(t *testing.T) {
+			kind, ok := builtin[name]
+			if !ok {
+				t.Skipf("metrics.Builtin has no %q yet", name)
+			}
+			th := fmt.Sprintf(`{ [%q] = %q }`, name, conditions[kind])
+			path := writeScript(t, "x.lua", script(`{ vus = 1, duration = "1s", thresholds = `+th+` }`))
+			got := mustCompile(t, path, Options{}).Plan().Thresholds
+			want := []engine.ThresholdSpec{{Expr: name, Conditions: []string{conditions[kind]}}}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("thresholds = %+v, want %+v", got, want)
 			}
 		})
 	}

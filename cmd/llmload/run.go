@@ -20,6 +20,7 @@ import (
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/openai"
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
 	"github.com/llmload/llmload/luabind"
@@ -39,10 +40,18 @@ Flags:
 
 // runFlags are the parsed flags of 'llmload run'.
 type runFlags struct {
-	target, model, apiKey, out string
-	quiet                      bool
-	sets                       []string
-	seed                       int64
+	target, model, apiKey string
+	outputs
+	quiet bool
+	sets  []string
+	seed  int64
+}
+
+// outputs are the files a run writes.
+type outputs struct {
+	out   string // result JSON, at the end
+	csv   string // per-request CSV, as the run goes
+	jsonl string // per-request JSON lines, as the run goes
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
@@ -54,6 +63,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.model, "model", "", "model name (default: the script's, else the server's first model)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (prefer LLMLOAD_API_KEY: flags show in process lists)")
 	fs.StringVar(&f.out, "out", "", "write the results as JSON to this file")
+	fs.StringVar(&f.csv, "csv", "", "write one CSV row per request to this file, as the run goes")
+	fs.StringVar(&f.jsonl, "requests-jsonl", "", "write one JSON line per request to this file, as the run goes")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
@@ -100,8 +111,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkWritable(f.out); err != nil {
-		return err
+	for _, p := range []string{f.out, f.csv, f.jsonl} {
+		if err := checkWritable(p); err != nil {
+			return err
+		}
 	}
 	seed := f.seed
 	if seed == 0 {
@@ -130,7 +143,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	r := &runner{path: path, plan: plan, script: script, thresholds: set, say: say, quiet: f.quiet, stderr: stderr}
-	return r.run(ctx, stdout, f.out)
+	return r.run(ctx, stdout, f.outputs)
 }
 
 // resolveTarget applies the precedence flag > environment > script.
@@ -161,7 +174,7 @@ type runner struct {
 	stderr     io.Writer
 }
 
-func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
+func (r *runner) run(ctx context.Context, stdout io.Writer, out outputs) error {
 	simulated := r.plan.Target.BaseURL == ""
 	if simulated {
 		srv := sim.New(sim.Config{Seed: r.plan.Seed, APIKey: r.plan.Target.APIKey, Model: r.plan.Target.Model})
@@ -178,6 +191,7 @@ func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
 		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: maxVUs(r.plan) + 4,
 		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
 		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
+		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
 	})
 	if err != nil {
 		return fmt.Errorf("%s: options.target.base_url: %w", r.path, err)
@@ -194,30 +208,45 @@ func (r *runner) run(ctx context.Context, stdout io.Writer, out string) error {
 
 // load runs the plan and writes the results, also when interrupted or
 // aborted by a threshold.
-func (r *runner) load(ctx context.Context, client engine.Client, simulated bool, stdout io.Writer, out string) error {
-	col := metrics.NewCollector()
+func (r *runner) load(ctx context.Context, client engine.Client, simulated bool, stdout io.Writer, out outputs) error {
+	col := metrics.NewCollector(metrics.WithSLO(r.plan.SLO))
 	if err := col.Declare(r.plan.Metrics...); err != nil {
 		return err
 	}
 	if err := track(col, r.thresholds); err != nil {
 		return err
 	}
-	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: col, Model: r.plan.Target.Model})
-	eng := executor.New(r.plan, vuRunner, col)
+	start := time.Now()
+	sink, err := newRecordingSink(col, out, start)
+	if err != nil {
+		return err
+	}
+	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: sink, Model: r.plan.Target.Model})
+	eng := executor.New(r.plan, vuRunner, sink)
 	meta := report.Meta{
 		Scenario: r.path, Target: engine.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
-		Simulator: simulated, Start: time.Now(), Version: version, Seed: r.plan.Seed,
+		Simulator: simulated, Start: start, Version: version, Seed: r.plan.Seed,
+		SLO: report.SLOFrom(r.plan.SLO), Tokenizer: r.plan.Target.Tokenizer,
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go watchThresholds(runCtx, cancel, r.thresholds, eng, col)
+	mon := selfcheck.Start(selfcheck.DefaultInterval)
 	prog := newProgress(r.stderr, eng, col, r.quiet)
 	prog.start()
 	runErr := eng.Run(runCtx)
 	prog.stop()
+	mon.Stop()
 	meta.End = time.Now()
 	meta.Complete = runErr == nil
-	res := report.New(meta, col.Close())
+	sinkErr := sink.Close()
+	summary := col.Close()
+	for i := range summary.Stages {
+		s := &summary.Stages[i]
+		check := mon.Window(s.Start, s.End)
+		s.Client = &check
+	}
+	res := report.New(meta, summary)
 	results, passed := r.thresholds.Evaluate(col.Snapshot())
 	var abort *thresholdAbort
 	if errors.As(context.Cause(runCtx), &abort) {
@@ -225,8 +254,11 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 		res.Run.Aborted = abort.Error()
 	}
 	res.Thresholds = results
-	if err := r.write(res, stdout, out); err != nil {
+	if err := r.write(res, stdout, out.out); err != nil {
 		return err
+	}
+	if sinkErr != nil {
+		return sinkErr
 	}
 	return verdict(runErr, abort, passed)
 }
@@ -309,7 +341,7 @@ func checkWritable(path string) error {
 	}
 	tmp, err := os.CreateTemp(dirOf(path), ".llmload-*.tmp")
 	if err != nil {
-		return fmt.Errorf("--out %s: cannot write there: %w", path, err)
+		return fmt.Errorf("%s: cannot write there: %w", path, err)
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())

@@ -24,6 +24,7 @@ type aggregator struct {
 	starts     int
 	scriptErrs tally
 	metricErrs tally
+	series     series
 	kinds      map[string]kind // custom metrics: declared, or first seen
 
 	views       map[string]*view   // by viewKey
@@ -69,11 +70,14 @@ func (a *aggregator) add(e *event) {
 	switch e.kind {
 	case evSample:
 		s.sample(e)
+		a.series.sample(e)
 		for _, v := range a.sampleViews {
 			if v.match(e) {
 				feedSample(v.id, &v.c, e)
 			}
 		}
+	case evDirty:
+		s.dirtySample(e)
 	case evIterStart:
 		s.iteration(e)
 	case evDrop:
@@ -82,6 +86,7 @@ func (a *aggregator) add(e *event) {
 		s.cells[mIterErrors].add(1)
 		a.scriptErrs.add(e.name)
 	case evStageStart:
+		a.series.anchorAt(e.at)
 		if !s.started {
 			a.starts++
 			s.start, s.started, s.startSeq = e.at, true, a.starts
@@ -190,6 +195,7 @@ func (a *aggregator) summary(final *Snapshot) *Summary {
 		Metrics:      final.metricSummaries(),
 		ScriptErrors: a.scriptErrs.list(),
 		MetricErrors: []MetricError{},
+		TimeSeries:   a.series.points(),
 	}
 	for i, s := range a.order {
 		sum.Stages = append(sum.Stages, s.summary(&final.stages[i]))

@@ -46,8 +46,10 @@ type metricID uint8
 
 const (
 	mTTFT metricID = iota
+	mTTFC
 	mTPOT
 	mITL
+	mITLToken
 	mE2E
 	mTTFB
 	mScheduleLag
@@ -59,7 +61,10 @@ const (
 	mIterErrors
 	mOutTok
 	mInTok
+	mReasoningTok
+	mGoodput
 	mErrors
+	mGoodShare
 	mChecks
 	numBuiltin
 )
@@ -78,28 +83,33 @@ type builtinDef struct {
 }
 
 var builtins = [numBuiltin]builtinDef{
-	mTTFT:        {"ttft", kindTrend, true},
-	mTPOT:        {"tpot", kindTrend, true},
-	mITL:         {"itl", kindTrend, true},
-	mE2E:         {"e2e", kindTrend, true},
-	mTTFB:        {"ttfb", kindTrend, true},
-	mScheduleLag: {"schedule_lag", kindTrend, false},
-	mTTFTSched:   {"ttft_sched", kindTrend, true},
-	mE2ESched:    {"e2e_sched", kindTrend, true},
-	mRequests:    {"requests", kindCounter, true},
-	mIterations:  {"iterations", kindCounter, false},
-	mDropped:     {"dropped_iterations", kindCounter, false},
-	mIterErrors:  {"iteration_errors", kindCounter, false},
-	mOutTok:      {"output_tokens", kindCounter, true},
-	mInTok:       {"input_tokens", kindCounter, true},
-	mErrors:      {"errors", kindRate, true},
-	mChecks:      {checksName, kindRate, true},
+	mTTFT:         {"ttft", kindTrend, true},
+	mTTFC:         {"ttfc", kindTrend, true},
+	mTPOT:         {"tpot", kindTrend, true},
+	mITL:          {"itl", kindTrend, true},
+	mITLToken:     {"itl_token", kindTrend, true},
+	mE2E:          {"e2e", kindTrend, true},
+	mTTFB:         {"ttfb", kindTrend, true},
+	mScheduleLag:  {"schedule_lag", kindTrend, false},
+	mTTFTSched:    {"ttft_sched", kindTrend, true},
+	mE2ESched:     {"e2e_sched", kindTrend, true},
+	mRequests:     {"requests", kindCounter, true},
+	mIterations:   {"iterations", kindCounter, false},
+	mDropped:      {"dropped_iterations", kindCounter, false},
+	mIterErrors:   {"iteration_errors", kindCounter, false},
+	mOutTok:       {"output_tokens", kindCounter, true},
+	mInTok:        {"input_tokens", kindCounter, true},
+	mReasoningTok: {"reasoning_tokens", kindCounter, true},
+	mGoodput:      {"goodput", kindCounter, true},
+	mErrors:       {"errors", kindRate, true},
+	mGoodShare:    {"good_share", kindRate, true},
+	mChecks:       {checksName, kindRate, true},
 }
 
 // sampleMetrics are the built-ins a request sample feeds.
 var sampleMetrics = [...]metricID{
-	mTTFT, mTPOT, mITL, mE2E, mTTFB, mTTFTSched, mE2ESched,
-	mRequests, mOutTok, mInTok, mErrors,
+	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mTTFTSched, mE2ESched,
+	mRequests, mOutTok, mInTok, mReasoningTok, mGoodput, mErrors, mGoodShare,
 }
 
 var builtinIDs = func() map[string]metricID {
@@ -119,6 +129,10 @@ var builtinKinds = func() map[string]string {
 }()
 
 // Builtin lists the built-in metrics and their kinds (engine.MetricTrend,
-// MetricCounter or MetricRate). Trends are in milliseconds. The map is a
+// MetricCounter or MetricRate). Trends are in milliseconds. itl is one
+// value per gap between text-carrying events (chunk level), itl_token one
+// per token (see engine.Result.TokenITL). goodput counts the requests that
+// met the SLO (WithSLO) and good_share is their share of all requests,
+// failed ones included; without an SLO both have no data. The map is a
 // fresh copy the caller may change.
 func Builtin() map[string]string { return maps.Clone(builtinKinds) }

@@ -35,11 +35,7 @@ func (c *cell) addDuration(d time.Duration) { c.rec.record(d) }
 
 // addSet records d unless it is zero, which engine.Result uses for "not
 // measured".
-func (c *cell) addSet(d time.Duration) {
-	if d != 0 {
-		c.rec.record(d)
-	}
-}
+func (c *cell) addSet(d time.Duration) { c.rec.recordSet(d) }
 
 func (c *cell) snap(share bool) cellSnap {
 	s := cellSnap{kind: c.kind, sum: c.sum, n: c.n, hits: c.hits}

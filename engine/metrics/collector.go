@@ -26,6 +26,12 @@ func WithBuffer(n int) Option {
 	return func(c *Collector) { c.buffer = max(n, 1) }
 }
 
+// WithSLO sets the service level that defines goodput. Without it (or
+// with a zero SLO) no request is judged and the goodput figures are zero.
+func WithSLO(slo engine.SLO) Option {
+	return func(c *Collector) { c.slo = slo }
+}
+
 // ErrClosed is returned by calls that need the aggregator after Close.
 var ErrClosed = errors.New("metrics: collector closed")
 
@@ -36,13 +42,14 @@ var ErrClosed = errors.New("metrics: collector closed")
 // are ignored and counted in Live().Late.
 type Collector struct {
 	buffer  int
+	slo     engine.SLO
 	events  chan event
 	result  chan result
 	closing atomic.Bool
 	senders atomic.Int64 // calls between their closing check and their send
 
 	requests, failed, outputTokens, iterErrors     atomic.Int64
-	iterations, dropped                            atomic.Int64
+	iterations, dropped, dirty                     atomic.Int64
 	warmupRequests, warmupFailed, warmupIterErrors atomic.Int64
 	late                                           atomic.Int64
 
@@ -65,9 +72,10 @@ func NewCollector(opts ...Option) *Collector {
 	return c
 }
 
-// Sample records one request. The collector keeps s.ITL and s.Tags and
-// reads them later, so the caller must not modify them afterwards; s.Text
-// is dropped.
+// Sample records one request. The collector keeps s.ITL, s.TokenITL and
+// s.Tags and reads them later, so the caller must not modify them
+// afterwards; s.Text is dropped. A dirty sample (s.Dirty set) is only
+// counted, in its stage's DirtyRequests and Live().Dirty.
 func (c *Collector) Sample(s engine.Sample) {
 	if s.Warmup {
 		if c.open() {
@@ -78,7 +86,19 @@ func (c *Collector) Sample(s engine.Sample) {
 		}
 		return
 	}
-	if !c.accept(sampleEvent(&s)) {
+	if s.Dirty != "" {
+		if c.accept(dirtyEvent(&s)) {
+			c.dirty.Add(1)
+		}
+		return
+	}
+	e := sampleEvent(&s)
+	if !c.slo.IsZero() {
+		// Judged here, on the producer's goroutine, to keep the
+		// aggregator's path short.
+		e.judged, e.good = true, c.slo.Met(&s.Result)
+	}
+	if !c.accept(e) {
 		return
 	}
 	c.requests.Add(1)
@@ -148,6 +168,7 @@ func (c *Collector) Live() Live {
 		WarmupRequests:  c.warmupRequests.Load(),
 		Iterations:      c.iterations.Load(),
 		Dropped:         c.dropped.Load(),
+		Dirty:           c.dirty.Load(),
 		Late:            c.late.Load(),
 	}
 }
@@ -239,6 +260,7 @@ func (c *Collector) Close() *Summary {
 			Failed:          c.warmupFailed.Load(),
 			IterationErrors: c.warmupIterErrors.Load(),
 		}
+		c.summary.SLOSet = !c.slo.IsZero()
 		close(c.done)
 	})
 	return c.summary

@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -147,7 +148,7 @@ func TestDistLowSamplesAndEmpty(t *testing.T) {
 		if got := d.LowSamples; got != tc.want {
 			t.Errorf("n=%d: LowSamples = %v, want %v", tc.n, got, tc.want)
 		}
-		if tc.n == 0 && d != (Dist{}) {
+		if tc.n == 0 && !reflect.DeepEqual(d, Dist{}) {
 			t.Errorf("empty Dist = %+v, want all zeros", d)
 		}
 	}
@@ -457,6 +458,24 @@ func BenchmarkCollectorSampleTracked(b *testing.B) {
 	}
 	s := okSample("c1", 0, time.Second)
 	s.Tags = map[string]string{"prompt": "short"}
+	s.ITL = make([]time.Duration, 50)
+	for i := range s.ITL {
+		s.ITL[i] = time.Duration(20+i) * time.Millisecond
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		c.Sample(s)
+	}
+	c.Close()
+}
+
+// BenchmarkCollectorSampleTagsSLO is BenchmarkCollectorSample with an SLO
+// to judge and two user tags to break down.
+func BenchmarkCollectorSampleTagsSLO(b *testing.B) {
+	c := NewCollector(WithSLO(engine.SLO{TTFT: time.Second, TPOT: 50 * time.Millisecond}))
+	s := okSample("c1", 0, time.Second)
+	s.Tags = map[string]string{"prompt": "short", "model": "m1"}
 	s.ITL = make([]time.Duration, 50)
 	for i := range s.ITL {
 		s.ITL[i] = time.Duration(20+i) * time.Millisecond

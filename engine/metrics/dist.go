@@ -22,14 +22,42 @@ type Dist struct {
 	Max    float64 `json:"max"`
 	// LowSamples is true when 0 < Count < 1000: a p99 from so few samples
 	// rests on the ten slowest requests or fewer and is not trustworthy.
+	// Unreliable says the same for every percentile; LowSamples stays for
+	// readers of older results.
 	LowSamples bool `json:"low_samples"`
 	// Clamped counts values outside the histogram's range (latencies: 0 ..
 	// 1 hour; custom trends: ±1e12 units) that were recorded at the nearest
 	// bound rather than dropped.
 	Clamped int64 `json:"clamped"`
+	// CI holds a 95% confidence interval of each percentile (see
+	// Intervals); zero, and left out of JSON, when Count is 0 (or every
+	// value is 0).
+	CI Intervals `json:"ci,omitzero"`
+	// Unreliable names the percentiles ("p50", "p90", "p95", "p99",
+	// "p99.9") that should not be read as figures: too few samples to
+	// reach that far into the tail (Count < 10/(1−q): 20, 100, 200, 1000,
+	// 10000), or a confidence interval wider than a quarter of the value.
+	Unreliable []string `json:"unreliable,omitempty"`
+	// Histogram counts the values in log-spaced buckets from the one
+	// holding Min to the one holding Max, for a terminal bar chart. Only
+	// TTFT and E2E carry one (stages and tag values); elsewhere it is nil.
+	Histogram []Bucket `json:"histogram,omitempty"`
 }
 
+// quantiles are the percentiles a Dist reports, in the order of
+// quantileNames and of Intervals' fields.
 var quantiles = [...]float64{50, 90, 95, 99, 99.9}
+
+// quantileNames name the percentiles in Unreliable and in CI's JSON.
+var quantileNames = [len(quantiles)]string{"p50", "p90", "p95", "p99", "p99.9"}
+
+// minReliable is the count a percentile needs, 10/(1−q): ten values
+// beyond it, so that it does not rest on the very largest few.
+var minReliable = [len(quantiles)]int64{20, 100, 200, 1000, 10000}
+
+// wideInterval is the width of a confidence interval, relative to its
+// percentile, beyond which the percentile is flagged unreliable.
+const wideInterval = 0.25
 
 // dist converts an immutable trend into a Dist.
 func (t *trend) dist() Dist {
@@ -43,7 +71,7 @@ func (t *trend) dist() Dist {
 	for i, p := range quantiles {
 		q[i] = t.percentile(p)
 	}
-	return Dist{
+	d := Dist{
 		Count:      t.n,
 		Min:        t.geo.out(t.min),
 		Mean:       t.avg(),
@@ -57,4 +85,15 @@ func (t *trend) dist() Dist {
 		LowSamples: t.n < lowSampleSize,
 		Clamped:    t.clamped,
 	}
+	d.CI, d.Unreliable = t.intervals(q)
+	return d
+}
+
+// distWithHistogram is dist plus the bucket counts, for TTFT and E2E.
+func (t *trend) distWithHistogram() Dist {
+	d := t.dist()
+	if t != nil && t.n > 0 {
+		d.Histogram = t.buckets()
+	}
+	return d
 }

@@ -10,6 +10,7 @@ type eventKind uint8
 
 const (
 	evSample eventKind = iota
+	evDirty            // a deliberately malformed request: counted, never measured
 	evIterErr
 	evStageStart
 	evStageEnd
@@ -23,24 +24,35 @@ const (
 // large buffer stays small and a sample's text is not kept alive. Some
 // fields serve several kinds; each says which.
 type event struct {
-	kind          eventKind
-	failed        bool
-	hasSched      bool // sched is set: the sample or iteration had an intended start
-	scenario      string
-	stage         string
-	at            time.Time // sample or iteration start, the mark's time, a drop's schedule
-	ttfb, ttft    time.Duration
-	tpot, e2e     time.Duration
-	sched         time.Duration // start − intended start, never negative
-	itl           []time.Duration
-	inTok, outTok int
-	source        string
-	class         string            // error class of a failed sample; a metric sample's kind
-	name          string            // script error message; a metric sample's name
-	value         float64           // a metric sample's value; a stage mark's target rate
-	tags          map[string]string // a sample's or metric sample's tags, read only
-	index, target int
-	req           *request
+	kind     eventKind
+	failed   bool
+	hasSched bool // sched is set: the sample or iteration had an intended start
+	judged   bool // the collector has an SLO, and good says whether the sample met it
+	good     bool
+	scenario string
+	stage    string
+	at       time.Time // sample or iteration start, the mark's time, a drop's schedule
+	ttfb     time.Duration
+	ttft     time.Duration
+	ttfc     time.Duration
+	tpot     time.Duration
+	e2e      time.Duration
+	sched    time.Duration // start − intended start, never negative
+	itl      []time.Duration
+	tokenITL []time.Duration
+	inTok    int
+	outTok   int
+	// clientTok is the client tokenizer's count of the output, reasoning
+	// the reasoning tokens among outTok.
+	clientTok, reasoning int
+	source               string            // source of outTok
+	inSource             string            // source of inTok
+	class                string            // error class of a failed sample; a metric sample's kind
+	name                 string            // script error message; a metric sample's name
+	value                float64           // a metric sample's value; a stage mark's target rate
+	tags                 map[string]string // a sample's or metric sample's tags, read only
+	index, target        int
+	req                  *request
 }
 
 type requestOp uint8
@@ -66,8 +78,10 @@ type request struct {
 func sampleEvent(s *engine.Sample) event {
 	e := event{
 		kind: evSample, scenario: s.Scenario, stage: s.Stage, at: s.Start,
-		ttfb: s.TTFB, ttft: s.TTFT, tpot: s.TPOT, e2e: s.E2E, itl: s.ITL,
-		inTok: s.InputTokens, outTok: s.OutputTokens, source: s.TokensSource,
+		ttfb: s.TTFB, ttft: s.TTFT, ttfc: s.TTFC, tpot: s.TPOT, e2e: s.E2E,
+		itl: s.ITL, tokenITL: s.TokenITL,
+		inTok: s.InputTokens, outTok: s.OutputTokens, clientTok: s.ClientOutputTokens,
+		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
 		tags: s.Tags,
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)
@@ -76,6 +90,14 @@ func sampleEvent(s *engine.Sample) event {
 		e.class = s.Err.Class
 	}
 	return e
+}
+
+// dirtyEvent keeps only what places a dirty sample in its stage's window.
+func dirtyEvent(s *engine.Sample) event {
+	return event{
+		kind: evDirty, scenario: s.Scenario, stage: s.Stage, at: s.Start,
+		ttfb: s.TTFB, ttft: s.TTFT, e2e: s.E2E,
+	}
 }
 
 func iterationEvent(m *engine.IterationMark) event {

@@ -267,12 +267,14 @@ func TestBuiltin(t *testing.T) {
 		"requests": "counter", "iterations": "counter", "dropped_iterations": "counter",
 		"iteration_errors": "counter", "output_tokens": "counter", "input_tokens": "counter",
 		"errors": "rate", "checks": "rate",
+		"ttfc": "trend", "itl_token": "trend", "reasoning_tokens": "counter",
+		"goodput": "counter", "good_share": "rate",
 	} {
 		if got := b[name]; got != want {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 16; got != want {
+	if got, want := len(b), 21; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

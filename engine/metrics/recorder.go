@@ -27,11 +27,17 @@ type geometry struct {
 	// division; their mean and stddev round to a tick: no spurious digits.
 	// Others keep the exact statistics in output units.
 	quantized bool
+	// sparse recorders keep only the buckets they use (a few KB rather
+	// than the dense 188 KB), at the cost of a binary search per value and
+	// a shift when a new bucket appears. The precision is the same. They
+	// serve the many small distributions: per tag value, per second.
+	sparse bool
 }
 
 var (
-	durationGeo = geometry{highest: highestUS, quantized: true}
-	valueGeo    = geometry{highest: highestTicks}
+	durationGeo       = geometry{highest: highestUS, quantized: true}
+	sparseDurationGeo = geometry{highest: highestUS, quantized: true, sparse: true}
+	valueGeo          = geometry{highest: highestTicks}
 )
 
 // out converts an exact statistic to output units.
@@ -42,8 +48,22 @@ func (g geometry) out(x float64) float64 {
 	return x
 }
 
-func (g geometry) newHist() *hdrhistogram.Histogram {
+func (g geometry) newHist() hist {
+	if g.sparse {
+		return hdrhistogram.NewPacked(1, g.highest, sigFigs)
+	}
 	return hdrhistogram.New(1, g.highest, sigFigs)
+}
+
+// hist is what a trend needs of a histogram of ticks; the dense and the
+// sparse (packed) HDR histograms both provide it. A trend's histograms are
+// all of its geometry's type.
+type hist interface {
+	RecordValue(v int64) error
+	TotalCount() int64
+	ValueAtPercentile(p float64) int64
+	Mean() float64
+	StdDev() float64
 }
 
 // recorder records one distribution. Owned by the aggregator goroutine;
@@ -68,11 +88,25 @@ func (r *recorder) record(d time.Duration) {
 	if r.t.pos == nil {
 		r.t.pos = r.t.geo.newHist()
 	}
-	if err := r.t.pos.RecordValue(v); err != nil {
+	var err error
+	if d, ok := r.t.pos.(*hdrhistogram.Histogram); ok {
+		err = d.RecordValue(v) // inlined, unlike the interface call
+	} else {
+		err = r.t.pos.RecordValue(v)
+	}
+	if err != nil {
 		r.t.clamped++ // see add
 		return
 	}
 	r.t.observe(float64(v))
+}
+
+// recordSet records d unless it is zero, which engine.Result uses for
+// "not measured".
+func (r *recorder) recordSet(d time.Duration) {
+	if d != 0 {
+		r.record(d)
+	}
 }
 
 // recordValue adds a custom trend's value, which may be negative. The
@@ -125,16 +159,34 @@ func (r *recorder) freeze(share bool) *trend {
 	return r.frozen
 }
 
-func clone(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	if h == nil {
-		return nil
+func clone(h hist) hist {
+	switch h := h.(type) {
+	case *hdrhistogram.Histogram:
+		return h.Clone()
+	case *hdrhistogram.PackedHistogram:
+		return h.Clone()
 	}
-	return h.Clone()
+	return nil
 }
 
-func histCount(h *hdrhistogram.Histogram) int64 {
+func histCount(h hist) int64 {
 	if h == nil {
 		return 0
 	}
 	return h.TotalCount()
+}
+
+// forEachBucket calls fn for each populated bucket of h in ascending order,
+// with the lowest value of the bucket and its count. A dense histogram is
+// first packed, which costs its populated buckets rather than the 23,000
+// slots a walk of the dense one would visit.
+func forEachBucket(h hist, fn func(value, count int64) bool) {
+	switch h := h.(type) {
+	case *hdrhistogram.PackedHistogram:
+		h.ForEachBucket(fn)
+	case *hdrhistogram.Histogram:
+		p := hdrhistogram.NewPacked(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+		p.MergeFrom(h)
+		p.ForEachBucket(fn)
+	}
 }

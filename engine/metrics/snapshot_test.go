@@ -238,3 +238,25 @@ func TestAggregatorAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregatorAllocsNewFigures: a judged, tagged sample with token-level
+// ITL, a token check and a dirty sample allocate nothing once their
+// stage, tag values and second exist.
+func TestAggregatorAllocsNewFigures(t *testing.T) {
+	a := newAggregator()
+	s := req("open", "s1", 1, 100, 1000, 5, map[string]string{"prompt": "short", "model": "m1"})
+	s.TTFC, s.ClientOutputTokens, s.ReasoningTokens = 200*time.Millisecond, 6, 2
+	s.TokenITL = []time.Duration{time.Millisecond, 2 * time.Millisecond}
+	d := s
+	d.Dirty = "empty"
+	events := []event{sampleEvent(&s), dirtyEvent(&d)}
+	events[0].judged, events[0].good = true, true
+	for i := range events {
+		a.add(&events[i])
+	}
+	for i := range events {
+		if got := testing.AllocsPerRun(100, func() { a.add(&events[i]) }); got != 0 {
+			t.Errorf("event kind %d: %v allocs per add, want 0", events[i].kind, got)
+		}
+	}
+}

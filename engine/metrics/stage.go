@@ -16,6 +16,10 @@ type stageAgg struct {
 	startSeq        int
 	firstAt, lastAt time.Time // earliest start seen, latest completion
 	sources, errors map[string]int64
+	inSources       map[string]int64 // successes per input token source
+	dirty           int64
+	tokens          tokenCheck
+	tags            tagBreakdown
 
 	cells  [numBuiltin]cell
 	checks map[string]*cell // by check name
@@ -24,7 +28,7 @@ type stageAgg struct {
 
 func newStageAgg(k stageKey) *stageAgg {
 	s := &stageAgg{
-		key: k, sources: map[string]int64{}, errors: map[string]int64{},
+		key: k, sources: map[string]int64{}, errors: map[string]int64{}, inSources: map[string]int64{},
 		checks: map[string]*cell{}, custom: map[string]*cell{},
 	}
 	for id, d := range builtins {
@@ -50,36 +54,61 @@ func (s *stageAgg) seen(from, to time.Time) {
 	}
 }
 
-// sample adds one request. Failed requests count in requests and errors,
-// nowhere else.
+// sample adds one clean request. Failed requests count in requests,
+// errors, their tag values and against goodput, nowhere else.
 func (s *stageAgg) sample(e *event) {
 	s.seen(e.at, e.done())
 	if e.failed {
 		s.errors[cmp.Or(e.class, "unknown")]++
 	} else {
 		s.sources[cmp.Or(e.source, "unknown")]++
+		s.inSources[cmp.Or(e.inSource, "unknown")]++
+		s.tokens.add(e)
 	}
+	s.tags.add(e)
 	for _, id := range sampleMetrics {
 		feedSample(id, &s.cells[id], e)
 	}
 }
 
-// feedSample adds a request to the cell of built-in metric id. A zero
-// duration means "not measured" (see engine.Result) and is skipped, except
-// in ITL where a zero gap is real: two events read at once.
+// dirtySample counts a deliberately malformed request. It widens the
+// window, as the load it put on the server was real, but enters no
+// statistic.
+func (s *stageAgg) dirtySample(e *event) {
+	s.seen(e.at, e.done())
+	s.dirty++
+}
+
+// feedSample adds a request to the cell of built-in metric id: every
+// request to the counts and shares, a successful one also to the
+// measurements.
 func feedSample(id metricID, c *cell, e *event) {
 	switch id {
 	case mRequests:
 		c.add(1)
 	case mErrors:
 		c.add(b2f(e.failed))
+	case mGoodput, mGoodShare:
+		if e.judged {
+			c.add(b2f(e.good))
+		}
+	default:
+		if !e.failed {
+			feedMeasure(id, c, e)
+		}
 	}
-	if e.failed {
-		return
-	}
+}
+
+// feedMeasure adds a successful request's measurement. A zero duration
+// means "not measured" (see engine.Result) and is skipped, except in ITL
+// where a zero gap is real: two events read at once. A request that was
+// not streamed has only E2E (and TTFB), its other latencies being 0.
+func feedMeasure(id metricID, c *cell, e *event) {
 	switch id {
 	case mTTFT:
 		c.addSet(e.ttft)
+	case mTTFC:
+		c.addSet(e.ttfc)
 	case mTPOT:
 		c.addSet(e.tpot)
 	case mE2E:
@@ -87,9 +116,9 @@ func feedSample(id metricID, c *cell, e *event) {
 	case mTTFB:
 		c.addSet(e.ttfb)
 	case mITL:
-		for _, g := range e.itl {
-			c.addDuration(g)
-		}
+		feedGaps(c, e.itl)
+	case mITLToken:
+		feedGaps(c, e.tokenITL)
 	case mTTFTSched:
 		feedSched(c, e, e.ttft)
 	case mE2ESched:
@@ -98,6 +127,14 @@ func feedSample(id metricID, c *cell, e *event) {
 		c.add(float64(e.outTok))
 	case mInTok:
 		c.add(float64(e.inTok))
+	case mReasoningTok:
+		c.add(float64(e.reasoning))
+	}
+}
+
+func feedGaps(c *cell, gaps []time.Duration) {
+	for _, g := range gaps {
+		c.addDuration(g)
 	}
 }
 
@@ -202,28 +239,54 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	secs := ss.seconds()
 	c := &ss.cells
 	requests, failed := c[mRequests].n, c[mErrors].hits
-	outTok, inTok := int64(c[mOutTok].sum), int64(c[mInTok].sum)
 	iters, dropped := c[mIterations].n, c[mDropped].n
-	return StageSummary{
+	st := StageSummary{
 		Scenario: s.key.scenario, Stage: s.key.stage, Index: s.index, VUs: s.vus,
 		Start: ss.start, End: ss.end, DurationS: secs, Complete: s.started && s.ended,
 		Requests: requests, OK: requests - failed, Failed: failed,
 		IterationErrors: c[mIterErrors].n,
+		DirtyRequests:   s.dirty,
 		ReqPerSec:       perSecond(float64(requests), secs),
-		OutputTokPerSec: perSecond(float64(outTok), secs),
-		InputTokPerSec:  perSecond(float64(inTok), secs),
-		OutputTokens:    outTok, InputTokens: inTok,
-		TokensSource: s.sources, Errors: s.errors,
-		TTFB: c[mTTFB].t.dist(), TTFT: c[mTTFT].t.dist(), TPOT: c[mTPOT].t.dist(),
-		ITL: c[mITL].t.dist(), E2E: c[mE2E].t.dist(),
-		Iterations: iters, DroppedIterations: dropped,
+		Errors:          s.errors,
+		Iterations:      iters, DroppedIterations: dropped,
 		TargetRate:    s.rate,
 		AchievedRate:  perSecond(float64(iters), secs),
 		ScheduledRate: perSecond(float64(iters+dropped), secs),
-		ScheduleLag:   c[mScheduleLag].t.dist(),
-		TTFTSched:     c[mTTFTSched].t.dist(),
-		E2ESched:      c[mE2ESched].t.dist(),
 		Checks:        checkList(ss.checks),
 		Metrics:       metricSummaries(ss.custom, secs),
 	}
+	st.ByTag, st.TagKeysOverflow = s.tags.summary(), s.tags.overflow
+	s.tokenFigures(&st, ss)
+	latencies(&st, ss)
+	goodput(&st, ss)
+	return st
+}
+
+// tokenFigures fills the token counts, rates and sources.
+func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
+	c, secs := &ss.cells, ss.seconds()
+	st.OutputTokens, st.InputTokens = int64(c[mOutTok].sum), int64(c[mInTok].sum)
+	st.ReasoningTokens = int64(c[mReasoningTok].sum)
+	st.OutputTokPerSec = perSecond(float64(st.OutputTokens), secs)
+	st.InputTokPerSec = perSecond(float64(st.InputTokens), secs)
+	st.TokensSource, st.InputTokensSource = s.sources, s.inSources
+	st.TokenCheck = s.tokens.summary()
+}
+
+// latencies fills the distributions; TTFT and E2E carry histograms.
+func latencies(st *StageSummary, ss *stageSnap) {
+	c := &ss.cells
+	st.TTFB, st.TTFT, st.TTFC = c[mTTFB].t.dist(), c[mTTFT].t.distWithHistogram(), c[mTTFC].t.dist()
+	st.TPOT, st.ITL, st.ITLToken = c[mTPOT].t.dist(), c[mITL].t.dist(), c[mITLToken].t.dist()
+	st.E2E = c[mE2E].t.distWithHistogram()
+	st.ScheduleLag, st.TTFTSched, st.E2ESched = c[mScheduleLag].t.dist(), c[mTTFTSched].t.dist(), c[mE2ESched].t.dist()
+}
+
+// goodput fills the figures of requests that met the SLO; all zero
+// without one.
+func goodput(st *StageSummary, ss *stageSnap) {
+	good, share := &ss.cells[mGoodput], &ss.cells[mGoodShare]
+	st.GoodRequests = int64(good.sum)
+	st.Goodput = perSecond(good.sum, ss.seconds())
+	st.GoodShare = ratio(share.hits, share.n)
 }

@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
 
 // Summary is everything a run measured, as Collector.Close returns it.
 // Warmup samples appear only in Warmup.
@@ -14,12 +18,20 @@ type Summary struct {
 	MetricErrors []MetricError            `json:"metric_errors"` // by count, descending
 	ScriptErrors []ScriptError            `json:"script_errors"` // by count, descending
 	Warmup       WarmupSummary            `json:"warmup"`
+	// SLOSet is false when the collector had no SLO (WithSLO): the
+	// goodput figures are then all zero, meaning "not measured".
+	SLOSet bool `json:"slo_set"`
+	// TimeSeries has one point per second of the run, in order, without
+	// gaps. See Point.
+	TimeSeries []Point `json:"time_series"`
 }
 
 // StageSummary is one stage of one scenario: its window, counts, rates and
 // latency distributions. Failed requests are counted (Failed, Errors) but
 // their latencies and tokens are left out, so a fast failure cannot make
-// the service look faster or busier than it was.
+// the service look faster or busier than it was. Dirty requests (a
+// deliberately malformed request, engine.Sample.Dirty) are counted in
+// DirtyRequests only: no other figure includes them.
 type StageSummary struct {
 	Scenario string `json:"scenario"`
 	Stage    string `json:"stage"`
@@ -37,6 +49,7 @@ type StageSummary struct {
 	OK              int64 `json:"ok"`
 	Failed          int64 `json:"failed"`
 	IterationErrors int64 `json:"iteration_errors"`
+	DirtyRequests   int64 `json:"dirty_requests"` // not in Requests
 
 	// Rates divide the stage's counts by its window, although requests that
 	// started in the window may have completed after it.
@@ -45,15 +58,33 @@ type StageSummary struct {
 	InputTokPerSec  float64 `json:"input_tok_per_sec"`
 	OutputTokens    int64   `json:"output_tokens"`
 	InputTokens     int64   `json:"input_tokens"`
+	ReasoningTokens int64   `json:"reasoning_tokens"` // of OutputTokens, as the server reported them
 
-	TokensSource map[string]int64 `json:"tokens_source"` // successful requests per token-count source
-	Errors       map[string]int64 `json:"errors"`        // failed requests per error class
+	// Successful requests per source of their output and input token
+	// counts (engine.TokensFromUsage, ...; "unknown" when unset).
+	TokensSource      map[string]int64 `json:"tokens_source"`
+	InputTokensSource map[string]int64 `json:"input_tokens_source"`
+	TokenCheck        TokenCheck       `json:"token_check"`
+	Errors            map[string]int64 `json:"errors"` // failed requests per error class
+
+	// Goodput: successful requests that met every objective of the SLO
+	// (engine.SLO.Met), per second of the window, and as a share of all
+	// requests, failed ones included. All zero when Summary.SLOSet is false.
+	GoodRequests int64   `json:"good_requests"`
+	Goodput      float64 `json:"goodput"`
+	GoodShare    float64 `json:"good_share"`
 
 	TTFB Dist `json:"ttfb"`
-	TTFT Dist `json:"ttft"`
+	TTFT Dist `json:"ttft"` // first text of any kind, reasoning included
+	TTFC Dist `json:"ttfc"` // first answer (content) text
 	TPOT Dist `json:"tpot"`
-	ITL  Dist `json:"itl"` // one value per gap, not per request
-	E2E  Dist `json:"e2e"`
+	// ITL is chunk-level: one value per gap between text-carrying events,
+	// whatever number of tokens each carried. ITLToken is token-level: one
+	// value per token (a gap divided among the tokens its chunk carried),
+	// measured only when the server reports per-chunk usage.
+	ITL      Dist `json:"itl"`
+	ITLToken Dist `json:"itl_token"`
+	E2E      Dist `json:"e2e"`
 
 	// Iterations started and, in open models, iterations due that found
 	// no free VU. TargetRate is the stage's arrival rate (0 in closed
@@ -74,8 +105,20 @@ type StageSummary struct {
 	TTFTSched   Dist `json:"ttft_sched"`
 	E2ESched    Dist `json:"e2e_sched"`
 
+	// ByTag breaks the stage's requests down by user tag (not scenario,
+	// stage or check): key, then value. At most MaxTagValues values per
+	// key (the rest share OtherTagValue) and MaxTagKeys keys; the
+	// (request, key) pairs beyond the key cap are counted in
+	// TagKeysOverflow. Nil when no request had a user tag.
+	ByTag           map[string]map[string]TagSummary `json:"by_tag,omitempty"`
+	TagKeysOverflow int64                            `json:"tag_keys_overflow,omitempty"`
+
 	Checks  []CheckSummary           `json:"checks"`  // by name
 	Metrics map[string]MetricSummary `json:"metrics"` // custom metrics with values in this stage
+
+	// Client is llmload's own health over the window; the collector does
+	// not measure it: the caller fills it in after Close.
+	Client *engine.ClientCheck `json:"client,omitempty"`
 }
 
 // ScriptError is one distinct script error message and how often it was
@@ -102,6 +145,7 @@ type Live struct {
 	WarmupRequests  int64
 	Iterations      int64 // started outside warmup
 	Dropped         int64 // open-model iterations that found no free VU
+	Dirty           int64 // dirty requests, which Requests leaves out
 	// Late counts calls that arrived after Close and were ignored.
 	Late int64
 }

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmload/llmload/engine"
 )
@@ -87,7 +89,7 @@ func TestSummaryChecksAndMetrics(t *testing.T) {
 		{"run cache_hit", sum.Metrics["cache_hit"], MetricSummary{Kind: "rate", Passes: 2, Total: 4, Rate: 0.5}},
 		{"run unused", sum.Metrics["unused"], MetricSummary{Kind: "counter"}},
 	} {
-		if tc.got != tc.want {
+		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s = %+v, want %+v", tc.name, tc.got, tc.want)
 		}
 	}
@@ -129,7 +131,7 @@ func TestMetricSummaryJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(got), &back); err != nil {
 			t.Fatal(err)
 		}
-		if back != tc.m {
+		if !reflect.DeepEqual(back, tc.m) {
 			t.Errorf("round trip = %+v, want %+v", back, tc.m)
 		}
 	}
@@ -231,5 +233,38 @@ func TestMetricErrors(t *testing.T) {
 	}
 	if got := len(findStage(t, sum, "st").Checks); got != 0 {
 		t.Errorf("%d checks, want 0", got)
+	}
+}
+
+// TestSummaryNewFiguresGolden pins the JSON of the figures the fixture
+// leaves at zero: goodput under an SLO, dirty requests, reasoning and
+// token-level figures, the token check and the client self-check.
+func TestSummaryNewFiguresGolden(t *testing.T) {
+	c := NewCollector(WithSLO(engine.SLO{TTFT: 300 * time.Millisecond}))
+	c.StageStarted(mark("sweep", "c1", 0, 2, 0))
+	for i, ttft := range []float64{100, 200, 400} {
+		s := req("sweep", "c1", float64(i), ttft, 1000, 0, map[string]string{"prompt": "short"})
+		s.Streamed, s.TTFC, s.ReasoningTokens = true, msD(ttft+50), 2
+		s.TokenITL = []time.Duration{5 * time.Millisecond, 5 * time.Millisecond}
+		s.InputTokensSource, s.ClientOutputTokens = engine.TokensFromTokenizer, 6
+		c.Sample(s)
+	}
+	d := failSample("c1", 1, "http_4xx:400")
+	d.Dirty = "malformed_json"
+	c.Sample(d)
+	c.StageEnded(mark("sweep", "c1", 0, 2, 3))
+	sum := c.Close()
+	sum.Stages[0].Client = &engine.ClientCheck{CPUPercent: 12.5, Cores: 2, SchedLatencyP99MS: 0.25}
+	got, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary_new_figures.json", append(got, '\n'))
+	var back Summary
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, sum) {
+		t.Errorf("summary does not survive a JSON round trip:\n%+v\nwant\n%+v", back, *sum)
 	}
 }

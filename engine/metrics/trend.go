@@ -11,7 +11,7 @@ import (
 // recorder mutates its own; snapshots hold immutable copies.
 type trend struct {
 	geo        geometry
-	pos, neg   *hdrhistogram.Histogram // ticks; nil until a value of that sign
+	pos, neg   hist // ticks; nil until a value of that sign
 	n, clamped int64
 	min, max   float64 // exact, in ticks when quantized, else output units
 	sum        float64 // exact, so the mean does not depend on buckets
@@ -31,26 +31,45 @@ func (t *trend) observe(x float64) {
 }
 
 // percentile returns the value at percentile p (0..100) in output units.
-// Negative values live in neg as magnitudes, so a rank among them counts
-// from the far end of neg.
 func (t *trend) percentile(p float64) float64 {
 	if t.n == 0 {
 		return 0
 	}
+	if t.neg == nil {
+		return t.clamp(float64(t.pos.ValueAtPercentile(p)) / ticksPerUnit)
+	}
+	return t.valueAtRank(rank(p, histCount(t.neg)+histCount(t.pos)))
+}
+
+// valueAtRank returns the r-th smallest value (1-based, 1 ≤ r ≤ n) in
+// output units, within HDR precision. Negative values live in neg as
+// magnitudes, so a rank among them counts from the far end of neg.
+func (t *trend) valueAtRank(r int64) float64 {
+	if t.n == 0 {
+		return 0
+	}
+	if r <= 1 {
+		return t.geo.out(t.min) // exact, where HDR has a bucket's edge
+	}
 	negN, posN := histCount(t.neg), histCount(t.pos)
+	r = min(r, negN+posN)
 	var v float64
-	switch r := rank(p, negN+posN); {
-	case negN == 0:
-		v = float64(t.pos.ValueAtPercentile(p)) / ticksPerUnit
-	case r <= negN:
+	if r <= negN {
+		// ValueAtPercentile(q) ranks int64(q/100·n + 0.5), which is exact
+		// for q = rank/n·100 despite rounding in the division.
 		q := float64(negN-r+1) / float64(negN) * 100
 		v = -float64(t.neg.ValueAtPercentile(q)) / ticksPerUnit
-	default:
+	} else {
 		q := float64(r-negN) / float64(posN) * 100
 		v = float64(t.pos.ValueAtPercentile(q)) / ticksPerUnit
 	}
-	// HDR reports a bucket's edge, which may lie beyond the exact extremes;
-	// a p99 larger than max would only confuse readers.
+	return t.clamp(v)
+}
+
+// clamp keeps a value read from the histogram within the exact extremes:
+// HDR reports a bucket's edge, which may lie beyond them, and a p99 larger
+// than max would only confuse readers.
+func (t *trend) clamp(v float64) float64 {
 	return min(max(v, t.geo.out(t.min)), t.geo.out(t.max))
 }
 
@@ -130,7 +149,7 @@ func (out *trend) absorb(t *trend) {
 func (t *trend) stddev() float64 {
 	var n, mean, m2 float64
 	for _, part := range [...]struct {
-		h    *hdrhistogram.Histogram
+		h    hist
 		sign float64
 	}{{t.pos, 1}, {t.neg, -1}} {
 		c := float64(histCount(part.h))
@@ -150,13 +169,20 @@ func (t *trend) stddev() float64 {
 	return math.Round(math.Sqrt(m2/n)) / ticksPerUnit
 }
 
-func mergeHist(g geometry, into, from *hdrhistogram.Histogram, lost *int64) *hdrhistogram.Histogram {
+// mergeHist adds from to into; both have geometry g, hence one type.
+func mergeHist(g geometry, into, from hist, lost *int64) hist {
 	if from == nil {
 		return into
 	}
 	if into == nil {
 		into = g.newHist()
 	}
-	*lost += into.Merge(from) // same geometry: nothing is ever dropped
+	// Same geometry: nothing is ever dropped.
+	switch dst := into.(type) {
+	case *hdrhistogram.Histogram:
+		*lost += dst.Merge(from.(*hdrhistogram.Histogram))
+	case *hdrhistogram.PackedHistogram:
+		*lost += dst.Merge(from.(*hdrhistogram.PackedHistogram))
+	}
 	return into
 }

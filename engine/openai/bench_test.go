@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,30 +45,43 @@ func BenchmarkEventReader(b *testing.B) {
 }
 
 // BenchmarkStreamChunk measures everything the client does per streamed
-// chunk: framing, stamping, decoding and recording. One op is one chunk.
+// chunk: framing, stamping, decoding and recording; with continuous usage
+// every chunk also carries a usage object. One op is one chunk.
 func BenchmarkStreamChunk(b *testing.B) {
-	data := benchChunks()
-	d := getDecoder(&cycleReader{data: data})
-	res := &engine.Result{Start: time.Now()}
-	w := startWatchdog(res.Start, timeouts{time.Hour, time.Hour, time.Hour}, func(error) {})
-	defer w.stop()
-	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
-	b.SetBytes(int64(len(data) / 1000))
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		if n++; n%1000 == 0 { // one request's worth: keep Text and ITL realistic
-			res.ITL, res.TextEvents, s.firstText = nil, 0, time.Time{}
-			s.text.Reset()
-		}
-		ev, err := d.er.next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if e := s.handle(ev); e != nil {
-			b.Fatal(e)
-		}
+	for name, data := range map[string][]byte{"vllm": benchChunks(), "continuous usage": continuousChunks()} {
+		b.Run(name, func(b *testing.B) {
+			d := getDecoder(&cycleReader{data: data})
+			res := &engine.Result{Start: time.Now()}
+			w := startWatchdog(res.Start, timeouts{time.Hour, time.Hour, time.Hour}, func(error) {})
+			defer w.stop()
+			s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
+			b.SetBytes(int64(len(data) / 1000))
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if n++; n%1000 == 0 { // one request's worth: keep Text and ITL realistic
+					*res = engine.Result{Start: res.Start}
+					s = stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
+				}
+				ev, err := d.er.next()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if e := s.handle(ev); e != nil {
+					b.Fatal(e)
+				}
+			}
+		})
 	}
+}
+
+// continuousChunks is 1,000 one-token chunks with vLLM's continuous usage.
+func continuousChunks() []byte {
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, `data: {"id":"chatcmpl-8d3f0c6a2b1e4f5a9c7d","object":"chat.completion.chunk","created":1718000000,"model":"Qwen/Qwen2.5-7B-Instruct","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":25,"total_tokens":%d,"completion_tokens":%d}}`+"\n\n", 26+i, 1+i)
+	}
+	return []byte(b.String())
 }
 
 func BenchmarkBuildBody(b *testing.B) {
@@ -77,7 +91,7 @@ func BenchmarkBuildBody(b *testing.B) {
 	b.Run("plain", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := buildBody(req); err != nil {
+			if _, err := buildBody(req, false); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -87,7 +101,7 @@ func BenchmarkBuildBody(b *testing.B) {
 		r.Extra = map[string]any{"ignore_eos": true, "top_k": 20}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := buildBody(&r); err != nil {
+			if _, err := buildBody(&r, false); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -95,20 +109,25 @@ func BenchmarkBuildBody(b *testing.B) {
 }
 
 // BenchmarkChat measures whole requests of 100 tokens against a loopback
-// server, over a kept-alive connection.
+// server, over a kept-alive connection, with and without the offline
+// tokenizer. The server's own cost is included.
 func BenchmarkChat(b *testing.B) {
 	tokens := make([]string, 100)
 	for i := range tokens {
 		tokens[i] = " tok"
 	}
 	body := strings.Join(okStream(tokens...), "")
-	srv := serve(b, script{steps: []step{{write: body}}})
-	c := testClient(b, srv.URL+"/v1")
-	req := chatReq()
-	b.ReportAllocs()
-	for b.Loop() {
-		if r := c.Chat(context.Background(), req); r.Err != nil {
-			b.Fatal(r.Err)
-		}
+	for _, tok := range []string{engine.DefaultTokenizer, TokenizerNone} {
+		b.Run(tok, func(b *testing.B) {
+			srv := serve(b, script{steps: []step{{write: body}}})
+			c := testClient(b, srv.URL+"/v1", func(c *Config) { c.Tokenizer = tok })
+			req := chatReq()
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := c.Chat(context.Background(), req); r.Err != nil {
+					b.Fatal(r.Err)
+				}
+			}
+		})
 	}
 }

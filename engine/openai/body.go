@@ -7,53 +7,73 @@ import (
 	"slices"
 
 	"github.com/llmload/llmload/engine"
-	openai "github.com/sashabaranov/go-openai"
 )
 
-// chatBody is the request body. It embeds go-openai's request type and
-// shadows the fields whose go-openai encoding would change what a scenario
-// asked for: Temperature and TopP are float32 with omitempty there, so an
-// explicit 0 would vanish and 0.7 would become 0.699999988; Seed is an int;
-// and go-openai drops an empty message content, which must be sent as ""
-// (an empty prompt is a dirty-data case worth measuring). encoding/json
-// lets the shallower field win, so the shadowing costs one Marshal.
-type chatBody struct {
-	openai.ChatCompletionRequest
-	Messages    []engine.Message `json:"messages"`
-	Temperature *float64         `json:"temperature,omitempty"`
-	TopP        *float64         `json:"top_p,omitempty"`
-	Seed        *int64           `json:"seed,omitempty"`
+// requestBody is the body of both endpoints: chat sends messages,
+// completions a prompt. Its fields follow go-openai's ChatCompletionRequest
+// and CompletionRequest (TestBodyDecodesAsOpenAIRequest checks it) but are
+// typed to send exactly what the scenario asked for: go-openai has
+// Temperature and TopP as float32 with omitempty, so an explicit 0 would
+// vanish and 0.7 would become 0.699999988; its Seed is an int; it drops an
+// empty message content, which must be sent as "" (an empty prompt is a
+// dirty-data case worth measuring); and it omits stream=false.
+type requestBody struct {
+	Model         string            `json:"model"`
+	MaxTokens     int               `json:"max_tokens,omitempty"`
+	Stream        bool              `json:"stream"`
+	Stop          []string          `json:"stop,omitempty"`
+	StreamOptions *streamOptions    `json:"stream_options,omitempty"`
+	Messages      *[]engine.Message `json:"messages,omitempty"`
+	Prompt        *string           `json:"prompt,omitempty"`
+	Temperature   *float64          `json:"temperature,omitempty"`
+	TopP          *float64          `json:"top_p,omitempty"`
+	Seed          *int64            `json:"seed,omitempty"`
 }
 
-// bodyKeys are the top-level keys chatBody can emit. An Extra key outside
-// this set is appended to the marshalled body; one inside it needs a merge.
+// streamOptions asks for usage: in a final chunk (OpenAI's include_usage)
+// and, with continuous usage, cumulatively in every chunk (vLLM's
+// continuous_usage_stats; other servers ignore the unknown member).
+type streamOptions struct {
+	IncludeUsage         bool `json:"include_usage"`
+	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
+}
+
+// bodyKeys are the top-level keys requestBody can emit. An Extra key
+// outside this set is appended to the marshalled body; one inside it needs
+// a merge.
 var bodyKeys = map[string]bool{
-	"model": true, "messages": true, "max_tokens": true, "stream": true,
+	"model": true, "messages": true, "prompt": true, "max_tokens": true, "stream": true,
 	"stop": true, "stream_options": true, "temperature": true, "top_p": true,
 	"seed": true,
 }
 
-// streamOptions asks for the final usage chunk; shared because it never changes.
-var streamOptions = &openai.StreamOptions{IncludeUsage: true}
+// The stream options never change, so they are shared.
+var (
+	finalUsage      = &streamOptions{IncludeUsage: true}
+	continuousUsage = &streamOptions{IncludeUsage: true, ContinuousUsageStats: true}
+)
 
-// buildBody encodes req as a streaming chat completion body.
-func buildBody(req *engine.ChatRequest) ([]byte, error) {
-	msgs := req.Messages
-	if msgs == nil {
-		msgs = []engine.Message{}
-	}
-	b := chatBody{
-		ChatCompletionRequest: openai.ChatCompletionRequest{
-			Model:         req.Model,
-			MaxTokens:     req.MaxTokens,
-			Stream:        true,
-			Stop:          req.Stop,
-			StreamOptions: streamOptions,
-		},
-		Messages:    msgs,
+// buildBody encodes req for its endpoint, streaming unless req.NoStream;
+// continuous asks for usage in every chunk.
+func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
+	b := requestBody{
+		Model:       req.Model,
+		MaxTokens:   req.MaxTokens,
+		Stream:      !req.NoStream,
+		Stop:        req.Stop,
 		Temperature: req.Temperature,
 		TopP:        req.TopP,
 		Seed:        req.Seed,
+	}
+	switch {
+	case req.NoStream:
+	case continuous:
+		b.StreamOptions = continuousUsage
+	default:
+		b.StreamOptions = finalUsage
+	}
+	if err := b.setInput(req); err != nil {
+		return nil, err
 	}
 	body, err := json.Marshal(&b)
 	if err != nil {
@@ -63,6 +83,24 @@ func buildBody(req *engine.ChatRequest) ([]byte, error) {
 		return body, nil
 	}
 	return mergeExtra(body, req.Extra)
+}
+
+// setInput sets what the endpoint generates from: messages for chat (an
+// empty list, never null), the prompt for completions.
+func (b *requestBody) setInput(req *engine.ChatRequest) error {
+	switch endpointOf(req) {
+	case engine.EndpointChat:
+		msgs := req.Messages
+		if msgs == nil {
+			msgs = []engine.Message{}
+		}
+		b.Messages = &msgs
+	case engine.EndpointCompletions:
+		b.Prompt = &req.Prompt
+	default:
+		return fmt.Errorf("unknown endpoint %q (want %q or %q)", req.Endpoint, engine.EndpointChat, engine.EndpointCompletions)
+	}
+	return nil
 }
 
 // mergeExtra adds extra to the JSON object body, extra winning. The common

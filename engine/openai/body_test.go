@@ -28,10 +28,19 @@ func TestBuildBodyGolden(t *testing.T) {
 		"extra appends": {Model: "m", Messages: msgs, Extra: map[string]any{"ignore_eos": true, "top_k": 20, "chat_template_kwargs": map[string]any{"enable_thinking": false}}},
 		"extra overrides": {Model: "m", Messages: msgs, MaxTokens: 10, Temperature: ptr(1.0),
 			Extra: map[string]any{"max_tokens": 5, "temperature": nil, "stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true}}},
+		"continuous usage": {Model: "m", Messages: msgs},
+		"no stream":        {Model: "m", Messages: msgs, NoStream: true},
+		"completions": {Endpoint: engine.EndpointCompletions, Model: "m", Prompt: "Once upon", MaxTokens: 20,
+			Temperature: ptr(0.0), Seed: ptr(int64(1))},
+		"completions empty prompt": {Endpoint: engine.EndpointCompletions, Model: "m", Messages: msgs},
+		"completions no stream":    {Endpoint: engine.EndpointCompletions, Model: "m", Prompt: "Once upon", NoStream: true},
 	}
+	// continuous names the cases built for a client with ContinuousUsage;
+	// "no stream" shows that it asks for nothing without a stream.
+	continuous := map[string]bool{"continuous usage": true, "no stream": true}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
-			body, err := buildBody(req)
+			body, err := buildBody(req, continuous[name])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,26 +72,39 @@ func TestBuildBodyGolden(t *testing.T) {
 	}
 }
 
-// TestBodyKeysComplete guards mergeExtra's fast path: every key chatBody
+// TestBodyKeysComplete guards mergeExtra's fast path: every key a body
 // can emit must be in bodyKeys, or an Extra could duplicate it.
 func TestBodyKeysComplete(t *testing.T) {
-	req := &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "x"}}, MaxTokens: 1,
-		Temperature: ptr(1.0), TopP: ptr(1.0), Seed: ptr(int64(1)), Stop: []string{"x"}}
-	body, err := buildBody(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatal(err)
-	}
-	for k := range m {
-		if !bodyKeys[k] {
-			t.Errorf("body key %q missing from bodyKeys", k)
+	full := engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "x"}}, Prompt: "x",
+		MaxTokens: 1, Temperature: ptr(1.0), TopP: ptr(1.0), Seed: ptr(int64(1)), Stop: []string{"x"}}
+	seen := map[string]bool{}
+	for _, endpoint := range []string{engine.EndpointChat, engine.EndpointCompletions} {
+		req := full
+		req.Endpoint = endpoint
+		body, err := buildBody(&req, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		for k := range m {
+			if !bodyKeys[k] {
+				t.Errorf("%s body key %q missing from bodyKeys", endpoint, k)
+			}
+			seen[k] = true
 		}
 	}
-	if got, want := len(m), len(bodyKeys); got != want {
-		t.Errorf("body has %d keys, bodyKeys %d", got, want)
+	if got, want := len(seen), len(bodyKeys); got != want {
+		t.Errorf("bodies have %d keys, bodyKeys %d", got, want)
+	}
+}
+
+func TestBuildBodyUnknownEndpoint(t *testing.T) {
+	_, err := buildBody(&engine.ChatRequest{Endpoint: "embeddings", Model: "m"}, false)
+	if got, want := errString(err), `unknown endpoint "embeddings" (want "chat" or "completions")`; got != want {
+		t.Errorf("error = %s, want %s", got, want)
 	}
 }
 
@@ -91,7 +113,7 @@ func TestBodyKeysComplete(t *testing.T) {
 func TestBodyDecodesAsOpenAIRequest(t *testing.T) {
 	req := &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "hi"}},
 		MaxTokens: 3, Temperature: ptr(0.5), Seed: ptr(int64(9))}
-	body, err := buildBody(req)
+	body, err := buildBody(req, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,5 +125,16 @@ func TestBodyDecodesAsOpenAIRequest(t *testing.T) {
 		got.Temperature != 0.5 || got.Seed == nil || *got.Seed != 9 || !got.Stream ||
 		got.StreamOptions == nil || !got.StreamOptions.IncludeUsage {
 		t.Errorf("decoded request = %+v", got)
+	}
+	req = &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: "m", Prompt: "Once", MaxTokens: 3, NoStream: true}
+	if body, err = buildBody(req, true); err != nil {
+		t.Fatal(err)
+	}
+	var comp openai.CompletionRequest
+	if err := json.Unmarshal(body, &comp); err != nil {
+		t.Fatal(err)
+	}
+	if comp.Model != "m" || comp.Prompt != "Once" || comp.MaxTokens != 3 || comp.Stream || comp.StreamOptions != nil {
+		t.Errorf("decoded completion request = %+v", comp)
 	}
 }

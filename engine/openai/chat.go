@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // Body size limits: an error body is read for its message only; a
@@ -24,18 +22,20 @@ const (
 
 // outcome is what Preflight needs to know beyond the Result.
 type outcome struct {
-	streamed bool   // the answer was an event stream
 	location string // a redirect's Location header
 }
 
-// Chat sends req as a streaming chat completion and measures it; failures
-// are classified into Result.Err. Times are from t0 (Result.Start), taken
-// just before the request is handed to the transport, so connection set-up
-// counts. TTFB is when Do returns, i.e. when the status line and all
-// headers have been read and parsed. Every event is stamped when the read
-// that completed it returned, before any JSON decoding. TTFB, TTFT, ITL and
-// the token counts describe what arrived even when the request failed; E2E
-// and TPOT are set only for a successful stream. Safe for concurrent use.
+// Chat sends req to its endpoint (chat or legacy completions), streamed
+// unless req.NoStream, and measures it; failures are classified into
+// Result.Err. Times are from t0 (Result.Start), taken just before the
+// request is handed to the transport, so connection set-up counts. TTFB is
+// when Do returns, i.e. when the status line and all headers have been read
+// and parsed. Every event is stamped when the read that completed it
+// returned, before any JSON decoding; tokens are counted after the stream
+// ended. TTFB, TTFT, TTFC, ITL and the token counts describe what arrived
+// even when the request failed; E2E and TPOT are set only for a successful
+// answer. A non-streamed answer has E2E and token counts only. Safe for
+// concurrent use.
 func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Result {
 	res, _ := c.chat(ctx, req)
 	return res
@@ -47,20 +47,20 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: "nil request"}
 		return res, outcome{}
 	}
-	body, err := buildBody(req)
+	body, err := buildBody(req, c.continuous)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(err.Error())}
 		return res, outcome{}
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	hreq, err := c.newChatRequest(rctx, body)
+	hreq, err := c.newRequest(rctx, req, body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
 	}
 	res.Start = time.Now()
-	w := startWatchdog(res.Start, c.t, cancel)
+	w := startWatchdog(res.Start, c.timeoutsFor(req), cancel)
 	defer w.stop()
 	resp, err := c.http.Do(hreq)
 	if err != nil {
@@ -69,21 +69,38 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	}
 	res.TTFB = time.Since(res.Start)
 	defer resp.Body.Close()
-	return res, c.read(ctx, rctx, res, resp, w, req.MaxTokens)
+	return res, c.read(ctx, rctx, res, resp, w, req)
 }
 
-// newChatRequest builds the HTTP request. The empty X-Idempotency-Key is
-// not sent; it lets the transport resend a request that met a keep-alive
+// timeoutsFor returns the deadlines of req. A non-streamed answer sends
+// nothing until it is complete, so only the total deadline bounds its wait.
+func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
+	t := c.t
+	if req.NoStream {
+		t.ttft = t.total
+	}
+	return t
+}
+
+// newRequest builds the HTTP request. The empty X-Idempotency-Key is not
+// sent; it lets the transport resend a request that met a keep-alive
 // connection the server closed while idle (a race of our pool, not a server
 // failure). A fresh connection is never retried.
-func (c *Client) newChatRequest(ctx context.Context, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chatURL, bytes.NewReader(body))
+func (c *Client) newRequest(ctx context.Context, r *engine.ChatRequest, body []byte) (*http.Request, error) {
+	u := c.chatURL
+	if endpointOf(r) == engine.EndpointCompletions {
+		u = c.completionsURL
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "text/event-stream")
+	if r.NoStream {
+		h.Set("Accept", "application/json")
+	}
 	h.Set("Accept-Encoding", "identity")
 	h.Set("User-Agent", "llmload")
 	h["X-Idempotency-Key"] = nil
@@ -94,7 +111,10 @@ func (c *Client) newChatRequest(ctx context.Context, body []byte) (*http.Request
 }
 
 // read consumes the response according to its status and content type.
-func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog, maxTokens int) outcome {
+// Any 2xx answer in JSON is read as a complete answer, any other as an
+// event stream: what the server sent decides, not what was asked for.
+func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog,
+	req *engine.ChatRequest) outcome {
 	res.Status = resp.StatusCode
 	out := outcome{location: resp.Header.Get("Location")}
 	ctype := mediaType(resp.Header.Get("Content-Type"))
@@ -102,13 +122,13 @@ func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *htt
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.readHTTPError(res, resp)
 	case ctype == "application/json":
-		// A server that ignored stream=true has finished generating
-		// before its headers; only the body transfer is left.
+		// A non-streamed answer, or a server that ignored stream=true:
+		// generation has finished before the headers; only the body
+		// transfer is left.
 		w.activity(time.Now())
-		c.readCompletion(parent, ctx, res, resp.Body)
+		c.readCompletion(parent, ctx, res, resp.Body, req)
 	default:
-		out.streamed = true
-		c.readStream(parent, ctx, res, resp, ctype, w, maxTokens)
+		c.readStream(parent, ctx, res, resp, ctype, w, req)
 	}
 	return out
 }
@@ -138,55 +158,6 @@ func (c *Client) readHTTPError(res *engine.Result, resp *http.Response) {
 		msg = http.StatusText(resp.StatusCode)
 	}
 	res.Err = &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.redact(msg)}
-}
-
-// completion is a non-streamed answer, or an error object sent with a 2xx.
-type completion struct {
-	openai.ChatCompletionResponse
-	Error   json.RawMessage `json:"error"`
-	Message json.RawMessage `json:"message"`
-}
-
-// readCompletion measures a non-streamed answer: E2E and tokens; TTFT stays
-// absent because no token's arrival can be observed.
-func (c *Client) readCompletion(parent, ctx context.Context, res *engine.Result, body io.Reader) {
-	data, err := io.ReadAll(io.LimitReader(body, maxCompletionBody+1))
-	if err != nil {
-		res.Err = c.fail(parent, ctx, err, phaseBody)
-		return
-	}
-	end := time.Now()
-	if len(data) > maxCompletionBody {
-		res.Err = &engine.Error{Class: engine.ErrStreamMalformed, Message: "completion body larger than 32 MiB"}
-		return
-	}
-	var cr completion
-	if err := json.Unmarshal(data, &cr); err != nil {
-		res.Err = &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: c.redact("undecodable completion: " + err.Error() + "; body: " + truncate(string(data), 100))}
-		return
-	}
-	if msg, ok := errorObject(cr.Error, cr.Message, cr.Object == "error"); ok {
-		res.Err = &engine.Error{Class: engine.ErrAPI, Message: c.redact(truncate(msg, maxMessageLen))}
-		return
-	}
-	res.E2E = end.Sub(res.Start)
-	applyCompletion(res, &cr.ChatCompletionResponse)
-}
-
-// applyCompletion copies text, finish reason and tokens from a complete answer.
-func applyCompletion(res *engine.Result, cr *openai.ChatCompletionResponse) {
-	for _, ch := range cr.Choices {
-		m := ch.Message
-		if m.Content != "" || m.ReasoningContent != "" || m.Refusal != "" || len(m.ToolCalls) > 0 {
-			res.TextEvents = 1
-		}
-		if ch.Index == 0 {
-			res.Text = m.Content
-			res.FinishReason = string(ch.FinishReason)
-		}
-	}
-	setTokens(res, cr.Usage, true)
 }
 
 // decoder holds the per-stream buffers, pooled so that a request reuses
@@ -220,7 +191,8 @@ func putDecoder(d *decoder) {
 
 // readStream measures an event stream.
 func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, resp *http.Response, ctype string,
-	w *watchdog, maxTokens int) {
+	w *watchdog, req *engine.ChatRequest) {
+	res.Streamed = ctype == "text/event-stream"
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
 		// Decoders buffer, which would shift every event's timestamp.
 		res.Err = &engine.Error{Class: engine.ErrStreamMalformed,
@@ -229,7 +201,7 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 	}
 	d := getDecoder(resp.Body)
 	defer putDecoder(d)
-	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(maxTokens)}
+	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(req.MaxTokens)}
 	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
 	if res.Err == nil && s.done {
 		w.drain(drainGrace)
@@ -237,6 +209,8 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 		}
 	}
 	s.finish()
+	c.countTokens(res, &s.tally, req)
+	s.tpot()
 }
 
 func itlHint(maxTokens int) int {
@@ -269,9 +243,7 @@ func (c *Client) endOfStream(parent, ctx context.Context, s *stream, ev event, e
 	incomplete := errors.Is(err, errIncompleteEvent)
 	switch {
 	case incomplete && isDone(ev.Data):
-		s.done = true
-		s.res.E2E = ev.At.Sub(s.res.Start)
-		return nil
+		return s.handle(ev)
 	case err == io.EOF && s.finished:
 		s.res.E2E = time.Since(s.res.Start)
 		return nil

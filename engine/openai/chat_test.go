@@ -17,7 +17,7 @@ func chatReq() *engine.ChatRequest {
 }
 
 // want is what a table case expects of a Result; fields left zero are
-// checked as zero, except Message which is a substring.
+// checked as zero, except message which is a substring.
 type want struct {
 	class        string
 	message      string
@@ -25,11 +25,16 @@ type want struct {
 	text         string
 	textEvents   int
 	outputTokens int
+	source       string // TokensSource
+	client       int    // ClientOutputTokens
+	reasoning    int    // ReasoningTokens
 	inputTokens  int
-	source       string
+	inputSource  string
 	finish       string
 	ttft         bool // TTFT measured
+	ttfc         bool // TTFC measured
 	e2e          bool // E2E measured
+	streamed     bool
 }
 
 func checkResult(t *testing.T, r *engine.Result, w want) {
@@ -44,35 +49,26 @@ func checkResult(t *testing.T, r *engine.Result, w want) {
 	if !strings.Contains(msg, w.message) {
 		t.Errorf("message = %q, want it to contain %q", msg, w.message)
 	}
-	if got, want := r.Status, w.status; got != want {
-		t.Errorf("Status = %d, want %d", got, want)
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"Status", r.Status, w.status}, {"Text", r.Text, w.text}, {"TextEvents", r.TextEvents, w.textEvents},
+		{"OutputTokens", r.OutputTokens, w.outputTokens}, {"TokensSource", r.TokensSource, w.source},
+		{"ClientOutputTokens", r.ClientOutputTokens, w.client}, {"ReasoningTokens", r.ReasoningTokens, w.reasoning},
+		{"InputTokens", r.InputTokens, w.inputTokens}, {"InputTokensSource", r.InputTokensSource, w.inputSource},
+		{"FinishReason", r.FinishReason, w.finish}, {"Streamed", r.Streamed, w.streamed},
+		{"TTFT measured", r.TTFT > 0, w.ttft}, {"TTFC measured", r.TTFC > 0, w.ttfc}, {"E2E measured", r.E2E > 0, w.e2e},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
 	}
-	if got, want := r.Text, w.text; got != want {
-		t.Errorf("Text = %q, want %q", got, want)
-	}
-	if got, want := r.TextEvents, w.textEvents; got != want {
-		t.Errorf("TextEvents = %d, want %d", got, want)
-	}
-	if got, want := r.OutputTokens, w.outputTokens; got != want {
-		t.Errorf("OutputTokens = %d, want %d", got, want)
-	}
-	if got, want := r.InputTokens, w.inputTokens; got != want {
-		t.Errorf("InputTokens = %d, want %d", got, want)
-	}
-	if got, want := r.TokensSource, w.source; got != want {
-		t.Errorf("TokensSource = %q, want %q", got, want)
-	}
-	if got, want := r.FinishReason, w.finish; got != want {
-		t.Errorf("FinishReason = %q, want %q", got, want)
-	}
-	if got, want := r.TTFT > 0, w.ttft; got != want {
-		t.Errorf("TTFT = %v, want measured: %v", r.TTFT, want)
-	}
-	if got, want := r.E2E > 0, w.e2e; got != want {
-		t.Errorf("E2E = %v, want measured: %v", r.E2E, want)
-	}
-	if got, want := len(r.ITL), max(r.TextEvents-1, 0); got != want {
+	if got, want := len(r.ITL), max(r.TextEvents-1, 0); got != want && r.Streamed {
 		t.Errorf("len(ITL) = %d, want %d", got, want)
+	}
+	if r.TTFC != 0 && r.TTFC < r.TTFT {
+		t.Errorf("TTFC = %v before TTFT = %v", r.TTFC, r.TTFT)
 	}
 }
 
@@ -85,137 +81,249 @@ func okStream(tokens ...string) []string {
 	return append(out, finishChunk("stop"), usageChunk(7, len(tokens)), done())
 }
 
-func TestChatStreams(t *testing.T) {
-	ok := func(text string, events, tokens int, source string) want {
-		return want{status: 200, text: text, textEvents: events, outputTokens: tokens, inputTokens: 7,
-			source: source, finish: "stop", ttft: events > 0, e2e: true}
+// Streams of streamCases, built from known payloads.
+func usageRaw(raw string) string {
+	return ev(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":` + raw + `}`)
+}
+
+func reasoningChunk(field, s string) string {
+	return ev(`{"choices":[{"index":0,"delta":{"` + field + `":"` + s + `"}}]}`)
+}
+
+// helloWith is "Hello, world" in three events (3 tokens by usage and by
+// cl100k_base), ended by the given usage object.
+func helloWith(usage string) script {
+	return script{steps: steps(0, roleChunk(), contentChunk("Hello"), contentChunk(","), contentChunk(" world"),
+		finishChunk("stop"), usageRaw(usage), done())}
+}
+
+// streamCases are streams with what the default client (cl100k_base, the
+// prompt "hi" of 1 token) must make of them.
+func streamCases() map[string]struct {
+	script script
+	want   want
+} {
+	ok := func(text string, events, tokens, client int, source string) want {
+		return want{status: 200, text: text, textEvents: events, outputTokens: tokens, source: source, client: client,
+			inputTokens: 7, inputSource: engine.TokensFromUsage, finish: "stop", ttft: events > 0, ttfc: events > 0,
+			e2e: true, streamed: true}
 	}
-	tests := map[string]struct {
+	// noUsage is ok for a stream without usage: the prompt is counted.
+	noUsage := func(w want) want {
+		w.inputTokens, w.inputSource = 1, engine.TokensFromTokenizer
+		return w
+	}
+	failed := func(class, message, text string, events, client int) want {
+		source := engine.TokensFromTokenizer
+		if client < events {
+			source = engine.TokensFromEvents
+		}
+		return want{class: class, message: message, status: 200, text: text, textEvents: events,
+			outputTokens: max(client, events), source: source, client: client, inputTokens: 1,
+			inputSource: engine.TokensFromTokenizer, ttft: events > 0, ttfc: events > 0, streamed: true}
+	}
+	return map[string]struct {
 		script script
 		want   want
 	}{
 		"complete stream": {
 			script{steps: steps(time.Millisecond, okStream("Hello", ",", " world")...)},
-			ok("Hello, world", 3, 3, engine.TokensFromUsage),
+			ok("Hello, world", 3, 3, 3, engine.TokensFromUsage),
 		},
 		"byte by byte": {
 			script{byteWise: true, steps: steps(0, okStream("Hello", ",", " world")...)},
-			ok("Hello, world", 3, 3, engine.TokensFromUsage),
+			ok("Hello, world", 3, 3, 3, engine.TokensFromUsage),
 		},
 		"empty choices and keep-alive comments": {
 			script{steps: steps(0, roleChunk(), ": ping\n\n", ev(`{"choices":[]}`), contentChunk("a"),
 				":keep-alive\n", contentChunk("b"), finishChunk("stop"), usageChunk(7, 2), done())},
-			ok("ab", 2, 2, engine.TokensFromUsage),
+			ok("ab", 2, 2, 1, engine.TokensFromUsage),
 		},
 		"CRLF line endings": {
 			script{steps: steps(0, crlf(okStream("x", "y")...)...)},
-			ok("xy", 2, 2, engine.TokensFromUsage),
+			ok("xy", 2, 2, 1, engine.TokensFromUsage),
 		},
 		"CR line endings": {
 			script{steps: steps(0, cr(okStream("x", "y")...)...)},
-			ok("xy", 2, 2, engine.TokensFromUsage),
+			ok("xy", 2, 2, 1, engine.TokensFromUsage),
 		},
 		"multi-line data": {
 			script{steps: steps(0, roleChunk(),
 				"data: {\"choices\":[{\"index\":0,\ndata: \"delta\":{\"content\":\"z\"}}]}\n\n",
 				finishChunk("stop"), usageChunk(7, 1), done())},
-			ok("z", 1, 1, engine.TokensFromUsage),
+			ok("z", 1, 1, 1, engine.TokensFromUsage),
 		},
 		"multi-token chunks": {
 			script{steps: steps(0, roleChunk(), contentChunk("one two"), contentChunk(" three four"),
 				finishChunk("stop"), usageChunk(7, 4), done())},
-			ok("one two three four", 2, 4, engine.TokensFromUsage),
+			ok("one two three four", 2, 4, 4, engine.TokensFromUsage),
 		},
-		"whitespace is text": {
+		"whitespace-only chunks are text": {
 			script{steps: steps(0, okStream(" ", "\n")...)},
-			ok(" \n", 2, 2, engine.TokensFromUsage),
+			ok(" \n", 2, 2, 1, engine.TokensFromUsage),
 		},
-		"usage below event count falls back to events": {
-			script{steps: steps(0, roleChunk(), contentChunk("a"), contentChunk("b"), contentChunk("c"),
-				finishChunk("stop"), usageChunk(7, 2), done())},
-			ok("abc", 3, 3, engine.TokensFromEvents),
+		"no usage: tokenizer": {
+			script{steps: steps(0, roleChunk(), contentChunk("Hello"), contentChunk(","), contentChunk(" world"),
+				finishChunk("stop"), done())},
+			noUsage(ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer)),
 		},
-		"no usage counts events": {
+		"no usage, tokenizer below events: events": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"), contentChunk("b"), finishChunk("length"), done())},
-			want{status: 200, text: "ab", textEvents: 2, outputTokens: 2, source: engine.TokensFromEvents,
-				finish: "length", ttft: true, e2e: true},
+			noUsage(want{status: 200, text: "ab", textEvents: 2, outputTokens: 2, source: engine.TokensFromEvents,
+				client: 1, finish: "length", ttft: true, ttfc: true, e2e: true, streamed: true}),
+		},
+		"usage below event count is ignored": {
+			script{steps: steps(0, roleChunk(), contentChunk("Hello"), contentChunk(","), contentChunk(" world"),
+				finishChunk("stop"), usageChunk(7, 2), done())},
+			ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer),
+		},
+		"negative usage is ignored": {
+			helloWith(`{"prompt_tokens":-7,"completion_tokens":-3}`),
+			noUsage(ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer)),
+		},
+		"zero usage with text is ignored": {
+			helloWith(`{"prompt_tokens":7,"completion_tokens":0}`),
+			ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer),
+		},
+		"absurd usage is ignored": {
+			helloWith(`{"prompt_tokens":7,"completion_tokens":47}`),
+			ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer),
+		},
+		"large but plausible usage is kept": {
+			helloWith(`{"prompt_tokens":7,"completion_tokens":46}`),
+			ok("Hello, world", 3, 46, 3, engine.TokensFromUsage),
+		},
+		"fractional, string and huge usage are ignored": {
+			helloWith(`{"prompt_tokens":"7","completion_tokens":2.5,"total_tokens":1e400}`),
+			noUsage(ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer)),
+		},
+		"integral float usage is kept": {
+			helloWith(`{"prompt_tokens":7.0,"completion_tokens":3e0}`),
+			ok("Hello, world", 3, 3, 3, engine.TokensFromUsage),
+		},
+		"usage of the wrong type is ignored": {
+			helloWith(`[3]`),
+			noUsage(ok("Hello, world", 3, 3, 3, engine.TokensFromTokenizer)),
+		},
+		"null usage after usage keeps it": {
+			script{steps: steps(0, roleChunk(), contentChunk("Hello"), contentChunk(","), contentChunk(" world"),
+				usageChunk(7, 3), finishChunk("stop"), done())},
+			ok("Hello, world", 3, 3, 3, engine.TokensFromUsage),
 		},
 		"missing [DONE] after finish_reason": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"), finishChunk("stop"), usageChunk(7, 1))},
-			ok("a", 1, 1, engine.TokensFromUsage),
+			ok("a", 1, 1, 1, engine.TokensFromUsage),
 		},
 		"[DONE] without blank line at EOF": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"), "data: [DONE]")},
-			want{status: 200, text: "a", textEvents: 1, outputTokens: 1, source: engine.TokensFromEvents, ttft: true, e2e: true},
+			noUsage(want{status: 200, text: "a", textEvents: 1, outputTokens: 1, source: engine.TokensFromTokenizer,
+				client: 1, ttft: true, ttfc: true, e2e: true, streamed: true}),
 		},
-		"[DONE] with no prior events": {
+		"[DONE] with no prior chunk": {
 			script{steps: steps(0, done())},
-			want{status: 200, source: engine.TokensFromEvents, e2e: true},
+			failed(engine.ErrStreamMalformed, "[DONE] before any chunk", "", 0, 0),
 		},
-		"finish_reason before text": {
+		"cut [DONE] with no prior chunk": {
+			script{steps: steps(0, "data: [DONE]")},
+			failed(engine.ErrStreamMalformed, "[DONE] before any chunk", "", 0, 0),
+		},
+		"text after finish_reason is timed": {
 			script{steps: steps(0, roleChunk(), finishChunk("stop"), contentChunk("late"), done())},
-			want{status: 200, text: "late", textEvents: 1, outputTokens: 1, source: engine.TokensFromEvents,
-				finish: "stop", ttft: true, e2e: true},
+			noUsage(want{status: 200, text: "late", textEvents: 1, outputTokens: 1, source: engine.TokensFromTokenizer,
+				client: 1, finish: "stop", ttft: true, ttfc: true, e2e: true, streamed: true}),
 		},
 		"finish_reason and no text": {
-			script{steps: steps(0, roleChunk(), finishChunk("length"), usageChunk(7, 0))},
-			want{status: 200, inputTokens: 7, source: engine.TokensFromEvents, finish: "length", e2e: true},
+			script{steps: steps(0, roleChunk(), finishChunk("length"), usageChunk(7, 0), done())},
+			want{status: 200, source: engine.TokensFromUsage, inputTokens: 7, inputSource: engine.TokensFromUsage,
+				finish: "length", e2e: true, streamed: true},
 		},
 		"reasoning counts for TTFT but is not text": {
-			script{steps: steps(0, roleChunk(),
-				ev(`{"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}`),
-				ev(`{"choices":[{"index":0,"delta":{"reasoning":"more"}}]}`),
+			script{steps: steps(0, roleChunk(), reasoningChunk("reasoning_content", "think"), reasoningChunk("reasoning", "more"),
 				contentChunk("answer"), finishChunk("stop"), usageChunk(7, 3), done())},
-			ok("answer", 3, 3, engine.TokensFromUsage),
+			func() want { w := ok("answer", 3, 3, 3, engine.TokensFromUsage); w.reasoning = 2; return w }(),
+		},
+		"reasoning tokens from usage": {
+			script{steps: steps(0, roleChunk(), reasoningChunk("reasoning_content", "think"), contentChunk("answer"),
+				finishChunk("stop"), usageRaw(`{"prompt_tokens":7,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":6}}`), done())},
+			func() want { w := ok("answer", 2, 9, 2, engine.TokensFromUsage); w.reasoning = 6; return w }(),
+		},
+		"reasoning tokens above completion tokens are ignored": {
+			script{steps: steps(0, roleChunk(), reasoningChunk("reasoning_content", "think"), contentChunk("answer"),
+				finishChunk("stop"), usageRaw(`{"prompt_tokens":7,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":10}}`), done())},
+			func() want { w := ok("answer", 2, 9, 2, engine.TokensFromUsage); w.reasoning = 1; return w }(),
+		},
+		"reasoning only: no TTFC": {
+			script{steps: steps(0, roleChunk(), reasoningChunk("reasoning_content", "think"), finishChunk("length"),
+				usageChunk(7, 1), done())},
+			want{status: 200, textEvents: 1, outputTokens: 1, source: engine.TokensFromUsage, client: 1, reasoning: 1,
+				inputTokens: 7, inputSource: engine.TokensFromUsage, finish: "length", ttft: true, e2e: true, streamed: true},
 		},
 		"missing [DONE] without finish_reason": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"), contentChunk("b"))},
-			want{class: engine.ErrStreamTruncated, status: 200, text: "ab", textEvents: 2, outputTokens: 2,
-				source: engine.TokensFromEvents, ttft: true},
+			failed(engine.ErrStreamTruncated, "", "ab", 2, 1),
 		},
 		"last event cut before its blank line": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"), strings.TrimSuffix(finishChunk("stop"), "\n"))},
-			want{class: engine.ErrStreamTruncated, message: "inside an event", status: 200, text: "a",
-				textEvents: 1, outputTokens: 1, source: engine.TokensFromEvents, ttft: true},
+			failed(engine.ErrStreamTruncated, "inside an event", "a", 1, 1),
 		},
 		"error object mid-stream": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"),
 				ev(`{"error":{"message":"CUDA out of memory","type":"InternalServerError","code":500}}`))},
-			want{class: engine.ErrAPI, message: "CUDA out of memory", status: 200, text: "a", textEvents: 1,
-				outputTokens: 1, source: engine.TokensFromEvents, ttft: true},
+			failed(engine.ErrAPI, "CUDA out of memory", "a", 1, 1),
 		},
 		"vLLM error object": {
 			script{steps: steps(0, ev(`{"object":"error","message":"context too long","type":"BadRequestError","code":400}`))},
-			want{class: engine.ErrAPI, message: "context too long", status: 200, source: engine.TokensFromEvents},
+			failed(engine.ErrAPI, "context too long", "", 0, 0),
 		},
 		"error event type": {
 			script{steps: steps(0, "event: error\ndata: {\"message\":\"overloaded\"}\n\n")},
-			want{class: engine.ErrAPI, message: "overloaded", status: 200, source: engine.TokensFromEvents},
+			failed(engine.ErrAPI, "overloaded", "", 0, 0),
 		},
 		"invalid event JSON": {
 			script{steps: steps(0, roleChunk(), contentChunk("a"), ev(`{"choices":[{"delta":`), done())},
-			want{class: engine.ErrStreamMalformed, message: "undecodable event", status: 200, text: "a",
-				textEvents: 1, outputTokens: 1, source: engine.TokensFromEvents, ttft: true},
+			failed(engine.ErrStreamMalformed, "undecodable event", "a", 1, 1),
 		},
 		"wrong JSON type": {
 			script{steps: steps(0, ev(`{"choices":"none"}`))},
-			want{class: engine.ErrStreamMalformed, status: 200, source: engine.TokensFromEvents},
+			failed(engine.ErrStreamMalformed, "", "", 0, 0),
 		},
 		"HTML instead of a stream": {
 			script{header: map[string]string{"Content-Type": "text/html"},
 				steps: steps(0, "<html><body>gateway</body></html>")},
-			want{class: engine.ErrStreamMalformed, message: "not an event stream (Content-Type text/html)",
-				status: 200, source: engine.TokensFromEvents},
+			func() want {
+				w := failed(engine.ErrStreamMalformed, "not an event stream (Content-Type text/html)", "", 0, 0)
+				w.streamed = false
+				return w
+			}(),
 		},
 		"compressed stream": {
 			script{header: map[string]string{"Content-Encoding": "gzip"}, steps: steps(0, "\x1f\x8b")},
-			want{class: engine.ErrStreamMalformed, message: "Content-Encoding gzip", status: 200},
+			want{class: engine.ErrStreamMalformed, message: "Content-Encoding gzip", status: 200, streamed: true},
 		},
 	}
-	for name, tt := range tests {
+}
+
+func TestChatStreams(t *testing.T) {
+	for name, tt := range streamCases() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := serve(t, tt.script)
+			r := testClient(t, srv.URL+"/v1").Chat(context.Background(), chatReq())
+			checkResult(t, r, tt.want)
+		})
+	}
+}
+
+// TestChatByteWiseIdentical writes every stream of streamCases one byte
+// per write and flush, and wants the same result as from whole writes:
+// an event split across TCP reads at any byte boundary changes nothing.
+func TestChatByteWiseIdentical(t *testing.T) {
+	for name, tt := range streamCases() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := tt.script
+			sc.byteWise = true
+			srv := serve(t, sc)
 			r := testClient(t, srv.URL+"/v1").Chat(context.Background(), chatReq())
 			checkResult(t, r, tt.want)
 		})
@@ -284,8 +392,8 @@ func TestChatNonStreamingAnswer(t *testing.T) {
 	}{
 		"completion": {
 			`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hi there"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`,
-			want{status: 200, text: "Hi there", textEvents: 1, outputTokens: 3, inputTokens: 5,
-				source: engine.TokensFromUsage, finish: "stop", e2e: true},
+			want{status: 200, text: "Hi there", textEvents: 1, outputTokens: 3, client: 2, inputTokens: 5,
+				inputSource: engine.TokensFromUsage, source: engine.TokensFromUsage, finish: "stop", e2e: true},
 		},
 		"error object with 200": {
 			`{"error":{"message":"model overloaded","type":"server_error"}}`,
@@ -349,7 +457,7 @@ func TestChatSendsRequest(t *testing.T) {
 		}
 		got <- seen{r.Header.Clone(), r.URL.Path, r.URL.RawQuery, b.String()}
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(done()))
+		_, _ = w.Write([]byte(strings.Join(okStream("a"), "")))
 	}))
 	zero := 0.0
 	req := chatReq()
@@ -360,13 +468,14 @@ func TestChatSendsRequest(t *testing.T) {
 		"with key":              {srv.URL + "/v1/", "sk-test", "Bearer sk-test", "/v1/chat/completions", ""},
 		"without key":           {srv.URL + "/v1", "", "", "/v1/chat/completions", ""},
 		"pasted full endpoint":  {srv.URL + "/v1/chat/completions", "", "", "/v1/chat/completions", ""},
+		"pasted completions":    {srv.URL + "/v1/completions/", "", "", "/v1/chat/completions", ""},
 		"query is kept (Azure)": {srv.URL + "/openai?api-version=2024-10-21", "", "", "/openai/chat/completions", "api-version=2024-10-21"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := testClient(t, tt.base, func(c *Config) { c.APIKey = tt.key })
 			if r := c.Chat(context.Background(), req); r.Err != nil {
-				t.Fatalf("Chat: %v", r.Err)
+				t.Errorf("Chat: %v", r.Err) // not fatal: the handler waits for <-got
 			}
 			s := <-got
 			for h, want := range map[string]string{"Authorization": tt.auth, "Accept": "text/event-stream",
@@ -447,6 +556,10 @@ func TestNew(t *testing.T) {
 		"negative":        {Config{BaseURL: "http://h/v1", IdleTimeout: -1}, "negative idle timeout"},
 		"negative conns":  {Config{BaseURL: "http://h/v1", MaxConns: -1}, "negative MaxConns"},
 		"secret redacted": {Config{BaseURL: "ftp://user:hunter2@h/v1?key=s3cret"}, "ftp://h/v1?key=REDACTED"},
+		"tokenizer none":  {Config{BaseURL: "http://h/v1", Tokenizer: "none"}, ""},
+		"tokenizer o200k": {Config{BaseURL: "http://h/v1", Tokenizer: "o200k_base", ContinuousUsage: true}, ""},
+		"unknown tokenizer": {Config{BaseURL: "http://h/v1", Tokenizer: "gpt2"},
+			`openai: unknown tokenizer "gpt2" (want one of cl100k_base, o200k_base, p50k_base, r50k_base or none)`},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // streamChunk is one decoded stream event: go-openai's chunk plus what
 // servers send beyond it, an error object ({"error":{...}}, or vLLM's older
-// {"object":"error","message":...}) and delta.reasoning. The identifying
-// strings that every chunk repeats are shadowed by fields that skip them,
-// which saves three allocations per event.
+// {"object":"error","message":...}), delta.reasoning, and the legacy
+// completions endpoint's choices[].text. The identifying strings that every
+// chunk repeats, and logprobs, are shadowed by fields that skip them, which
+// saves allocations per event. Usage is decoded leniently (see usage).
 type streamChunk struct {
 	openai.ChatCompletionStreamResponse
 	ID                skipped         `json:"id"`
@@ -21,13 +23,22 @@ type streamChunk struct {
 	SystemFingerprint skipped         `json:"system_fingerprint"`
 	Object            errorKind       `json:"object"`
 	Choices           []chunkChoice   `json:"choices"`
+	Usage             usage           `json:"usage"`
 	Error             json.RawMessage `json:"error"`
 	Message           json.RawMessage `json:"message"`
 }
 
 type chunkChoice struct {
 	openai.ChatCompletionStreamChoice
-	Delta chunkDelta `json:"delta"`
+	Delta    chunkDelta `json:"delta"`
+	Text     string     `json:"text"` // completions endpoint
+	Logprobs skipped    `json:"logprobs"`
+}
+
+// generated returns how many bytes of generated text the choice carries,
+// of any kind (see chunkDelta.generated) or as completions text.
+func (c *chunkChoice) generated() int {
+	return c.Delta.generated() + len(c.Text)
 }
 
 type chunkDelta struct {
@@ -35,22 +46,33 @@ type chunkDelta struct {
 	Reasoning string `json:"reasoning"`
 }
 
-// generated reports whether the delta carries generated tokens: content,
-// reasoning under either name, a refusal, or tool-call arguments. Role-only
-// and empty deltas do not; whitespace does, it is a real token.
-func (d *chunkDelta) generated() bool {
-	if d.Content != "" || d.ReasoningContent != "" || d.Reasoning != "" || d.Refusal != "" {
-		return true
-	}
-	if d.FunctionCall != nil && d.FunctionCall.Arguments != "" {
-		return true
+// generated returns how many bytes of generated tokens the delta carries:
+// content, reasoning under either name, a refusal, or tool-call arguments.
+// Role-only and empty deltas carry none; whitespace counts, it is a real
+// token.
+func (d *chunkDelta) generated() int {
+	n := len(d.Content) + len(d.ReasoningContent) + len(d.Reasoning) + len(d.Refusal)
+	if d.FunctionCall != nil {
+		n += len(d.FunctionCall.Arguments)
 	}
 	for i := range d.ToolCalls {
-		if d.ToolCalls[i].Function.Arguments != "" {
-			return true
-		}
+		n += len(d.ToolCalls[i].Function.Arguments)
 	}
-	return false
+	return n
+}
+
+// writeText appends the delta's reasoning and other generated text (a
+// refusal, tool-call arguments) to their builders.
+func (d *chunkDelta) writeText(reasoning, other *strings.Builder) {
+	reasoning.WriteString(d.ReasoningContent)
+	reasoning.WriteString(d.Reasoning)
+	other.WriteString(d.Refusal)
+	if d.FunctionCall != nil {
+		other.WriteString(d.FunctionCall.Arguments)
+	}
+	for i := range d.ToolCalls {
+		other.WriteString(d.ToolCalls[i].Function.Arguments)
+	}
 }
 
 // skipped accepts any JSON value and keeps nothing.
@@ -134,5 +156,17 @@ func (d *chunkDecoder) decode(data []byte, c *streamChunk) error {
 	if err != nil {
 		d.dec = nil // a Decoder's errors are sticky; start afresh
 	}
+	if usageShapeError(err) {
+		// A type error hides any later one: decode again without usage
+		// to find out whether the rest of the event is sound.
+		c.reset()
+		err = json.Unmarshal(data, &chunkWithoutUsage{streamChunk: c})
+	}
 	return err
+}
+
+// chunkWithoutUsage decodes a chunk but skips its usage member.
+type chunkWithoutUsage struct {
+	*streamChunk
+	Usage skipped `json:"usage"`
 }

@@ -27,8 +27,8 @@ const drainGrace = 200 * time.Millisecond
 // Config says where and how to connect.
 type Config struct {
 	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1. A trailing
-	// slash or a pasted "/chat/completions" suffix is tolerated; a query
-	// (Azure's api-version) is kept on every request.
+	// slash or a pasted "/chat/completions" or "/completions" suffix is
+	// tolerated; a query (Azure's api-version) is kept on every request.
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It
 	// never appears in errors or in Config's String.
@@ -41,6 +41,14 @@ type Config struct {
 	// DefaultMaxConns). It never limits concurrent requests: waiting for a
 	// pool slot would be counted as server latency.
 	MaxConns int
+	// Tokenizer is the tiktoken encoding that counts tokens offline:
+	// "cl100k_base" (engine.DefaultTokenizer, also for ""), "o200k_base",
+	// "p50k_base", "r50k_base", or TokenizerNone.
+	Tokenizer string
+	// ContinuousUsage asks for cumulative usage in every chunk
+	// (stream_options.continuous_usage_stats, a vLLM extension), which
+	// gives Result.TokenITL when chunks carry several tokens.
+	ContinuousUsage bool
 }
 
 // String describes c without its API key.
@@ -49,8 +57,9 @@ func (c Config) String() string {
 	if c.APIKey != "" {
 		key = "[redacted]"
 	}
-	return fmt.Sprintf("{BaseURL:%s APIKey:%s ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d}",
-		engine.RedactURL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns)
+	return fmt.Sprintf("{BaseURL:%s APIKey:%s ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d Tokenizer:%s ContinuousUsage:%t}",
+		engine.RedactURL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns,
+		c.Tokenizer, c.ContinuousUsage)
 }
 
 // GoString is String, so that %#v does not print the key either.
@@ -58,23 +67,29 @@ func (c Config) GoString() string { return "openai.Config" + c.String() }
 
 var _ engine.Client = (*Client)(nil)
 
-// Client sends chat completions to one endpoint. Safe for concurrent use.
+// Client sends chat completions and completions to one server. Safe for
+// concurrent use.
 type Client struct {
-	base      *url.URL // BaseURL, path without trailing slash
-	chatURL   string
-	modelsURL string
-	auth      string // "Bearer <key>", or empty
-	key       string
-	t         timeouts
-	transport *http.Transport
-	http      *http.Client
+	base           *url.URL // BaseURL, path without trailing slash
+	chatURL        string
+	completionsURL string
+	modelsURL      string
+	auth           string // "Bearer <key>", or empty
+	key            string
+	t              timeouts
+	tok            *tokenCounter // nil: no offline tokenizer
+	continuous     bool
+	transport      *http.Transport
+	http           *http.Client
 	// proxy is the transport's proxy function, kept to tell the user in
 	// Preflight when a request went through a proxy.
 	proxy     func(*http.Request) (*url.URL, error)
 	proxyFrom func(scheme string) string
 }
 
-// New validates cfg and returns a client with its own connection pool.
+// New validates cfg and returns a client with its own connection pool. The
+// tokenizer's vocabulary is loaded on first use of an encoding and shared
+// by every client of the process.
 func New(cfg Config) (*Client, error) {
 	return newClient(cfg, http.ProxyFromEnvironment, proxyEnvName)
 }
@@ -87,6 +102,10 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 	if err != nil {
 		return nil, err
 	}
+	tok, err := loadTokenizer(cfg.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
 	connect := orDefault(cfg.ConnectTimeout, engine.DefaultConnectTimeout)
 	conns := cfg.MaxConns
 	if conns == 0 {
@@ -94,24 +113,32 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 	}
 	tr := newTransport(connect, conns, proxy)
 	c := &Client{
-		base:      base,
-		chatURL:   endpoint(base, "/chat/completions"),
-		modelsURL: endpoint(base, "/models"),
-		key:       cfg.APIKey,
-		t: timeouts{
-			ttft:  orDefault(cfg.TTFTTimeout, engine.DefaultTTFTTimeout),
-			idle:  orDefault(cfg.IdleTimeout, engine.DefaultIdleTimeout),
-			total: orDefault(cfg.TotalTimeout, engine.DefaultTotalTimeout),
-		},
-		transport: tr,
-		http:      &http.Client{Transport: tr, CheckRedirect: noRedirect},
-		proxy:     proxy,
-		proxyFrom: proxyFrom,
+		base:           base,
+		chatURL:        endpoint(base, "/chat/completions"),
+		completionsURL: endpoint(base, "/completions"),
+		modelsURL:      endpoint(base, "/models"),
+		key:            cfg.APIKey,
+		tok:            tok,
+		continuous:     cfg.ContinuousUsage,
+		t:              cfg.timeouts(),
+		transport:      tr,
+		http:           &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		proxy:          proxy,
+		proxyFrom:      proxyFrom,
 	}
 	if cfg.APIKey != "" {
 		c.auth = "Bearer " + cfg.APIKey
 	}
 	return c, nil
+}
+
+// timeouts returns the request deadlines, defaults filled in.
+func (c Config) timeouts() timeouts {
+	return timeouts{
+		ttft:  orDefault(c.TTFTTimeout, engine.DefaultTTFTTimeout),
+		idle:  orDefault(c.IdleTimeout, engine.DefaultIdleTimeout),
+		total: orDefault(c.TotalTimeout, engine.DefaultTotalTimeout),
+	}
 }
 
 func (c Config) validate() error {
@@ -148,7 +175,10 @@ func parseBase(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("openai: base URL %q has no host", engine.RedactURL(s))
 	}
 	u.Fragment, u.RawFragment = "", ""
-	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/chat/completions")
+	u.Path = strings.TrimRight(u.Path, "/")
+	for _, suffix := range []string{"/chat/completions", "/completions"} {
+		u.Path = strings.TrimSuffix(u.Path, suffix)
+	}
 	u.RawPath = ""
 	return u, nil
 }

@@ -161,6 +161,8 @@ func FuzzSSE(f *testing.F) {
 		"data: x\n\n", "data: a\r\n\r\ndata: b\r\r", ": ping\n\ndata: [DONE]\n\n",
 		"event: error\ndata: {}\n\n", "data: {\"a\":\ndata: 1}\n\n", "data: a\r", "dat", "\r\n\r\n\n",
 		roleChunk() + contentChunk("x") + usageChunk(1, 1) + done(),
+		cumChunk("", 0) + reasoningChunk("reasoning", "hm") + cumChunk("a b", 3) + usageRaw(`{"completion_tokens":-1}`) + done(),
+		textChunk("once") + ev(`{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`),
 	} {
 		f.Add([]byte(seed), uint8(3))
 	}
@@ -182,8 +184,17 @@ func FuzzSSE(f *testing.F) {
 	})
 }
 
-// consumeAll runs in through the whole stream decoder, which must not
-// panic whatever the events hold.
+// fuzzClient counts tokens for consumeAll.
+var fuzzClient = func() *Client {
+	tok, err := loadTokenizer("")
+	if err != nil {
+		panic(err)
+	}
+	return &Client{tok: tok}
+}()
+
+// consumeAll runs in through the whole stream decoder and the token counts,
+// which must not panic whatever the events hold.
 func consumeAll(in []byte) {
 	d := getDecoder(bytes.NewReader(in))
 	defer putDecoder(d)
@@ -198,6 +209,18 @@ func consumeAll(in []byte) {
 		}
 	}
 	s.finish()
+	fuzzClient.countTokens(res, &s.tally, chatReq())
+	s.tpot()
+	var chunkGaps, tokenGaps time.Duration
+	for _, d := range res.ITL {
+		chunkGaps += d
+	}
+	for _, d := range res.TokenITL {
+		tokenGaps += d
+	}
+	if tokenGaps > chunkGaps {
+		panic("token gaps add up to more than the chunk gaps")
+	}
 }
 
 // splitReader returns at most n bytes per Read.

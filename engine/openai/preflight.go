@@ -24,8 +24,8 @@ type PreflightInfo struct {
 	// Streamed is false when the server ignored stream=true: every request
 	// will then lack TTFT, ITL and TPOT.
 	Streamed bool
-	// UsageReported is false when the server sent no usage, so output
-	// tokens are counted from events (approximate).
+	// UsageReported is false when the server sent no believable usage, so
+	// output tokens are counted offline by the tokenizer, or from events.
 	UsageReported bool
 }
 
@@ -39,10 +39,12 @@ type preflightError struct {
 func (e *preflightError) Error() string { return e.msg }
 func (e *preflightError) Unwrap() error { return e.err }
 
-// Preflight checks that the target answers a tiny chat request before any
-// load is sent, and explains a failure in words a user can act on (wrong
-// key, missing /v1, nothing listening, a proxy in the way). With an empty
-// model it uses the first model {BaseURL}/models lists. Safe for concurrent use.
+// Preflight checks that the target answers a tiny streamed chat request
+// before any load is sent, and explains a failure in words a user can act
+// on (wrong key, missing /v1, nothing listening, a proxy in the way). It
+// always uses the chat endpoint, also for scenarios that send completions,
+// so a server without a chat template fails it. With an empty model it
+// uses the first model {BaseURL}/models lists. Safe for concurrent use.
 func (c *Client) Preflight(ctx context.Context, model string) (*PreflightInfo, error) {
 	if model == "" {
 		m, err := c.firstModel(ctx)
@@ -63,7 +65,7 @@ func (c *Client) Preflight(ctx context.Context, model string) (*PreflightInfo, e
 		Model:         model,
 		Latency:       res.E2E,
 		TTFT:          res.TTFT,
-		Streamed:      out.streamed,
+		Streamed:      res.Streamed,
 		UsageReported: res.TokensSource == engine.TokensFromUsage,
 	}, nil
 }

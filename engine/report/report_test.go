@@ -5,9 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +24,70 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// dist is a plausible distribution scaled from a median of p50 ms.
+// dist is a plausible distribution scaled from a median of p50 ms, with
+// confidence intervals that narrow as 1/√n and the percentiles flagged as
+// engine/metrics flags them.
 func dist(n int64, p50 float64) metrics.Dist {
 	if n == 0 {
 		return metrics.Dist{}
 	}
-	return metrics.Dist{
+	d := metrics.Dist{
 		Count: n, Min: p50 * 0.4, Mean: p50 * 1.1, Stddev: p50 * 0.3,
 		P50: p50, P90: p50 * 1.8, P95: p50 * 2.2, P99: p50 * 3.5, P999: p50 * 5, Max: p50 * 6,
 		LowSamples: n < 1000,
 	}
+	values := []float64{d.P50, d.P90, d.P95, d.P99, d.P999}
+	spread := []float64{1, 1.5, 2, 3, 6}       // relative half-width × √n
+	need := []int64{20, 100, 200, 1000, 10000} // metrics' minimum counts
+	names := []string{"p50", "p90", "p95", "p99", "p99.9"}
+	var iv [5]metrics.Interval
+	for i, v := range values {
+		h := v * spread[i] / math.Sqrt(float64(n))
+		iv[i] = metrics.Interval{math.Max(v-h, d.Min), math.Min(v+h, d.Max)}
+		if n < need[i] || iv[i][1]-iv[i][0] > 0.25*v {
+			d.Unreliable = append(d.Unreliable, names[i])
+		}
+	}
+	d.CI = metrics.Intervals{P50: iv[0], P90: iv[1], P95: iv[2], P99: iv[3], P999: iv[4]}
+	return d
+}
+
+// bucketEdgesMS are engine/metrics' histogram edges: 1, 1.5, 2, 3, 5, 7
+// per decade, from 1 µs.
+var bucketEdgesMS = func() []float64 {
+	var out []float64
+	for scale := 0.001; scale < 4e6; scale *= 10 {
+		for _, m := range []float64{1, 1.5, 2, 3, 5, 7} {
+			out = append(out, math.Round(m*scale*1e6)/1e6)
+		}
+	}
+	return out
+}()
+
+// histDist is dist with a histogram of n values around each of the
+// medians (two make it bimodal), spread over three buckets each.
+func histDist(n int64, p50 float64, modes ...float64) metrics.Dist {
+	d := dist(n, p50)
+	if n == 0 {
+		return d
+	}
+	counts := map[int]int64{}
+	per := n / int64(len(modes))
+	for k, m := range modes {
+		share := per
+		if k == len(modes)-1 {
+			share = n - per*int64(len(modes)-1)
+		}
+		i, _ := slices.BinarySearch(bucketEdgesMS, m)
+		counts[i-1] += share / 5
+		counts[i+1] += share / 5
+		counts[i] += share - 2*(share/5)
+	}
+	lo, hi := slices.Min(slices.Collect(maps.Keys(counts))), slices.Max(slices.Collect(maps.Keys(counts)))
+	for i := lo; i <= hi; i++ {
+		d.Histogram = append(d.Histogram, metrics.Bucket{LeMS: bucketEdgesMS[i], Count: counts[i]})
+	}
+	return d
 }
 
 func stage(scenario, name string, idx, vus int, startS, durS float64, ok, failed int64, ttft float64) metrics.StageSummary {
@@ -44,8 +101,8 @@ func stage(scenario, name string, idx, vus int, startS, durS float64, ok, failed
 		ReqPerSec: float64(ok+failed) / durS, OutputTokPerSec: float64(out) / durS,
 		InputTokPerSec: float64(ok*42) / durS, OutputTokens: out, InputTokens: ok * 42,
 		TokensSource: map[string]int64{"usage": ok}, Errors: map[string]int64{},
-		TTFB: dist(ok, ttft*0.8), TTFT: dist(ok, ttft), TPOT: dist(ok, 0.021*ttft),
-		ITL: dist(ok*179, 0.02*ttft), E2E: dist(ok, ttft*40),
+		TTFB: dist(ok, ttft*0.8), TTFT: histDist(ok, ttft, ttft), TTFC: dist(ok, ttft), TPOT: dist(ok, 0.021*ttft),
+		ITL: dist(ok*179, 0.02*ttft), E2E: histDist(ok, ttft*40, ttft*40),
 	}
 }
 
@@ -64,22 +121,13 @@ func singleFixture() (Meta, *metrics.Summary) {
 func fullFixture() (Meta, *metrics.Summary) {
 	meta := Meta{Scenario: "scenarios/mixed.lua", Target: "https://user:hunter2@llm.internal:8443/v1?api_key=sk-live-123&api-version=2024",
 		Model: "Qwen/Qwen2.5-7B-Instruct", Start: t0, End: t0.Add(95*time.Second + 420*time.Millisecond),
-		Version: "v0.1.0", Complete: false, Seed: -7}
-	c1 := stage("chat", "c1", 0, 1, 0, 60, 58, 2, 120.4)
-	c1.Errors = map[string]int64{"http_5xx:503": 1, "timeout_ttft": 1}
-	c1.IterationErrors = 3
+		Version: "v0.1.0", Complete: false, Seed: -7, SLO: SLOFrom(engine.SLO{TTFT: 500 * time.Millisecond, E2E: 20 * time.Second})}
+	c1 := chatC1()
 	c8 := stage("chat", "c8", 1, 8, 60, 35.42, 0, 40, 0)
 	c8.Complete = false
 	c8.Errors = map[string]int64{"conn_refused": 25, "http_5xx:502": 15}
 	c8.TokensSource = map[string]int64{}
-	rag := stage("rag", "steady", 0, 4, 0, 90, 350, 1, 0.42)
-	rag.Errors = map[string]int64{"stream_truncated": 1}
-	rag.E2E.Clamped = 2
-	rag.TokensSource = map[string]int64{"usage": 300, "events": 50}
-	rag.TargetRate, rag.ScheduledRate, rag.AchievedRate, rag.DroppedIterations = 4, 3.98, 3.9, 7
-	rag.Iterations = 351
-	rag.ScheduleLag = dist(351, 0.3)
-	rag.TTFTSched, rag.E2ESched = dist(350, 0.5), dist(350, 17)
+	rag := ragSteady()
 	return meta, &metrics.Summary{
 		Checks: []metrics.CheckSummary{{Name: "has text", Passes: 100}, {Name: "status 200", Passes: 98, Fails: 2}},
 		Metrics: map[string]metrics.MetricSummary{
@@ -94,7 +142,65 @@ func fullFixture() (Meta, *metrics.Summary) {
 			{Message: "scenarios/mixed.lua:12: bad pool\nstack traceback:\n\t[G]: ?", Count: 1},
 		},
 		Warmup: metrics.WarmupSummary{Requests: 5, Failed: 1},
+		SLOSet: true,
+		TimeSeries: []metrics.Point{
+			{T: 0, Starts: 3, Completions: 1, InFlight: 2, OutputTokPerSec: 140, TTFTP50: 0.4, TTFTP99: 4.1},
+			{T: 1, Starts: 4, Completions: 5, Errors: 1, InFlight: 1, OutputTokPerSec: 610.5, TTFTP50: 0.38, TTFTP99: 4.4},
+		},
 	}
+}
+
+// chatC1 is a closed-model stage of a reasoning model, with dirty
+// requests, goodput, a token mismatch, a healthy client and a tag split.
+func chatC1() metrics.StageSummary {
+	c1 := stage("chat", "c1", 0, 1, 0, 60, 58, 2, 120.4)
+	c1.Errors = map[string]int64{"http_5xx:503": 1, "timeout_ttft": 1}
+	c1.IterationErrors = 3
+	c1.DirtyRequests = 6
+	// A reasoning model: the answer starts well after the first (thinking) text.
+	c1.ReasoningTokens = 3100
+	c1.TTFC = dist(58, 900)
+	c1.TokenCheck = metrics.TokenCheck{Compared: 58, Mismatched: 3, MeanRelDiff: 0.021}
+	c1.GoodRequests, c1.Goodput, c1.GoodShare = 51, 0.85, 0.85
+	c1.Client = &engine.ClientCheck{CPUPercent: 23, Cores: 2, SchedLatencyP99MS: 0.2, GCPauseP99MS: 0.1, GCPauseTotalMS: 3}
+	c1.ByTag = map[string]map[string]metrics.TagSummary{
+		"prompt": {
+			"short": {Requests: 31, OK: 30, Failed: 1, TTFT: dist(30, 45), TPOT: dist(30, 2.4), E2E: dist(30, 900)},
+			"long":  {Requests: 29, OK: 28, Failed: 1, TTFT: dist(28, 310), TPOT: dist(28, 2.6), E2E: dist(28, 9800)},
+		},
+		"team": {"search": {Requests: 60, OK: 58, Failed: 2, TTFT: dist(58, 120.4), E2E: dist(58, 4816)}},
+	}
+	return c1
+}
+
+// ragSteady is an open-model stage with a bimodal tail (cache hits and
+// misses), per-token ITL, approximate token counts and a client-bound
+// load generator.
+func ragSteady() metrics.StageSummary {
+	rag := stage("rag", "steady", 0, 4, 0, 90, 350, 1, 0.42)
+	rag.Errors = map[string]int64{"stream_truncated": 1}
+	rag.TokensSource = map[string]int64{"usage": 300, "events": 50}
+	rag.TargetRate, rag.ScheduledRate, rag.AchievedRate, rag.DroppedIterations = 4, 3.98, 3.9, 7
+	rag.Iterations = 351
+	rag.ScheduleLag = dist(351, 0.3)
+	rag.TTFTSched, rag.E2ESched = dist(350, 0.5), dist(350, 17)
+	rag.ITLToken = dist(350*190, 0.009)
+	// Cache hits and misses: two humps.
+	rag.TTFT, rag.E2E = histDist(350, 0.42, 0.3, 4.2), histDist(350, 16.8, 12, 140)
+	rag.E2E.Clamped = 2
+	rag.GoodRequests, rag.Goodput, rag.GoodShare = 349, 3.88, 0.994
+	rag.Client = &engine.ClientCheck{CPUPercent: 196, Cores: 2, SchedLatencyP99MS: 8.4, GCPauseP99MS: 0.35, GCPauseTotalMS: 40,
+		Bound: true, Reasons: []string{"CPU at 196% of 2 cores",
+			"runnable goroutines waited 8.40 ms (p99) to run, so chunk timestamps may be that late"}}
+	rag.ByTag = map[string]map[string]metrics.TagSummary{
+		"doc": {
+			"manual": {Requests: 200, OK: 200, TTFT: dist(200, 0.3), E2E: dist(200, 12)},
+			"a-very-long-document-name-that-would-not-fit": {Requests: 100, OK: 99, Failed: 1, TTFT: dist(99, 4.2), E2E: dist(99, 140)},
+			metrics.OtherTagValue:                          {Requests: 51, OK: 51, TTFT: dist(51, 0.5), E2E: dist(51, 20)},
+		},
+	}
+	rag.TagKeysOverflow = 12
+	return rag
 }
 
 var fixtures = []struct {
@@ -151,13 +257,21 @@ func TestTextContent(t *testing.T) {
 		want, absent []string
 	}{
 		{"single",
-			[]string{"target  built-in simulator, model sim-7b", "c16", "2m0s"},
-			[]string{"sweep/c1", "*", "errors", "script errors", "incomplete", "cut"}},
+			[]string{"target  built-in simulator, model sim-7b", "c16", "2m0s", "p99 95% CI", "tail:"},
+			[]string{"sweep/c1", "*", "errors", "script errors", "incomplete", "cut", "TTFC", "ITL/tok",
+				"goodput", "dirty", "by tag", "client", "tokens", "!", "WARNING"}},
 		{"full",
-			[]string{"chat/c1", "rag/steady", "* fewer than 1000 samples: p99 is not reliable",
+			[]string{"chat/c1", "rag/steady", "* not reliable: too few samples", "wider than 25% of the value",
 				"conn_refused", "62.5%", "3  scenarios/mixed.lua:41:", "bad pool ...",
-				"run incomplete (interrupted)", "35.4s cut", "warmup: 5 requests", "2 latency values"},
-			[]string{"hunter2", "sk-live-123", "traceback"}},
+				"run incomplete (interrupted)", "35.4s cut", "warmup: 5 requests", "2 latency values",
+				"TTFC", "ITL/tok", "ITL = gap between chunks as a user sees them",
+				"goodput/s  good %", "85.0%", "TTFT ≤ 500ms, E2E ≤ 20s",
+				"rag/steady !", "dirty", "by tag prompt", "by tag doc", "a-very-long-document-na…",
+				"client: CPU 23% of 2 cores, scheduling p99 0.2 ms, GC pauses p99 0.1 ms",
+				"rag/steady: llmload itself was the bottleneck (CPU at 196% of 2 cores;",
+				"the cl100k_base count disagree by more than 5% on 3 of 58 requests (mean difference 2.1%)",
+				"50 of 350 requests are counts of text events"},
+			[]string{"hunter2", "sk-live-123", "traceback", "by tag team"}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			for _, f := range fixtures {

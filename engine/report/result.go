@@ -27,8 +27,14 @@ type Result struct {
 	Metrics       map[string]metrics.MetricSummary `json:"metrics"`
 	MetricErrors  []metrics.MetricError            `json:"metric_errors"`
 	Thresholds    []threshold.Result               `json:"thresholds"`
+	// SLOSet says the goodput figures were measured (against Run.SLO);
+	// without it they are zero for "not measured", never "none was good".
+	SLOSet bool `json:"slo_set"`
+	// TimeSeries has one point per second of the run, in order.
+	TimeSeries []metrics.Point `json:"time_series"`
 	// Warnings say where the results cannot be taken at face value: the
-	// generator fell behind its schedule, or iterations were dropped.
+	// generator fell behind its schedule, iterations were dropped, or
+	// llmload itself was the bottleneck.
 	Warnings []string `json:"warnings"`
 }
 
@@ -44,6 +50,28 @@ type Meta struct {
 	Complete  bool      `json:"complete"`          // false when the run was interrupted
 	Aborted   string    `json:"aborted,omitempty"` // why a threshold stopped the run
 	Seed      int64     `json:"seed"`
+	// SLO is the service level goodput counts against; nil without one.
+	SLO *SLO `json:"slo,omitempty"`
+	// Tokenizer is the offline tokenizer that counted tokens beside the
+	// server's usage; empty means engine.DefaultTokenizer.
+	Tokenizer string `json:"tokenizer,omitempty"`
+}
+
+// SLO is the service level a request had to meet to count toward goodput,
+// in milliseconds; zero fields were not checked.
+type SLO struct {
+	TTFTMS float64 `json:"ttft_ms,omitempty"`
+	TPOTMS float64 `json:"tpot_ms,omitempty"`
+	E2EMS  float64 `json:"e2e_ms,omitempty"`
+}
+
+// SLOFrom converts a plan's SLO for Meta; nil when no objective is set.
+func SLOFrom(o engine.SLO) *SLO {
+	if o.IsZero() {
+		return nil
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return &SLO{TTFTMS: ms(o.TTFT), TPOTMS: ms(o.TPOT), E2EMS: ms(o.E2E)}
 }
 
 // Reporter writes one rendering of a result.
@@ -66,6 +94,7 @@ func New(meta Meta, s *metrics.Summary) *Result {
 		Metrics:       map[string]metrics.MetricSummary{},
 		MetricErrors:  []metrics.MetricError{},
 		Thresholds:    []threshold.Result{},
+		TimeSeries:    []metrics.Point{},
 	}
 	if s != nil {
 		r.Stages = append(r.Stages, s.Stages...)
@@ -77,6 +106,8 @@ func New(meta Meta, s *metrics.Summary) *Result {
 		r.Checks = append(r.Checks, s.Checks...)
 		maps.Copy(r.Metrics, s.Metrics)
 		r.MetricErrors = append(r.MetricErrors, s.MetricErrors...)
+		r.SLOSet = s.SLOSet
+		r.TimeSeries = append(r.TimeSeries, s.TimeSeries...)
 	}
 	r.Warnings = warnings(r.Stages)
 	return r

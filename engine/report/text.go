@@ -10,10 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 )
-
-const lowSamplesNote = "* fewer than 1000 samples: p99 is not reliable"
 
 // Text renders r as the terminal summary: a header, a throughput table, a
 // latency table, then errors and notes when there are any. The output is
@@ -22,7 +21,7 @@ func Text(r *Result) Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
 		writeText(&b, r)
-		_, err := w.Write(b.Bytes())
+		_, err := w.Write(trimLines(b.Bytes()))
 		return err
 	}
 }
@@ -33,10 +32,14 @@ func writeText(b *bytes.Buffer, r *Result) {
 		b.WriteString("\nno stage ran: nothing was measured\n")
 	} else {
 		labels := stageLabels(r.Stages)
-		writeThroughput(b, r.Stages, labels)
+		writeThroughput(b, r, labels)
 		writeArrivals(b, r.Stages, labels)
-		writeLatency(b, r.Stages, labels)
+		starred := writeLatency(b, r.Stages, labels)
+		writeTail(b, r.Stages, labels)
+		writeByTag(b, r.Stages, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
+		writeClientHealth(b, r.Stages, labels)
+		writeTokenNotes(b, r, labels)
 	}
 	writeChecks(b, r.Checks)
 	writeMetrics(b, r.Metrics)
@@ -51,6 +54,15 @@ func writeText(b *bytes.Buffer, r *Result) {
 	case !r.Run.Complete:
 		b.WriteString("\nrun incomplete (interrupted)\n")
 	}
+}
+
+// trimLines drops the spaces that padded table cells leave at line ends.
+func trimLines(text []byte) []byte {
+	lines := bytes.Split(text, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " ")
+	}
+	return bytes.Join(lines, []byte("\n"))
 }
 
 func writeHeader(b *bytes.Buffer, r *Result) {
@@ -120,94 +132,108 @@ func row(tw io.Writer, cells ...string) {
 	fmt.Fprint(tw, strings.Join(cells, "\t")+"\t\n")
 }
 
-func writeThroughput(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
-	scriptErrs := slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.IterationErrors > 0 })
-	stageHead, labels := leftColumn("stage", labels)
-	head := []string{stageHead, "VUs", "ok", "failed", "req/s", "out tok/s", "in tok/s", "window"}
-	if scriptErrs {
-		head = append(head, "script err")
+// throughputColumns says which optional columns the throughput table has.
+type throughputColumns struct{ scriptErrs, dirty, goodput bool }
+
+func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
+	stages := r.Stages
+	cols := throughputColumns{
+		scriptErrs: slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.IterationErrors > 0 }),
+		dirty:      slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.DirtyRequests > 0 }),
+		goodput:    r.SLOSet,
 	}
+	marked := make([]string, len(labels))
+	bound := false
+	for i, s := range stages {
+		marked[i] = labels[i]
+		if clientBound(&s) {
+			marked[i], bound = labels[i]+" !", true
+		}
+	}
+	stageHead, marked := leftColumn("stage", marked)
 	b.WriteString("\n")
 	tw := newTable(b)
-	row(tw, head...)
+	row(tw, cols.head(stageHead)...)
 	cut := false
-	for i, s := range stages {
-		window := fmt.Sprintf("%.1fs", s.DurationS)
-		if !s.Complete {
-			window += " cut"
-			cut = true
-		}
-		vus := fmt.Sprint(s.VUs)
-		if s.TargetRate > 0 {
-			vus = "-" // open model: the rate, not a VU count, sets the load
-		}
-		cells := []string{labels[i], vus, fmt.Sprint(s.OK), fmt.Sprint(s.Failed),
-			fmtRate(s.ReqPerSec), fmtRate(s.OutputTokPerSec), fmtRate(s.InputTokPerSec), window}
-		if scriptErrs {
-			cells = append(cells, fmt.Sprint(s.IterationErrors))
-		}
-		row(tw, cells...)
+	for i := range stages {
+		cut = cut || !stages[i].Complete
+		row(tw, cols.cells(marked[i], &stages[i])...)
 	}
 	tw.Flush()
 	if cut {
 		b.WriteString("cut: the stage did not run to its end; its window ends at its last completed request, or when the run stopped\n")
 	}
-}
-
-type family struct {
-	name string
-	dist func(*metrics.StageSummary) metrics.Dist
-}
-
-var families = []family{
-	{"TTFT", func(s *metrics.StageSummary) metrics.Dist { return s.TTFT }},
-	{"TPOT", func(s *metrics.StageSummary) metrics.Dist { return s.TPOT }},
-	{"ITL ", func(s *metrics.StageSummary) metrics.Dist { return s.ITL }},
-	{"E2E ", func(s *metrics.StageSummary) metrics.Dist { return s.E2E }},
-}
-
-// schedFamilies are shown for open-model runs: latencies measured from the
-// intended start, so waiting for a late start is not hidden.
-var schedFamilies = []family{
-	{"TTFT@ts", func(s *metrics.StageSummary) metrics.Dist { return s.TTFTSched }},
-	{"E2E@ts ", func(s *metrics.StageSummary) metrics.Dist { return s.E2ESched }},
-}
-
-// stageFamilies are the latency rows of one stage.
-func stageFamilies(s *metrics.StageSummary) []family {
-	if s.TTFTSched.Count > 0 || s.E2ESched.Count > 0 {
-		return append(slices.Clone(families), schedFamilies...)
+	if bound {
+		b.WriteString("!: llmload itself was the bottleneck in this stage, so its figures are suspect (see WARNING)\n")
 	}
-	return families
+	if cols.dirty {
+		b.WriteString("dirty: deliberately malformed requests, left out of every other figure\n")
+	}
+	if cols.goodput {
+		b.WriteString(goodputNote(r.Run.SLO) + "\n")
+	}
 }
 
-func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
-	b.WriteString("\n")
-	tw := newTable(b)
-	head, labels := leftColumn("latency ms", labels)
-	row(tw, head, "     ", "p50", "p90", "p95", "p99 ", "max", "n")
-	blank := strings.Repeat(" ", len([]rune(head)))
-	low := false
-	for i := range stages {
-		for j, f := range stageFamilies(&stages[i]) {
-			label := blank
-			if j == 0 {
-				label = labels[i]
+func (c throughputColumns) head(stage string) []string {
+	head := []string{stage, "VUs", "ok", "failed", "req/s", "out tok/s", "in tok/s", "window"}
+	if c.scriptErrs {
+		head = append(head, "script err")
+	}
+	if c.dirty {
+		head = append(head, "dirty")
+	}
+	if c.goodput {
+		head = append(head, "goodput/s", "good %")
+	}
+	return head
+}
+
+func (c throughputColumns) cells(label string, s *metrics.StageSummary) []string {
+	window := fmt.Sprintf("%.1fs", s.DurationS)
+	if !s.Complete {
+		window += " cut"
+	}
+	vus := fmt.Sprint(s.VUs)
+	if s.TargetRate > 0 {
+		vus = "-" // open model: the rate, not a VU count, sets the load
+	}
+	cells := []string{label, vus, fmt.Sprint(s.OK), fmt.Sprint(s.Failed),
+		fmtRate(s.ReqPerSec), fmtRate(s.OutputTokPerSec), fmtRate(s.InputTokPerSec), window}
+	if c.scriptErrs {
+		cells = append(cells, fmt.Sprint(s.IterationErrors))
+	}
+	if c.dirty {
+		cells = append(cells, fmt.Sprint(s.DirtyRequests))
+	}
+	if c.goodput {
+		cells = append(cells, fmtRate(s.Goodput), fmt.Sprintf("%.1f%%", 100*s.GoodShare))
+	}
+	return cells
+}
+
+// goodputNote names the objectives goodput counted against.
+func goodputNote(slo *SLO) string {
+	var parts []string
+	if slo != nil {
+		for _, o := range []struct {
+			name string
+			ms   float64
+		}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"E2E", slo.E2EMS}} {
+			if o.ms > 0 {
+				parts = append(parts, o.name+" ≤ "+engine.FormatDuration(msDuration(o.ms)))
 			}
-			d := f.dist(&stages[i])
-			low = low || d.LowSamples
-			row(tw, label, f.name+" ", fmtMS(d, d.P50), fmtMS(d, d.P90), fmtMS(d, d.P95),
-				fmtP99(d), fmtMS(d, d.Max), fmt.Sprint(d.Count))
 		}
 	}
-	tw.Flush()
-	if low {
-		b.WriteString(lowSamplesNote + "\n")
+	what := "the scenario's SLO"
+	if len(parts) > 0 {
+		what = "the SLO " + strings.Join(parts, ", ")
 	}
-	if slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.TTFTSched.Count > 0 }) {
-		b.WriteString("@ts: measured from the intended start (open model), so a late start is not hidden\n")
-	}
+	return "goodput: successful requests per second that met " + what + "; good %: their share of all requests"
 }
+
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+func clientBound(s *metrics.StageSummary) bool { return s.Client != nil && s.Client.Bound }
 
 // writeArrivals shows, for open-model stages, the target rate against what
 // was scheduled and started, drops and llmload's own schedule lag.
@@ -228,32 +254,6 @@ func writeArrivals(b *bytes.Buffer, stages []metrics.StageSummary, labels []stri
 			fmt.Sprint(s.DroppedIterations), fmtMS(l, l.P50), fmtMS(l, l.P99), fmtMS(l, l.Max))
 	}
 	tw.Flush()
-}
-
-// fmtMS prints milliseconds: two decimals below 1 ms (so fast token gaps
-// do not read as zero), one below 100 ms, integers above.
-func fmtMS(d metrics.Dist, v float64) string {
-	switch {
-	case d.Count == 0:
-		return "-"
-	case v < 1:
-		return fmt.Sprintf("%.2f", v)
-	case v < 100:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.0f", v)
-	}
-}
-
-// fmtP99 marks an unreliable p99; the trailing space keeps digits aligned.
-func fmtP99(d metrics.Dist) string {
-	if d.Count == 0 {
-		return "- "
-	}
-	if d.LowSamples {
-		return fmtMS(d, d.P99) + "*"
-	}
-	return fmtMS(d, d.P99) + " "
 }
 
 func fmtRate(v float64) string {

@@ -128,15 +128,40 @@ func writeMetricErrors(b *bytes.Buffer, errs []metrics.MetricError) {
 	}
 }
 
-// writeWarnings prints what makes results not take at face value.
+// writeWarnings prints why results cannot be taken at face value.
 func writeWarnings(b *bytes.Buffer, ws []string) {
 	if len(ws) == 0 {
 		return
 	}
 	b.WriteString("\nWARNING\n")
 	for _, w := range ws {
-		fmt.Fprintf(b, "  ! %s\n", w)
+		b.WriteString(wrap(w, "  ! ", "    ", maxWidth))
 	}
+}
+
+// maxWidth is the widest line the text summary writes.
+const maxWidth = 120
+
+// wrap breaks s at spaces into lines of at most width columns (a longer
+// word gets a line of its own), the first prefixed by first, the others by
+// rest; every line ends in a newline.
+func wrap(s, first, rest string, width int) string {
+	var b strings.Builder
+	line, n := first, len([]rune(first))
+	empty := true
+	for _, word := range strings.Fields(s) {
+		w := len([]rune(word))
+		if !empty && n+1+w > width {
+			b.WriteString(line + "\n")
+			line, n, empty = rest, len([]rune(rest)), true
+		}
+		if !empty {
+			line, n = line+" ", n+1
+		}
+		line, n, empty = line+word, n+w, false
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // writeThresholds lists each threshold condition with ✓ or ✗ and the
@@ -180,7 +205,8 @@ func oneLine(s string) string {
 func writeClamped(b *bytes.Buffer, stages []metrics.StageSummary) {
 	var n int64
 	for _, s := range stages {
-		n += s.TTFB.Clamped + s.TTFT.Clamped + s.TPOT.Clamped + s.ITL.Clamped + s.E2E.Clamped
+		n += s.TTFB.Clamped + s.TTFT.Clamped + s.TTFC.Clamped + s.TPOT.Clamped + s.ITL.Clamped +
+			s.ITLToken.Clamped + s.E2E.Clamped
 	}
 	if n > 0 {
 		fmt.Fprintf(b, "\n%d latency values outside 0 .. 1h were clamped to the nearest bound\n", n)

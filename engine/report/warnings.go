@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -11,29 +13,50 @@ import (
 // results are flagged: llmload itself started requests late.
 const LagWarnMS = 10.0
 
-// warnings flags open-model stages whose load was not delivered as asked:
-// a generator that fell behind, iterations dropped for want of VUs, or an
-// achieved rate short of the target by more than Poisson noise explains.
+// warnings flags the stages whose figures cannot be taken at face value:
+// llmload itself was the bottleneck, or (open models) the load was not
+// delivered as asked: a generator that fell behind, iterations dropped
+// for want of VUs, or an achieved rate short of the target by more than
+// Poisson noise explains.
 func warnings(stages []metrics.StageSummary) []string {
 	out := []string{}
 	for _, s := range stages {
-		if s.TargetRate <= 0 {
-			continue
-		}
 		name := s.Scenario + "/" + s.Stage
-		if lag := s.ScheduleLag; lag.Count > 0 && lag.P99 > LagWarnMS {
-			out = append(out, fmt.Sprintf("%s: llmload fell behind its schedule (schedule lag p99 %.1f ms > %.0f ms): "+
-				"the client machine is overloaded and started requests late; TTFT@ts and E2E@ts include that wait, TTFT and E2E do not",
-				name, lag.P99, LagWarnMS))
+		if c := s.Client; c != nil && c.Bound {
+			out = append(out, clientWarning(name, c))
 		}
-		if s.DroppedIterations > 0 {
-			out = append(out, fmt.Sprintf("%s: %d iterations dropped: every VU was busy (the server fell behind, or max_vus is too low)",
-				name, s.DroppedIterations))
+		if s.TargetRate > 0 {
+			out = append(out, arrivalWarnings(name, &s)...)
 		}
-		if short(s.AchievedRate, s.TargetRate, s.DurationS) {
-			out = append(out, fmt.Sprintf("%s: achieved %.2f iterations/s of the %.2f/s target (%.0f%%)",
-				name, s.AchievedRate, s.TargetRate, 100*s.AchievedRate/s.TargetRate))
-		}
+	}
+	return out
+}
+
+// clientWarning says that a stage's timings include llmload's own delays.
+func clientWarning(name string, c *engine.ClientCheck) string {
+	why := strings.Join(c.Reasons, "; ")
+	if why == "" {
+		why = "its self-check flagged the stage"
+	}
+	return fmt.Sprintf("%s: llmload itself was the bottleneck (%s): its latencies include the client's own delays "+
+		"and its throughput may be the client's limit, not the server's; run fewer VUs per process, "+
+		"use a larger machine, or split the load across machines with --segment", name, why)
+}
+
+func arrivalWarnings(name string, s *metrics.StageSummary) []string {
+	var out []string
+	if lag := s.ScheduleLag; lag.Count > 0 && lag.P99 > LagWarnMS {
+		out = append(out, fmt.Sprintf("%s: llmload fell behind its schedule (schedule lag p99 %.1f ms > %.0f ms): "+
+			"the client machine is overloaded and started requests late; TTFT@ts and E2E@ts include that wait, TTFT and E2E do not",
+			name, lag.P99, LagWarnMS))
+	}
+	if s.DroppedIterations > 0 {
+		out = append(out, fmt.Sprintf("%s: %d iterations dropped: every VU was busy (the server fell behind, or max_vus is too low)",
+			name, s.DroppedIterations))
+	}
+	if short(s.AchievedRate, s.TargetRate, s.DurationS) {
+		out = append(out, fmt.Sprintf("%s: achieved %.2f iterations/s of the %.2f/s target (%.0f%%)",
+			name, s.AchievedRate, s.TargetRate, 100*s.AchievedRate/s.TargetRate))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -22,6 +23,12 @@ func TestWarnings(t *testing.T) {
 		{"Poisson noise at low counts", open(1, 0.7, 10, 0, 0.4), nil},
 		{"late starts", open(100, 100, 60, 0, 12), []string{"fell behind its schedule", "12.0 ms"}},
 		{"dropped", open(100, 90, 60, 600, 0.4), []string{"600 iterations dropped", "achieved 90.00 iterations/s of the 100.00/s target (90%)"}},
+		{"healthy client", metrics.StageSummary{Stage: "c1", VUs: 4, Client: &engine.ClientCheck{CPUPercent: 30, Cores: 2}}, nil},
+		{"client-bound, closed model", metrics.StageSummary{Scenario: "s", Stage: "c64", VUs: 64,
+			Client: &engine.ClientCheck{CPUPercent: 199, Cores: 2, Bound: true, Reasons: []string{"CPU at 199% of 2 cores", "GC pauses p99 3.00 ms"}}},
+			[]string{"s/c64: llmload itself was the bottleneck (CPU at 199% of 2 cores; GC pauses p99 3.00 ms)", "--segment"}},
+		{"client-bound without reasons", metrics.StageSummary{Scenario: "s", Stage: "x", Client: &engine.ClientCheck{Bound: true}},
+			[]string{"s/x: llmload itself was the bottleneck (its self-check flagged the stage)"}},
 	}
 	for _, tt := range tests {
 		got := strings.Join(warnings([]metrics.StageSummary{tt.stage}), "\n")

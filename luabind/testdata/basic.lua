@@ -5,7 +5,9 @@ local prompts = llm.pool { "alpha", "beta", "gamma" }
 
 options = {
   target = { base_url = "http://127.0.0.1:1", api_key = "sk-test-never-printed", model = "m",
-             connect_timeout = "1s", ttft_timeout = "5s", idle_timeout = "2s", timeout = "2m" },
+             connect_timeout = "1s", ttft_timeout = "5s", idle_timeout = "2s", timeout = "2m",
+             tokenizer = "o200k_base", continuous_usage = true },
+  slo = { ttft = "500ms", tpot = "50ms", e2e = "10s" },
   warmup = { requests = 2 },
   seed = 1234,
   scenarios = {

@@ -41,3 +41,21 @@ function two(vu)
   llm.chat { messages = user }
   llm.chat { messages = user }
 end
+
+-- llm.complete and stream = false.
+function complete_full(vu)
+  res = llm.complete {
+    prompt = "Once upon a time", model = "other", max_tokens = 7, temperature = 0.5, top_p = 1,
+    seed = 9, stop = { "\n" }, extra = { echo = false }, tags = { prompt = "story" }, stream = false,
+  }
+end
+function complete_minimal(vu) res = llm.complete { prompt = "" } end
+function chat_no_stream(vu) llm.chat { messages = user, stream = false } end
+function chat_stream(vu) llm.chat { messages = user, stream = true } end
+function no_prompt(vu) llm.complete { max_tokens = 3 } end
+function prompt_number(vu) llm.complete { prompt = 42 } end
+function prompt_typo(vu) llm.complete { promt = "x" } end
+function complete_messages(vu) llm.complete { prompt = "x", messages = user } end
+function bad_stream(vu) llm.chat { messages = user, stream = "no" } end
+function complete_bad_stream(vu) llm.complete { prompt = "x", stream = 0 } end
+function complete_not_a_table(vu) llm.complete("x") end

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/report"
+)
+
+// recordingSink is the collector plus the per-request files, which are
+// written as samples arrive so an interrupted run keeps every record.
+type recordingSink struct {
+	*metrics.Collector
+	writers []*report.RequestWriter
+	files   []*os.File
+}
+
+// newRecordingSink opens the per-request files out names; with none, it is
+// the collector alone.
+func newRecordingSink(col *metrics.Collector, out outputs, start time.Time) (*recordingSink, error) {
+	s := &recordingSink{Collector: col}
+	for _, f := range []struct{ path, format string }{{out.csv, report.FormatCSV}, {out.jsonl, report.FormatJSONL}} {
+		if f.path == "" {
+			continue
+		}
+		file, err := os.Create(f.path)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("per-request records: %w", err)
+		}
+		w, err := report.NewRequestWriter(file, f.format, start)
+		if err != nil {
+			file.Close()
+			s.Close()
+			return nil, fmt.Errorf("%s: %w", f.path, err)
+		}
+		s.writers, s.files = append(s.writers, w), append(s.files, file)
+	}
+	return s, nil
+}
+
+// Sample records s in every file and in the collector.
+func (s *recordingSink) Sample(x engine.Sample) {
+	for _, w := range s.writers {
+		w.Write(x)
+	}
+	s.Collector.Sample(x)
+}
+
+// Close flushes and closes the files (not the collector).
+func (s *recordingSink) Close() error {
+	var errs []error
+	for i, w := range s.writers {
+		errs = append(errs, w.Close(), s.files[i].Close())
+	}
+	s.writers, s.files = nil, nil
+	return errors.Join(errs...)
+}

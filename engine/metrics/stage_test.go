@@ -1,0 +1,245 @@
+package metrics
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+func dirtySample(stage string, startS float64, kind string) engine.Sample {
+	s := failSample(stage, startS, "http_4xx:400")
+	s.Dirty, s.Tags = kind, short
+	s.E2E = 9 * time.Second
+	return s
+}
+
+func TestDirtySamplesStayOutOfCleanStatistics(t *testing.T) {
+	c := NewCollector(WithSLO(engine.SLO{E2E: time.Hour}))
+	c.StageStarted(mark("sweep", "c1", 0, 1, 0))
+	c.Sample(okSample("c1", 1, 100*time.Millisecond))
+	for _, kind := range []string{"empty", "overlong"} {
+		c.Sample(dirtySample("c1", 2, kind))
+		ok := okSample("c1", 2, time.Minute) // a dirty request the server answered
+		ok.Dirty, ok.Tags = kind, short
+		c.Sample(ok)
+	}
+	c.StageEnded(mark("sweep", "c1", 0, 1, 10))
+	live := c.Live()
+	snap := c.Snapshot()
+	sum := c.Close()
+	st := findStage(t, sum, "c1")
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"dirty_requests", float64(st.DirtyRequests), 4},
+		{"Live().Dirty", float64(live.Dirty), 4},
+		{"requests", float64(st.Requests), 1},
+		{"Live().Requests", float64(live.Requests), 1},
+		{"failed", float64(st.Failed), 0},
+		{"errors by class", float64(len(st.Errors)), 0},
+		{"e2e max", st.E2E.Max, 100},
+		{"output tokens", float64(st.OutputTokens), 3},
+		{"good requests", float64(st.GoodRequests), 1},
+		{"good share", st.GoodShare, 1},
+		{"tag requests", float64(st.ByTag["prompt"]["short"].Requests), 0},
+		{"series starts", float64(seriesTotal(sum.TimeSeries, func(p Point) int64 { return p.Starts })), 1},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	if v, n, err := snap.Value(Query{Metric: "errors", Agg: AggRate}); err != nil || v != 0 || n != 1 {
+		t.Errorf("errors.rate = %v (n %d, err %v), want 0 over the one clean request", v, n, err)
+	}
+}
+
+func TestNewDistributions(t *testing.T) {
+	c := NewCollector()
+	s := okSample("c1", 0, time.Second)
+	s.Streamed = true
+	s.TTFT, s.TTFC = 100*time.Millisecond, 400*time.Millisecond // reasoning first
+	s.TokenITL = []time.Duration{0, 5 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond}
+	s.ReasoningTokens = 40
+	c.Sample(s)
+	plain := okSample("c1", 1, 2*time.Second) // no reasoning, no per-chunk usage
+	plain.TTFC = plain.TTFT
+	c.Sample(plain)
+	batch := engine.Sample{Scenario: "sweep", Stage: "c1", Result: engine.Result{
+		Start: at(2), Status: 200, TTFB: 3 * time.Second, E2E: 3 * time.Second,
+		OutputTokens: 50, TokensSource: engine.TokensFromUsage, Streamed: false,
+	}}
+	c.Sample(batch)
+	snap := c.Snapshot()
+	st := findStage(t, c.Close(), "c1")
+	for _, tc := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"ttft count (not streamed: none)", float64(st.TTFT.Count), 2},
+		{"ttfc count", float64(st.TTFC.Count), 2},
+		{"ttfc max", st.TTFC.Max, 400},
+		{"ttfc min", st.TTFC.Min, 400},
+		{"itl_token count (zero gaps are real)", float64(st.ITLToken.Count), 4},
+		{"itl_token mean", st.ITLToken.Mean, 5},
+		{"itl count (chunk level)", float64(st.ITL.Count), 4},
+		{"tpot count", float64(st.TPOT.Count), 2},
+		{"e2e count (not streamed included)", float64(st.E2E.Count), 3},
+		{"e2e max", st.E2E.Max, 3000},
+		{"reasoning tokens", float64(st.ReasoningTokens), 40},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		q    Query
+		want float64
+	}{
+		{Query{Metric: "ttfc", Agg: AggMax}, 400},
+		{Query{Metric: "itl_token", Agg: AggCount}, 4},
+		{Query{Metric: "itl_token", Agg: AggP, P: 99}, 10},
+		{Query{Metric: "reasoning_tokens", Agg: AggCount}, 40},
+	} {
+		if v, _, err := snap.Value(tc.q); err != nil || !closeTo(v, tc.want) {
+			t.Errorf("%+v = %v (err %v), want %v", tc.q, v, err, tc.want)
+		}
+	}
+}
+
+func TestTokenAccounting(t *testing.T) {
+	c := NewCollector()
+	for _, tc := range []struct {
+		usage, client int
+		source, in    string
+	}{
+		{100, 100, engine.TokensFromUsage, engine.TokensFromUsage},        // agree
+		{100, 104, engine.TokensFromUsage, engine.TokensFromUsage},        // 4%: within tolerance
+		{100, 110, engine.TokensFromUsage, engine.TokensFromTokenizer},    // 10%: mismatch
+		{0, 7, engine.TokensFromUsage, ""},                                // usage 0: 700%
+		{100, 0, engine.TokensFromUsage, engine.TokensFromUsage},          // client did not count
+		{90, 100, engine.TokensFromTokenizer, engine.TokensFromTokenizer}, // nothing to compare
+	} {
+		s := okSample("c1", 0, time.Second)
+		s.OutputTokens, s.ClientOutputTokens = tc.usage, tc.client
+		s.TokensSource, s.InputTokensSource = tc.source, tc.in
+		c.Sample(s)
+	}
+	bad := failSample("c1", 0, "conn_reset")
+	bad.TokensSource, bad.ClientOutputTokens, bad.InputTokensSource = engine.TokensFromUsage, 3, engine.TokensFromUsage
+	c.Sample(bad)
+	st := findStage(t, c.Close(), "c1")
+	if got, want := st.TokenCheck.Compared, int64(4); got != want {
+		t.Errorf("compared = %d, want %d", got, want)
+	}
+	if got, want := st.TokenCheck.Mismatched, int64(2); got != want {
+		t.Errorf("mismatched = %d, want %d", got, want)
+	}
+	if got, want := st.TokenCheck.MeanRelDiff, (0+0.04+0.10+7)/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("mean_rel_diff = %v, want %v", got, want)
+	}
+	want := map[string]int64{engine.TokensFromUsage: 3, engine.TokensFromTokenizer: 2, "unknown": 1}
+	if got := jsonOf(t, st.InputTokensSource); got != jsonOf(t, want) {
+		t.Errorf("input_tokens_source = %s, want %s (successes only)", got, jsonOf(t, want))
+	}
+}
+
+// feedGoodput runs a stage of 4 s: two requests meet TTFT ≤ 250 ms and
+// E2E ≤ 2 s, one misses TTFT, one E2E, one fails.
+func feedGoodput(c *Collector) {
+	c.StageStarted(mark("sweep", "c1", 0, 1, 0))
+	for _, e2e := range []time.Duration{time.Second, time.Second, 1500 * time.Millisecond, 3 * time.Second} {
+		c.Sample(okSample("c1", 1, e2e)) // TTFT = E2E/5
+	}
+	c.Sample(failSample("c1", 2, "conn_reset"))
+	c.StageEnded(mark("sweep", "c1", 0, 1, 4))
+}
+
+func TestGoodput(t *testing.T) {
+	c := NewCollector(WithSLO(engine.SLO{TTFT: 250 * time.Millisecond, E2E: 2 * time.Second}))
+	feedGoodput(c)
+	snap := c.Snapshot()
+	sum := c.Close()
+	st := findStage(t, sum, "c1")
+	if !sum.SLOSet {
+		t.Error("slo_set = false with an SLO")
+	}
+	if st.GoodRequests != 2 || st.Goodput != 0.5 || st.GoodShare != 0.4 {
+		t.Errorf("good requests %d, goodput %v/s, share %v; want 2, 0.5/s, 0.4 (failed included)",
+			st.GoodRequests, st.Goodput, st.GoodShare)
+	}
+	for _, tc := range []struct {
+		q    Query
+		want float64
+		n    int64
+	}{
+		{Query{Metric: "goodput", Agg: AggCount}, 2, 5},
+		{Query{Metric: "goodput", Agg: AggRate}, 0.5, 5},
+		{Query{Metric: "good_share", Agg: AggRate}, 0.4, 5},
+		{Query{Metric: "good_share", Agg: AggCount}, 2, 5},
+	} {
+		if v, n, err := snap.Value(tc.q); err != nil || !closeTo(v, tc.want) || n != tc.n {
+			t.Errorf("%+v = %v (n %d, err %v), want %v (n %d)", tc.q, v, n, err, tc.want, tc.n)
+		}
+	}
+}
+
+func TestGoodputWithoutSLO(t *testing.T) {
+	c := NewCollector(WithSLO(engine.SLO{}))
+	feedGoodput(c)
+	snap := c.Snapshot()
+	sum := c.Close()
+	st := findStage(t, sum, "c1")
+	if sum.SLOSet || st.GoodRequests != 0 || st.Goodput != 0 || st.GoodShare != 0 {
+		t.Errorf("slo_set %v, good %d, goodput %v, share %v; want all zero",
+			sum.SLOSet, st.GoodRequests, st.Goodput, st.GoodShare)
+	}
+	if _, n, err := snap.Value(Query{Metric: "good_share", Agg: AggRate}); err != nil || n != 0 {
+		t.Errorf("good_share: n %d, err %v; want no data", n, err)
+	}
+}
+
+func TestGoodputTracked(t *testing.T) {
+	c := NewCollector(WithSLO(engine.SLO{E2E: 2 * time.Second}))
+	if err := c.Track("good_share", Filter{"prompt": "long"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tags := range []map[string]string{short, long, long, long} {
+		s := okSample("c1", 0, time.Duration(i+1)*time.Second) // 1 s .. 4 s
+		s.Tags = tags
+		c.Sample(s)
+	}
+	snap := c.Snapshot()
+	c.Close()
+	if v, n, err := snap.Value(Query{Metric: "good_share", Filter: Filter{"prompt": "long"}, Agg: AggRate}); err != nil || !closeTo(v, 1.0/3) || n != 3 {
+		t.Errorf("good_share{prompt:long} = %v (n %d, err %v), want 1/3 of 3", v, n, err)
+	}
+}
+
+func TestStageClientCheckCarried(t *testing.T) {
+	st := StageSummary{Stage: "c1"}
+	if got := jsonOf(t, st); strings.Contains(got, `"client"`) {
+		t.Errorf("nil Client is written: %s", got)
+	}
+	st.Client = &engine.ClientCheck{CPUPercent: 97.5, Cores: 2, Bound: true, Reasons: []string{"cpu"}}
+	var back StageSummary
+	if err := json.Unmarshal([]byte(jsonOf(t, st)), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Client == nil || back.Client.CPUPercent != 97.5 || !back.Client.Bound {
+		t.Errorf("client after a round trip = %+v, want %+v", back.Client, st.Client)
+	}
+}
+
+// seriesTotal sums one figure over a time series.
+func seriesTotal(ps []Point, f func(Point) int64) int64 {
+	var n int64
+	for _, p := range ps {
+		n += f(p)
+	}
+	return n
+}

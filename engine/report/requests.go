@@ -1,0 +1,182 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// Request record formats for NewRequestWriter.
+const (
+	FormatCSV   = "csv"   // RFC 4180, a header row, then one row per request
+	FormatJSONL = "jsonl" // one JSON object per line, keys in column order
+)
+
+// Errors NewRequestWriter returns.
+var (
+	ErrRequestFormat = errors.New("unknown request record format")
+	ErrNilWriter     = errors.New("request records: nil writer")
+)
+
+// Columns of a per-request record, in file order; they are the CSV header
+// and the JSONL keys, and they only ever grow at the end. Times are in
+// milliseconds with three decimals. A value that was not measured or does
+// not apply is an empty cell (JSON null), never 0.
+const (
+	colStartOffset    = "start_offset_ms"      // Sample.Start − the run's start
+	colScenario       = "scenario"             // scenario name
+	colStage          = "stage"                // stage name
+	colTags           = "tags"                 // CSV: k=v;k=v sorted by key; JSONL: an object
+	colStatus         = "status"               // HTTP status; empty when no response arrived
+	colErrorClass     = "error_class"          // DESIGN.md's error class; empty on success
+	colErrorMessage   = "error_message"        // as the client recorded it (already redacted)
+	colTTFB           = "ttfb_ms"              // headers received − t0
+	colTTFT           = "ttft_ms"              // first text of any kind − t0
+	colTTFC           = "ttfc_ms"              // first answer (content) text − t0
+	colE2E            = "e2e_ms"               // end of stream − t0
+	colTPOT           = "tpot_ms"              // per output token after the first
+	colInputTokens    = "input_tokens"         // empty when nothing counted them
+	colInputSource    = "input_tokens_source"  // usage, tokenizer or events
+	colOutputTokens   = "output_tokens"        // empty when nothing counted them
+	colTokensSource   = "tokens_source"        // source of output_tokens
+	colReasoning      = "reasoning_tokens"     // empty when the server reported none
+	colClientTokens   = "client_output_tokens" // offline tokenizer's count; empty when not counted
+	colStreamed       = "streamed"             // true or false
+	colScheduledLag   = "scheduled_lag_ms"     // Start − Scheduled; empty without an intended start
+	colDirty          = "dirty"                // dirty-data kind; empty for clean requests
+	colWarmup         = "warmup"               // true or false
+	numRequestColumns = 22
+)
+
+var requestColumns = [numRequestColumns]string{
+	colStartOffset, colScenario, colStage, colTags, colStatus, colErrorClass, colErrorMessage,
+	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
+	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup,
+}
+
+// RequestColumns returns the names of a per-request record's columns, in
+// file order (see the column constants in requests.go for their meaning).
+func RequestColumns() []string { return slices.Clone(requestColumns[:]) }
+
+// DefaultRequestBuffer is how many samples Write queues before it blocks:
+// enough to absorb a burst of completions while the disk is slow.
+const DefaultRequestBuffer = 4096
+
+// requestFlushEvery bounds how long a record waits in memory, so an
+// interrupted run loses at most this much of its per-request file.
+const requestFlushEvery = time.Second
+
+// RequestWriter writes one record per request sample, as samples arrive.
+// Safe for concurrent use: Write hands the sample to one writer goroutine
+// (buffered channel; never drops; blocks when full), which flushes at
+// least every second. Close flushes and returns the first error.
+type RequestWriter struct {
+	mu     sync.RWMutex // held shared while sending, so Close never closes ch under a sender
+	closed bool
+	ch     chan engine.Sample
+	done   chan struct{}
+	err    error // written by the writer goroutine, read after done is closed
+	enc    recordEncoder
+	start  time.Time
+	flush  time.Duration
+}
+
+// NewRequestWriter starts a writer of per-request records in format
+// (FormatCSV or FormatJSONL) to w; offsets are measured from start. The CSV
+// header is written and flushed at once, so an unwritable w fails here.
+func NewRequestWriter(w io.Writer, format string, start time.Time) (*RequestWriter, error) {
+	if w == nil {
+		return nil, ErrNilWriter
+	}
+	var enc recordEncoder
+	switch format {
+	case FormatCSV:
+		c := csvEncoder{w: csv.NewWriter(w)}
+		if err := c.header(); err != nil {
+			return nil, fmt.Errorf("request records: write CSV header: %w", err)
+		}
+		enc = c
+	case FormatJSONL:
+		enc = jsonlEncoder{w: bufio.NewWriter(w)}
+	default:
+		return nil, fmt.Errorf("%w %q: want %q or %q", ErrRequestFormat, format, FormatCSV, FormatJSONL)
+	}
+	rw := &RequestWriter{
+		ch:    make(chan engine.Sample, DefaultRequestBuffer),
+		done:  make(chan struct{}),
+		enc:   enc,
+		start: start,
+		flush: requestFlushEvery,
+	}
+	go rw.run()
+	return rw, nil
+}
+
+// Write queues one sample's record; it blocks while the queue is full
+// rather than lose it. The sample's Tags map must not change afterwards.
+// A Write after Close is ignored: the file is already complete.
+func (w *RequestWriter) Write(s engine.Sample) {
+	// The record needs none of these, and the queue should not keep a
+	// whole answer alive per entry.
+	s.Text, s.ITL, s.TokenITL = "", nil, nil
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return
+	}
+	w.ch <- s
+}
+
+// Close writes what is queued, flushes, and returns the first error of
+// the writer's life. Calling it again returns the same error.
+func (w *RequestWriter) Close() error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
+	}
+	w.mu.Unlock()
+	<-w.done
+	return w.err
+}
+
+// run is the one goroutine that encodes and writes. After the first error
+// it keeps draining the queue, so that writers never block on a dead file.
+func (w *RequestWriter) run() {
+	defer close(w.done)
+	tick := time.NewTicker(w.flush)
+	defer tick.Stop()
+	pending := false
+	for {
+		select {
+		case s, ok := <-w.ch:
+			if !ok {
+				w.keep(w.enc.flush())
+				return
+			}
+			if w.err == nil {
+				w.keep(w.enc.write(requestRecord(&s, w.start)))
+				pending = true
+			}
+		case <-tick.C:
+			if pending && w.err == nil {
+				w.keep(w.enc.flush())
+				pending = false
+			}
+		}
+	}
+}
+
+// keep records the first error.
+func (w *RequestWriter) keep(err error) {
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("request records: %w", err)
+	}
+}

@@ -1,0 +1,433 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// requestSamples covers a success with every field, a failure with an
+// awkward message, a sample that measured nothing, and an open-model one.
+func requestSamples() []engine.Sample {
+	ms := time.Millisecond
+	return []engine.Sample{
+		{Scenario: "chat", Stage: "c1", Tags: map[string]string{"prompt": "short", "lang": "zh"},
+			Result: engine.Result{Start: t0.Add(1500 * ms), Status: 200,
+				TTFB: 12345 * time.Microsecond, TTFT: 31260 * time.Microsecond, TTFC: 250 * ms, E2E: 1234567 * time.Microsecond,
+				TPOT: 8123456, ITL: []time.Duration{ms}, InputTokens: 42, InputTokensSource: engine.TokensFromUsage,
+				OutputTokens: 180, TokensSource: engine.TokensFromUsage, ReasoningTokens: 30, ClientOutputTokens: 182,
+				Text: "the answer", Streamed: true}},
+		{Scenario: "chat", Stage: "c1", Tags: map[string]string{"odd key": "a;b=c%d"}, Dirty: "malformed_json",
+			Result: engine.Result{Start: t0.Add(2 * time.Second), Status: 502, TTFB: 3 * ms,
+				Err:      &engine.Error{Class: "http_5xx:502", Message: "upstream said \"no\", twice,\nthen <html>&nbsp;</html>"},
+				Streamed: true}},
+		{Scenario: "chat", Stage: "warmup", Warmup: true,
+			Result: engine.Result{Start: t0.Add(-time.Second), Err: &engine.Error{Class: engine.ErrConnRefused, Message: "dial tcp 127.0.0.1:1: connect: connection refused"}}},
+		{Scenario: "rag", Stage: "steady", Scheduled: t0.Add(10 * time.Second),
+			Result: engine.Result{Start: t0.Add(10*time.Second + 250*time.Microsecond), Status: 200,
+				TTFB: 5 * ms, TTFT: 5 * ms, TTFC: 5 * ms, E2E: 9 * ms, InputTokens: 0, InputTokensSource: engine.TokensFromTokenizer,
+				OutputTokens: 1, TokensSource: engine.TokensFromEvents, Streamed: false}},
+	}
+}
+
+func writeRecords(t *testing.T, format string, samples []engine.Sample) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewRequestWriter(&b, format, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		w.Write(s)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestRequestWriterGolden(t *testing.T) {
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		t.Run(format, func(t *testing.T) {
+			golden(t, "requests."+format+".golden", writeRecords(t, format, requestSamples()))
+		})
+	}
+}
+
+// TestRequestCSVReadBack parses the CSV as a user's tool would and checks
+// every awkward value survived.
+func TestRequestCSVReadBack(t *testing.T) {
+	rows, err := csv.NewReader(bytes.NewReader(writeRecords(t, FormatCSV, requestSamples()))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(rows), 1+len(requestSamples()); got != want {
+		t.Fatalf("%d rows, want %d", got, want)
+	}
+	if got, want := rows[0], RequestColumns(); !reflect.DeepEqual(got, want) {
+		t.Errorf("header = %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		row        int
+		col, value string
+	}{
+		{1, "start_offset_ms", "1500.000"},
+		{1, "tags", "lang=zh;prompt=short"},
+		{1, "ttft_ms", "31.260"},
+		{1, "tpot_ms", "8.123"},
+		{1, "e2e_ms", "1234.567"},
+		{1, "reasoning_tokens", "30"},
+		{1, "scheduled_lag_ms", ""},
+		{1, "warmup", "false"},
+		{2, "error_message", "upstream said \"no\", twice,\nthen <html>&nbsp;</html>"},
+		{2, "tags", "odd key=a%3Bb%3Dc%25d"},
+		{2, "dirty", "malformed_json"},
+		{2, "ttft_ms", ""},
+		{2, "output_tokens", ""},
+		{2, "tokens_source", ""},
+		{3, "start_offset_ms", "-1000.000"},
+		{3, "status", ""},
+		{3, "streamed", "false"},
+		{3, "warmup", "true"},
+		{3, "tags", ""},
+		{4, "scheduled_lag_ms", "0.250"},
+		{4, "input_tokens", "0"},
+		{4, "client_output_tokens", ""},
+		{4, "output_tokens", "1"},
+	} {
+		col := columnIndex(t, tc.col)
+		if got := rows[tc.row][col]; got != tc.value {
+			t.Errorf("row %d %s = %q, want %q", tc.row, tc.col, got, tc.value)
+		}
+	}
+}
+
+func columnIndex(t *testing.T, name string) int {
+	t.Helper()
+	for i, c := range RequestColumns() {
+		if c == name {
+			return i
+		}
+	}
+	t.Fatalf("no column %q", name)
+	return -1
+}
+
+// TestRequestJSONLReadBack checks every line is an object with every
+// column, and that absent values are null rather than 0.
+func TestRequestJSONLReadBack(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(string(writeRecords(t, FormatJSONL, requestSamples())), "\n"), "\n")
+	if got, want := len(lines), len(requestSamples()); got != want {
+		t.Fatalf("%d lines, want %d", got, want)
+	}
+	var recs []map[string]any
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, line)
+		}
+		if got, want := len(m), len(RequestColumns()); got != want {
+			t.Errorf("line %d has %d keys, want %d", i+1, got, want)
+		}
+		recs = append(recs, m)
+	}
+	for _, tc := range []struct {
+		rec  int
+		key  string
+		want any
+	}{
+		{0, "ttft_ms", 31.26},
+		{0, "tags", map[string]any{"lang": "zh", "prompt": "short"}},
+		{0, "streamed", true},
+		{1, "error_message", "upstream said \"no\", twice,\nthen <html>&nbsp;</html>"},
+		{1, "ttft_ms", nil},
+		{1, "output_tokens", nil},
+		{2, "status", nil},
+		{2, "tags", nil},
+		{3, "scheduled_lag_ms", 0.25},
+		{3, "input_tokens", 0.0},
+	} {
+		if got := recs[tc.rec][tc.key]; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("record %d %s = %#v, want %#v", tc.rec, tc.key, got, tc.want)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer the test can read while the writer
+// goroutine writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestRequestWriterConcurrent(t *testing.T) {
+	const goroutines, each = 8, 500
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		t.Run(format, func(t *testing.T) {
+			var b lockedBuffer
+			w, err := NewRequestWriter(&b, format, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Go(func() {
+					for i := range each {
+						w.Write(engine.Sample{Scenario: "s", Stage: "x",
+							Tags:   map[string]string{"id": fmt.Sprintf("%d-%d", g, i)},
+							Result: engine.Result{Start: t0.Add(time.Duration(i) * time.Millisecond)}})
+					}
+				})
+			}
+			wg.Wait()
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ids := recordIDs(t, format, b.String())
+			if got, want := len(ids), goroutines*each; got != want {
+				t.Errorf("%d distinct records, want %d", got, want)
+			}
+		})
+	}
+}
+
+// recordIDs returns the distinct "id" tags of a CSV or JSONL output.
+func recordIDs(t *testing.T, format, out string) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	if format == FormatCSV {
+		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows[1:] {
+			ids[r[columnIndex(t, "tags")]] = true
+		}
+		return ids
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var rec struct {
+			Tags map[string]string `json:"tags"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		ids[rec.Tags["id"]] = true
+	}
+	return ids
+}
+
+// TestRequestWriterFlushesWhileRunning: records reach the file within
+// about a second without Close, so an interrupted run keeps them.
+func TestRequestWriterFlushesWhileRunning(t *testing.T) {
+	var b lockedBuffer
+	w, err := NewRequestWriter(&b, FormatJSONL, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Write(engine.Sample{Scenario: "s", Stage: "early"})
+	deadline := time.Now().Add(10 * time.Second) // generous: the flush is every second
+	for !strings.Contains(b.String(), `"early"`) {
+		if time.Now().After(deadline) {
+			t.Fatal("record not flushed within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRequestWriterCloseFlushes: a record smaller than any buffer is on
+// disk once Close returns, and later Writes and Closes are harmless.
+func TestRequestWriterCloseFlushes(t *testing.T) {
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		t.Run(format, func(t *testing.T) {
+			var b lockedBuffer
+			w, err := NewRequestWriter(&b, format, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(engine.Sample{Scenario: "s", Stage: "last"})
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.String(); !strings.Contains(got, "last") {
+				t.Errorf("after Close the output lacks the record:\n%s", got)
+			}
+			w.Write(engine.Sample{Scenario: "s", Stage: "late"})
+			if err := w.Close(); err != nil {
+				t.Errorf("second Close = %v", err)
+			}
+			if got := b.String(); strings.Contains(got, "late") {
+				t.Errorf("a Write after Close was written:\n%s", got)
+			}
+		})
+	}
+}
+
+// gateWriter blocks every Write until open is closed.
+type gateWriter struct {
+	open chan struct{}
+	lockedBuffer
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	<-g.open
+	return g.lockedBuffer.Write(p)
+}
+
+// TestRequestWriterBlocksRatherThanDrops fills the queue behind a stalled
+// file: Write must wait, and every record must arrive once it drains.
+func TestRequestWriterBlocksRatherThanDrops(t *testing.T) {
+	g := &gateWriter{open: make(chan struct{})}
+	w, err := NewRequestWriter(g, FormatJSONL, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := DefaultRequestBuffer + 200 // more than queue and bufio buffer hold
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			w.Write(engine.Sample{Scenario: "s", Stage: "x", Tags: map[string]string{"id": fmt.Sprint(i)}})
+		}
+	}()
+	select {
+	case <-done:
+		t.Fatal("all Writes returned while the file was stalled: records were dropped or buffered without bound")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(g.open)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Writes still blocked 30 s after the file drained")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recordIDs(t, FormatJSONL, g.String())), n; got != want {
+		t.Errorf("%d records written, want %d", got, want)
+	}
+}
+
+// errWriter fails every write after the first ok bytes.
+type errWriter struct{ ok int }
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if len(p) <= e.ok {
+		e.ok -= len(p)
+		return len(p), nil
+	}
+	return 0, errors.New("disk full")
+}
+
+func TestRequestWriterErrors(t *testing.T) {
+	if _, err := NewRequestWriter(&bytes.Buffer{}, "xml", t0); !errors.Is(err, ErrRequestFormat) ||
+		!strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("format xml: err = %v, want %v naming it", err, ErrRequestFormat)
+	}
+	if _, err := NewRequestWriter(nil, FormatCSV, t0); !errors.Is(err, ErrNilWriter) {
+		t.Errorf("nil writer: err = %v, want %v", err, ErrNilWriter)
+	}
+	if _, err := NewRequestWriter(&errWriter{}, FormatCSV, t0); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("unwritable CSV: err = %v, want the header's write error", err)
+	}
+	// A dead file must not block the run: Writes keep returning and Close
+	// reports the failure.
+	w, err := NewRequestWriter(&errWriter{}, FormatJSONL, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2*DefaultRequestBuffer + 100 {
+			w.Write(engine.Sample{Scenario: "s", Stage: strings.Repeat("x", 100)})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Writes blocked on a failing file")
+	}
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Close = %v, want the write error", err)
+	}
+}
+
+// TestRequestColumnsIsACopy: callers cannot change the header.
+func TestRequestColumnsIsACopy(t *testing.T) {
+	c := RequestColumns()
+	c[0] = "changed"
+	if got, want := RequestColumns()[0], "start_offset_ms"; got != want {
+		t.Errorf("RequestColumns()[0] = %q, want %q", got, want)
+	}
+}
+
+func BenchmarkRequestWriter(b *testing.B) {
+	s := requestSamples()[0]
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		b.Run(format, func(b *testing.B) {
+			w, err := NewRequestWriter(io.Discard, format, t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				w.Write(s)
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRequestWriterCloseDuringWrites: Writes racing with Close neither
+// panic nor corrupt the file; each record is whole or absent.
+func TestRequestWriterCloseDuringWrites(t *testing.T) {
+	var b lockedBuffer
+	w, err := NewRequestWriter(&b, FormatCSV, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				w.Write(engine.Sample{Scenario: "s", Stage: "x", Tags: map[string]string{"id": fmt.Sprintf("%d-%d", g, i)}})
+			}
+		})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if ids := recordIDs(t, FormatCSV, b.String()); len(ids) > 8000 {
+		t.Errorf("%d records, want at most 8000", len(ids))
+	}
+}

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+// maxTagWidth bounds a tag key or value in the tables, so that a long
+// value cannot push them past the terminal's width.
+const maxTagWidth = 24
+
+// writeByTag writes one table per tag key that splits some stage's
+// requests into two values or more: the per-kind latencies a mixed
+// workload's overall percentiles blur together. starred says the latency
+// table already explained the * mark.
+func writeByTag(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, starred bool) {
+	star := false
+	for _, key := range splitKeys(stages) {
+		star = writeTagTable(b, stages, labels, key) || star
+	}
+	switch {
+	case star && starred:
+		b.WriteString("* not reliable, as in the latency table\n")
+	case star:
+		b.WriteString(unreliableNote)
+	}
+	for i, s := range stages {
+		if s.TagKeysOverflow > 0 {
+			fmt.Fprintf(b, "%s: requests carried more than %d tag keys; %d (request, key) pairs beyond them are not broken down\n",
+				labels[i], metrics.MaxTagKeys, s.TagKeysOverflow)
+		}
+	}
+}
+
+// splitKeys returns, sorted, the tag keys with at least two values in some stage.
+func splitKeys(stages []metrics.StageSummary) []string {
+	var keys []string
+	for _, s := range stages {
+		for key, values := range s.ByTag {
+			if len(values) >= 2 && !slices.Contains(keys, key) {
+				keys = append(keys, key)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// writeTagTable writes the table of one key and reports whether it
+// starred a percentile.
+func writeTagTable(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, key string) (star bool) {
+	var stageCol, valueCol []string
+	var rest [][]string
+	for i, s := range stages {
+		values := s.ByTag[key]
+		if len(values) < 2 {
+			continue
+		}
+		for j, v := range sortedTagValues(values) {
+			label := ""
+			if j == 0 {
+				label = labels[i]
+			}
+			t := values[v]
+			stageCol, valueCol = append(stageCol, label), append(valueCol, clip(v))
+			rest = append(rest, []string{fmt.Sprint(t.Requests), fmt.Sprint(t.OK), fmt.Sprint(t.Failed),
+				fmtP(t.TTFT, "p50", t.TTFT.P50), fmtP(t.TTFT, "p90", t.TTFT.P90), fmtP(t.TTFT, "p99", t.TTFT.P99),
+				fmtP(t.E2E, "p50", t.E2E.P50), fmtP(t.E2E, "p90", t.E2E.P90), fmtP(t.E2E, "p99", t.E2E.P99)})
+			star = star || anyStar(t.TTFT, "p50", "p90", "p99") || anyStar(t.E2E, "p50", "p90", "p99")
+		}
+	}
+	fmt.Fprintf(b, "\nby tag %s (latency ms)\n", clip(key))
+	h1, stageCol := leftColumn("stage", stageCol)
+	h2, valueCol := leftColumn(clip(key), valueCol)
+	tw := newTable(b)
+	row(tw, h1, h2, "n", "ok", "failed", "TTFT p50 ", "p90 ", "p99 ", "E2E p50 ", "p90 ", "p99 ")
+	for i := range stageCol {
+		row(tw, append([]string{stageCol[i], valueCol[i]}, rest[i]...)...)
+	}
+	tw.Flush()
+	return star
+}
+
+// sortedTagValues sorts values by name, with the overflow entry last.
+func sortedTagValues(values map[string]metrics.TagSummary) []string {
+	return slices.SortedFunc(maps.Keys(values), func(x, y string) int {
+		return cmp.Or(cmp.Compare(b2i(x == metrics.OtherTagValue), b2i(y == metrics.OtherTagValue)), cmp.Compare(x, y))
+	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// clip shortens s to maxTagWidth columns, on one line.
+func clip(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > maxTagWidth {
+		return string(r[:maxTagWidth-1]) + "…"
+	}
+	return s
+}

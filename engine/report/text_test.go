@@ -1,0 +1,233 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+// collect runs samples through a real Collector, in one stage "s/only"
+// of 10 s, and renders the result.
+func collect(t *testing.T, slo engine.SLO, samples ...engine.Sample) (string, *Result) {
+	t.Helper()
+	c := metrics.NewCollector(metrics.WithSLO(slo))
+	start := time.Now()
+	c.StageStarted(engine.StageMark{Scenario: "s", Stage: "only", Target: 2, At: start})
+	for _, s := range samples {
+		s.Scenario, s.Stage = "s", "only"
+		s.Start = start
+		c.Sample(s)
+	}
+	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "only", Target: 2, At: start.Add(10 * time.Second)})
+	r := New(Meta{Scenario: "x.lua", Start: start, End: start.Add(10 * time.Second), Complete: true, SLO: SLOFrom(slo)}, c.Close())
+	return string(render(t, Text(r))), r
+}
+
+func okSample(ttft, e2e time.Duration, tags map[string]string) engine.Sample {
+	return engine.Sample{Tags: tags, Result: engine.Result{Status: 200, TTFB: ttft, TTFT: ttft, TTFC: ttft, E2E: e2e,
+		TPOT: 10 * time.Millisecond, OutputTokens: 20, TokensSource: engine.TokensFromUsage, Streamed: true}}
+}
+
+// TestTailShowsTwoModes: half the requests are served at once and half
+// wait; the tail chart must show two groups with empty buckets between,
+// which the percentiles alone do not.
+func TestTailShowsTwoModes(t *testing.T) {
+	var samples []engine.Sample
+	for i := range 40 {
+		ttft := 10*time.Millisecond + time.Duration(i%5)*time.Millisecond
+		kind := "cached"
+		if i%2 == 1 {
+			ttft, kind = 2*time.Second+time.Duration(i%5)*10*time.Millisecond, "cold"
+		}
+		samples = append(samples, okSample(ttft, ttft+time.Second, map[string]string{"cache": kind, "team": "a"}))
+	}
+	text, r := collect(t, engine.SLO{}, samples...)
+	if !strings.Contains(text, "\ntail:") {
+		t.Fatalf("no tail chart for 40 samples:\n%s", text)
+	}
+	rows := tailRows(&r.Stages[0])
+	if got, max := len(rows), tailMaxRows; got > max {
+		t.Errorf("tail has %d rows, want at most %d:\n%s", got, max, text)
+	}
+	var bars []bool
+	for _, cells := range rows {
+		bars = append(bars, strings.TrimSpace(cells[1]) != "") // TTFT's bar
+	}
+	if got, want := groups(bars), 2; got != want {
+		t.Errorf("TTFT bars form %d groups, want %d (two modes with a gap):\n%s", got, want, text)
+	}
+	if !strings.Contains(text, "by tag cache") || strings.Contains(text, "by tag team") {
+		t.Errorf("want a breakdown by cache (2 values) and none by team (1 value):\n%s", text)
+	}
+}
+
+// groups counts runs of true.
+func groups(bs []bool) int {
+	n := 0
+	for i, b := range bs {
+		if b && (i == 0 || !bs[i-1]) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTextFromCollectorRows checks which optional rows and columns a real
+// summary brings out.
+func TestTextFromCollectorRows(t *testing.T) {
+	plain := okSample(50*time.Millisecond, time.Second, nil)
+	thinking := plain
+	thinking.TTFC, thinking.ReasoningTokens = 900*time.Millisecond, 40
+	perToken := plain
+	perToken.ITL, perToken.TokenITL = []time.Duration{20 * time.Millisecond}, []time.Duration{5 * time.Millisecond, 5 * time.Millisecond}
+	dirty := plain
+	dirty.Dirty = "empty"
+	for _, tc := range []struct {
+		name         string
+		slo          engine.SLO
+		samples      []engine.Sample
+		want, absent []string
+	}{
+		{"plain", engine.SLO{}, []engine.Sample{plain, plain},
+			nil, []string{"TTFC", "ITL/tok", "goodput", "dirty", "tail:"}},
+		{"reasoning", engine.SLO{}, []engine.Sample{plain, thinking},
+			[]string{"TTFC"}, []string{"ITL/tok"}},
+		{"per-token gaps", engine.SLO{}, []engine.Sample{perToken},
+			[]string{"ITL/tok", "ITL = gap between chunks"}, []string{"TTFC"}},
+		{"goodput", engine.SLO{TTFT: 100 * time.Millisecond}, []engine.Sample{plain, plain},
+			[]string{"goodput/s", "good %", "0.20", "100.0%", "met the SLO TTFT ≤ 100ms;"}, nil},
+		{"dirty", engine.SLO{}, []engine.Sample{plain, dirty},
+			[]string{"dirty", "deliberately malformed"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, _ := collect(t, tc.slo, tc.samples...)
+			for _, s := range tc.want {
+				if !strings.Contains(text, s) {
+					t.Errorf("text lacks %q:\n%s", s, text)
+				}
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(text, s) {
+					t.Errorf("text contains %q:\n%s", s, text)
+				}
+			}
+		})
+	}
+}
+
+func TestCompactBuckets(t *testing.T) {
+	bk := func(pairs ...float64) []metrics.Bucket {
+		var out []metrics.Bucket
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, metrics.Bucket{LeMS: pairs[i], Count: int64(pairs[i+1])})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   []metrics.Bucket
+		max  int
+		want string
+	}{
+		{"nil", nil, 10, "[]"},
+		{"all empty", bk(1, 0, 2, 0), 10, "[]"},
+		{"fits", bk(1, 3, 1.5, 0, 2, 4), 10, "[{1 3} {1.5 0} {2 4}]"},
+		{"trims empty ends", bk(1, 0, 1.5, 3, 2, 4, 3, 0), 10, "[{1.5 3} {2 4}]"},
+		{"merges pairs", bk(1, 1, 1.5, 2, 2, 3, 3, 4, 5, 5), 3, "[{1.5 3} {3 7} {5 5}]"},
+		{"merges triples", bk(1, 1, 1.5, 1, 2, 1, 3, 1, 5, 1, 7, 1, 10, 1), 3, "[{2 3} {7 3} {10 1}]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := compactBuckets(tc.in, tc.max)
+			if s := fmt.Sprint(got); s != tc.want {
+				t.Errorf("compactBuckets = %s, want %s", s, tc.want)
+			}
+			if len(got) > tc.max {
+				t.Errorf("%d buckets, want at most %d", len(got), tc.max)
+			}
+		})
+	}
+}
+
+func TestBar(t *testing.T) {
+	for _, tc := range []struct {
+		n, top int64
+		want   string
+	}{
+		{0, 10, "    "},
+		{10, 10, "████"},
+		{5, 10, "██  "},
+		{1, 1000, "▏   "}, // tiny but present
+		{3, 32, "▍   "},   // 3/8 of a cell
+		{20, 10, "████"},  // never wider than width
+		{5, 0, "    "},    // no scale: no bar
+		{9, 10, "███▌"},   // 3.6 cells, to the eighth below
+	} {
+		if got := bar(tc.n, tc.top, 4); got != tc.want {
+			t.Errorf("bar(%d, %d, 4) = %q, want %q", tc.n, tc.top, got, tc.want)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		width    int
+	}{
+		{"short", "  ! short\n", 20},
+		{"one two three four", "  ! one two\n    three four\n", 14},
+		{"one two three four", "  ! one two\n    three\n    four\n", 12},
+		{"averyveryverylongword x", "  ! averyveryverylongword\n    x\n", 10},
+		{"", "  ! \n", 10},
+	} {
+		if got := wrap(tc.in, "  ! ", "    ", tc.width); got != tc.want {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+// TestUnreliableLegacy: a result written before Dist.Unreliable existed
+// still stars its p99 through LowSamples, and nothing else.
+func TestUnreliableLegacy(t *testing.T) {
+	d := metrics.Dist{Count: 50, P50: 10, P99: 40, LowSamples: true}
+	for p, want := range map[string]bool{"p50": false, "p90": false, "p99": true} {
+		if got := unreliable(d, p); got != want {
+			t.Errorf("unreliable(legacy, %s) = %v, want %v", p, got, want)
+		}
+	}
+	if got, want := fmtCI(d, d.CI.P99), "-"; got != want {
+		t.Errorf("fmtCI without intervals = %q, want %q", got, want)
+	}
+}
+
+func TestSLOFrom(t *testing.T) {
+	if got := SLOFrom(engine.SLO{}); got != nil {
+		t.Errorf("SLOFrom(zero) = %+v, want nil", got)
+	}
+	got := SLOFrom(engine.SLO{TTFT: 1500 * time.Microsecond, E2E: 20 * time.Second})
+	if want := (SLO{TTFTMS: 1.5, E2EMS: 20000}); got == nil || *got != want {
+		t.Errorf("SLOFrom = %+v, want %+v", got, want)
+	}
+	if got, want := goodputNote(nil), "met the scenario's SLO"; !strings.Contains(got, want) {
+		t.Errorf("goodputNote(nil) = %q, want it to contain %q", got, want)
+	}
+}
+
+func TestClientLine(t *testing.T) {
+	for _, tc := range []struct {
+		c    engine.ClientCheck
+		want string
+	}{
+		{engine.ClientCheck{CPUPercent: 45, Cores: 2, SchedLatencyP99MS: 0.2, GCPauseP99MS: 0.1},
+			"client: CPU 45% of 2 cores, scheduling p99 0.2 ms, GC pauses p99 0.1 ms"},
+		{engine.ClientCheck{CPUPercent: 99.6, Cores: 1, SchedLatencyP99MS: 12.34, GCPauseP99MS: 0.004, Bound: true},
+			"client: CPU 100% of 1 core, scheduling p99 12.3 ms, GC pauses p99 0 ms  ! CLIENT-BOUND"},
+	} {
+		if got := clientLine(&tc.c); got != tc.want {
+			t.Errorf("clientLine = %q, want %q", got, tc.want)
+		}
+	}
+}

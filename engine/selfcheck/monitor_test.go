@@ -1,0 +1,84 @@
+package selfcheck
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+func TestQuantileAndTotal(t *testing.T) {
+	buckets := []float64{math.Inf(-1), 0.001, 0.002, 0.004, math.Inf(1)}
+	tests := []struct {
+		counts []uint64
+		q      float64
+		want   float64
+	}{
+		{[]uint64{0, 0, 0, 0}, 0.99, 0},
+		{[]uint64{0, 100, 0, 0}, 0.99, 0.002},
+		{[]uint64{98, 1, 1, 0}, 0.99, 0.002},
+		{[]uint64{98, 1, 0, 1}, 0.995, 0.004}, // the open last bucket reports its lower bound
+		{[]uint64{50, 50, 0, 0}, 0.5, 0.001},
+	}
+	for _, tt := range tests {
+		if got := quantile(tt.counts, buckets, tt.q); got != tt.want {
+			t.Errorf("quantile(%v, %v) = %v, want %v", tt.counts, tt.q, got, tt.want)
+		}
+	}
+	if got, want := total([]uint64{0, 10, 0, 0}, buckets), 10*0.0015; math.Abs(got-want) > 1e-12 {
+		t.Errorf("total = %v, want %v", got, want)
+	}
+	if got := quantile([]uint64{1}, []float64{0}, 0.5); got != 0 {
+		t.Errorf("quantile on mismatched buckets = %v, want 0", got)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name  string
+		c     engine.ClientCheck
+		bound bool
+		why   string
+	}{
+		{"healthy", engine.ClientCheck{Cores: 2, CPUPercent: 60, SchedLatencyP99MS: 0.1, GCPauseP99MS: 0.05, GCPauseTotalMS: 2}, false, ""},
+		{"cpu", engine.ClientCheck{Cores: 2, CPUPercent: 195}, true, "CPU at 195% of 2 cores"},
+		{"scheduling", engine.ClientCheck{Cores: 2, SchedLatencyP99MS: 4}, true, "waited 4.00 ms"},
+		{"gc pauses", engine.ClientCheck{Cores: 2, GCPauseP99MS: 3}, true, "GC pauses p99 3.00 ms"},
+		{"gc share", engine.ClientCheck{Cores: 2, GCPauseTotalMS: 200}, true, "GC paused the process 2.0%"},
+	}
+	for _, tt := range tests {
+		c := tt.c
+		judge(&c, 10*time.Second)
+		if c.Bound != tt.bound || !strings.Contains(strings.Join(c.Reasons, "; "), tt.why) {
+			t.Errorf("%s: bound %v reasons %q, want %v containing %q", tt.name, c.Bound, c.Reasons, tt.bound, tt.why)
+		}
+	}
+}
+
+func TestMonitorSeesCPUAndWindows(t *testing.T) {
+	m := Start(20 * time.Millisecond)
+	start := time.Now()
+	deadline := start.Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	end := time.Now()
+	m.Stop()
+	m.Stop() // idempotent
+	c := m.Window(start, end)
+	if c.Cores != runtime.GOMAXPROCS(0) {
+		t.Errorf("cores = %d", c.Cores)
+	}
+	if runtime.GOOS == "linux" && c.CPUPercent < 30 {
+		t.Errorf("CPU = %.0f%% while spinning a core for 300ms", c.CPUPercent)
+	}
+	empty := m.Window(end.Add(time.Hour), end.Add(2*time.Hour))
+	if empty.Bound || empty.CPUPercent != 0 {
+		t.Errorf("a window with no samples = %+v", empty)
+	}
+	_ = x
+}

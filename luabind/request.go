@@ -1,0 +1,152 @@
+package luabind
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// commonKeys are the request fields llm.chat and llm.complete share.
+var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "stream"}
+
+var (
+	chatKeys     = append([]string{"messages"}, commonKeys...)
+	completeKeys = append([]string{"prompt"}, commonKeys...)
+	messageKeys  = []string{"role", "content"}
+)
+
+// chatRequest validates a llm.chat table into a request.
+func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, error) {
+	const path = "llm.chat"
+	d := &decoder{}
+	f := d.record(path, tbl, chatKeys)
+	req := &engine.ChatRequest{Model: m.cfg.Model}
+	if v := f["messages"]; v != nil {
+		req.Messages = d.messages(child(path, "messages"), v)
+	} else {
+		d.errorf(child(path, "messages"), "required")
+	}
+	d.commonFields(path, f, req)
+	return req, d.joined()
+}
+
+// completeRequest validates a llm.complete table into a request for the
+// legacy completions endpoint. An empty prompt is allowed: sending one is
+// a legitimate test of the server.
+func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, error) {
+	const path = "llm.complete"
+	d := &decoder{}
+	f := d.record(path, tbl, completeKeys)
+	req := &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: m.cfg.Model}
+	if v := f["prompt"]; v != nil {
+		req.Prompt = d.str(child(path, "prompt"), v)
+	} else {
+		d.errorf(child(path, "prompt"), "required")
+	}
+	d.commonFields(path, f, req)
+	return req, d.joined()
+}
+
+// commonFields reads the fields both endpoints share into req.
+func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+	if v := f["model"]; v != nil {
+		if s := d.str(child(path, "model"), v); s != "" {
+			req.Model = s
+		}
+	}
+	if v := f["max_tokens"]; v != nil {
+		req.MaxTokens = d.count(child(path, "max_tokens"), v, 0)
+	}
+	req.Temperature = d.optNumber(child(path, "temperature"), f["temperature"])
+	req.TopP = d.optNumber(child(path, "top_p"), f["top_p"])
+	if v := f["seed"]; v != nil {
+		if n, ok := d.integer(child(path, "seed"), v); ok {
+			req.Seed = &n
+		}
+	}
+	if v := f["stop"]; v != nil {
+		req.Stop = d.stop(child(path, "stop"), v)
+	}
+	if v := f["extra"]; v != nil {
+		req.Extra = d.jsonObject(child(path, "extra"), v)
+	}
+	if v := f["tags"]; v != nil {
+		req.Tags = d.stringMap(child(path, "tags"), v)
+	}
+	if v := f["stream"]; v != nil {
+		req.NoStream = !d.boolean(child(path, "stream"), v)
+	}
+}
+
+// joined is the recorded problems as one error, nil when there are none;
+// a request table's errors are raised in Lua, where the script line
+// already says where.
+func (d *decoder) joined() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(d.errs, "; "))
+}
+
+func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
+	items := d.list(path, v)
+	if items != nil && len(items) == 0 {
+		d.errorf(path, "needs at least one message")
+	}
+	msgs := make([]engine.Message, 0, len(items))
+	for i, item := range items {
+		p := index(path, i+1)
+		f := d.record(p, item, messageKeys)
+		if f == nil {
+			continue
+		}
+		var msg engine.Message
+		for _, k := range messageKeys {
+			if f[k] == nil {
+				d.errorf(child(p, k), "required")
+			}
+		}
+		if f["role"] != nil {
+			msg.Role = d.str(child(p, "role"), f["role"])
+		}
+		if f["content"] != nil {
+			msg.Content = d.str(child(p, "content"), f["content"])
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs
+}
+
+// optNumber reads an optional number; 0 is kept, because temperature = 0
+// (greedy decoding) differs from leaving the server's default.
+func (d *decoder) optNumber(path string, v lua.LValue) *float64 {
+	if v == nil {
+		return nil
+	}
+	n, ok := v.(lua.LNumber)
+	if !ok {
+		d.errorf(path, "expected number, got %s", v.Type())
+		return nil
+	}
+	f := float64(n)
+	return &f
+}
+
+// stop accepts one stop string or a list of them.
+func (d *decoder) stop(path string, v lua.LValue) []string {
+	if s, ok := v.(lua.LString); ok {
+		return []string{string(s)}
+	}
+	if _, ok := v.(*lua.LTable); !ok {
+		d.errorf(path, "expected string or list of strings, got %s", v.Type())
+		return nil
+	}
+	items := d.list(path, v)
+	out := make([]string, 0, len(items))
+	for i, item := range items {
+		out = append(out, d.str(index(path, i+1), item))
+	}
+	return out
+}
