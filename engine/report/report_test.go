@@ -279,16 +279,7 @@ func TestTextContent(t *testing.T) {
 					continue
 				}
 				text := string(render(t, Text(New(f.make()))))
-				for _, s := range tc.want {
-					if !strings.Contains(text, s) {
-						t.Errorf("text lacks %q:\n%s", s, text)
-					}
-				}
-				for _, s := range tc.absent {
-					if strings.Contains(text, s) {
-						t.Errorf("text contains %q:\n%s", s, text)
-					}
-				}
+				assertText(t, text, tc.want, tc.absent)
 			}
 		})
 	}

@@ -105,16 +105,7 @@ func TestTextFromCollectorRows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text, _ := collect(t, tc.slo, tc.samples...)
-			for _, s := range tc.want {
-				if !strings.Contains(text, s) {
-					t.Errorf("text lacks %q:\n%s", s, text)
-				}
-			}
-			for _, s := range tc.absent {
-				if strings.Contains(text, s) {
-					t.Errorf("text contains %q:\n%s", s, text)
-				}
-			}
+			assertText(t, text, tc.want, tc.absent)
 		})
 	}
 }
@@ -228,6 +219,21 @@ func TestClientLine(t *testing.T) {
 	} {
 		if got := clientLine(&tc.c); got != tc.want {
 			t.Errorf("clientLine = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// assertText checks that text holds every want and none of absent.
+func assertText(t *testing.T, text string, want, absent []string) {
+	t.Helper()
+	for _, s := range want {
+		if !strings.Contains(text, s) {
+			t.Errorf("text lacks %q:\n%s", s, text)
+		}
+	}
+	for _, s := range absent {
+		if strings.Contains(text, s) {
+			t.Errorf("text contains %q:\n%s", s, text)
 		}
 	}
 }
