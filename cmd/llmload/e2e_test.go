@@ -147,7 +147,8 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 		t.Skip("end-to-end run skipped in -short mode")
 	}
 	out := filepath.Join(t.TempDir(), "result.json")
-	cmd := exec.Command(binary, "run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1m", "--out", out)
+	csv := filepath.Join(t.TempDir(), "requests.csv")
+	cmd := exec.Command(binary, "run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1m", "--out", out, "--csv", csv)
 	cmd.Env = cleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -185,6 +186,10 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 	}
 	if res.Run.Complete || len(res.Stages) != 1 || res.Stages[0].Stage != "c1" {
 		t.Errorf("result = %+v, want one incomplete stage c1", res)
+	}
+	rows, err := os.ReadFile(csv)
+	if err != nil || !strings.Contains(string(rows), ",sweep,c1,") {
+		t.Errorf("per-request CSV after Ctrl-C lacks stage c1 rows (%v):\n%s", err, rows)
 	}
 }
 
