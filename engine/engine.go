@@ -39,6 +39,16 @@ type ChatRequest struct {
 	// Extra fields are merged into the JSON body last, so they may add
 	// vendor extensions or override any field above.
 	Extra map[string]any
+	// IgnoreEOS and MinTokens ask the server (vLLM's extensions) to generate
+	// exactly max_tokens, so synthetic workloads get the lengths they ask for.
+	IgnoreEOS bool
+	MinTokens int
+	// Raw, when set, is sent as the body verbatim instead of a body built
+	// from the fields above: dirty-data kinds that no valid request can
+	// express (broken JSON, invalid UTF-8, deep nesting).
+	Raw []byte
+	// ContentType overrides the request's Content-Type header.
+	ContentType string
 	// Tags label the resulting sample; they are never sent.
 	Tags map[string]string
 }
@@ -252,4 +262,25 @@ type ClientCheck struct {
 	GCPauseTotalMS    float64  `json:"gc_pause_total_ms"`
 	Bound             bool     `json:"client_bound"`
 	Reasons           []string `json:"reasons,omitempty"`
+}
+
+// Robustness verdicts for dirty-data requests.
+const (
+	VerdictHandled  = "handled"  // a clean 4xx with an error body
+	VerdictDefect   = "defect"   // a 5xx, a timeout, a reset, a hang, a broken stream, a bare 4xx
+	VerdictAccepted = "accepted" // a 200: listed, since some malformed inputs are fine to serve
+	VerdictCanceled = "canceled" // cut off by the end of the run: no verdict
+)
+
+// Verdict judges how a server answered a deliberately malformed request.
+func Verdict(r *Result) string {
+	switch {
+	case r.Err == nil:
+		return VerdictAccepted
+	case r.Err.Class == ErrCanceled || r.Err.Class == ErrInvalidRequest:
+		return VerdictCanceled
+	case r.Status >= 400 && r.Status < 500 && r.Err.Message != "":
+		return VerdictHandled
+	}
+	return VerdictDefect
 }

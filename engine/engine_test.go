@@ -53,3 +53,26 @@ func TestSLOMet(t *testing.T) {
 		t.Error("an empty SLO must accept any success")
 	}
 }
+
+func TestVerdict(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"200", Result{Status: 200}, VerdictAccepted},
+		{"clean 400", Result{Status: 400, Err: &Error{Class: "http_4xx:400", Message: "messages must not be empty"}}, VerdictHandled},
+		{"bare 400", Result{Status: 400, Err: &Error{Class: "http_4xx:400"}}, VerdictDefect},
+		{"413", Result{Status: 413, Err: &Error{Class: "http_4xx:413", Message: "too large"}}, VerdictHandled},
+		{"500", Result{Status: 500, Err: &Error{Class: "http_5xx:500", Message: "boom"}}, VerdictDefect},
+		{"timeout", Result{Err: &Error{Class: ErrTimeoutTTFT}}, VerdictDefect},
+		{"reset", Result{Err: &Error{Class: ErrConnReset}}, VerdictDefect},
+		{"api error in a 200", Result{Status: 200, Err: &Error{Class: ErrAPI, Message: "x"}}, VerdictDefect},
+		{"canceled", Result{Err: &Error{Class: ErrCanceled}}, VerdictCanceled},
+	}
+	for _, tt := range tests {
+		if got := Verdict(&tt.r); got != tt.want {
+			t.Errorf("%s: Verdict = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
