@@ -7,51 +7,68 @@ import (
 
 // chat implements llm.chat{ messages = {{role=, content=}, ...}, model=?,
 // max_tokens=?, temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?,
-// stream=? } -> result. It sends one request, records its sample and
-// returns the result table resultTable describes. stream = false asks for
-// one JSON answer, which has no TTFT, TTFC or ITL. A failed request is
-// data, not a Lua error; a malformed table is a Lua error. It works in
-// iterations and in setup/teardown, whose samples are not recorded; at
-// init it is an error.
+// stream=?, ignore_eos=?, min_tokens=?, dirty=? } -> result. It sends one
+// request, records its sample and returns the result table resultTable
+// describes. stream = false asks for one JSON answer, which has no TTFT,
+// TTFC or ITL. ignore_eos and min_tokens are vLLM's extensions to get
+// exactly the lengths a synthetic workload asks for. dirty = "kind"
+// malforms this request that way (see llm.dirty.kinds()); otherwise
+// options.dirty may pick a kind. A failed request is data, not a Lua
+// error; a malformed table is a Lua error. It works in iterations and in
+// setup/teardown, whose samples are not recorded; at init it is an error.
 func (m *module) chat(L *lua.LState) int {
-	return m.send(L, "llm.chat", m.chatRequest)
+	m.sendRequest(L, "llm.chat", L.CheckTable(1), m.chatRequest)
+	return 1
 }
 
 // complete implements llm.complete{ prompt = "...", model=?, max_tokens=?,
-// temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?, stream=? } ->
-// result: llm.chat for the legacy completions endpoint, with a prompt
-// instead of messages and the same sample and result table.
+// temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?, stream=?,
+// ignore_eos=?, min_tokens=?, dirty=? } -> result: llm.chat for the legacy
+// completions endpoint, with a prompt instead of messages and the same
+// sample and result table.
 func (m *module) complete(L *lua.LState) int {
-	return m.send(L, "llm.complete", m.completeRequest)
+	m.sendRequest(L, "llm.complete", L.CheckTable(1), m.completeRequest)
+	return 1
 }
 
-// send builds a request from argument 1 with build, sends it, records its
-// sample and pushes the result table; name is the Lua function for errors.
-func (m *module) send(L *lua.LState, name string, build func(*lua.LTable) (*engine.ChatRequest, error)) int {
+// requestBuilder validates a request table into a request and the dirty
+// kind the table forces.
+type requestBuilder func(*lua.LTable) (*engine.ChatRequest, string, error)
+
+// sendRequest builds a request from tbl with build, malforms it when
+// options.dirty or the table asks, sends it, records its sample, pushes
+// the result table and returns the result; name is the Lua function for
+// errors.
+func (m *module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build requestBuilder) *engine.Result {
 	if m.phase != phaseIteration && m.phase != phaseLifecycle {
 		L.RaiseError("%s can only be called inside an iteration, setup() or teardown()", name)
 	}
 	if m.cfg == nil || m.cfg.Client == nil {
 		L.RaiseError("%s: no client configured", name)
 	}
-	req, err := build(L.CheckTable(1))
+	req, forced, err := build(tbl)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
+	}
+	req, kind, err := m.maybeMalform(req, forced)
+	if err != nil {
+		L.RaiseError("%s: %v", name, err)
 	}
 	res := m.cfg.Client.Chat(m.ctx, req)
 	if res == nil {
 		L.RaiseError("%s: the client returned no result", name)
 	}
-	m.recordSample(req, res)
+	m.recordSample(req, kind, res)
 	L.Push(resultTable(L, res))
-	return 1
+	return res
 }
 
 // recordSample hands the request's sample to the sink, labelled with the
 // iteration's scenario and stage and the scenario's and request's tags.
-// Only the iteration's first request carries its intended start: later
+// A dirty request's sample carries its kind, so it stays out of the
+// clean statistics. Only the iteration's first request carries its intended start: later
 // ones were not scheduled, they follow the first.
-func (m *module) recordSample(req *engine.ChatRequest, res *engine.Result) {
+func (m *module) recordSample(req *engine.ChatRequest, dirtyKind string, res *engine.Result) {
 	if m.cfg.Sink == nil || m.it == nil {
 		return
 	}
@@ -60,6 +77,7 @@ func (m *module) recordSample(req *engine.ChatRequest, res *engine.Result) {
 		Stage:    m.it.Stage,
 		Tags:     mergeTags(m.script.tags[m.it.Scenario], req.Tags),
 		Warmup:   m.it.Warmup,
+		Dirty:    dirtyKind,
 		Result:   *res,
 	}
 	if !m.scheduled {

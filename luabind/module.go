@@ -42,6 +42,7 @@ type module struct {
 	iterStart  time.Time         // when the current iteration began
 	scheduled  bool              // Scheduled went out on a sample of this iteration
 	poolMeta   *lua.LTable
+	convMeta   *lua.LTable
 	metrics    map[string]string // custom metrics declared at init: name → kind
 	metricMeta *lua.LTable
 	views      *readOnlyViews
@@ -84,21 +85,25 @@ func (m *module) loader(L *lua.LState) int {
 		"rate":    m.declareMetric(engine.MetricRate),
 	})
 	mod.RawSetString("metric", metric)
+	mod.RawSetString("pool", m.poolTable(L))
+	mod.RawSetString("dist", m.distTable(L))
+	mod.RawSetString("dirty", m.dirtyTable(L))
 	L.Push(mod)
 	return 1
 }
 
 func (m *module) api() map[string]lua.LGFunction {
 	return map[string]lua.LGFunction{
-		"env":      m.env,
-		"param":    m.param,
-		"pool":     m.pool,
-		"weighted": m.weighted,
-		"rand_int": m.randInt,
-		"sleep":    m.sleep,
-		"check":    m.check,
-		"chat":     m.chat,
-		"complete": m.complete,
+		"env":          m.env,
+		"param":        m.param,
+		"synthetic":    m.newSynthetic,
+		"conversation": m.newConversation,
+		"weighted":     m.weighted,
+		"rand_int":     m.randInt,
+		"sleep":        m.sleep,
+		"check":        m.check,
+		"chat":         m.chat,
+		"complete":     m.complete,
 	}
 }
 

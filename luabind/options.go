@@ -17,9 +17,9 @@ const (
 )
 
 var (
-	optionKeys   = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo"}
-	reservedKeys = []string{"dirty"}
-	targetKeys   = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
+	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
+		"dirty"}
+	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
 		"tokenizer", "continuous_usage"}
 	warmupKeys = []string{"requests", "duration"}
 	sloKeys    = []string{"ttft", "tpot", "e2e"}
@@ -34,6 +34,7 @@ type decodedOptions struct {
 	plan      engine.Plan // Script and, unless seedSet, Seed left unset
 	seedSet   bool        // the script chose a nonzero options.seed
 	shorthand bool        // the scenario came from options.vus/duration or options.stages
+	dirty     dirtyConfig
 }
 
 // decodeOptions turns the script's global options table into a plan.
@@ -44,14 +45,9 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 			"with a global function %s(vu))", ShorthandExec)
 		return out
 	}
-	f := d.record("options", v, append(append([]string(nil), optionKeys...), reservedKeys...))
+	f := d.record("options", v, optionKeys)
 	if f == nil {
 		return out
-	}
-	for _, k := range reservedKeys {
-		if f[k] != nil {
-			d.errorf(child("options", k), "not supported yet")
-		}
 	}
 	out.plan.Target.Tokenizer = engine.DefaultTokenizer
 	if t := f["target"]; t != nil {
@@ -72,6 +68,9 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 	}
 	if o := f["slo"]; o != nil {
 		out.plan.SLO = d.slo("options.slo", o)
+	}
+	if dc := f["dirty"]; dc != nil {
+		out.dirty = d.dirtyOptions("options.dirty", dc)
 	}
 	return out
 }

@@ -35,7 +35,15 @@ func TestOptionsErrors(t *testing.T) {
 		{"warmup typo", `{ warmup = { request = 1 }, vus = 1, duration = "1s" }`, "options.warmup.request: unknown key (did you mean requests?)"},
 		{"scenario typo", `{ scenarios = { s = { executor = "constant-vus", exce = "chat", vus = 1, duration = "1s" } } }`,
 			"options.scenarios.s.exce: unknown key (did you mean exec?)"},
-		{"dirty", `{ vus = 1, duration = "1s", dirty = {} }`, "options.dirty: not supported yet"},
+		{"dirty without ratio", `{ vus = 1, duration = "1s", dirty = {} }`, "options.dirty.ratio: required"},
+		{"dirty ratio above 1", `{ vus = 1, duration = "1s", dirty = { ratio = 1.5 } }`, "options.dirty.ratio: must be in [0, 1], got 1.5"},
+		{"dirty ratio negative", `{ vus = 1, duration = "1s", dirty = { ratio = -0.1 } }`, "options.dirty.ratio: must be ≥ 0, got -0.1"},
+		{"dirty unknown kind", `{ vus = 1, duration = "1s", dirty = { ratio = 0.1, kinds = { emtpy = 1 } } }`,
+			`options.dirty.kinds.emtpy: unknown dirty-data kind "emtpy" (did you mean empty?) (valid: `},
+		{"dirty zero weight", `{ vus = 1, duration = "1s", dirty = { ratio = 0.1, kinds = { empty = 0 } } }`,
+			"options.dirty.kinds.empty: must be > 0, got 0"},
+		{"dirty unknown key", `{ vus = 1, duration = "1s", dirty = { ratio = 0.1, kind = {} } }`,
+			"options.dirty.kind: unknown key (did you mean kinds?)"},
 		{"slo not a table", `{ vus = 1, duration = "1s", slo = "fast" }`, "options.slo: expected table, got string"},
 		{"slo typo", `{ vus = 1, duration = "1s", slo = { ttf = "1s" } }`, "options.slo.ttf: unknown key (did you mean ttft?)"},
 		{"slo far key", `{ vus = 1, duration = "1s", slo = { latency = "1s" } }`,
@@ -173,7 +181,7 @@ func TestOptionsReportsEveryError(t *testing.T) {
 	if err == nil {
 		t.Fatal("Compile succeeded")
 	}
-	for _, want := range []string{"options.vus:", "options.duration:", "options.dirty:"} {
+	for _, want := range []string{"options.vus:", "options.duration:", "options.dirty.ratio:"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %q, want it to mention %s", err, want)
 		}

@@ -1,19 +1,51 @@
 package luabind
 
 import (
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/dataset"
 	lua "github.com/yuin/gopher-lua"
 )
 
-// pool is a list of strings a VU draws from, as made by llm.pool.
+// pool is one VU's cursor over a shared, read-only dataset.Pool, as made
+// by llm.pool and its file loaders. Used by the VU's goroutine only.
 type pool struct {
-	items []string
-	next  int
+	src  *dataset.Pool
+	next int
+}
+
+// newPoolValue wraps src in a pool userdata whose cursor starts at a
+// different item for each VU (offset by the VU id), so VUs that start
+// together do not all send the first prompt, which would flatter a
+// server's prefix cache.
+func (m *module) newPoolValue(L *lua.LState, src *dataset.Pool) *lua.LUserData {
+	p := &pool{src: src}
+	if m.vuID > 0 {
+		p.next = (m.vuID - 1) % src.Len()
+	}
+	ud := L.NewUserData()
+	ud.Value = p
+	L.SetMetatable(ud, m.poolMetatable(L))
+	return ud
+}
+
+// poolTable is the callable llm.pool table: llm.pool{...} makes an inline
+// pool, llm.pool.text/jsonl/sharegpt/csv load one from a file.
+func (m *module) poolTable(L *lua.LState) *lua.LTable {
+	t := L.SetFuncs(L.CreateTable(0, 4), map[string]lua.LGFunction{
+		"text": m.poolText, "jsonl": m.poolJSONL, "sharegpt": m.poolShareGPT, "csv": m.poolCSV,
+	})
+	mt := L.CreateTable(0, 2)
+	mt.RawSetString("__call", L.NewFunction(func(L *lua.LState) int {
+		L.Remove(1) // the llm.pool table itself
+		return m.pool(L)
+	}))
+	mt.RawSetString("__metatable", lua.LString("llmload.pool"))
+	L.SetMetatable(t, mt)
+	return t
 }
 
 // pool implements llm.pool{ "a", "b", ... } -> pool with :next() (round
-// robin), :random() and :len(). Each VU's cursor starts at a different item
-// (offset by the VU id), so VUs that start together do not all send the
-// first prompt, which would flatter a server's prefix cache.
+// robin), :random() and :len().
 func (m *module) pool(L *lua.LState) int {
 	tbl := plainTable(L.CheckTable(1))
 	n := tbl.Len()
@@ -25,21 +57,19 @@ func (m *module) pool(L *lua.LState) int {
 			L.RaiseError("llm.pool: unexpected key %s (a pool is a list of strings)", k.String())
 		}
 	})
-	p := &pool{items: make([]string, n)}
-	for i := range p.items {
+	items := make([]dataset.Item, n)
+	for i := range items {
 		s, ok := tbl.RawGetInt(i + 1).(lua.LString)
 		if !ok {
 			L.RaiseError("llm.pool: item [%d] must be a string, got %s", i+1, tbl.RawGetInt(i+1).Type())
 		}
-		p.items[i] = string(s)
+		items[i].Text = string(s)
 	}
-	if m.vuID > 0 {
-		p.next = (m.vuID - 1) % n
+	src, err := dataset.New(items)
+	if err != nil {
+		L.RaiseError("llm.pool: %v", err)
 	}
-	ud := L.NewUserData()
-	ud.Value = p
-	L.SetMetatable(ud, m.poolMetatable(L))
-	L.Push(ud)
+	L.Push(m.newPoolValue(L, src))
 	return 1
 }
 
@@ -67,24 +97,46 @@ func checkPool(L *lua.LState) *pool {
 	return nil
 }
 
-// poolNext implements pool:next() -> string, the items in turn.
+// poolNext implements pool:next() -> item, the items in turn: a string
+// for a text item, a messages table for a conversation.
 func (m *module) poolNext(L *lua.LState) int {
 	p := checkPool(L)
-	L.Push(lua.LString(p.items[p.next]))
-	p.next = (p.next + 1) % len(p.items)
+	L.Push(itemValue(L, p.src.Item(p.next)))
+	p.next = (p.next + 1) % p.src.Len()
 	return 1
 }
 
-// poolRandom implements pool:random() -> string, uniformly drawn from the
+// poolRandom implements pool:random() -> item, uniformly drawn from the
 // VU's seeded source.
 func (m *module) poolRandom(L *lua.LState) int {
 	p := checkPool(L)
-	L.Push(lua.LString(p.items[m.rng.IntN(len(p.items))]))
+	L.Push(itemValue(L, p.src.Item(m.rng.IntN(p.src.Len()))))
 	return 1
 }
 
 // poolLen implements pool:len() -> number of items (also #pool).
 func poolLen(L *lua.LState) int {
-	L.Push(lua.LNumber(len(checkPool(L).items)))
+	L.Push(lua.LNumber(checkPool(L).src.Len()))
 	return 1
+}
+
+// itemValue is a pool item as scripts see it. A conversation becomes a new
+// table each time, so a script that changes it changes only its copy.
+func itemValue(L *lua.LState, it dataset.Item) lua.LValue {
+	if it.Messages == nil {
+		return lua.LString(it.Text)
+	}
+	return messagesTable(L, it.Messages)
+}
+
+// messagesTable is { {role=, content=}, ... }, as llm.chat's messages.
+func messagesTable(L *lua.LState, msgs []engine.Message) *lua.LTable {
+	t := L.CreateTable(len(msgs), 0)
+	for _, msg := range msgs {
+		e := L.CreateTable(0, 2)
+		e.RawSetString("role", lua.LString(msg.Role))
+		e.RawSetString("content", lua.LString(msg.Content))
+		t.Append(e)
+	}
+	return t
 }

@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/dirty"
 	lua "github.com/yuin/gopher-lua"
 )
 
 // commonKeys are the request fields llm.chat and llm.complete share.
-var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "stream"}
+var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "stream",
+	"ignore_eos", "min_tokens", "dirty"}
 
 var (
 	chatKeys     = append([]string{"messages"}, commonKeys...)
@@ -17,25 +19,35 @@ var (
 	messageKeys  = []string{"role", "content"}
 )
 
-// chatRequest validates a llm.chat table into a request.
-func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, error) {
-	const path = "llm.chat"
+// chatRequest validates a llm.chat table into a request and the dirty
+// kind it forces ("" for none).
+func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+	return m.chatFields("llm.chat", tbl, true)
+}
+
+// chatFields reads a chat request table named path; without withMessages
+// the caller supplies the messages (conv:send) and the key is refused.
+func (m *module) chatFields(path string, tbl *lua.LTable, withMessages bool) (*engine.ChatRequest, string, error) {
 	d := &decoder{}
-	f := d.record(path, tbl, chatKeys)
+	keys := commonKeys
+	if withMessages {
+		keys = chatKeys
+	}
+	f := d.record(path, tbl, keys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
 		req.Messages = d.messages(child(path, "messages"), v)
-	} else {
+	} else if withMessages {
 		d.errorf(child(path, "messages"), "required")
 	}
-	d.commonFields(path, f, req)
-	return req, d.joined()
+	kind := d.commonFields(path, f, req)
+	return req, kind, d.joined()
 }
 
 // completeRequest validates a llm.complete table into a request for the
 // legacy completions endpoint. An empty prompt is allowed: sending one is
 // a legitimate test of the server.
-func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, error) {
+func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.complete"
 	d := &decoder{}
 	f := d.record(path, tbl, completeKeys)
@@ -45,12 +57,13 @@ func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, error) {
 	} else {
 		d.errorf(child(path, "prompt"), "required")
 	}
-	d.commonFields(path, f, req)
-	return req, d.joined()
+	kind := d.commonFields(path, f, req)
+	return req, kind, d.joined()
 }
 
-// commonFields reads the fields both endpoints share into req.
-func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+// commonFields reads the fields both endpoints share into req and returns
+// the dirty kind the request forces, "" for none.
+func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) string {
 	if v := f["model"]; v != nil {
 		if s := d.str(child(path, "model"), v); s != "" {
 			req.Model = s
@@ -78,6 +91,26 @@ func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine
 	if v := f["stream"]; v != nil {
 		req.NoStream = !d.boolean(child(path, "stream"), v)
 	}
+	if v := f["ignore_eos"]; v != nil {
+		req.IgnoreEOS = d.boolean(child(path, "ignore_eos"), v)
+	}
+	if v := f["min_tokens"]; v != nil {
+		req.MinTokens = d.count(child(path, "min_tokens"), v, 0)
+	}
+	return d.forcedDirty(child(path, "dirty"), f["dirty"])
+}
+
+// forcedDirty reads a request's dirty = "kind".
+func (d *decoder) forcedDirty(path string, v lua.LValue) string {
+	if v == nil {
+		return ""
+	}
+	kind := d.str(path, v)
+	if kind != "" && !dirty.Valid(kind) {
+		d.errorf(path, "%s", unknownDirtyKind(kind))
+		return ""
+	}
+	return kind
 }
 
 // joined is the recorded problems as one error, nil when there are none;

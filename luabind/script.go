@@ -55,6 +55,7 @@ type Script struct {
 	tags    map[string]map[string]string // scenario name → its tags
 	envs    map[string]map[string]string // scenario name → its env
 	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
+	dirty   dirtyConfig
 	// hasSetup and hasTeardown tell whether the script defines the
 	// lifecycle functions, so a Runner skips the extra LState otherwise.
 	hasSetup, hasTeardown bool
@@ -156,6 +157,7 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	s.plan = opts.plan
 	s.plan.Script = s.path
 	s.plan.Seed = chooseSeed(seed, opts)
+	s.dirty = opts.dirty
 	s.tags = make(map[string]map[string]string, len(s.plan.Scenarios))
 	s.envs = make(map[string]map[string]string, len(s.plan.Scenarios))
 	for _, sc := range s.plan.Scenarios {

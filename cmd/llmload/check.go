@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -57,5 +61,22 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	for i, t := range set {
 		lines[i] = t.String()
 	}
-	return report.Plan(plan, lines)(stdout)
+	if err := report.Plan(plan, lines)(stdout); err != nil {
+		return err
+	}
+	if ratio, kinds := script.Dirty(); ratio > 0 {
+		fmt.Fprintf(stdout, "dirty data: %s of requests replaced by malformed variants: %s\n",
+			strconv.FormatFloat(100*ratio, 'g', 4, 64)+"%", dirtyKinds(kinds))
+	}
+	return nil
+}
+
+// dirtyKinds lists kinds with their weights, sorted by name.
+func dirtyKinds(kinds map[string]float64) string {
+	names := slices.Sorted(maps.Keys(kinds))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s×%g", n, kinds[n])
+	}
+	return strings.Join(parts, ", ")
 }

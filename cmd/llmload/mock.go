@@ -17,7 +17,9 @@ import (
 const mockUsage = `Usage: llmload mock [flags]
 
 Serves the built-in OpenAI-compatible simulator (continuous batching, a FIFO
-queue beyond --max-batch, prefill and decode costs) until interrupted.
+queue beyond --max-batch, prefill and decode costs, a prefix cache) until
+interrupted. It answers malformed input like a careful server (clean 4xx with
+an error body) unless told to mishandle chosen kinds with --defect.
 
 Flags:
 `
@@ -25,6 +27,7 @@ Flags:
 func mockCmd(args []string, stdout, stderr io.Writer) error {
 	var cfg sim.Config
 	var addr string
+	var defects []string
 	fs := pflag.NewFlagSet("mock", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, mockUsage+fs.FlagUsages()) }
@@ -32,6 +35,8 @@ func mockCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Model, "model", "", "model name served (default "+sim.DefaultModel+")")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", 0, "concurrent decode slots; more requests queue (default 8)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed: same seed and requests give the same answers")
+	fs.StringArrayVar(&defects, "defect", nil, "mishandle a dirty-data kind on purpose, kind=behaviour (500, 503, 200, hang, reset, truncate); repeatable")
+	fs.IntVar(&cfg.PrefixCacheTokens, "prefix-cache", 0, "prefix cache capacity in tokens (default 1000000; negative: no cache)")
 	fs.DurationVar(&cfg.PrefillBase, "prefill-base", 0, "fixed prefill cost per request (default 15ms; negative: none)")
 	fs.DurationVar(&cfg.PrefillPerToken, "prefill-per-token", 0, "prefill cost per prompt token (default 100µs; negative: none)")
 	fs.DurationVar(&cfg.DecodeBase, "decode-base", 0, "time per decode step at batch 1 (default 8ms; negative: none)")
@@ -45,6 +50,10 @@ func mockCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() != 0 {
 		return usagef("mock: unexpected arguments %v", fs.Args())
+	}
+	var err error
+	if cfg.Defects, err = sim.ParseDefects(defects); err != nil {
+		return usagef("mock: %v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("mock: %v", err)

@@ -200,6 +200,7 @@ func (a *aggregator) summary(final *Snapshot) *Summary {
 	for i, s := range a.order {
 		sum.Stages = append(sum.Stages, s.summary(&final.stages[i]))
 	}
+	sum.Robustness = MergeRobustness(sum.Stages)
 	for _, e := range a.metricErrs.list() {
 		sum.MetricErrors = append(sum.MetricErrors, MetricError(e))
 	}

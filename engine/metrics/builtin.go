@@ -66,6 +66,10 @@ const (
 	mErrors
 	mGoodShare
 	mChecks
+	mDirtyRequests
+	mDirtyDefects
+	mDirtyHandled
+	mDirtyAccepted
 	numBuiltin
 )
 
@@ -104,6 +108,12 @@ var builtins = [numBuiltin]builtinDef{
 	mErrors:       {"errors", kindRate, true},
 	mGoodShare:    {"good_share", kindRate, true},
 	mChecks:       {checksName, kindRate, true},
+	// Dirty requests carry no user tags here: their kind, a "kind"
+	// filter, is answered from per-stage counts instead.
+	mDirtyRequests: {"dirty.requests", kindCounter, false},
+	mDirtyDefects:  {"dirty.defects", kindCounter, false},
+	mDirtyHandled:  {"dirty.handled", kindCounter, false},
+	mDirtyAccepted: {"dirty.accepted", kindCounter, false},
 }
 
 // sampleMetrics are the built-ins a request sample feeds.
@@ -133,6 +143,9 @@ var builtinKinds = func() map[string]string {
 // value per gap between text-carrying events (chunk level), itl_token one
 // per token (see engine.Result.TokenITL). goodput counts the requests that
 // met the SLO (WithSLO) and good_share is their share of all requests,
-// failed ones included; without an SLO both have no data. The map is a
-// fresh copy the caller may change.
+// failed ones included; without an SLO both have no data. dirty.requests
+// counts the deliberately malformed requests, and dirty.defects,
+// dirty.handled and dirty.accepted those of each engine.Verdict; a
+// "kind" filter (DirtyKindTag) selects one dirty-data kind without Track.
+// The map is a fresh copy the caller may change.
 func Builtin() map[string]string { return maps.Clone(builtinKinds) }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -52,6 +53,8 @@ type event struct {
 	value                float64           // a metric sample's value; a stage mark's target rate
 	tags                 map[string]string // a sample's or metric sample's tags, read only
 	index, target        int
+	status               int     // a dirty sample's HTTP status, 0 for no response
+	verdict              verdict // a dirty sample's verdict
 	req                  *request
 }
 
@@ -92,12 +95,19 @@ func sampleEvent(s *engine.Sample) event {
 	return e
 }
 
-// dirtyEvent keeps only what places a dirty sample in its stage's window.
+// dirtyEvent keeps what places a dirty sample in its stage's window and
+// what the robustness table counts: kind (in name), status, error class
+// and verdict, judged here on the producer's goroutine.
 func dirtyEvent(s *engine.Sample) event {
-	return event{
+	e := event{
 		kind: evDirty, scenario: s.Scenario, stage: s.Stage, at: s.Start,
 		ttfb: s.TTFB, ttft: s.TTFT, e2e: s.E2E,
+		name: s.Dirty, status: s.Status, verdict: verdictOf(&s.Result),
 	}
+	if s.Err != nil {
+		e.class = cmp.Or(s.Err.Class, "unknown")
+	}
+	return e
 }
 
 func iterationEvent(m *engine.IterationMark) event {

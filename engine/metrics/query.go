@@ -88,9 +88,19 @@ func (c *cellSnap) value(agg string, p, secs float64) float64 {
 }
 
 // intrinsic reports whether a filter key is answered from per-stage data,
-// without Track: scenario and stage, and a check's name for checks.
+// without Track: scenario and stage, a check's name for checks, and the
+// dirty-data kind for the dirty.* counters.
 func intrinsic(metric, key string) bool {
-	return key == "scenario" || key == "stage" || (metric == checksName && key == "check")
+	switch key {
+	case "scenario", "stage":
+		return true
+	case "check":
+		return metric == checksName
+	case DirtyKindTag:
+		id, ok := builtinIDs[metric]
+		return ok && isDirtyMetric(id)
+	}
+	return false
 }
 
 // needsView reports whether f names tags only a tracked view can answer.

@@ -269,12 +269,13 @@ func TestBuiltin(t *testing.T) {
 		"errors": "rate", "checks": "rate",
 		"ttfc": "trend", "itl_token": "trend", "reasoning_tokens": "counter",
 		"goodput": "counter", "good_share": "rate",
+		"dirty.requests": "counter", "dirty.defects": "counter", "dirty.handled": "counter", "dirty.accepted": "counter",
 	} {
 		if got := b[name]; got != want {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 21; got != want {
+	if got, want := len(b), 25; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

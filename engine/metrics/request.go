@@ -44,7 +44,11 @@ func (a *aggregator) track(metric string, f Filter) error {
 		return nil
 	}
 	if builtin && !builtins[id].tagged {
-		return fmt.Errorf("metrics: %s carries no tags, only scenario and stage", metric)
+		only := "scenario and stage"
+		if isDirtyMetric(id) {
+			only = "scenario, stage and " + DirtyKindTag
+		}
+		return fmt.Errorf("metrics: %s carries no tags, only %s", metric, only)
 	}
 	key := viewKey(metric, f)
 	if _, dup := a.views[key]; dup {

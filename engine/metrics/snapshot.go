@@ -30,6 +30,7 @@ type stageSnap struct {
 	timed           bool // the stage has a window (see stageAgg.window)
 	cells           [numBuiltin]cellSnap
 	checks, custom  map[string]cellSnap
+	dirty           map[string][numVerdicts]int64 // verdict counts by dirty kind
 }
 
 // snapshot copies the aggregates. Its cost grows with the number of
@@ -165,6 +166,10 @@ func (st *stageSnap) cell(metric string, f Filter) (cellSnap, bool) {
 		if name, one := f["check"]; one && id == mChecks {
 			c, ok := st.checks[name]
 			return c, ok
+		}
+		if name, one := f[DirtyKindTag]; one && isDirtyMetric(id) {
+			v, ok := st.dirty[name]
+			return dirtyCell(id, v), ok
 		}
 		return st.cells[id], true
 	}

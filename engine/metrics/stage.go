@@ -18,6 +18,7 @@ type stageAgg struct {
 	sources, errors map[string]int64
 	inSources       map[string]int64 // successes per input token source
 	dirty           int64
+	robust          robustness
 	tokens          tokenCheck
 	tags            tagBreakdown
 
@@ -29,7 +30,7 @@ type stageAgg struct {
 func newStageAgg(k stageKey) *stageAgg {
 	s := &stageAgg{
 		key: k, sources: map[string]int64{}, errors: map[string]int64{}, inSources: map[string]int64{},
-		checks: map[string]*cell{}, custom: map[string]*cell{},
+		checks: map[string]*cell{}, custom: map[string]*cell{}, robust: robustness{},
 	}
 	for id, d := range builtins {
 		s.cells[id] = newCell(d.kind, durationGeo)
@@ -72,11 +73,13 @@ func (s *stageAgg) sample(e *event) {
 }
 
 // dirtySample counts a deliberately malformed request. It widens the
-// window, as the load it put on the server was real, but enters no
-// statistic.
+// window, as the load it put on the server was real, but enters no clean
+// statistic: only the robustness table and the dirty.* counters.
 func (s *stageAgg) dirtySample(e *event) {
 	s.seen(e.at, e.done())
 	s.dirty++
+	s.robust.add(e)
+	feedDirty(&s.cells, e.verdict)
 }
 
 // feedSample adds a request to the cell of built-in metric id: every
@@ -220,6 +223,7 @@ func (s *stageAgg) snap(now time.Time, final bool) stageSnap {
 		scenario: s.key.scenario, stage: s.key.stage,
 		checks: make(map[string]cellSnap, len(s.checks)),
 		custom: make(map[string]cellSnap, len(s.custom)),
+		dirty:  s.robust.counts(),
 	}
 	ss.start, ss.end, ss.timed = s.window(now, final)
 	for id := range s.cells {
@@ -246,6 +250,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 		Requests: requests, OK: requests - failed, Failed: failed,
 		IterationErrors: c[mIterErrors].n,
 		DirtyRequests:   s.dirty,
+		Robustness:      s.robust.summary(),
 		ReqPerSec:       perSecond(float64(requests), secs),
 		Errors:          s.errors,
 		Iterations:      iters, DroppedIterations: dropped,

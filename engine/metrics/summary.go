@@ -24,6 +24,9 @@ type Summary struct {
 	// TimeSeries has one point per second of the run, in order, without
 	// gaps. See Point.
 	TimeSeries []Point `json:"time_series"`
+	// Robustness totals the stages' robustness tables by dirty-data kind;
+	// absent when no dirty request was sent.
+	Robustness map[string]RobustnessSummary `json:"robustness,omitempty"`
 }
 
 // StageSummary is one stage of one scenario: its window, counts, rates and
@@ -50,6 +53,9 @@ type StageSummary struct {
 	Failed          int64 `json:"failed"`
 	IterationErrors int64 `json:"iteration_errors"`
 	DirtyRequests   int64 `json:"dirty_requests"` // not in Requests
+	// Robustness is how the server answered the dirty requests, by kind
+	// (engine.Sample.Dirty); absent when the stage had none.
+	Robustness map[string]RobustnessSummary `json:"robustness,omitempty"`
 
 	// Rates divide the stage's counts by its window, although requests that
 	// started in the window may have completed after it.

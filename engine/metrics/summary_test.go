@@ -250,7 +250,7 @@ func TestSummaryNewFiguresGolden(t *testing.T) {
 		c.Sample(s)
 	}
 	d := failSample("c1", 1, "http_4xx:400")
-	d.Dirty = "malformed_json"
+	d.Dirty, d.Status = "malformed_json", 400
 	c.Sample(d)
 	c.StageEnded(mark("sweep", "c1", 0, 2, 3))
 	sum := c.Close()

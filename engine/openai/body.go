@@ -28,6 +28,8 @@ type requestBody struct {
 	Temperature   *float64          `json:"temperature,omitempty"`
 	TopP          *float64          `json:"top_p,omitempty"`
 	Seed          *int64            `json:"seed,omitempty"`
+	IgnoreEOS     bool              `json:"ignore_eos,omitempty"`
+	MinTokens     int               `json:"min_tokens,omitempty"`
 }
 
 // streamOptions asks for usage: in a final chunk (OpenAI's include_usage)
@@ -44,7 +46,7 @@ type streamOptions struct {
 var bodyKeys = map[string]bool{
 	"model": true, "messages": true, "prompt": true, "max_tokens": true, "stream": true,
 	"stop": true, "stream_options": true, "temperature": true, "top_p": true,
-	"seed": true,
+	"seed": true, "ignore_eos": true, "min_tokens": true,
 }
 
 // The stream options never change, so they are shared.
@@ -54,8 +56,12 @@ var (
 )
 
 // buildBody encodes req for its endpoint, streaming unless req.NoStream;
-// continuous asks for usage in every chunk.
+// continuous asks for usage in every chunk. A Raw body is returned as it is,
+// unchecked: it exists to send what no valid request can.
 func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
+	if req.Raw != nil {
+		return req.Raw, nil
+	}
 	b := requestBody{
 		Model:       req.Model,
 		MaxTokens:   req.MaxTokens,
@@ -64,6 +70,8 @@ func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
 		Temperature: req.Temperature,
 		TopP:        req.TopP,
 		Seed:        req.Seed,
+		IgnoreEOS:   req.IgnoreEOS,
+		MinTokens:   req.MinTokens,
 	}
 	switch {
 	case req.NoStream:
@@ -82,7 +90,20 @@ func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
 	if len(req.Extra) == 0 {
 		return body, nil
 	}
-	return mergeExtra(body, req.Extra)
+	return mergeExtra(body, req)
+}
+
+// emits reports whether the body built from req has the key k. The vLLM
+// extensions are in it only when set, so an Extra that names them (as
+// scenarios did before the fields existed) still takes the fast path.
+func emits(req *engine.ChatRequest, k string) bool {
+	switch k {
+	case "ignore_eos":
+		return req.IgnoreEOS
+	case "min_tokens":
+		return req.MinTokens != 0
+	}
+	return bodyKeys[k]
 }
 
 // setInput sets what the endpoint generates from: messages for chat (an
@@ -103,12 +124,14 @@ func (b *requestBody) setInput(req *engine.ChatRequest) error {
 	return nil
 }
 
-// mergeExtra adds extra to the JSON object body, extra winning. The common
-// case, only new keys, appends them in sorted order without re-parsing.
-func mergeExtra(body []byte, extra map[string]any) ([]byte, error) {
+// mergeExtra adds req.Extra to the JSON object body, Extra winning. The
+// common case, only new keys, appends them in sorted order without
+// re-parsing.
+func mergeExtra(body []byte, req *engine.ChatRequest) ([]byte, error) {
+	extra := req.Extra
 	keys := slices.Sorted(maps.Keys(extra))
 	for _, k := range keys {
-		if bodyKeys[k] {
+		if emits(req, k) {
 			return overlay(body, extra)
 		}
 	}

@@ -29,7 +29,10 @@ func TestBuildBodyGolden(t *testing.T) {
 		"extra overrides": {Model: "m", Messages: msgs, MaxTokens: 10, Temperature: ptr(1.0),
 			Extra: map[string]any{"max_tokens": 5, "temperature": nil, "stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true}}},
 		"continuous usage": {Model: "m", Messages: msgs},
-		"no stream":        {Model: "m", Messages: msgs, NoStream: true},
+		"ignore eos":       {Model: "m", Messages: msgs, MaxTokens: 128, IgnoreEOS: true, MinTokens: 128},
+		"ignore eos overridden": {Model: "m", Messages: msgs, IgnoreEOS: true, MinTokens: 8,
+			Extra: map[string]any{"ignore_eos": false, "min_tokens": 4}},
+		"no stream": {Model: "m", Messages: msgs, NoStream: true},
 		"completions": {Endpoint: engine.EndpointCompletions, Model: "m", Prompt: "Once upon", MaxTokens: 20,
 			Temperature: ptr(0.0), Seed: ptr(int64(1))},
 		"completions empty prompt": {Endpoint: engine.EndpointCompletions, Model: "m", Messages: msgs},
@@ -76,7 +79,8 @@ func TestBuildBodyGolden(t *testing.T) {
 // can emit must be in bodyKeys, or an Extra could duplicate it.
 func TestBodyKeysComplete(t *testing.T) {
 	full := engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "x"}}, Prompt: "x",
-		MaxTokens: 1, Temperature: ptr(1.0), TopP: ptr(1.0), Seed: ptr(int64(1)), Stop: []string{"x"}}
+		MaxTokens: 1, Temperature: ptr(1.0), TopP: ptr(1.0), Seed: ptr(int64(1)), Stop: []string{"x"},
+		IgnoreEOS: true, MinTokens: 1}
 	seen := map[string]bool{}
 	for _, endpoint := range []string{engine.EndpointChat, engine.EndpointCompletions} {
 		req := full

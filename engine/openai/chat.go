@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +99,13 @@ func (c *Client) newRequest(ctx context.Context, r *engine.ChatRequest, body []b
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
+	if r.ContentType != "" {
+		if strings.ContainsAny(r.ContentType, "\r\n\x00") {
+			// The transport would reject it only after t0, as a network error.
+			return nil, fmt.Errorf("content type %q contains a line break or NUL", r.ContentType)
+		}
+		h.Set("Content-Type", r.ContentType)
+	}
 	h.Set("Accept", "text/event-stream")
 	if r.NoStream {
 		h.Set("Accept", "application/json")

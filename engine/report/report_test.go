@@ -128,15 +128,17 @@ func fullFixture() (Meta, *metrics.Summary) {
 	c8.Errors = map[string]int64{"conn_refused": 25, "http_5xx:502": 15}
 	c8.TokensSource = map[string]int64{}
 	rag := ragSteady()
+	stages := []metrics.StageSummary{c1, c8, rag}
 	return meta, &metrics.Summary{
-		Checks: []metrics.CheckSummary{{Name: "has text", Passes: 100}, {Name: "status 200", Passes: 98, Fails: 2}},
+		Robustness: metrics.MergeRobustness(stages),
+		Checks:     []metrics.CheckSummary{{Name: "has text", Passes: 100}, {Name: "status 200", Passes: 98, Fails: 2}},
 		Metrics: map[string]metrics.MetricSummary{
 			"judge_score": {Kind: engine.MetricTrend, Trend: dist(50, 0.8)},
 			"retries":     {Kind: engine.MetricCounter, Count: 9, Sum: 12, PerSec: 0.126},
 			"cache_hit":   {Kind: engine.MetricRate, Passes: 30, Total: 40, Rate: 0.75},
 		},
 		MetricErrors: []metrics.MetricError{{Message: `metric "retries": value NaN is not a finite number`, Count: 1}},
-		Stages:       []metrics.StageSummary{c1, c8, rag},
+		Stages:       stages,
 		ScriptErrors: []metrics.ScriptError{
 			{Message: "scenarios/mixed.lua:41: attempt to index a nil value (field 'choices')", Count: 3},
 			{Message: "scenarios/mixed.lua:12: bad pool\nstack traceback:\n\t[G]: ?", Count: 1},
@@ -156,7 +158,19 @@ func chatC1() metrics.StageSummary {
 	c1 := stage("chat", "c1", 0, 1, 0, 60, 58, 2, 120.4)
 	c1.Errors = map[string]int64{"http_5xx:503": 1, "timeout_ttft": 1}
 	c1.IterationErrors = 3
-	c1.DirtyRequests = 6
+	c1.DirtyRequests = 10
+	// Dirty kinds of every verdict.
+	c1.Robustness = map[string]metrics.RobustnessSummary{
+		"empty": {Count: 3, Statuses: map[int]int64{400: 3}, Errors: map[string]int64{"http_4xx:400": 3},
+			Handled: 3, Verdict: engine.VerdictHandled},
+		"overlong": {Count: 4, Statuses: map[int]int64{400: 2, 500: 1, 0: 1},
+			Errors:  map[string]int64{"http_4xx:400": 2, "http_5xx:500": 1, "timeout_ttft": 1},
+			Handled: 2, Defects: 2, Verdict: engine.VerdictDefect},
+		"invisible": {Count: 2, Statuses: map[int]int64{200: 2}, Errors: map[string]int64{},
+			Accepted: 2, Verdict: engine.VerdictAccepted},
+		"malformed_json": {Count: 1, Statuses: map[int]int64{0: 1}, Errors: map[string]int64{"canceled": 1},
+			Canceled: 1, Verdict: engine.VerdictCanceled},
+	}
 	// A reasoning model: the answer starts well after the first (thinking) text.
 	c1.ReasoningTokens = 3100
 	c1.TTFC = dist(58, 900)
@@ -200,6 +214,11 @@ func ragSteady() metrics.StageSummary {
 		},
 	}
 	rag.TagKeysOverflow = 12
+	rag.DirtyRequests = 2
+	rag.Robustness = map[string]metrics.RobustnessSummary{
+		"bad_role": {Count: 2, Statuses: map[int]int64{400: 2}, Errors: map[string]int64{"http_4xx:400": 2},
+			Handled: 1, Defects: 1, Verdict: engine.VerdictDefect},
+	}
 	return rag
 }
 
@@ -259,7 +278,7 @@ func TestTextContent(t *testing.T) {
 		{"single",
 			[]string{"target  built-in simulator, model sim-7b", "c16", "2m0s", "p99 95% CI", "tail:"},
 			[]string{"sweep/c1", "*", "errors", "script errors", "incomplete", "cut", "TTFC", "ITL/tok",
-				"goodput", "dirty", "by tag", "client", "tokens", "!", "WARNING"}},
+				"goodput", "dirty", "robustness", "by tag", "client", "tokens", "!", "WARNING"}},
 		{"full",
 			[]string{"chat/c1", "rag/steady", "* not reliable: too few samples", "wider than 25% of the value",
 				"conn_refused", "62.5%", "3  scenarios/mixed.lua:41:", "bad pool ...",
@@ -270,7 +289,10 @@ func TestTextContent(t *testing.T) {
 				"client: CPU 23% of 2 cores, scheduling p99 0.2 ms, GC pauses p99 0.1 ms",
 				"rag/steady: llmload itself was the bottleneck (CPU at 196% of 2 cores;",
 				"the cl100k_base count disagree by more than 5% on 3 of 58 requests (mean difference 2.1%)",
-				"50 of 350 requests are counts of text events"},
+				"50 of 350 requests are counts of text events",
+				"robustness: how the server answered", "✓ handled", "✗ DEFECT", "· accepted", "- canceled",
+				"400×2 500×1 none×1", "dirty data: 12 requests, 3 defects in 2 kinds: bad_role, overlong",
+				"! dirty data: 3 of 12 malformed requests"},
 			[]string{"hunter2", "sk-live-123", "traceback", "by tag team"}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {

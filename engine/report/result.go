@@ -36,6 +36,10 @@ type Result struct {
 	// generator fell behind its schedule, iterations were dropped, or
 	// llmload itself was the bottleneck.
 	Warnings []string `json:"warnings"`
+	// Robustness totals, by dirty-data kind, how the server answered the
+	// deliberately malformed requests (per stage in Stages); absent when
+	// none was sent.
+	Robustness map[string]metrics.RobustnessSummary `json:"robustness,omitempty"`
 }
 
 // Meta describes the run as a whole.
@@ -108,6 +112,7 @@ func New(meta Meta, s *metrics.Summary) *Result {
 		r.MetricErrors = append(r.MetricErrors, s.MetricErrors...)
 		r.SLOSet = s.SLOSet
 		r.TimeSeries = append(r.TimeSeries, s.TimeSeries...)
+		r.Robustness = maps.Clone(s.Robustness)
 	}
 	r.Warnings = warnings(r.Stages)
 	return r

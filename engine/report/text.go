@@ -38,6 +38,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 		writeTail(b, r.Stages, labels)
 		writeByTag(b, r.Stages, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
+		writeRobustness(b, r, labels)
 		writeClientHealth(b, r.Stages, labels)
 		writeTokenNotes(b, r, labels)
 	}

@@ -29,7 +29,26 @@ func warnings(stages []metrics.StageSummary) []string {
 			out = append(out, arrivalWarnings(name, &s)...)
 		}
 	}
+	if w := robustnessWarning(metrics.MergeRobustness(stages)); w != "" {
+		out = append(out, w)
+	}
 	return out
+}
+
+// robustnessWarning says that the server mishandled malformed input; ""
+// when no dirty request got a defective answer.
+func robustnessWarning(run map[string]metrics.RobustnessSummary) string {
+	kinds := metrics.DefectKinds(run)
+	if len(kinds) == 0 {
+		return ""
+	}
+	var n, defects int64
+	for _, rs := range run {
+		n, defects = n+rs.Count, defects+rs.Defects
+	}
+	return fmt.Sprintf("dirty data: %d of %d malformed requests got a defective answer (a 5xx, a timeout, a reset, "+
+		"a broken stream or a 4xx without an error body), in %d %s: %s; see the robustness table",
+		defects, n, len(kinds), plural(int64(len(kinds)), "kind", "kinds"), kindList(kinds))
 }
 
 // clientWarning says that a stage's timings include llmload's own delays.
@@ -40,7 +59,7 @@ func clientWarning(name string, c *engine.ClientCheck) string {
 	}
 	return fmt.Sprintf("%s: llmload itself was the bottleneck (%s): its latencies include the client's own delays "+
 		"and its throughput may be the client's limit, not the server's; run fewer VUs per process, "+
-		"use a larger machine, or split the load across machines with --segment", name, why)
+		"use a larger machine, or split the load across several llmload processes", name, why)
 }
 
 func arrivalWarnings(name string, s *metrics.StageSummary) []string {

@@ -26,7 +26,7 @@ func TestWarnings(t *testing.T) {
 		{"healthy client", metrics.StageSummary{Stage: "c1", VUs: 4, Client: &engine.ClientCheck{CPUPercent: 30, Cores: 2}}, nil},
 		{"client-bound, closed model", metrics.StageSummary{Scenario: "s", Stage: "c64", VUs: 64,
 			Client: &engine.ClientCheck{CPUPercent: 199, Cores: 2, Bound: true, Reasons: []string{"CPU at 199% of 2 cores", "GC pauses p99 3.00 ms"}}},
-			[]string{"s/c64: llmload itself was the bottleneck (CPU at 199% of 2 cores; GC pauses p99 3.00 ms)", "--segment"}},
+			[]string{"s/c64: llmload itself was the bottleneck (CPU at 199% of 2 cores; GC pauses p99 3.00 ms)", "several llmload processes"}},
 		{"client-bound without reasons", metrics.StageSummary{Scenario: "s", Stage: "x", Client: &engine.ClientCheck{Bound: true}},
 			[]string{"s/x: llmload itself was the bottleneck (its self-check flagged the stage)"}},
 	}

@@ -22,6 +22,13 @@ type apiError struct {
 	typ     string
 	param   string // the offending request field, if any
 	message string
+	kind    string // the dirty-data kind it answers, "" for none
+}
+
+// as sets the dirty-data kind e answers and returns e.
+func (e *apiError) as(kind string) *apiError {
+	e.kind = kind
+	return e
 }
 
 func (e *apiError) Error() string { return e.message }

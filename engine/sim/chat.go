@@ -17,23 +17,36 @@ const systemFingerprint = "fp_llmload_sim"
 
 // serveChat answers POST /v1/chat/completions.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
-	s.serve(w, r, parseCompletion)
+	s.serve(w, r, parseCompletion, false)
 }
 
 // serveTextCompletion answers POST /v1/completions.
 func (s *Server) serveTextCompletion(w http.ResponseWriter, r *http.Request) {
-	s.serve(w, r, parseTextCompletion)
+	s.serve(w, r, parseTextCompletion, true)
 }
 
-// serve reads a request with parse and answers it, streamed or whole.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse func(*Config, []byte) (*completion, *apiError)) {
+// parser decodes and validates a request body.
+type parser func(*Config, []byte) (*completion, *apiError)
+
+// serve reads a request with parse and answers it carefully — an error or
+// the completion — unless Config.Defects picks a misbehaviour for its kind.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, text bool) {
 	s.requests.Add(1)
-	c, aerr := s.readCompletion(w, r, parse)
-	if aerr != nil {
-		s.rejected.Add(1)
-		aerr.write(w)
+	in := s.read(w, r, parse, text)
+	if behaviour, ok := s.cfg.Defects[in.kind()]; ok {
+		s.misbehave(w, r, in, behaviour)
 		return
 	}
+	if in.aerr != nil {
+		s.rejected.Add(1)
+		in.aerr.write(w)
+		return
+	}
+	s.answer(w, r, in.c)
+}
+
+// answer generates c, streamed or whole.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	ctx, cancel := s.requestContext(r.Context())
 	defer cancel()
 	prefix := "chatcmpl"
@@ -59,17 +72,49 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse func(*Confi
 	s.completed.Add(1)
 }
 
-// readCompletion reads the body within MaxBodyBytes and validates it.
-func (s *Server) readCompletion(w http.ResponseWriter, r *http.Request, parse func(*Config, []byte) (*completion, *apiError)) (*completion, *apiError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, newAPIError(http.StatusRequestEntityTooLarge, "", "request body exceeds %d bytes", s.cfg.MaxBodyBytes)
-	case err != nil:
-		return nil, badRequest("", "reading the request body: %v", err)
+// incoming is a request read and judged: its completion, or the error a
+// careful server answers with; either way its dirty-data kind.
+type incoming struct {
+	body []byte
+	text bool // a legacy /v1/completions request
+	c    *completion
+	aerr *apiError
+}
+
+// kind is the request's dirty-data kind, "" for a plain valid request.
+func (in *incoming) kind() string {
+	if in.aerr != nil {
+		return in.aerr.kind
 	}
-	return parse(&s.cfg, body)
+	return in.c.kind
+}
+
+// completion is what to generate for in, even when it was rejected.
+func (in *incoming) completion(cfg *Config) *completion {
+	if in.c != nil {
+		return in.c
+	}
+	return fallbackCompletion(cfg, in.body, in.text)
+}
+
+// read reads the body within MaxBodyBytes and judges it: the Content-Type
+// first, then the body's size, bytes and depth, then its content.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, parse parser, text bool) *incoming {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	in := &incoming{body: body, text: text}
+	var tooLarge *http.MaxBytesError
+	switch in.aerr = checkContentType(r); {
+	case in.aerr != nil:
+	case errors.As(err, &tooLarge):
+		in.aerr = newAPIError(http.StatusRequestEntityTooLarge, "", "request body exceeds %d bytes", s.cfg.MaxBodyBytes).as(KindOverlong)
+	case err != nil:
+		in.aerr = badRequest("", "reading the request body: %v", err)
+	default:
+		if in.aerr = checkBody(body); in.aerr == nil {
+			in.c, in.aerr = parse(&s.cfg, body)
+		}
+	}
+	return in
 }
 
 // generate admits c to the batch and passes emit each chunk of generated
@@ -82,7 +127,9 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 	defer s.sched.release()
 	var z sleeper
 	defer z.stop()
-	first := s.sched.prefill(c.promptTokens)
+	c.cachedTokens = s.cache.admit(c.blocks)
+	s.cachedTokens.Add(int64(c.cachedTokens))
+	first := s.sched.prefill(c.promptTokens - c.cachedTokens)
 	if err := z.until(ctx, first); err != nil {
 		return err
 	}
@@ -151,12 +198,18 @@ func (s *Server) answerCompletion(ctx context.Context, w http.ResponseWriter, c 
 	return nil
 }
 
+// usage reports c's tokens; prompt_tokens_details only when the prefix
+// cache hit, as servers without a cache leave it out.
 func usage(c *completion) openai.Usage {
-	return openai.Usage{
+	u := openai.Usage{
 		PromptTokens:     c.promptTokens,
 		CompletionTokens: c.outputTokens,
 		TotalTokens:      c.promptTokens + c.outputTokens,
 	}
+	if c.cachedTokens > 0 {
+		u.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: c.cachedTokens}
+	}
+	return u
 }
 
 // serveModels answers GET /v1/models with the one model served.

@@ -30,8 +30,11 @@ type completion struct {
 	promptTokens int
 	outputTokens int // ≥ 1
 	finish       openai.FinishReason
-	key          uint64 // hash of the request content and Config.Seed
-	text         bool   // a legacy /v1/completions request
+	key          uint64   // hash of the request content and Config.Seed
+	text         bool     // a legacy /v1/completions request
+	blocks       []uint64 // prefix-cache block hashes of the prompt
+	cachedTokens int      // prompt tokens found in the prefix cache, set at prefill
+	kind         string   // the valid-but-odd dirty kind, "" for plain text
 }
 
 // parseCompletion decodes and validates a chat completion body against cfg.
@@ -39,9 +42,13 @@ type completion struct {
 func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 	var req openai.ChatCompletionRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, badRequest("", "invalid JSON body: %v", err)
+		return nil, badRequest("", "invalid JSON body: %v", err).as(KindMalformedJSON)
 	}
-	return checkChat(cfg, &req)
+	ext, aerr := parseExtensions(body)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return checkChat(cfg, &req, ext)
 }
 
 // parseTextCompletion decodes and validates a legacy /v1/completions body
@@ -50,23 +57,27 @@ func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 func parseTextCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 	var req openai.CompletionRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, badRequest("", "invalid JSON body: %v", err)
+		return nil, badRequest("", "invalid JSON body: %v", err).as(KindMalformedJSON)
+	}
+	ext, aerr := parseExtensions(body)
+	if aerr != nil {
+		return nil, aerr
 	}
 	prompt, ok := req.Prompt.(string)
 	switch {
 	case req.Prompt == nil:
-		return nil, badRequest("prompt", "prompt is required")
+		return nil, badRequest("prompt", "prompt is required").as(KindNoMessages)
 	case !ok:
 		return nil, badRequest("prompt", "prompt must be a string (token arrays and batches are not simulated)")
 	case strings.TrimSpace(prompt) == "":
-		return nil, badRequest("prompt", "prompt must not be empty")
+		return nil, badRequest("prompt", "prompt must not be empty").as(blankKind([]string{prompt}))
 	}
 	chat := openai.ChatCompletionRequest{
 		Model: req.Model, MaxTokens: req.MaxTokens, N: req.N, Seed: req.Seed,
 		Temperature: req.Temperature, TopP: req.TopP, Stream: req.Stream, StreamOptions: req.StreamOptions,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
 	}
-	c, aerr := checkChat(cfg, &chat)
+	c, aerr := checkChat(cfg, &chat, ext)
 	if c != nil {
 		c.text = true
 	}
@@ -74,9 +85,9 @@ func parseTextCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 }
 
 // checkChat validates a decoded chat request and decides its output.
-func checkChat(cfg *Config, req *openai.ChatCompletionRequest) (*completion, *apiError) {
+func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (*completion, *apiError) {
 	if req.Model != "" && req.Model != cfg.Model {
-		return nil, newAPIError(404, "model", "The model %s does not exist.", quoteShort(req.Model))
+		return nil, newAPIError(404, "model", "The model %s does not exist.", quoteShort(req.Model)).as(KindUnknownModel)
 	}
 	prompt, aerr := promptTokens(req.Messages)
 	if aerr != nil {
@@ -89,13 +100,18 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest) (*completion, *ap
 	if aerr != nil {
 		return nil, aerr
 	}
+	if aerr := ext.check(maxTokens); aerr != nil {
+		return nil, aerr
+	}
 	c := &completion{
 		stream:       req.Stream,
 		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
 		promptTokens: prompt,
-		key:          contentKey(cfg.Seed, req, maxTokens),
+		key:          contentKey(cfg.Seed, req, maxTokens, ext),
+		blocks:       blockHashes(req.Messages),
+		kind:         oddKind(req.Messages),
 	}
-	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens)
+	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens, ext)
 	return c, nil
 }
 
@@ -106,24 +122,27 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest) (*completion, *ap
 // U+200B are not whitespace, so they count as text.
 func promptTokens(msgs []openai.ChatCompletionMessage) (int, *apiError) {
 	if len(msgs) == 0 {
-		return 0, badRequest("messages", "messages must be a non-empty array")
+		return 0, badRequest("messages", "messages must be a non-empty array").as(KindNoMessages)
 	}
-	tokens, userText := replyPrimer, false
+	tokens, userText, userTexts := replyPrimer, false, []string(nil)
 	for i := range msgs {
 		m := &msgs[i]
 		if !knownRoles[m.Role] {
 			return 0, badRequest(fmt.Sprintf("messages[%d].role", i),
-				"messages[%d].role: unknown role %s; expected system, developer, user, assistant, tool or function", i, quoteShort(m.Role))
+				"messages[%d].role: unknown role %s; expected system, developer, user, assistant, tool or function", i, quoteShort(m.Role)).as(KindBadRole)
 		}
 		text, aerr := messageText(i, m)
 		if aerr != nil {
 			return 0, aerr
 		}
 		tokens += messageOverhead + CountTokens(text)
-		userText = userText || (m.Role == openai.ChatMessageRoleUser && strings.TrimSpace(text) != "")
+		if m.Role == openai.ChatMessageRoleUser {
+			userText = userText || strings.TrimSpace(text) != ""
+			userTexts = append(userTexts, text)
+		}
 	}
 	if !userText {
-		return 0, badRequest("messages", "messages must contain a user message with non-empty content")
+		return 0, badRequest("messages", "messages must contain a user message with non-empty content").as(blankKind(userTexts))
 	}
 	return tokens, nil
 }
@@ -174,25 +193,25 @@ func outputLimit(cfg *Config, req *openai.ChatCompletionRequest, prompt int) (in
 		param, limit = "max_tokens", req.MaxTokens
 	}
 	if req.MaxTokens < 0 || req.MaxCompletionTokens < 0 {
-		return 0, badRequest(param, "%s must be at least 1, got %d", param, limit)
+		return 0, badRequest(param, "%s must be at least 1, got %d", param, limit).as(KindNegativeMax)
 	}
 	room := cfg.MaxContext - prompt
 	if room <= 0 {
-		return 0, badRequest("messages", "This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", cfg.MaxContext, prompt)
+		return 0, badRequest("messages", "This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", cfg.MaxContext, prompt).as(KindOverlong)
 	}
 	if limit == 0 {
 		return min(cfg.DefaultMaxTokens, room), nil
 	}
 	if limit > room { // not prompt+limit > max: limit may be near MaxInt
 		return 0, badRequest(param, "This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-			cfg.MaxContext, int64(prompt)+int64(limit), prompt, limit)
+			cfg.MaxContext, int64(prompt)+int64(limit), prompt, limit).as(blame(prompt, limit))
 	}
 	return limit, nil
 }
 
 // contentKey hashes Config.Seed and every request field that changes a real
 // model's output, so equal requests get equal answers whatever their order.
-func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int) uint64 {
+func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int, ext extensions) uint64 {
 	h := fnv.New64a()
 	num := func(v uint64) { _, _ = h.Write(binary.LittleEndian.AppendUint64(nil, v)) }
 	str := func(s string) { num(uint64(len(s))); _, _ = h.Write([]byte(s)) }
@@ -209,13 +228,25 @@ func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int) ui
 		num(1)
 		num(uint64(*req.Seed))
 	}
+	// Only when set, so that keys (and answers) of plain requests stay put.
+	if ext.IgnoreEOS != nil || ext.MinTokens != nil {
+		num(2)
+		num(uint64(ext.minTokens()))
+		if ext.ignoreEOS() {
+			num(1)
+		}
+	}
 	return h.Sum64()
 }
 
 // drawLength decides the output length and finish reason of a request.
-func drawLength(cfg *Config, key uint64, maxTokens int) (int, openai.FinishReason) {
+// ignore_eos runs to max_tokens; min_tokens raises the shortest stop.
+func drawLength(cfg *Config, key uint64, maxTokens int, ext extensions) (int, openai.FinishReason) {
+	if ext.ignoreEOS() {
+		return maxTokens, openai.FinishReasonLength
+	}
 	rng := rand.New(rand.NewPCG(key, uint64(cfg.Seed)))
-	lo := max(1, min(cfg.MinOutputTokens, maxTokens))
+	lo := max(1, min(max(cfg.MinOutputTokens, ext.minTokens()), maxTokens))
 	if lo < maxTokens && rng.Float64() < cfg.StopFraction {
 		return lo + rng.IntN(maxTokens-lo), openai.FinishReasonStop
 	}

@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -37,8 +39,12 @@ const (
 	DefaultStopFraction = 0.25
 	// DefaultTokensPerChunk is the number of tokens per streamed chunk.
 	DefaultTokensPerChunk = 1
-	// DefaultMaxBodyBytes bounds a request body.
+	// DefaultMaxBodyBytes bounds a request body. It is well above the 2 MB
+	// an "overlong" dirty request sends, so that one is read and answered
+	// with the context-length 400 a real server gives, not a 413.
 	DefaultMaxBodyBytes = 8 << 20
+	// DefaultPrefixCacheTokens is the prefix cache's capacity, in tokens.
+	DefaultPrefixCacheTokens = 1_000_000
 )
 
 // Config shapes the simulated model. The zero value is usable: a zero field
@@ -86,6 +92,14 @@ type Config struct {
 	TokensPerChunk int
 	// MaxBodyBytes bounds a request body; larger bodies get 413.
 	MaxBodyBytes int64
+	// PrefixCacheTokens is the capacity of the KV prefix cache, in tokens
+	// (whole blocks of BlockTokens); negative disables the cache. Cached
+	// prompt tokens cost no prefill time.
+	PrefixCacheTokens int
+	// Defects maps a dirty-data kind (DirtyKinds) to a misbehaviour
+	// (DefectBehaviours) the server shows on requests of that kind instead
+	// of its careful answer, to test how a client copes. See ParseDefects.
+	Defects map[string]string
 }
 
 // Validate reports every out-of-range value, which New would silently
@@ -106,6 +120,11 @@ func (c Config) Validate() error {
 	bad(c.MaxBodyBytes < 0, "max body bytes %d is negative", c.MaxBodyBytes)
 	bad(!(c.StopFraction <= 1), "stop fraction %v is not at most 1", c.StopFraction)
 	bad(!(c.PrefillInterference <= 1), "prefill interference %v is not at most 1", c.PrefillInterference)
+	for _, kind := range slices.Sorted(maps.Keys(c.Defects)) {
+		if err := checkDefect(kind, c.Defects[kind]); err != nil {
+			errs = append(errs, fmt.Errorf("sim: defect %s=%s: %w", kind, c.Defects[kind], err))
+		}
+	}
 	if c.DefaultMaxTokens > 0 {
 		ctx := orDefault(c.MaxContext, DefaultMaxContext)
 		bad(c.DefaultMaxTokens > ctx, "default max tokens %d exceed the context window of %d", c.DefaultMaxTokens, ctx)
@@ -130,6 +149,10 @@ func (c Config) withDefaults() Config {
 	c.StopFraction = fraction(c.StopFraction, DefaultStopFraction)
 	c.TokensPerChunk = orDefault(c.TokensPerChunk, DefaultTokensPerChunk)
 	c.MaxBodyBytes = orDefault(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	if c.PrefixCacheTokens == 0 {
+		c.PrefixCacheTokens = DefaultPrefixCacheTokens
+	}
+	c.Defects = validDefects(c.Defects)
 	return c
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,11 @@ func TestValidate(t *testing.T) {
 		{"NaN interference", Config{PrefillInterference: math.NaN()}, "prefill interference NaN"},
 		{"default max tokens beyond context", Config{MaxContext: 100, DefaultMaxTokens: 200}, "exceed the context window of 100"},
 		{"default max tokens beyond default context", Config{DefaultMaxTokens: 40000}, "of 32768"},
+		{"negative prefix cache disables it", Config{PrefixCacheTokens: -1}, ""},
+		{"defects", Config{Defects: map[string]string{KindOverlong: "500", KindBidi: "hang", KindEmpty: "200"}}, ""},
+		{"defect of an unknown kind", Config{Defects: map[string]string{"weird": "500"}}, `unknown dirty-data kind "weird"`},
+		{"defect with an unknown behaviour", Config{Defects: map[string]string{KindBadRole: "explode"}}, `unknown defect behaviour "explode"`},
+		{"defect with a non-error status", Config{Defects: map[string]string{KindBadRole: "302"}}, "unknown defect behaviour"},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Validate()
@@ -40,6 +46,7 @@ func TestWithDefaults(t *testing.T) {
 	got := Config{
 		MaxBatch: -3, DecodeBase: -1, DecodePerSeq: 2 * time.Millisecond, StopFraction: 7,
 		PrefillInterference: -0.5, MaxContext: 100, DefaultMaxTokens: 500,
+		Defects: map[string]string{KindOverlong: "500", "nonsense": "hang", KindBidi: "teapot"},
 	}.withDefaults()
 	want := Config{
 		Model: DefaultModel, MaxBatch: DefaultMaxBatch, PrefillBase: DefaultPrefillBase,
@@ -47,8 +54,9 @@ func TestWithDefaults(t *testing.T) {
 		PrefillInterference: 0, MaxContext: 100, DefaultMaxTokens: 100,
 		MinOutputTokens: DefaultMinOutputTokens, StopFraction: DefaultStopFraction,
 		TokensPerChunk: DefaultTokensPerChunk, MaxBodyBytes: DefaultMaxBodyBytes,
+		PrefixCacheTokens: DefaultPrefixCacheTokens, Defects: map[string]string{KindOverlong: "500"},
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("withDefaults() =\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -24,9 +24,34 @@
 // [0, 2]; top_p outside [0, 1]; stream_options without stream; and prompt
 // tokens + max_tokens beyond Config.MaxContext. A model other than
 // Config.Model gets 404 (an absent model is served). Bodies over
-// Config.MaxBodyBytes get 413. max_tokens 0 counts as absent, because
-// go-openai's request type cannot tell them apart. Other fields (stop,
-// tools, logprobs...) are accepted and ignored.
+// Config.MaxBodyBytes (8 MB by default, so a 2 MB overlong prompt is read
+// and gets the context-length 400) get 413. Before decoding, a
+// Content-Type other than application/json gets 415 (an absent one is
+// accepted), and an empty or blank body, a body that is not UTF-8 or JSON
+// nested deeper than MaxJSONDepth gets 400 — the depth by a linear scan,
+// so a nesting bomb never reaches the decoder. max_tokens 0 counts as
+// absent, because go-openai's request type cannot tell them apart. Other
+// fields (stop, tools, logprobs...) are accepted and ignored.
+//
+// vLLM's ignore_eos (the answer runs to max_tokens, finish "length") and
+// min_tokens (no early stop before it; 400 if above max_tokens) are
+// decoded from the body in a second pass.
+//
+// # Dirty data and defects
+//
+// Every request is sorted into a dirty-data kind (DirtyKinds, the names
+// engine/dirty uses): each rejection above is one (empty, whitespace,
+// no_messages, overlong, bad_role, huge_max_tokens, negative_max_tokens,
+// unknown_model, malformed_json, wrong_content_type, invalid_utf8,
+// deep_nesting), and a valid request whose text holds zero-width
+// characters or a BOM (invisible), bidirectional controls (bidi), C0
+// controls other than tab and newlines or DEL (control_chars) or
+// characters beyond the BMP (emoji_cjk) is served normally but still
+// classified. Config.Defects (see ParseDefects) makes the server misbehave
+// on chosen kinds, to test a client: answer with a given status, answer 200
+// as if the request were valid, hang until the client gives up or Close,
+// reset the connection before any response, or truncate: start a 200,
+// send a few events (or half a whole answer), then cut the connection.
 //
 // # Tokens
 //
@@ -39,7 +64,8 @@
 //
 // The server models continuous batching with Config.MaxBatch slots. A
 // request waits first come, first served for a slot; then its prefill
-// (PrefillBase + PrefillPerToken × prompt tokens) runs on a single prefill
+// (PrefillBase + PrefillPerToken × prompt tokens not in the prefix cache)
+// runs on a single prefill
 // lane, queued behind other prefills, and ends with the first token. Each
 // further token takes one decode step, DecodeBase + DecodePerSeq ×
 // (running − 1), where running counts the slots in use at that step, and
@@ -47,6 +73,20 @@
 // cost. Each request's own goroutine sleeps until absolute deadlines, so
 // timings do not drift under load. A client that goes away frees its slot
 // at once.
+//
+// # Prefix cache
+//
+// Like vLLM's automatic prefix caching, the prompt is cut into blocks of
+// BlockTokens tokens, each keyed by the hash of the whole prompt up to its
+// end (role markers included), so a block is reused only when everything
+// before it matches. At prefill the leading blocks already cached count as
+// cached tokens and cost nothing; then all the prompt's blocks are cached,
+// least recently used evicted beyond Config.PrefixCacheTokens (1,000,000
+// by default; negative disables). A shared system prompt or document thus
+// lowers TTFT, and a unique "[req_N]" at the start defeats the cache.
+// Cached tokens appear in usage.prompt_tokens_details.cached_tokens (when
+// there are any) and in Stats.CachedTokens. The cache changes timing only,
+// never an answer's text or length.
 //
 // # Determinism
 //

@@ -25,7 +25,8 @@ const closeWait = 5 * time.Second
 type Server struct {
 	cfg   Config
 	sched *scheduler
-	born  int64 // Unix time of New, the model's "created"
+	cache *prefixCache // nil when disabled
+	born  int64        // Unix time of New, the model's "created"
 
 	ctx    context.Context // ends in-flight requests on Close
 	cancel context.CancelFunc
@@ -37,6 +38,7 @@ type Server struct {
 	serveDone chan struct{}
 
 	requests, rejected, completed, canceled atomic.Int64
+	defects, cachedTokens                   atomic.Int64
 	seq                                     atomic.Uint64 // numbers responses
 }
 
@@ -48,6 +50,11 @@ type Stats struct {
 	Rejected  int64 // of those, answered with an error status
 	Completed int64 // of those, generated to the end
 	Canceled  int64 // of those, ended early by the client or by Close
+	// Defects counts requests answered with a Config.Defects misbehaviour
+	// (a "200" one also counts as Completed or Canceled).
+	Defects int64
+	// CachedTokens is the total of prompt tokens found in the prefix cache.
+	CachedTokens int64
 }
 
 // New returns a server for cfg, with defaults for zero fields and for the
@@ -55,6 +62,7 @@ type Stats struct {
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults(), born: time.Now().Unix()}
 	s.sched = newScheduler(&s.cfg)
+	s.cache = newPrefixCache(s.cfg.PrefixCacheTokens)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -69,6 +77,9 @@ func (s *Server) Stats() Stats {
 		Rejected:  s.rejected.Load(),
 		Completed: s.completed.Load(),
 		Canceled:  s.canceled.Load(),
+
+		Defects:      s.defects.Load(),
+		CachedTokens: s.cachedTokens.Load(),
 	}
 }
 

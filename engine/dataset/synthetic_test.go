@@ -1,0 +1,167 @@
+package dataset
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/llmload/llmload/engine/tokenize"
+)
+
+func fixedDist(t *testing.T, v float64) Dist {
+	t.Helper()
+	d, err := Fixed(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func newSynthetic(t *testing.T, c SyntheticConfig) *Synthetic {
+	t.Helper()
+	s, err := NewSynthetic(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSyntheticExactLength(t *testing.T) {
+	for _, enc := range []string{"cl100k_base", "o200k_base"} {
+		codec, _ := tokenize.Get(enc)
+		for _, target := range []int{1, 2, 7, 50, 128, 1000, 4096} {
+			for _, prefix := range []int{0, 16, 200} {
+				for _, unique := range []string{"", "[req_17] "} {
+					name := fmt.Sprintf("%s/%d/prefix%d/unique%v", enc, target, prefix, unique != "")
+					t.Run(name, func(t *testing.T) {
+						s := newSynthetic(t, SyntheticConfig{Input: fixedDist(t, float64(target)),
+							Output: fixedDist(t, 64), PrefixTokens: prefix, Tokenizer: enc})
+						r := rand.New(rand.NewPCG(uint64(target), 3))
+						for range 3 {
+							prompt, in, out := s.Next(r, unique)
+							if got := codec.Count(prompt); got != in {
+								t.Errorf("reported %d tokens, the prompt has %d", in, got)
+							}
+							want := max(target, codec.Count(unique))
+							if in != want {
+								t.Errorf("input tokens = %d, want %d (prompt %.60q)", in, want, prompt)
+							}
+							if out != 64 {
+								t.Errorf("output tokens = %d, want 64", out)
+							}
+							if unique != "" && !strings.HasPrefix(prompt, unique) {
+								t.Errorf("prompt %.40q does not start with %q", prompt, unique)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestSyntheticSharedPrefix(t *testing.T) {
+	codec, _ := tokenize.Get("o200k_base")
+	in, err := Uniform(300, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSynthetic(t, SyntheticConfig{Input: in, PrefixTokens: 256, Tokenizer: "o200k_base"})
+	r := rand.New(rand.NewPCG(7, 7))
+	first, _, _ := s.Next(r, "")
+	firstIDs := codec.Encode(first)[:256]
+	for range 5 {
+		p, _, out := s.Next(r, "")
+		if got := codec.Encode(p)[:256]; !reflect.DeepEqual(got, firstIDs) {
+			t.Fatal("the first 256 tokens differ between prompts")
+		}
+		if p == first {
+			t.Error("two prompts are identical past the prefix")
+		}
+		if out != 0 {
+			t.Errorf("output tokens = %d without an Output distribution, want 0", out)
+		}
+	}
+	a, _, _ := s.Next(r, "[req_1] ")
+	b, _, _ := s.Next(r, "[req_2] ")
+	if strings.HasPrefix(a, first[:40]) || a[:9] == b[:9] {
+		t.Errorf("unique prefixes did not replace the shared one: %.40q, %.40q", a, b)
+	}
+	// Another Synthetic, even with another length, opens with the same text.
+	s2 := newSynthetic(t, SyntheticConfig{Input: fixedDist(t, 1000), PrefixTokens: 256, Tokenizer: "o200k_base"})
+	p2, _, _ := s2.Next(rand.New(rand.NewPCG(1, 1)), "")
+	if got := codec.Encode(p2)[:256]; !reflect.DeepEqual(got, firstIDs) {
+		t.Error("the shared prefix differs between two Synthetics")
+	}
+}
+
+func TestSyntheticReproducible(t *testing.T) {
+	in, _ := Lognormal(200, 80)
+	out, _ := Normal(100, 30)
+	s := newSynthetic(t, SyntheticConfig{Input: in, Output: out, PrefixTokens: 10})
+	run := func(seed uint64) []string {
+		r := rand.New(rand.NewPCG(seed, 0))
+		var got []string
+		for range 5 {
+			p, n, o := s.Next(r, "")
+			got = append(got, fmt.Sprint(p, n, o))
+		}
+		return got
+	}
+	if a, b := run(42), run(42); !reflect.DeepEqual(a, b) {
+		t.Error("the same seed gave different prompts")
+	}
+	if a, b := run(42), run(43); reflect.DeepEqual(a, b) {
+		t.Error("different seeds gave the same prompts")
+	}
+}
+
+func TestNewSyntheticErrors(t *testing.T) {
+	in := fixedDist(t, 10)
+	tests := []struct {
+		name string
+		c    SyntheticConfig
+		want string
+	}{
+		{"no input", SyntheticConfig{}, "no input length"},
+		{"negative prefix", SyntheticConfig{Input: in, PrefixTokens: -1}, "prefix_tokens -1"},
+		{"bad tokenizer", SyntheticConfig{Input: in, Tokenizer: "llama"}, "unknown tokenizer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := NewSynthetic(tt.c); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSingleTokenWords(t *testing.T) {
+	for _, enc := range []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"} {
+		codec, _ := tokenize.Get(enc)
+		words, err := singleTokenWords(codec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range words {
+			if codec.Count(w) != 1 {
+				t.Errorf("%s: %q is not one token", enc, w)
+			}
+		}
+		t.Logf("%s: %d single-token words", enc, len(words))
+	}
+}
+
+func BenchmarkSyntheticNext(b *testing.B) {
+	in, _ := Lognormal(1000, 300)
+	s, err := NewSynthetic(SyntheticConfig{Input: in, PrefixTokens: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for b.Loop() {
+		s.Next(r, "")
+	}
+}

@@ -1,0 +1,26 @@
+package dataset
+
+import (
+	"bytes"
+)
+
+// LoadText loads one prompt per line of path; blank lines are skipped.
+// The file loads once per process: later calls return the same *Pool.
+// Safe for concurrent use.
+func LoadText(path string) (*Pool, error) {
+	return cached(path, "text", Options{}, func() (*Pool, error) { return loadText(path) })
+}
+
+func loadText(path string) (*Pool, error) {
+	var items []Item
+	err := eachLine(path, func(_ int, b []byte) error {
+		if len(bytes.TrimSpace(b)) > 0 {
+			items = append(items, Item{Text: string(b)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return finish(path, items)
+}

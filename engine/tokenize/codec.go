@@ -1,0 +1,84 @@
+// Package tokenize gives every part of llmload the same offline BPE
+// tokenizers (tiktoken's encodings), each built once per process.
+package tokenize
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// DefaultName is the encoding Get uses for "".
+const DefaultName = "cl100k_base"
+
+// names are the encodings Get accepts, in the order errors list them.
+var names = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
+
+// Names returns the encoding names Get accepts.
+func Names() []string { return append([]string(nil), names...) }
+
+// Codec turns text into token ids and back. Safe for concurrent use.
+type Codec interface {
+	// Count returns the number of tokens in s.
+	Count(s string) int
+	// Encode returns the token ids of s.
+	Encode(s string) []uint
+	// Decode returns the text of ids; ids outside the vocabulary are skipped.
+	Decode(ids []uint) string
+	// Name returns the encoding's name, e.g. "cl100k_base".
+	Name() string
+}
+
+// codecs holds one entry per encoding for the whole process: building a
+// codec fills a vocabulary of up to 200k entries (tens of MB), which must
+// happen once, not per caller.
+var (
+	mu     sync.Mutex
+	codecs = map[string]*entry{}
+)
+
+type entry struct {
+	once  sync.Once
+	codec Codec
+	err   error
+}
+
+// Get returns the process-wide codec of an encoding name; "" means
+// DefaultName. Safe for concurrent use: concurrent first calls for one name
+// build it once.
+func Get(name string) (Codec, error) {
+	if name == "" {
+		name = DefaultName
+	}
+	if !known(name) {
+		return nil, fmt.Errorf("tokenize: unknown tokenizer %q (want one of %s)", name, strings.Join(names, ", "))
+	}
+	mu.Lock()
+	e, ok := codecs[name]
+	if !ok {
+		e = &entry{}
+		codecs[name] = e
+	}
+	mu.Unlock()
+	e.once.Do(func() { e.codec, e.err = build(name) })
+	return e.codec, e.err
+}
+
+func known(name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func build(name string) (Codec, error) {
+	c, err := tokenizer.Get(tokenizer.Encoding(name))
+	if err != nil {
+		return nil, fmt.Errorf("tokenize: loading %s: %w", name, err)
+	}
+	return &bpe{c: c, name: name}, nil
+}

@@ -1,0 +1,190 @@
+package luabind
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/dirty"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// dirtyConfig is options.dirty: the share of an iteration's requests that
+// are deliberately malformed, and the weight of each kind. It is applied
+// here, in luabind, because the requests are built here.
+type dirtyConfig struct {
+	ratio   float64
+	kinds   []string // sorted, so a seeded run picks the same kinds
+	weights map[string]float64
+	total   float64
+}
+
+var dirtyKeys = []string{"ratio", "kinds"}
+
+// dirtyOptions reads options.dirty = { ratio = 0.1, kinds = { empty = 2,
+// ... } }; without kinds every kind has weight 1.
+func (d *decoder) dirtyOptions(path string, v lua.LValue) dirtyConfig {
+	f := d.record(path, v, dirtyKeys)
+	var c dirtyConfig
+	if f == nil {
+		return c
+	}
+	if r := f["ratio"]; r == nil {
+		d.errorf(child(path, "ratio"), "required (the share of requests to malform, in [0, 1])")
+	} else if c.ratio = d.number(child(path, "ratio"), r, 0); c.ratio > 1 {
+		d.errorf(child(path, "ratio"), "must be in [0, 1], got %v", c.ratio)
+		c.ratio = 0
+	}
+	c.weights = map[string]float64{}
+	if k := f["kinds"]; k != nil {
+		d.dirtyKinds(child(path, "kinds"), k, c.weights)
+	} else {
+		for _, name := range dirty.Names() {
+			c.weights[name] = 1
+		}
+	}
+	for name, w := range c.weights {
+		c.kinds = append(c.kinds, name)
+		c.total += w
+	}
+	sort.Strings(c.kinds)
+	return c
+}
+
+// dirtyKinds reads kinds = { name = weight, ... } into weights.
+func (d *decoder) dirtyKinds(path string, v lua.LValue, weights map[string]float64) {
+	tbl, ok := plain(v).(*lua.LTable)
+	if !ok {
+		d.errorf(path, "expected table of kind = weight, got %s", v.Type())
+		return
+	}
+	for _, k := range sortedKeys(tbl) {
+		name, isStr := k.(lua.LString)
+		if !isStr || !dirty.Valid(string(name)) {
+			d.errorf(keyPath(path, k), "%s", unknownDirtyKind(k.String()))
+			continue
+		}
+		if w := d.positiveNumber(keyPath(path, k), tbl.RawGet(k)); w > 0 {
+			weights[string(name)] = w
+		}
+	}
+	if len(weights) == 0 && len(d.errs) == 0 {
+		d.errorf(path, "needs at least one kind (valid: %s)", strings.Join(dirty.Names(), ", "))
+	}
+}
+
+func unknownDirtyKind(name string) string {
+	msg := fmt.Sprintf("unknown dirty-data kind %q", name)
+	if best, ok := nearest(name, dirty.Names()); ok {
+		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return msg + " (valid: " + strings.Join(dirty.Names(), ", ") + ")"
+}
+
+// Dirty returns options.dirty: the share of requests malformed and each
+// kind's weight; 0 and nil when the script sets none. The map is a copy.
+func (s *Script) Dirty() (ratio float64, kinds map[string]float64) {
+	if s.dirty.ratio == 0 && len(s.dirty.weights) == 0 {
+		return 0, nil
+	}
+	kinds = make(map[string]float64, len(s.dirty.weights))
+	for k, w := range s.dirty.weights {
+		kinds[k] = w
+	}
+	return s.dirty.ratio, kinds
+}
+
+// dirtyKind decides whether the request about to be sent is malformed and
+// how: forced is the request's own dirty key, which always wins; otherwise
+// only measured iterations (not warmup, not setup or teardown) draw, with
+// probability options.dirty.ratio, from the VU's seeded source.
+func (m *module) dirtyKind(forced string) string {
+	if forced != "" {
+		return forced
+	}
+	c := &m.script.dirty
+	if c.ratio <= 0 || m.phase != phaseIteration || m.it == nil || m.it.Warmup {
+		return ""
+	}
+	if m.rng.Float64() >= c.ratio {
+		return ""
+	}
+	return pickWeighted(c.kinds, c.weights, m.rng.Float64()*c.total)
+}
+
+// maybeMalform returns the request to send and its dirty kind. A kind the
+// script forces must apply, or it is the script's error; a kind drawn for
+// options.dirty that cannot express this request (a chat-only kind on a
+// completion) leaves it clean rather than failing the iteration.
+func (m *module) maybeMalform(req *engine.ChatRequest, forced string) (*engine.ChatRequest, string, error) {
+	kind := m.dirtyKind(forced)
+	if kind == "" {
+		return req, "", nil
+	}
+	dirtyReq := *req // dirty copies the slices it changes
+	if err := m.malform(kind, &dirtyReq); err != nil {
+		if forced != "" {
+			return nil, "", err
+		}
+		return req, "", nil
+	}
+	return &dirtyReq, kind, nil
+}
+
+// malform applies kind to req and labels it, so its sample goes to the
+// dirty-data table rather than the clean statistics.
+func (m *module) malform(kind string, req *engine.ChatRequest) error {
+	if err := dirty.Apply(kind, req, m.rng); err != nil {
+		return fmt.Errorf("dirty kind %q: %w", kind, err)
+	}
+	tags := make(map[string]string, len(req.Tags)+1)
+	for k, v := range req.Tags {
+		tags[k] = v
+	}
+	tags["dirty"] = kind
+	req.Tags = tags
+	return nil
+}
+
+// dirtyTable is llm.dirty.
+func (m *module) dirtyTable(L *lua.LState) *lua.LTable {
+	return L.SetFuncs(L.CreateTable(0, 2), map[string]lua.LGFunction{
+		"kinds": dirtyKinds,
+		"apply": dirtyApply,
+	})
+}
+
+// dirtyKinds implements llm.dirty.kinds() -> { {name=, sends=, healthy=},
+// ... }: every dirty-data kind, what it sends and how a healthy server
+// answers it.
+func dirtyKinds(L *lua.LState) int {
+	kinds := dirty.Kinds()
+	t := L.CreateTable(len(kinds), 0)
+	for _, k := range kinds {
+		e := L.CreateTable(0, 3)
+		e.RawSetString("name", lua.LString(k.Name))
+		e.RawSetString("sends", lua.LString(k.Sends))
+		e.RawSetString("healthy", lua.LString(k.Healthy))
+		t.Append(e)
+	}
+	L.Push(t)
+	return 1
+}
+
+// dirtyApply implements llm.dirty.apply(kind, request) -> request: a
+// shallow copy of the request table with dirty = kind, which llm.chat and
+// llm.complete then send malformed that way. It is the table form of
+// writing dirty = kind in the request directly.
+func dirtyApply(L *lua.LState) int {
+	kind := L.CheckString(1)
+	if !dirty.Valid(kind) {
+		L.ArgError(1, unknownDirtyKind(kind))
+	}
+	src := plainTable(L.CheckTable(2))
+	t := L.CreateTable(0, 8)
+	src.ForEach(func(k, v lua.LValue) { t.RawSet(k, v) })
+	t.RawSetString("dirty", lua.LString(kind))
+	L.Push(t)
+	return 1
+}

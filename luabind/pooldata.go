@@ -1,0 +1,157 @@
+package luabind
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/dataset"
+	"github.com/llmload/llmload/engine/tokenize"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// poolSpec is everything that decides a loaded pool's contents.
+type poolSpec struct {
+	format    string // "text", "jsonl", "sharegpt" or "csv"
+	path      string // resolved against the script's directory
+	opts      dataset.Options
+	minTokens int
+	maxTokens int
+	tokenizer string
+}
+
+// loadPool reads the file and keeps the items whose input length is within
+// [minTokens, maxTokens] when either bound is set.
+func loadPool(spec poolSpec) (*dataset.Pool, error) {
+	p, err := readPool(spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec.minTokens == 0 && spec.maxTokens == 0 {
+		return p, nil
+	}
+	codec, err := tokenize.Get(spec.tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("min_tokens/max_tokens: %w", err)
+	}
+	return p.Filter(spec.minTokens, spec.maxTokens, codec)
+}
+
+func readPool(spec poolSpec) (*dataset.Pool, error) {
+	switch spec.format {
+	case "text":
+		return dataset.LoadText(spec.path)
+	case "jsonl":
+		return dataset.LoadJSONL(spec.path, spec.opts)
+	case "sharegpt":
+		return dataset.LoadShareGPT(spec.path, spec.opts)
+	case "csv":
+		return dataset.LoadCSV(spec.path, spec.opts)
+	}
+	return nil, fmt.Errorf("unknown pool format %q", spec.format)
+}
+
+// poolOptionKeys are the options every file loader takes; formatKeys adds
+// each format's own.
+var (
+	poolOptionKeys = []string{"min_tokens", "max_tokens", "tokenizer"}
+	formatKeys     = map[string][]string{
+		"text": nil, "jsonl": {"field"}, "sharegpt": {"conversations"}, "csv": {"column"},
+	}
+)
+
+// poolText implements llm.pool.text(path [, {min_tokens=, max_tokens=,
+// tokenizer=}]) -> pool: one prompt per non-empty line.
+func (m *module) poolText(L *lua.LState) int { return m.loadPoolArg(L, "text") }
+
+// poolJSONL implements llm.pool.jsonl(path [, {field="prompt", min_tokens=,
+// max_tokens=, tokenizer=}]) -> pool: one JSON object per line, the prompt
+// in field.
+func (m *module) poolJSONL(L *lua.LState) int { return m.loadPoolArg(L, "jsonl") }
+
+// poolShareGPT implements llm.pool.sharegpt(path [, {conversations=false,
+// min_tokens=, max_tokens=, tokenizer=}]) -> pool: each conversation's
+// first human turn as a string, or with conversations = true each whole
+// conversation as a messages table.
+func (m *module) poolShareGPT(L *lua.LState) int { return m.loadPoolArg(L, "sharegpt") }
+
+// poolCSV implements llm.pool.csv(path [, {column="prompt", min_tokens=,
+// max_tokens=, tokenizer=}]) -> pool: the prompt column of each row.
+func (m *module) poolCSV(L *lua.LState) int { return m.loadPoolArg(L, "csv") }
+
+// loadPoolArg reads a loader's arguments, loads (or reuses) the pool and
+// pushes this VU's cursor over it. Paths are relative to the script's
+// directory, so a scenario runs the same from any working directory.
+func (m *module) loadPoolArg(L *lua.LState, format string) int {
+	name := "llm.pool." + format
+	spec := poolSpec{format: format, path: L.CheckString(1), tokenizer: m.initTokenizer(L)}
+	if !filepath.IsAbs(spec.path) {
+		spec.path = filepath.Join(filepath.Dir(m.script.path), spec.path)
+	}
+	if L.GetTop() >= 2 {
+		m.poolOptions(L, name, &spec)
+	}
+	// dataset memoises loads and filters per process, so the VUs, which
+	// all run this top level, share the *Pool that Compile loaded.
+	p, err := loadPool(spec)
+	if err != nil {
+		L.RaiseError("%s(%q): %v", name, L.CheckString(1), err)
+	}
+	if p.Len() == 0 {
+		L.RaiseError("%s(%q): the pool is empty", name, L.CheckString(1))
+	}
+	L.Push(m.newPoolValue(L, p))
+	return 1
+}
+
+// poolOptions reads argument 2 into spec, raising every problem at once.
+func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
+	d := &decoder{}
+	path := name + " options"
+	f := d.record(path, L.Get(2), append(append([]string(nil), poolOptionKeys...), formatKeys[spec.format]...))
+	if v := f["field"]; v != nil {
+		spec.opts.Field = d.str(child(path, "field"), v)
+	}
+	if v := f["column"]; v != nil {
+		spec.opts.Column = d.str(child(path, "column"), v)
+	}
+	if v := f["conversations"]; v != nil {
+		spec.opts.Conversations = d.boolean(child(path, "conversations"), v)
+	}
+	if v := f["min_tokens"]; v != nil {
+		spec.minTokens = d.count(child(path, "min_tokens"), v, 0)
+	}
+	if v := f["max_tokens"]; v != nil {
+		spec.maxTokens = d.count(child(path, "max_tokens"), v, 1)
+	}
+	if v := f["tokenizer"]; v != nil {
+		spec.tokenizer = d.tokenizer(child(path, "tokenizer"), v)
+	}
+	if spec.maxTokens > 0 && spec.minTokens > spec.maxTokens {
+		d.errorf(path, "min_tokens (%d) must be ≤ max_tokens (%d)", spec.minTokens, spec.maxTokens)
+	}
+	if (spec.minTokens > 0 || spec.maxTokens > 0) && spec.tokenizer == "none" {
+		d.errorf(path, `min_tokens and max_tokens need a tokenizer, not "none"`)
+	}
+	if err := d.joined(); err != nil {
+		L.RaiseError("%v", err)
+	}
+}
+
+// initTokenizer is the tokenizer pools and synthetic prompts count with
+// unless told otherwise: options.target.tokenizer when the script has set
+// options by the time it loads the pool, else engine.DefaultTokenizer.
+func (m *module) initTokenizer(L *lua.LState) string {
+	opts, ok := plain(L.GetGlobal("options")).(*lua.LTable)
+	if !ok {
+		return engine.DefaultTokenizer
+	}
+	target, ok := plain(opts.RawGetString("target")).(*lua.LTable)
+	if !ok {
+		return engine.DefaultTokenizer
+	}
+	if s, ok := target.RawGetString("tokenizer").(lua.LString); ok && contains(tokenizers, string(s)) {
+		return string(s)
+	}
+	return engine.DefaultTokenizer
+}
