@@ -1,0 +1,67 @@
+package dirty_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/dirty"
+	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/sim"
+)
+
+// TestEveryKindAgainstTheSimulator sends every kind, built by Apply and
+// sent by the real client, to the built-in simulator twice: answering
+// carefully (each kind gets the answer its documentation promises) and told
+// to fail every kind with a 500 (each is judged a defect, which also proves
+// the simulator recognises every kind).
+func TestEveryKindAgainstTheSimulator(t *testing.T) {
+	all := map[string]string{}
+	for _, k := range dirty.Names() {
+		all[k] = "500"
+	}
+	for _, mode := range []struct {
+		name    string
+		defects map[string]string
+	}{{"careful", nil}, {"defective", all}} {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := httptest.NewServer(sim.New(sim.Config{Defects: mode.defects, PrefillBase: -1, DecodeBase: -1}))
+			defer srv.Close()
+			client, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Tokenizer: openai.TokenizerNone, TTFTTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range dirty.Kinds() {
+				req := &engine.ChatRequest{Model: sim.DefaultModel, MaxTokens: 4,
+					Messages: []engine.Message{{Role: "user", Content: "hello there"}}}
+				if err := dirty.Apply(k.Name, req, rand.New(rand.NewPCG(1, 2))); err != nil {
+					t.Fatalf("%s: %v", k.Name, err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				res := client.Chat(ctx, req)
+				cancel()
+				got := engine.Verdict(res)
+				want := careful(k)
+				if mode.defects != nil {
+					want = engine.VerdictDefect
+				}
+				if got != want {
+					t.Errorf("%s: verdict %s (status %d, %v), want %s (healthy: %s)", k.Name, got, res.Status, res.Err, want, k.Healthy)
+				}
+			}
+		})
+	}
+}
+
+// careful is the verdict a careful server earns: accepted for the kinds
+// documented as answered with 200, handled for the rest.
+func careful(k dirty.Kind) string {
+	if strings.HasPrefix(k.Healthy, "200") {
+		return engine.VerdictAccepted
+	}
+	return engine.VerdictHandled
+}
