@@ -13,5 +13,6 @@ require (
 
 require (
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
+	github.com/prometheus/common v0.73.1 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

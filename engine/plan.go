@@ -85,7 +85,15 @@ type Target struct {
 	// stream_options.continuous_usage_stats), which makes token-level ITL
 	// measurable when chunks carry several tokens.
 	ContinuousUsage bool
+	// MetricsURL is the server's Prometheus endpoint (vLLM's or SGLang's
+	// /metrics), scraped every MetricsEvery during the run so queue growth
+	// can be matched to latency; "" means none.
+	MetricsURL   string
+	MetricsEvery time.Duration
 }
+
+// DefaultMetricsEvery is how often MetricsURL is scraped.
+const DefaultMetricsEvery = 2 * time.Second
 
 // DefaultTokenizer is the offline tokenizer used unless the script picks one.
 const DefaultTokenizer = "cl100k_base"

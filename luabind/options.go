@@ -20,7 +20,7 @@ var (
 	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
 		"dirty"}
 	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
-		"tokenizer", "continuous_usage"}
+		"tokenizer", "continuous_usage", "metrics_url", "metrics_every"}
 	warmupKeys = []string{"requests", "duration"}
 	sloKeys    = []string{"ttft", "tpot", "e2e"}
 	// tokenizers are the offline tokenizers options.target.tokenizer may
@@ -81,7 +81,7 @@ func (d *decoder) target(path string, v lua.LValue) engine.Target {
 	strs := []struct {
 		key string
 		dst *string
-	}{{"base_url", &t.BaseURL}, {"api_key", &t.APIKey}, {"model", &t.Model}}
+	}{{"base_url", &t.BaseURL}, {"api_key", &t.APIKey}, {"model", &t.Model}, {"metrics_url", &t.MetricsURL}}
 	for _, sf := range strs {
 		if v := f[sf.key]; v != nil {
 			*sf.dst = d.str(child(path, sf.key), v)
@@ -91,7 +91,7 @@ func (d *decoder) target(path string, v lua.LValue) engine.Target {
 		key string
 		dst *time.Duration
 	}{{"connect_timeout", &t.ConnectTimeout}, {"ttft_timeout", &t.TTFTTimeout},
-		{"idle_timeout", &t.IdleTimeout}, {"timeout", &t.TotalTimeout}}
+		{"idle_timeout", &t.IdleTimeout}, {"timeout", &t.TotalTimeout}, {"metrics_every", &t.MetricsEvery}}
 	for _, df := range durs {
 		if v := f[df.key]; v != nil {
 			*df.dst = d.positiveDuration(child(path, df.key), v)
