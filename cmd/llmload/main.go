@@ -37,6 +37,8 @@ const topUsage = `llmload — load generator for LLM inference services
 Usage:
   llmload run [flags] SCENARIO.lua   run a scenario (built-in simulator when no target is set)
   llmload check [flags] SCENARIO.lua validate a scenario and print its plan; sends nothing
+  llmload report [flags] RESULT.json render a result file (text, --html, --csv-stages)
+  llmload compare BASE.json NEW.json compare two results; exit 99 on a significant regression
   llmload mock [flags]               serve the built-in simulator
   llmload version                    print the version
 
@@ -57,6 +59,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		err = runCmd(args[1:], stdout, stderr)
+	case "report":
+		err = reportCmd(args[1:], stdout, stderr)
+	case "compare":
+		err = compareCmd(args[1:], stdout, stderr)
 	case "check":
 		err = checkCmd(args[1:], stdout, stderr)
 	case "mock":

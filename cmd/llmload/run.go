@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +17,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/compare"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/openai"
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/selfcheck"
+	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
 	"github.com/llmload/llmload/luabind"
@@ -42,9 +46,11 @@ Flags:
 type runFlags struct {
 	target, model, apiKey string
 	outputs
-	quiet bool
-	sets  []string
-	seed  int64
+	quiet    bool
+	sets     []string
+	seed     int64
+	baseline string
+	gate     gateFlags
 }
 
 // outputs are the files a run writes.
@@ -52,6 +58,8 @@ type outputs struct {
 	out   string // result JSON, at the end
 	csv   string // per-request CSV, as the run goes
 	jsonl string // per-request JSON lines, as the run goes
+	html  string // HTML report, at the end
+	stage string // per-stage CSV, at the end
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
@@ -65,6 +73,10 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.out, "out", "", "write the results as JSON to this file")
 	fs.StringVar(&f.csv, "csv", "", "write one CSV row per request to this file, as the run goes")
 	fs.StringVar(&f.jsonl, "requests-jsonl", "", "write one JSON line per request to this file, as the run goes")
+	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report to this file")
+	fs.StringVar(&f.stage, "csv-stages", "", "write one CSV row per stage to this file")
+	fs.StringVar(&f.baseline, "baseline", "", "compare the results with this earlier result file; exit 99 on a regression")
+	f.gate.register(fs)
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
@@ -111,7 +123,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{f.out, f.csv, f.jsonl} {
+	for _, p := range []string{f.out, f.csv, f.jsonl, f.html, f.stage} {
 		if err := checkWritable(p); err != nil {
 			return err
 		}
@@ -143,6 +155,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	r := &runner{path: path, plan: plan, script: script, thresholds: set, say: say, quiet: f.quiet, stderr: stderr}
+	if f.baseline != "" {
+		if r.gateOpts, err = f.gate.options(); err != nil {
+			return err
+		}
+		if r.baseline, err = readResult(f.baseline); err != nil {
+			return err
+		}
+		r.baselineName, r.gate = f.baseline, &f.gate
+	}
 	return r.run(ctx, stdout, f.outputs)
 }
 
@@ -172,6 +193,11 @@ type runner struct {
 	say        func(format string, a ...any)
 	quiet      bool
 	stderr     io.Writer
+
+	baseline     *report.Result // compared at the end when set
+	baselineName string
+	gate         *gateFlags
+	gateOpts     compare.Options
 }
 
 func (r *runner) run(ctx context.Context, stdout io.Writer, out outputs) error {
@@ -184,6 +210,9 @@ func (r *runner) run(ctx context.Context, stdout io.Writer, out outputs) error {
 		}
 		defer srv.Close()
 		r.plan.Target.BaseURL = url
+		if r.plan.Target.MetricsURL == "" {
+			r.plan.Target.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
+		}
 		r.say("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)
 	}
 	t := r.plan.Target
@@ -232,12 +261,20 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 	defer cancel(nil)
 	go watchThresholds(runCtx, cancel, r.thresholds, eng, col)
 	mon := selfcheck.Start(selfcheck.DefaultInterval)
+	var scraper *servermetrics.Scraper
+	if t := r.plan.Target; t.MetricsURL != "" {
+		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
+	}
 	prog := newProgress(r.stderr, eng, col, r.quiet)
 	prog.start()
 	runErr := eng.Run(runCtx)
 	prog.stop()
 	mon.Stop()
 	meta.End = time.Now()
+	var server *servermetrics.Result
+	if scraper != nil {
+		server = scraper.Stop()
+	}
 	meta.Complete = runErr == nil
 	sinkErr := sink.Close()
 	summary := col.Close()
@@ -247,6 +284,8 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 		s.Client = &check
 	}
 	res := report.New(meta, summary)
+	res.ServerMetrics = server
+	res.Analysis = analysis.Analyze(res.Stages, r.plan.SLO)
 	results, passed := r.thresholds.Evaluate(col.Snapshot())
 	var abort *thresholdAbort
 	if errors.As(context.Cause(runCtx), &abort) {
@@ -254,28 +293,34 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 		res.Run.Aborted = abort.Error()
 	}
 	res.Thresholds = results
-	if err := r.write(res, stdout, out.out); err != nil {
+	if err := r.write(res, stdout, out); err != nil {
 		return err
 	}
 	if sinkErr != nil {
 		return sinkErr
 	}
-	return verdict(runErr, abort, passed)
+	if err := verdict(runErr, abort, passed); err != nil {
+		return err
+	}
+	if r.baseline != nil {
+		fmt.Fprintln(stdout)
+		return gate(r.baseline, res, r.baselineName, "this run", r.gateOpts, r.gate, stdout)
+	}
+	return nil
 }
 
-// write prints the summary and writes the result file.
-func (r *runner) write(res *report.Result, stdout io.Writer, out string) error {
+// write prints the summary and writes the result files.
+func (r *runner) write(res *report.Result, stdout io.Writer, out outputs) error {
 	if err := report.Text(res)(stdout); err != nil {
 		return err
 	}
-	if out == "" {
-		return nil
+	if out.out != "" {
+		if err := writeFile(out.out, report.JSON(res)); err != nil {
+			return err
+		}
+		r.say("results written to %s", out.out)
 	}
-	if err := writeFile(out, report.JSON(res)); err != nil {
-		return err
-	}
-	r.say("results written to %s", out)
-	return nil
+	return writeRenderings(res, out.html, out.stage, r.say)
 }
 
 // verdict maps how the run ended to the error main turns into an exit

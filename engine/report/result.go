@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -40,6 +42,12 @@ type Result struct {
 	// deliberately malformed requests (per stage in Stages); absent when
 	// none was sent.
 	Robustness map[string]metrics.RobustnessSummary `json:"robustness,omitempty"`
+	// ServerMetrics is what the target's own metrics endpoint showed
+	// during the run; nil when it was not scraped.
+	ServerMetrics *servermetrics.Result `json:"server_metrics,omitempty"`
+	// Analysis is the knee and cliff of each load sweep, as found when the
+	// run ended; absent from files written before it existed.
+	Analysis analysis.Analysis `json:"analysis,omitzero"`
 }
 
 // Meta describes the run as a whole.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -35,6 +36,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 		writeThroughput(b, r, labels)
 		writeArrivals(b, r.Stages, labels)
 		starred := writeLatency(b, r.Stages, labels)
+		writeSweepFindings(b, r)
 		writeTail(b, r.Stages, labels)
 		writeByTag(b, r.Stages, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
@@ -265,5 +267,27 @@ func fmtRate(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	default:
 		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+// writeSweepFindings names the knee and the cliff of each concurrency or
+// rate sweep in one line each, with the rule that found them.
+func writeSweepFindings(b *bytes.Buffer, r *Result) {
+	a := r.Analysis
+	if len(a.Sweeps) == 0 {
+		a = analysis.Analyze(r.Stages, engine.SLO{})
+	}
+	if len(a.Sweeps) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for _, sw := range a.Sweeps {
+		prefix := ""
+		if len(a.Sweeps) > 1 {
+			prefix = sw.Scenario + ": "
+		}
+		for _, f := range []analysis.Finding{sw.Knee, sw.Cliff} {
+			fmt.Fprintf(b, "%s%s\n", prefix, f.Text)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -236,4 +237,18 @@ func assertText(t *testing.T, text string, want, absent []string) {
 			t.Errorf("text contains %q:\n%s", s, text)
 		}
 	}
+}
+
+func TestTextNamesKneeAndCliff(t *testing.T) {
+	f, err := os.Open("testdata/r4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(render(t, Text(r)))
+	assertText(t, text, []string{"throughput knee at 8 VUs", "TTFT p99 cliff at 16 VUs"}, nil)
 }

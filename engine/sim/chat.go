@@ -47,6 +47,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, tex
 
 // answer generates c, streamed or whole.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
+	arrived := time.Now()
 	ctx, cancel := s.requestContext(r.Context())
 	defer cancel()
 	prefix := "chatcmpl"
@@ -70,6 +71,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 		return
 	}
 	s.completed.Add(1)
+	s.metrics.completed(c.firstToken.Sub(arrived), time.Since(arrived))
 }
 
 // incoming is a request read and judged: its completion, or the error a
@@ -133,6 +135,7 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 	if err := z.until(ctx, first); err != nil {
 		return err
 	}
+	c.firstToken = first
 	clk, words := s.sched.newClock(first), newWordSource(c.key, s.cfg.Seed)
 	var chunk strings.Builder
 	for i := range c.outputTokens {

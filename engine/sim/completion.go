@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/sashabaranov/go-openai"
 )
@@ -30,11 +31,12 @@ type completion struct {
 	promptTokens int
 	outputTokens int // ≥ 1
 	finish       openai.FinishReason
-	key          uint64   // hash of the request content and Config.Seed
-	text         bool     // a legacy /v1/completions request
-	blocks       []uint64 // prefix-cache block hashes of the prompt
-	cachedTokens int      // prompt tokens found in the prefix cache, set at prefill
-	kind         string   // the valid-but-odd dirty kind, "" for plain text
+	key          uint64    // hash of the request content and Config.Seed
+	text         bool      // a legacy /v1/completions request
+	blocks       []uint64  // prefix-cache block hashes of the prompt
+	cachedTokens int       // prompt tokens found in the prefix cache, set at prefill
+	firstToken   time.Time // when the first token existed, set by generate
+	kind         string    // the valid-but-odd dirty kind, "" for plain text
 }
 
 // parseCompletion decodes and validates a chat completion body against cfg.

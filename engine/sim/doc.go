@@ -8,10 +8,24 @@
 //
 // POST /v1/chat/completions and the legacy POST /v1/completions (a string
 // prompt, simulated as one user message; streamed chunks carry "text" and
-// no role chunk), streaming or not, GET /v1/models and GET /health. Other paths get 404 and other methods 405, both with an
+// no role chunk), streaming or not, GET /v1/models, GET /health and GET
+// /metrics. Other paths get 404 and other methods 405, both with an
 // OpenAI-style body: {"error":{"message":...,"type":"invalid_request_error",
 // "code":404}}. With Config.APIKey set, /v1 routes without
 // "Authorization: Bearer <key>" get 401.
+//
+// # Metrics
+//
+// GET /metrics (no key needed, as with vLLM) serves the Prometheus text
+// format under vLLM's names, each labelled model_name="<model>", so a
+// scraper built for vLLM reads the simulator alike:
+// vllm:num_requests_running and vllm:num_requests_waiting (gauges from the
+// scheduler: slots held, requests queued), vllm:kv_cache_usage_perc (the
+// prefix cache's fill, 0..1), vllm:num_preemptions_total (always 0: the
+// simulator never preempts), and the histograms
+// vllm:time_to_first_token_seconds and vllm:e2e_request_latency_seconds
+// with vLLM's buckets, observed for every request generated to its end and
+// timed from its arrival (after the body is read and validated).
 //
 // # Validation
 //

@@ -131,3 +131,14 @@ func (b *blockCutter) text(s string) {
 	b.tokens += (quarters + 3) / 4
 	// The rounded-up remainder is not cut: a partial token never completes a block.
 }
+
+// usage is the share of the cache's capacity in use, 0..1, as vLLM's
+// kv_cache_usage_perc reports it; 0 for a disabled cache.
+func (p *prefixCache) usage() float64 {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return float64(p.lru.Len()) / float64(p.capacity)
+}

@@ -23,10 +23,11 @@ const closeWait = 5 * time.Second
 // http.Handler, usable in-process or listening on its own through Start.
 // Safe for concurrent use.
 type Server struct {
-	cfg   Config
-	sched *scheduler
-	cache *prefixCache // nil when disabled
-	born  int64        // Unix time of New, the model's "created"
+	cfg     Config
+	sched   *scheduler
+	cache   *prefixCache // nil when disabled
+	metrics *serverMetrics
+	born    int64 // Unix time of New, the model's "created"
 
 	ctx    context.Context // ends in-flight requests on Close
 	cancel context.CancelFunc
@@ -63,6 +64,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults(), born: time.Now().Unix()}
 	s.sched = newScheduler(&s.cfg)
 	s.cache = newPrefixCache(s.cfg.PrefixCacheTokens)
+	s.metrics = newServerMetrics()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -83,8 +85,9 @@ func (s *Server) Stats() Stats {
 	}
 }
 
-// ServeHTTP routes POST /v1/chat/completions, GET /v1/models and GET
-// /health; anything else gets an OpenAI-style 404 or 405.
+// ServeHTTP routes POST /v1/chat/completions and /v1/completions, GET
+// /v1/models, GET /health and GET /metrics; anything else gets an
+// OpenAI-style 404 or 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		newAPIError(http.StatusServiceUnavailable, "", "the simulator is shutting down").write(w)
@@ -122,6 +125,7 @@ var routes = map[string]route{
 	"/v1/completions":      {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveTextCompletion},
 	"/v1/models":           {methods: []string{http.MethodGet, http.MethodHead}, auth: true, serve: (*Server).serveModels},
 	"/health":              {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveHealth},
+	"/metrics":             {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveMetrics},
 }
 
 func (rt route) allows(method string) bool {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmload/llmload/engine/compare"
+	"github.com/llmload/llmload/engine/report"
+)
+
+const compareUsage = `Usage: llmload compare [flags] BASE.json NEW.json
+
+Compares two result files stage by stage (matched by name): each metric side by
+side with its change in %, whether it got worse, and whether the change is
+beyond the noise (the 95% confidence intervals). Exits 99 when a metric got
+significantly worse by more than --max-regression.
+
+Flags:
+`
+
+// gateFlags are the regression-gate flags shared by compare and run --baseline.
+type gateFlags struct {
+	maxRegression string
+	metrics       []string
+	format        string
+}
+
+func (g *gateFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&g.maxRegression, "max-regression", "20%", "largest tolerated significant worsening, e.g. 20% or 0.2")
+	fs.StringSliceVar(&g.metrics, "metrics", nil, "metrics to gate on (default "+strings.Join(compare.DefaultMetrics, ",")+")")
+	fs.StringVar(&g.format, "format", "text", "output: text, json or md")
+}
+
+// options validates the flags into compare options.
+func (g *gateFlags) options() (compare.Options, error) {
+	s := strings.TrimSpace(g.maxRegression)
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || v < 0 {
+		return compare.Options{}, usagef("--max-regression %q: want a percentage such as 20%%", g.maxRegression)
+	}
+	if pct {
+		v /= 100
+	}
+	switch g.format {
+	case "text", "json", "md":
+	default:
+		return compare.Options{}, usagef("--format %q: want text, json or md", g.format)
+	}
+	return compare.Options{MaxRegression: v, Metrics: g.metrics}, nil
+}
+
+// reporter renders a comparison in the chosen format.
+func (g *gateFlags) reporter(r *compare.Result) report.Reporter {
+	switch g.format {
+	case "json":
+		return compare.JSON(r)
+	case "md":
+		return compare.Markdown(r)
+	}
+	return compare.Text(r)
+}
+
+func compareCmd(args []string, stdout, stderr io.Writer) error {
+	var g gateFlags
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, compareUsage+fs.FlagUsages()) }
+	g.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("compare: %v", err)
+	}
+	if fs.NArg() != 2 {
+		return usagef("compare: expected BASE.json and NEW.json, got %d arguments", fs.NArg())
+	}
+	opts, err := g.options()
+	if err != nil {
+		return err
+	}
+	base, err := readResult(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	next, err := readResult(fs.Arg(1))
+	if err != nil {
+		return err
+	}
+	return gate(base, next, fs.Arg(0), fs.Arg(1), opts, &g, stdout)
+}
+
+// gate compares and renders; regressions beyond the bound exit 99.
+func gate(base, next *report.Result, baseName, nextName string, opts compare.Options, g *gateFlags, w io.Writer) error {
+	r, err := compare.Compare(base, next, opts)
+	if err != nil {
+		return fmt.Errorf("compare %s with %s: %w", baseName, nextName, err)
+	}
+	r.Base, r.New = baseName, nextName
+	if err := g.reporter(r)(w); err != nil {
+		return err
+	}
+	if r.Regressions > 0 {
+		return &thresholdError{fmt.Sprintf("%d significant regressions beyond %s against %s", r.Regressions, g.maxRegression, baseName)}
+	}
+	return nil
+}

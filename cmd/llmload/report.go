@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmload/llmload/engine/report"
+)
+
+const reportUsage = `Usage: llmload report [flags] RESULT.json
+
+Renders a result file written by 'llmload run --out': the terminal summary,
+and with --html a self-contained HTML report (charts as inline SVG, opens
+offline), with --csv-stages one CSV row per stage. Older result files are
+read too; an interrupted run renders what exists, marked incomplete.
+
+Flags:
+`
+
+func reportCmd(args []string, stdout, stderr io.Writer) error {
+	var html, stagesCSV string
+	var quiet bool
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, reportUsage+fs.FlagUsages()) }
+	fs.StringVar(&html, "html", "", "write the HTML report to this file")
+	fs.StringVar(&stagesCSV, "csv-stages", "", "write one CSV row per stage to this file")
+	fs.BoolVarP(&quiet, "quiet", "q", false, "do not print the terminal summary")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("report: %v", err)
+	}
+	if fs.NArg() != 1 {
+		return usagef("report: expected one RESULT.json, got %d arguments", fs.NArg())
+	}
+	res, err := readResult(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		if err := report.Text(res)(stdout); err != nil {
+			return err
+		}
+	}
+	return writeRenderings(res, html, stagesCSV, func(string, ...any) {})
+}
+
+// readResult reads and checks a result file, naming it in every error.
+func readResult(path string) (*report.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := report.ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
+// writeRenderings writes the optional HTML and per-stage CSV files.
+func writeRenderings(res *report.Result, html, stagesCSV string, say func(string, ...any)) error {
+	for _, out := range []struct {
+		path string
+		rep  report.Reporter
+	}{{html, report.HTML(res)}, {stagesCSV, report.StagesCSV(res)}} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFile(out.path, out.rep); err != nil {
+			return err
+		}
+		say("written %s", out.path)
+	}
+	return nil
+}

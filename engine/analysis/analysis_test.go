@@ -1,0 +1,206 @@
+package analysis
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+// sweep builds a closed-model sweep from parallel slices: loads, request
+// rates and TTFT p99s (nil for none).
+func sweep(loads, rates, ttft []float64) Sweep {
+	s := Sweep{Scenario: "s", LoadUnit: UnitVUs}
+	for i, l := range loads {
+		p := Point{Stage: "c" + strconv.FormatFloat(l, 'g', -1, 64), Load: l, ReqPerSec: rates[i]}
+		if ttft != nil {
+			p.TTFTP99 = ttft[i]
+		}
+		s.Points = append(s.Points, p)
+	}
+	return s
+}
+
+func TestKnee(t *testing.T) {
+	loads := []float64{1, 2, 4, 8, 16}
+	tests := map[string]struct {
+		rates     []float64
+		wantFound bool
+		wantStage string
+		wantText  string
+	}{
+		"linear":            {[]float64{1, 2, 4, 8, 16}, false, "", "kept growing"},
+		"saturating":        {[]float64{1, 1.9, 3.6, 4.0, 4.1}, true, "c4", "throughput knee at 4 VUs: 3.60 req/s"},
+		"flat":              {[]float64{5, 5.1, 5.0, 5.2, 5.1}, false, "", "did not grow"},
+		"noisy but growing": {[]float64{1, 1.4, 3.2, 5.1, 11}, false, "", "kept growing"},
+		"declining after":   {[]float64{1, 2, 3.9, 3.5, 3.0}, true, "c4", "at 4 VUs"},
+		"zero skipped":      {[]float64{1, 0, 3.8, 4.0, 4.1}, true, "c4", "at 4 VUs"},
+		"all zero":          {[]float64{0, 0, 0, 0, 0}, false, "", "too few"},
+		"late slow growth":  {[]float64{1, 1.05, 2, 4, 8}, false, "", "did not grow"},
+		"growth then stall": {[]float64{1, 2, 2.1, 4, 8}, true, "c2", "at 2 VUs: 2.00 req/s"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := Knee(sweep(loads, tc.rates, nil))
+			if got, want := f.Found, tc.wantFound; got != want {
+				t.Fatalf("Found = %v, want %v (%s)", got, want, f.Text)
+			}
+			if got, want := f.Stage, tc.wantStage; got != want {
+				t.Errorf("Stage = %q, want %q", got, want)
+			}
+			if !strings.Contains(f.Text, tc.wantText) {
+				t.Errorf("Text = %q, want it to contain %q", f.Text, tc.wantText)
+			}
+			if got, want := f.Kind, KindKnee; got != want {
+				t.Errorf("Kind = %q, want %q", got, want)
+			}
+			if f.Rule == "" {
+				t.Error("Rule is empty")
+			}
+		})
+	}
+}
+
+func TestCliff(t *testing.T) {
+	loads := []float64{1, 2, 4, 8}
+	tests := map[string]struct {
+		ttft, e2e  []float64
+		slo        engine.SLO
+		wantStage  string // "" = not found
+		wantMetric string
+		wantText   string
+	}{
+		"by growth":           {[]float64{50, 60, 80, 900}, nil, engine.SLO{}, "c8", "ttft_p99", "TTFT p99 cliff at 8 VUs: 900 ms"},
+		"smooth growth":       {[]float64{50, 100, 200, 400}, nil, engine.SLO{}, "", "ttft_p99", "no latency cliff"},
+		"doubling not fast":   {[]float64{50, 60, 130, 250}, nil, engine.SLO{}, "", "ttft_p99", "no latency cliff"},
+		"zero skipped":        {[]float64{50, 0, 60, 1300}, nil, engine.SLO{}, "c8", "ttft_p99", "1.3 s"},
+		"by SLO":              {[]float64{50, 60, 300, 900}, nil, engine.SLO{TTFT: 250 * time.Millisecond}, "c4", "ttft_p99", "TTFT p99 cliff at 4 VUs: 300 ms (SLO 250 ms)"},
+		"SLO never broken":    {[]float64{50, 60, 300, 9000}, nil, engine.SLO{TTFT: 10 * time.Second}, "", "ttft_p99", "stayed within the SLO"},
+		"E2E SLO":             {[]float64{50, 60, 70, 80}, []float64{1000, 1100, 2500, 4000}, engine.SLO{E2E: 2 * time.Second}, "c4", "e2e_p99", "E2E p99 cliff at 4 VUs: 2.5 s (SLO 2 s)"},
+		"E2E growth":          {[]float64{50, 60, 70, 80}, []float64{1000, 1100, 1200, 12000}, engine.SLO{}, "c8", "e2e_p99", "E2E p99 cliff at 8 VUs: 12 s"},
+		"TPOT SLO only grows": {[]float64{50, 60, 80, 900}, nil, engine.SLO{TPOT: time.Millisecond}, "c8", "ttft_p99", "cliff at 8 VUs"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := sweep(loads, []float64{1, 2, 3, 4}, tc.ttft)
+			for i := range s.Points {
+				if tc.e2e != nil {
+					s.Points[i].E2EP99 = tc.e2e[i]
+				}
+			}
+			f := Cliff(s, tc.slo)
+			if got, want := f.Stage, tc.wantStage; got != want {
+				t.Fatalf("Stage = %q, want %q (%s)", got, want, f.Text)
+			}
+			if got, want := f.Found, tc.wantStage != ""; got != want {
+				t.Errorf("Found = %v, want %v", got, want)
+			}
+			if got, want := f.Metric, tc.wantMetric; got != want {
+				t.Errorf("Metric = %q, want %q", got, want)
+			}
+			if !strings.Contains(f.Text, tc.wantText) {
+				t.Errorf("Text = %q, want it to contain %q", f.Text, tc.wantText)
+			}
+		})
+	}
+}
+
+func stage(scenario, name string, vus int, rate float64) metrics.StageSummary {
+	return metrics.StageSummary{Scenario: scenario, Stage: name, VUs: vus, TargetRate: rate, ReqPerSec: float64(vus)}
+}
+
+func TestSweeps(t *testing.T) {
+	tests := map[string]struct {
+		stages []metrics.StageSummary
+		want   string // scenario:unit:points, comma separated
+	}{
+		"two points":  {[]metrics.StageSummary{stage("a", "c1", 1, 0), stage("a", "c2", 2, 0)}, ""},
+		"three":       {[]metrics.StageSummary{stage("a", "c1", 1, 0), stage("a", "c2", 2, 0), stage("a", "c4", 4, 0)}, "a:VUs:3"},
+		"ramp down":   {[]metrics.StageSummary{stage("a", "c1", 1, 0), stage("a", "c4", 4, 0), stage("a", "c2", 2, 0)}, ""},
+		"repeat load": {[]metrics.StageSummary{stage("a", "c1", 1, 0), stage("a", "c1b", 1, 0), stage("a", "c2", 2, 0)}, ""},
+		"open model":  {[]metrics.StageSummary{stage("o", "r1", 0, 1), stage("o", "r2", 0, 2.5), stage("o", "r4", 0, 4)}, "o:req/s:3"},
+		"mixed units": {[]metrics.StageSummary{stage("a", "c1", 1, 0), stage("a", "r2", 0, 2), stage("a", "c4", 4, 0)}, ""},
+		"two scenarios": {[]metrics.StageSummary{stage("b", "c1", 1, 0), stage("a", "c1", 1, 0), stage("b", "c2", 2, 0),
+			stage("a", "c2", 2, 0), stage("b", "c3", 3, 0)}, "b:VUs:3"},
+		"zero VUs": {[]metrics.StageSummary{stage("a", "c0", 0, 0), stage("a", "c1", 1, 0), stage("a", "c2", 2, 0)}, ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, s := range Sweeps(tc.stages) {
+				got = append(got, s.Scenario+":"+s.LoadUnit+":"+strconv.Itoa(len(s.Points)))
+			}
+			if got, want := strings.Join(got, ","), tc.want; got != want {
+				t.Errorf("Sweeps = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestThroughput(t *testing.T) {
+	tests := map[string]struct {
+		st   metrics.StageSummary
+		want float64
+	}{
+		"closed, burst inflated": {metrics.StageSummary{VUs: 16, ReqPerSec: 6.5, E2E: metrics.Dist{Mean: 4000}}, 4},
+		"closed, think time":     {metrics.StageSummary{VUs: 4, ReqPerSec: 1, E2E: metrics.Dist{Mean: 1000}}, 1},
+		"open model":             {metrics.StageSummary{TargetRate: 5, ReqPerSec: 4.8, E2E: metrics.Dist{Mean: 9000}}, 4.8},
+		"no latency":             {metrics.StageSummary{VUs: 4, ReqPerSec: 2}, 2},
+		"nothing":                {metrics.StageSummary{}, 0},
+	}
+	for name, tc := range tests {
+		if got, want := Throughput(tc.st), tc.want; got != want {
+			t.Errorf("%s: Throughput = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestRealSweep reads the stages of a real run against the built-in
+// simulator (scenarios/chat_mix.lua, 4 s stages): throughput stops growing
+// after 8 VUs while TTFT p99 jumps from 93 ms to 2.1 s at 16.
+func TestRealSweep(t *testing.T) {
+	data, err := os.ReadFile("testdata/r4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Stages []metrics.StageSummary `json:"stages"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	a := Analyze(r.Stages, engine.SLO{})
+	if got, want := len(a.Sweeps), 1; got != want {
+		t.Fatalf("%d sweeps, want %d", got, want)
+	}
+	sa := a.Sweeps[0]
+	if got, want := sa.Knee.Text, "throughput knee at 8 VUs: 4.49 req/s"; got != want {
+		t.Errorf("knee = %q, want %q", got, want)
+	}
+	if got, want := sa.Cliff.Text, "TTFT p99 cliff at 16 VUs: 2.08 s"; got != want {
+		t.Errorf("cliff = %q, want %q", got, want)
+	}
+	slo := Analyze(r.Stages, engine.SLO{TTFT: 80 * time.Millisecond})
+	if got, want := slo.Sweeps[0].Cliff.Stage, "c8"; got != want {
+		t.Errorf("cliff with a TTFT SLO of 80ms at %q, want %q", got, want)
+	}
+}
+
+func TestAnalyzeNoSweep(t *testing.T) {
+	a := Analyze(nil, engine.SLO{})
+	if a.Sweeps == nil || len(a.Sweeps) != 0 {
+		t.Errorf("Sweeps = %#v, want empty and non-nil", a.Sweeps)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"sweeps":[]}`; got != want {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,45 @@
+package analysis
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Kinds of Finding.
+const (
+	KindKnee  = "knee"
+	KindCliff = "cliff"
+)
+
+// Finding is a detected knee or cliff, with the rule that found it stated
+// in words so a reader can check it. When Found is false, Stage, Load and
+// Value are zero and Text says why nothing was found.
+type Finding struct {
+	Kind     string  `json:"kind"` // KindKnee or KindCliff
+	Found    bool    `json:"found"`
+	Scenario string  `json:"scenario"`
+	Stage    string  `json:"stage,omitempty"`
+	Load     float64 `json:"load,omitempty"`
+	LoadUnit string  `json:"load_unit"`
+	Metric   string  `json:"metric"`          // "req/s", "ttft_p99" or "e2e_p99"
+	Value    float64 `json:"value,omitempty"` // the metric at that point (req/s or ms)
+	Rule     string  `json:"rule"`
+	Text     string  `json:"text"` // one line for a human
+}
+
+// loadText renders a load level with its unit: "8 VUs", "2.5 req/s".
+func loadText(load float64, unit string) string {
+	return strconv.FormatFloat(load, 'g', 4, 64) + " " + unit
+}
+
+// msText renders a latency in milliseconds the way people say it: "92.5
+// ms", "2.08 s".
+func msText(ms float64) string {
+	if ms >= 1000 {
+		return strconv.FormatFloat(ms/1000, 'g', 3, 64) + " s"
+	}
+	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
+}
+
+// rateText renders a request rate: "4.50 req/s".
+func rateText(v float64) string { return fmt.Sprintf("%.2f req/s", v) }

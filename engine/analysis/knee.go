@@ -1,0 +1,73 @@
+package analysis
+
+import "fmt"
+
+// Thresholds of the knee rule, on the marginal efficiency of a step: the
+// share of the proportional throughput gain that the added load yielded.
+const (
+	KneeEfficiency = 0.2 // below this, added load no longer pays
+	GrowEfficiency = 0.5 // at or above this, throughput was still growing
+)
+
+// KneeRule states the knee rule in words.
+var KneeRule = fmt.Sprintf("the last load level before the first step where added load yields < %.0f%% of "+
+	"proportional throughput gain (e = (T_i/T_i-1 - 1) / (L_i/L_i-1 - 1) < %.1f), provided an earlier step "+
+	"had e >= %.1f; T is the delivered request rate (the smaller of req/s and VUs / mean E2E in closed models)",
+	KneeEfficiency*100, KneeEfficiency, GrowEfficiency)
+
+// Knee finds the throughput knee of s: the last point before the first
+// step whose marginal efficiency is below KneeEfficiency, provided an
+// earlier step reached GrowEfficiency. A curve that kept growing has no
+// knee, nor has one that never grew (it was saturated from the start, or
+// the load did not reach the server). Points without throughput are
+// skipped.
+func Knee(s Sweep) Finding {
+	f := Finding{Kind: KindKnee, Scenario: s.Scenario, LoadUnit: s.LoadUnit, Metric: "req/s", Rule: KneeRule}
+	pts := withThroughput(s.Points)
+	if len(pts) < 2 {
+		f.Text = "no throughput knee: too few load levels with throughput"
+		return f
+	}
+	grew := false
+	for i := 1; i < len(pts); i++ {
+		e := efficiency(pts[i-1], pts[i])
+		if e >= KneeEfficiency {
+			grew = grew || e >= GrowEfficiency
+			continue
+		}
+		if !grew {
+			f.Text = fmt.Sprintf("no throughput knee: throughput did not grow with load (from %s to %s)",
+				loadText(pts[i-1].Load, s.LoadUnit), loadText(pts[i].Load, s.LoadUnit))
+			return f
+		}
+		k := pts[i-1]
+		f.Found, f.Stage, f.Load, f.Value = true, k.Stage, k.Load, throughputOf(k)
+		f.Text = fmt.Sprintf("throughput knee at %s: %s", loadText(k.Load, s.LoadUnit), rateText(f.Value))
+		return f
+	}
+	f.Text = "no throughput knee within the sweep (throughput kept growing)"
+	return f
+}
+
+// efficiency is the marginal efficiency of the step from a to b; both have
+// throughput and b's load is larger.
+func efficiency(a, b Point) float64 {
+	return (throughputOf(b)/throughputOf(a) - 1) / (b.Load/a.Load - 1)
+}
+
+func throughputOf(p Point) float64 {
+	if p.Throughput > 0 {
+		return p.Throughput
+	}
+	return p.ReqPerSec
+}
+
+func withThroughput(points []Point) []Point {
+	var out []Point
+	for _, p := range points {
+		if throughputOf(p) > 0 && p.Load > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}

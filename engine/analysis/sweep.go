@@ -1,0 +1,129 @@
+// Package analysis reads a load sweep — one scenario's stages at growing
+// load — and names its knee (where throughput stops growing with load) and
+// its cliff (where tail latency breaks away). Everything here is a pure
+// function of the stage summaries: no I/O, safe for concurrent use.
+package analysis
+
+import "github.com/llmload/llmload/engine/metrics"
+
+// Load units of a Sweep.
+const (
+	UnitVUs     = "VUs"   // closed model: concurrent virtual users
+	UnitReqRate = "req/s" // open model: target iterations per second
+)
+
+// minPoints is the fewest stages that make a sweep: with two there is one
+// step, and one step cannot show a curve bending.
+const minPoints = 3
+
+// Point is one load level of a sweep (one stage). Latencies are in
+// milliseconds; 0 means no data.
+type Point struct {
+	Stage     string  `json:"stage"`
+	Load      float64 `json:"load"` // VUs (closed model) or target iterations/s (open model)
+	ReqPerSec float64 `json:"req_per_sec"`
+	TokPerSec float64 `json:"tok_per_sec"`
+	// Throughput is the request rate the knee rule reads (see
+	// Throughput); 0 falls back to ReqPerSec.
+	Throughput float64 `json:"throughput"`
+	TTFTP50    float64 `json:"ttft_p50"`
+	TTFTP99    float64 `json:"ttft_p99"`
+	TPOTP50    float64 `json:"tpot_p50"`
+	TPOTP99    float64 `json:"tpot_p99"`
+	E2EP50     float64 `json:"e2e_p50"`
+	E2EP99     float64 `json:"e2e_p99"`
+}
+
+// Sweep is one scenario's stages ordered by load.
+type Sweep struct {
+	Scenario string  `json:"scenario"`
+	LoadUnit string  `json:"load_unit"` // UnitVUs or UnitReqRate
+	Points   []Point `json:"points"`
+}
+
+// Sweeps builds one Sweep per scenario whose stages, in the order they ran,
+// are at least three of strictly increasing load, all in one unit; other
+// scenarios (a single level, a ramp down, a mix of models) are skipped. A
+// stage's load is its TargetRate when that is positive, else its VUs.
+// Sweeps come in the order their scenarios first appear.
+func Sweeps(stages []metrics.StageSummary) []Sweep {
+	var order []string
+	byScenario := map[string][]metrics.StageSummary{}
+	for _, st := range stages {
+		if _, seen := byScenario[st.Scenario]; !seen {
+			order = append(order, st.Scenario)
+		}
+		byScenario[st.Scenario] = append(byScenario[st.Scenario], st)
+	}
+	var out []Sweep
+	for _, name := range order {
+		if s, ok := sweepOf(name, byScenario[name]); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sweepOf converts one scenario's stages, or reports that they are no sweep.
+func sweepOf(scenario string, stages []metrics.StageSummary) (Sweep, bool) {
+	if len(stages) < minPoints {
+		return Sweep{}, false
+	}
+	s := Sweep{Scenario: scenario, LoadUnit: unitOf(stages[0])}
+	prev := 0.0
+	for _, st := range stages {
+		p := pointOf(st)
+		if unitOf(st) != s.LoadUnit || p.Load <= prev {
+			return Sweep{}, false
+		}
+		prev = p.Load
+		s.Points = append(s.Points, p)
+	}
+	return s, true
+}
+
+func unitOf(st metrics.StageSummary) string {
+	if st.TargetRate > 0 {
+		return UnitReqRate
+	}
+	return UnitVUs
+}
+
+func pointOf(st metrics.StageSummary) Point {
+	load := float64(st.VUs)
+	if st.TargetRate > 0 {
+		load = st.TargetRate
+	}
+	return Point{
+		Stage:      st.Stage,
+		Load:       load,
+		ReqPerSec:  st.ReqPerSec,
+		TokPerSec:  st.OutputTokPerSec,
+		Throughput: Throughput(st),
+		TTFTP50:    st.TTFT.P50,
+		TTFTP99:    st.TTFT.P99,
+		TPOTP50:    st.TPOT.P50,
+		TPOTP99:    st.TPOT.P99,
+		E2EP50:     st.E2E.P50,
+		E2EP99:     st.E2E.P99,
+	}
+}
+
+// Throughput estimates the requests per second a stage delivered. A
+// stage's ReqPerSec counts the requests that started in its window, and in
+// a closed model each step up in VUs starts a burst of first requests at
+// once, so a short stage beyond saturation still shows req/s growing while
+// completions do not. Each VU completes at most one request per mean E2E
+// latency (Little's law: fewer with think time), so in a closed model the
+// estimate is the smaller of ReqPerSec and VUs / mean E2E. Open models keep
+// ReqPerSec.
+func Throughput(st metrics.StageSummary) float64 {
+	if st.TargetRate > 0 || st.VUs <= 0 || st.E2E.Mean <= 0 {
+		return st.ReqPerSec
+	}
+	bound := float64(st.VUs) * 1000 / st.E2E.Mean
+	if st.ReqPerSec > 0 && st.ReqPerSec < bound {
+		return st.ReqPerSec
+	}
+	return bound
+}

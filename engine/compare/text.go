@@ -1,0 +1,79 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/llmload/llmload/engine/report"
+)
+
+// Text renders r for a terminal: a table per matched stage (metric, base,
+// new, change, verdict), the stages only one side ran, then a summary
+// line. The output is deterministic for a given Result.
+func Text(r *Result) report.Reporter {
+	return func(w io.Writer) error {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "base  %s\nnew   %s\n", r.Base, r.New)
+		for _, stage := range r.Matched {
+			fmt.Fprintf(&b, "\n%s\n", stage)
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "  metric\tbase\tnew\tchange\t  verdict\t\n")
+			for _, row := range stageRows(r, stage) {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t  %s\t\n", row.Metric, value(row.Metric, row.Base, row.NoData),
+					value(row.Metric, row.New, row.NoData), change(row), verdictWithNote(row))
+			}
+			tw.Flush()
+		}
+		writeOnly(&b, "only in base", r.OnlyBase)
+		writeOnly(&b, "only in new", r.OnlyNew)
+		fmt.Fprintf(&b, "\n%s\n", summary(r))
+		_, err := w.Write(trimLines(b.Bytes()))
+		return err
+	}
+}
+
+func verdictWithNote(row Row) string {
+	if row.NoData {
+		return VerdictNoData + " (" + row.Note + ")"
+	}
+	return row.Verdict()
+}
+
+func stageRows(r *Result, stage string) []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Stage == stage {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func writeOnly(b *bytes.Buffer, what string, stages []string) {
+	if len(stages) > 0 {
+		fmt.Fprintf(b, "\n%s (not compared): %s\n", what, strings.Join(stages, ", "))
+	}
+}
+
+// trimLines drops the spaces that padded table cells leave at line ends.
+func trimLines(text []byte) []byte {
+	lines := bytes.Split(text, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " ")
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// JSON renders r as indented JSON.
+func JSON(r *Result) report.Reporter {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	}
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"time"
+)
+
+//go:embed html.tmpl
+var htmlSource string
+
+// htmlTemplate is parsed once; html/template escapes every value the page
+// shows, so a tag value "<script>" renders as text.
+var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+
+// htmlPage is everything the template shows, computed beforehand so that
+// the template holds no logic beyond loops and conditions.
+type htmlPage struct {
+	Title      string
+	Meta       [][2]string
+	Incomplete string
+	Thresholds []thresholdRow
+	Stages     htmlTable
+	Goodput    string
+	Sweeps     []sweepSection
+	Details    []stageDetail
+	Series     []chartOut
+	Server     []chartOut
+	ServerNote string
+	Errors     htmlTable
+	Robustness htmlTable
+	Warnings   []string
+	Checks     []string
+}
+
+// HTML renders r as one self-contained page: tables and inline SVG charts,
+// with no script and no external resource, so that it opens offline and
+// can be attached to a ticket. An interrupted run renders what it has.
+// The output is deterministic for a given Result.
+func HTML(r *Result) Reporter {
+	return func(w io.Writer) error {
+		var b bytes.Buffer
+		if err := htmlTemplate.Execute(&b, buildPage(r)); err != nil {
+			return fmt.Errorf("render HTML report: %w", err)
+		}
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+}
+
+func buildPage(r *Result) htmlPage {
+	labels := stageLabels(r.Stages)
+	p := htmlPage{
+		Title:      "llmload report: " + orDash(r.Run.Scenario),
+		Meta:       metaRows(r),
+		Incomplete: incompleteText(r),
+		Thresholds: thresholdRows(r.Thresholds),
+		Stages:     stageTable(r, labels),
+		Sweeps:     sweepSections(r),
+		Details:    stageDetails(r.Stages, labels),
+		Series:     timeSeriesCharts(r, labels),
+		Errors:     errorTable(r.Stages, labels),
+		Robustness: robustnessTable(r),
+		Warnings:   r.Warnings,
+		Checks:     checkLines(r),
+	}
+	p.Server, p.ServerNote = serverSection(r, labels)
+	if r.SLOSet {
+		p.Goodput = goodputNote(r.Run.SLO)
+	}
+	return p
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(no script)"
+	}
+	return s
+}
+
+func incompleteText(r *Result) string {
+	switch {
+	case r.Run.Aborted != "":
+		return "Run incomplete: " + r.Run.Aborted
+	case !r.Run.Complete:
+		return "Run incomplete: it was interrupted; the figures cover what ran."
+	}
+	return ""
+}
+
+func metaRows(r *Result) [][2]string {
+	m := r.Run
+	target := m.Target
+	if m.Simulator || target == "" {
+		target = "built-in simulator"
+	}
+	rows := [][2]string{{"scenario", orDash(m.Scenario)}, {"target", target}, {"model", orDash(m.Model)}}
+	if !m.Start.IsZero() {
+		rows = append(rows, [2]string{"start", m.Start.UTC().Format(time.RFC3339)})
+	}
+	if !m.Start.IsZero() && !m.End.IsZero() {
+		rows = append(rows, [2]string{"duration", m.End.Sub(m.Start).Round(100 * time.Millisecond).String()})
+	}
+	rows = append(rows, [2]string{"seed", fmt.Sprint(m.Seed)})
+	if m.Version != "" {
+		rows = append(rows, [2]string{"llmload", m.Version})
+	}
+	if m.Tokenizer != "" {
+		rows = append(rows, [2]string{"tokenizer", m.Tokenizer})
+	}
+	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
+		rows = append(rows, [2]string{"warmup", fmt.Sprintf("%d requests, %d failed, %d script errors (excluded from all figures)",
+			w.Requests, w.Failed, w.IterationErrors)})
+	}
+	return rows
+}
+
+// checkLines are the checks, then the script errors, one line each.
+func checkLines(r *Result) []string {
+	var out []string
+	for _, c := range r.Checks {
+		mark := "✓"
+		if c.Fails > 0 {
+			mark = "✗"
+		}
+		out = append(out, fmt.Sprintf("%s %s: %d passed, %d failed", mark, c.Name, c.Passes, c.Fails))
+	}
+	for _, e := range r.ScriptErrors {
+		out = append(out, fmt.Sprintf("script error ×%d: %s", e.Count, oneLine(e.Message)))
+	}
+	return out
+}

@@ -1,0 +1,226 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/servermetrics"
+	"github.com/llmload/llmload/engine/threshold"
+)
+
+// sweepStages is a closed-model sweep whose throughput flattens after 8
+// VUs while TTFT breaks away: a knee at c8.
+func sweepStages() []metrics.StageSummary {
+	levels := []struct {
+		vus             int
+		rps, ttft, e2e  float64
+		shortMS, longMS float64
+	}{
+		{1, 0.9, 30, 1000, 20, 60}, {2, 1.8, 31, 1000, 20, 62}, {4, 3.5, 33, 1000, 21, 66},
+		{8, 6.8, 40, 1050, 25, 90}, {16, 7.2, 900, 1900, 700, 1500},
+	}
+	var out []metrics.StageSummary
+	for i, l := range levels {
+		ok := int64(l.rps * 60)
+		s := stage("sweep", fmt.Sprintf("c%d", l.vus), i, l.vus, 60*float64(i), 60, ok, 0, l.ttft)
+		s.E2E = histDist(ok, l.e2e, l.e2e)
+		s.TTFT = histDist(ok, l.ttft, l.shortMS, l.longMS)
+		s.ByTag = map[string]map[string]metrics.TagSummary{
+			"prompt": {
+				"short":    {Requests: ok / 2, OK: ok / 2, TTFT: histDist(ok/2, l.shortMS, l.shortMS), E2E: histDist(ok/2, l.e2e*0.7, l.e2e*0.7)},
+				"<script>": {Requests: ok - ok/2, OK: ok - ok/2, TTFT: histDist(ok-ok/2, l.longMS, l.longMS), E2E: histDist(ok-ok/2, l.e2e*1.3, l.e2e*1.3)},
+			},
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// richResult is the full fixture plus a sweep, a long time series and
+// thresholds: every section of the HTML report.
+func richResult() *Result {
+	meta, sum := fullFixture()
+	sum.Stages = append(sum.Stages, sweepStages()...)
+	sum.TimeSeries = nil
+	for t := int64(0); t < 300; t++ {
+		load := float64(t/60 + 1)
+		sum.TimeSeries = append(sum.TimeSeries, metrics.Point{T: t, Starts: int64(load), Completions: int64(load),
+			Errors: t % 97 / 96, InFlight: int64(min(load*2, 16)), OutputTokPerSec: 150 * min(load, 5),
+			TTFTP50: 30 * load, TTFTP99: 90 * load * load})
+	}
+	r := New(meta, sum)
+	r.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8000/metrics", EveryS: 5, Scrapes: 60, Failures: 1,
+		Errors: []string{"HTTP 503 (1×)"}, Series: []servermetrics.Series{
+			{Name: "vllm:num_requests_waiting", Unit: servermetrics.UnitRequests, T: []float64{0, 100, 200, 300}, V: []float64{0, 0, 3, 9}},
+			{Name: "vllm:gpu_cache_usage_perc", Help: "KV-cache usage", Unit: servermetrics.UnitFraction,
+				T: []float64{0, 100, 200, 300}, V: []float64{0.1, 0.4, 0.9, 0.98}},
+		}}
+	r.Thresholds = fullThresholds()
+	r.Thresholds = append(r.Thresholds, threshold.Result{Expr: "errors.rate", Kind: "rate", Passed: true,
+		Outcomes: []threshold.Outcome{{Condition: "rate<0.05", Agg: "rate", Observed: 0.01, Samples: 900, Passed: true}}})
+	return r
+}
+
+func TestHTMLGolden(t *testing.T) {
+	golden(t, "rich.html.golden", render(t, HTML(richResult())))
+}
+
+func TestHTMLDeterministic(t *testing.T) {
+	first := render(t, HTML(richResult()))
+	for range 3 {
+		if got := render(t, HTML(richResult())); !bytes.Equal(got, first) {
+			t.Fatal("two renderings of one result differ")
+		}
+	}
+}
+
+// wantCharts are the data-chart names the rich fixture must draw.
+var wantCharts = []string{
+	"sweep-0-throughput", "sweep-0-tokens", "sweep-0-latency",
+	"ts-inflight", "ts-tokens", "ts-errors", "ts-ttft",
+	"hist-0-ttft", "hist-0-e2e", "hist-3-ttft-by-0", "hist-7-e2e-by-0", "server-0", "server-1",
+}
+
+func TestHTMLContent(t *testing.T) {
+	page := string(render(t, HTML(richResult())))
+	for _, name := range wantCharts {
+		if !strings.Contains(page, `data-chart="`+name+`"`) {
+			t.Errorf("no chart %q", name)
+		}
+	}
+	for _, want := range []string{
+		"<title>llmload report: scenarios/mixed.lua</title>",
+		"Run incomplete", "knee c8", "throughput knee at 8 VUs", "knee rule:",
+		"✗", "✓", "conn_refused", "overlong", "goodput", "&lt;script&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script>", "hunter2", "sk-live-123", "ZgotmplZ", "NaN", "src=", "href=", "url(", "@import"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+}
+
+func TestHTMLRendersWhatExists(t *testing.T) {
+	meta, sum := singleFixture()
+	for name, r := range map[string]*Result{
+		"empty":   New(Meta{}, nil),
+		"single":  New(meta, sum),
+		"no hist": New(meta, &metrics.Summary{Stages: []metrics.StageSummary{{Scenario: "s", Stage: "x"}}}),
+	} {
+		page := string(render(t, HTML(r)))
+		if !strings.Contains(page, "</html>") {
+			t.Errorf("%s: page does not end", name)
+		}
+		if got, want := strings.Contains(page, "Run incomplete"), !r.Run.Complete; got != want {
+			t.Errorf("%s: incomplete banner %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestHTMLFromEarlyFile(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "v1_early.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(r.Stages), 4; got != want {
+		t.Fatalf("stages = %d, want %d", got, want)
+	}
+	page := string(render(t, HTML(r)))
+	for _, name := range []string{"sweep-0-latency", "ts-ttft", "hist-0-ttft"} {
+		if !strings.Contains(page, `data-chart="`+name+`"`) {
+			t.Errorf("no chart %q", name)
+		}
+	}
+	if text := render(t, Text(r)); !bytes.Contains(text, []byte("latency ms")) {
+		t.Errorf("text summary lacks the latency table:\n%s", text)
+	}
+	if csv := render(t, StagesCSV(r)); bytes.Count(csv, []byte("\n")) != 5 {
+		t.Errorf("CSV has %d lines, want 5", bytes.Count(csv, []byte("\n")))
+	}
+}
+
+// chromium finds a headless-capable browser, or "".
+func chromium() string {
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+func TestHTMLInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("chromium not installed: apt-get install chromium")
+	}
+	dir := t.TempDir()
+	page, shot := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.png")
+	if err := os.WriteFile(page, render(t, HTML(richResult())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := runChromium(t, bin, dir, "--dump-dom", "file://"+page)
+	for _, name := range wantCharts {
+		re := regexp.MustCompile(`(?s)<svg[^>]*data-chart="` + name + `".*?</svg>`)
+		svg := re.FindString(dom)
+		if svg == "" {
+			t.Errorf("rendered DOM has no chart %q", name)
+			continue
+		}
+		if !strings.Contains(svg, "<path") && !strings.Contains(svg, `class="bar"`) {
+			t.Errorf("chart %q has no path or bar", name)
+		}
+	}
+	for _, want := range []string{"knee c8", "&lt;script&gt;"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
+	runChromium(t, bin, dir, "--screenshot="+shot, "--window-size=1400,4000", "file://"+page)
+	if fi, err := os.Stat(shot); err != nil || fi.Size() < 50_000 {
+		t.Errorf("screenshot missing or nearly empty: %v", err)
+	}
+	if out := os.Getenv("LLMLOAD_HTML_SHOT"); out != "" {
+		data, _ := os.ReadFile(shot)
+		_ = os.WriteFile(out, data, 0o644)
+	}
+}
+
+// runChromium runs the browser headless, offline and without a profile,
+// and returns its standard output.
+func runChromium(t *testing.T, bin, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + filepath.Join(dir, "profile")}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, errOut.String())
+	}
+	return out.String()
+}

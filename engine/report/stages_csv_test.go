@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"slices"
+	"testing"
+)
+
+func TestStagesCSVGolden(t *testing.T) {
+	golden(t, "stages.csv.golden", render(t, StagesCSV(richResult())))
+}
+
+func TestStagesCSVReadBack(t *testing.T) {
+	r := richResult()
+	recs, err := csv.NewReader(bytes.NewReader(render(t, StagesCSV(r)))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), len(r.Stages)+1; got != want {
+		t.Fatalf("%d records, want %d", got, want)
+	}
+	if got, want := recs[0], StageColumns(); !slices.Equal(got, want) {
+		t.Errorf("header = %v, want %v", got, want)
+	}
+	col := func(name string) int { return slices.Index(recs[0], name) }
+	tests := []struct {
+		row  int
+		col  string
+		want string
+	}{
+		{1, "scenario", "chat"},
+		{1, "stage", "c1"},
+		{1, "failed", "2"},
+		{1, "goodput", "0.85"},
+		{1, "dirty_requests", "10"},
+		{2, "ttft_count", "0"},
+		{2, "ttft_p50", ""}, // nothing measured: empty, not 0
+		{3, "target_rate", "4"},
+		{3, "schedule_lag_p50", "0.3"},
+		{4, "vus", "1"},
+		{4, "window", "60"},
+	}
+	for _, tt := range tests {
+		i := col(tt.col)
+		if i < 0 {
+			t.Errorf("no column %q", tt.col)
+			continue
+		}
+		if got := recs[tt.row][i]; got != tt.want {
+			t.Errorf("row %d %s = %q, want %q", tt.row, tt.col, got, tt.want)
+		}
+	}
+}
+
+// TestStageColumnsStable pins the first columns: the list may only grow.
+func TestStageColumnsStable(t *testing.T) {
+	cols := StageColumns()
+	head := []string{"scenario", "stage", "vus", "target_rate", "window", "requests", "ok", "failed",
+		"req_per_sec", "output_tok_per_sec", "input_tok_per_sec", "goodput", "good_share", "dirty_requests",
+		"ttft_count", "ttft_mean", "ttft_min", "ttft_p50", "ttft_p90", "ttft_p95", "ttft_p99", "ttft_p99.9",
+		"ttft_max", "ttft_p99_ci_lo", "ttft_p99_ci_hi", "ttfc_count"}
+	if got := cols[:len(head)]; !slices.Equal(got, head) {
+		t.Errorf("columns start %v, want %v", got, head)
+	}
+	if got, want := len(cols), 14+7*11; got != want {
+		t.Errorf("%d columns, want %d", got, want)
+	}
+	cols[0] = "changed"
+	if StageColumns()[0] != "scenario" {
+		t.Error("StageColumns returned its own slice")
+	}
+}
