@@ -212,7 +212,7 @@ func TestE2EOpenLoopThresholdsGate(t *testing.T) {
 		t.Run(tt.ttft, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "result.json")
 			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/open_loop.lua", "--quiet",
-				"--set", "stage_duration=1s", "--set", "ttft_p99="+tt.ttft, "--set", "max_tokens=20", "--out", out)
+				"--set", "stage_duration=1s", "--set", "arrival=constant", "--set", "ttft_p99="+tt.ttft, "--set", "max_tokens=20", "--out", out)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
