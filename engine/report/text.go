@@ -49,6 +49,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 	writeMetricErrors(b, r.MetricErrors)
 	writeThresholds(b, r.Thresholds)
 	writeScriptErrors(b, r.ScriptErrors)
+	writeServerMetricsNote(b, r)
 	writeClamped(b, r.Stages)
 	writeWarnings(b, r.Warnings)
 	switch {
@@ -290,4 +291,18 @@ func writeSweepFindings(b *bytes.Buffer, r *Result) {
 			fmt.Fprintf(b, "%s%s\n", prefix, f.Text)
 		}
 	}
+}
+
+// writeServerMetricsNote says how the server's metrics endpoint fared; the
+// series themselves are drawn in the HTML report.
+func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
+	sm := r.ServerMetrics
+	if sm == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%d scrapes", len(sm.Series), sm.URL, sm.Scrapes)
+	if sm.Failures > 0 {
+		fmt.Fprintf(b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
+	}
+	b.WriteString(")\n")
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/llmload/llmload/engine/servermetrics"
 	"os"
 	"strings"
 	"testing"
@@ -251,4 +252,11 @@ func TestTextNamesKneeAndCliff(t *testing.T) {
 	}
 	text := string(render(t, Text(r)))
 	assertText(t, text, []string{"throughput knee at 8 VUs", "TTFT p99 cliff at 16 VUs"}, nil)
+}
+
+func TestTextNotesServerMetrics(t *testing.T) {
+	r := New(Meta{Complete: true}, nil)
+	r.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8000/metrics", Scrapes: 5, Failures: 2,
+		Errors: []string{"HTTP 500 Internal Server Error (2×)"}, Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting"}}}
+	assertText(t, string(render(t, Text(r))), []string{"server metrics: 1 series from http://127.0.0.1:8000/metrics (5 scrapes, 2 failed: HTTP 500"}, nil)
 }
