@@ -167,29 +167,20 @@ func wrap(s, first, rest string, width int) string {
 // writeThresholds lists each threshold condition with ✓ or ✗ and the
 // value observed.
 func writeThresholds(b *bytes.Buffer, results []threshold.Result) {
-	if len(results) == 0 {
+	rows := thresholdRows(results)
+	if len(rows) == 0 {
 		return
 	}
 	b.WriteString("\nthresholds\n")
-	for _, r := range results {
-		for _, o := range r.Outcomes {
-			mark := "✓"
-			if !o.Passed {
-				mark = "✗"
-			}
-			observed := threshold.FormatValue(r.Kind, o.Agg, o.Observed)
-			switch {
-			case o.Error != "":
-				observed = "error: " + o.Error
-			case o.NoData:
-				observed = "no data"
-			}
-			note := ""
-			if r.Aborted {
-				note = " (aborted the run)"
-			}
-			fmt.Fprintf(b, "  %s %s %s: %s%s\n", mark, r.Expr, o.Condition, observed, note)
+	for _, row := range rows {
+		mark, note := "✓", ""
+		if !row.Passed {
+			mark = "✗"
 		}
+		if row.Note != "" {
+			note = " (" + row.Note + ")"
+		}
+		fmt.Fprintf(b, "  %s %s %s: %s%s\n", mark, row.Expr, row.Condition, row.Observed, note)
 	}
 }
 
