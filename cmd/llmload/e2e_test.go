@@ -75,10 +75,15 @@ func TestE2EChatMixOnSimulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run skipped in -short mode")
 	}
-	out := filepath.Join(t.TempDir(), "result.json")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "result.json")
+	files := map[string]string{"--csv": "requests.csv", "--requests-jsonl": "requests.jsonl", "--html": "report.html", "--csv-stages": "stages.csv"}
+	args := []string{"run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1500ms", "--out", out, "--seed", "7"}
+	for flag, name := range files {
+		args = append(args, flag, filepath.Join(dir, name))
+	}
 	const secret = "sk-e2e-secret-do-not-print"
-	stdout, stderr, code := runBinary(t, []string{"LLMLOAD_API_KEY=" + secret},
-		"run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1500ms", "--out", out, "--seed", "7")
+	stdout, stderr, code := runBinary(t, []string{"LLMLOAD_API_KEY=" + secret}, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -94,7 +99,15 @@ func TestE2EChatMixOnSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"stdout": stdout, "stderr": stderr, "result.json": string(data)} {
+	outputs := map[string]string{"stdout": stdout, "stderr": stderr, "result.json": string(data)}
+	for _, name := range files {
+		body, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(body) == 0 {
+			t.Errorf("%s not written: %v", name, err)
+		}
+		outputs[name] = string(body)
+	}
+	for name, text := range outputs {
 		if strings.Contains(text, secret) {
 			t.Errorf("the API key leaked into %s", name)
 		}
