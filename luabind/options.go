@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/tokenize"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -25,7 +26,7 @@ var (
 	sloKeys    = []string{"ttft", "tpot", "e2e"}
 	// tokenizers are the offline tokenizers options.target.tokenizer may
 	// name: tiktoken encodings, or "none" to count no tokens client-side.
-	tokenizers = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "none"}
+	tokenizers = append(tokenize.Names(), "none")
 )
 
 // decodedOptions is the plan an options table describes, with what the
