@@ -165,6 +165,9 @@ type StageMark struct {
 	Target   int     // VUs the stage holds (closed model)
 	Rate     float64 // mean target iterations per second over the stage, ramp included (open model); 0 otherwise
 	At       time.Time
+	// Cut marks a stage that ended before its planned end (Ctrl-C, an
+	// aborting threshold): its window is shorter than asked.
+	Cut bool
 }
 
 // IterationMark records the start of one iteration.

@@ -192,12 +192,13 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 		Stages []struct {
 			Stage    string `json:"stage"`
 			Requests int64  `json:"requests"`
+			Complete bool   `json:"complete"`
 		} `json:"stages"`
 	}
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Run.Complete || len(res.Stages) != 1 || res.Stages[0].Stage != "c1" {
+	if res.Run.Complete || len(res.Stages) != 1 || res.Stages[0].Stage != "c1" || res.Stages[0].Complete {
 		t.Errorf("result = %+v, want one incomplete stage c1", res)
 	}
 	rows, err := os.ReadFile(csv)

@@ -128,19 +128,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	seed := f.seed
-	if seed == 0 {
-		seed = time.Now().UnixNano() & (1<<31 - 1)
-	}
-	script, err := luabind.Compile(path, luabind.Options{Params: params, Seed: seed})
+	// --seed wins over options.seed; with neither, Compile picks one from
+	// the clock and reports it in the plan.
+	script, err := luabind.Compile(path, luabind.Options{Params: params, Seed: f.seed})
 	if err != nil {
 		return err
 	}
 	plan := script.Plan()
-	if plan.Seed != 0 && f.seed == 0 {
-		seed = plan.Seed
-	}
-	plan.Seed = seed
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
 	set, err := parseThresholds(plan)
 	if err != nil {
@@ -223,7 +217,7 @@ func (r *runner) run(ctx context.Context, stdout io.Writer, out outputs) error {
 		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
 	})
 	if err != nil {
-		return fmt.Errorf("%s: options.target.base_url: %w", r.path, err)
+		return fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
 	}
 	defer client.CloseIdle()
 	info, err := client.Preflight(ctx, t.Model)

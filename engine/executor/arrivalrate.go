@@ -120,7 +120,7 @@ func (r *arrivalRateRun) schedule(ctx context.Context) {
 			next, ok = r.gen.next()
 		}
 		reached := s.until(ctx, start.Add(r.profile.stageEnds[i]))
-		r.stageEnded(mark)
+		r.stageEnded(ctx, mark)
 		if !reached {
 			return
 		}

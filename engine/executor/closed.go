@@ -51,7 +51,7 @@ func (r *closedRun) run(ctx context.Context) {
 		r.setActive(ctx, st.Target, r.rampDown())
 		at = at.Add(st.Duration)
 		sleepUntil(ctx, at)
-		r.stageEnded(mark)
+		r.stageEnded(ctx, mark)
 		prev = st.Target
 	}
 	r.stage.Store(int32(len(r.sc.Stages)))

@@ -172,6 +172,9 @@ func TestStagesStepVUsAndLabelIterations(t *testing.T) {
 		t.Fatalf("stages ended = %d, want %d", got, want)
 	}
 	for i, m := range sink.started {
+		if sink.ended[i].Cut {
+			t.Errorf("stage %d ran to its end but is marked cut", i)
+		}
 		if m.Index != i || m.At.After(sink.ended[i].At) {
 			t.Errorf("stage %d: bad window %+v .. %+v", i, m, sink.ended[i])
 		}
@@ -323,7 +326,10 @@ func TestCancelStopsPromptly(t *testing.T) {
 		t.Errorf("Run took %v after cancel", d)
 	}
 	if got, want := len(sink.ended), 1; got != want {
-		t.Errorf("stages ended = %d, want %d (the interrupted stage still closes)", got, want)
+		t.Fatalf("stages ended = %d, want %d (the interrupted stage still closes)", got, want)
+	}
+	if !sink.ended[0].Cut {
+		t.Error("the interrupted stage is not marked cut")
 	}
 }
 

@@ -67,7 +67,7 @@ func (r *iterationsRun) run(ctx context.Context) {
 	case <-ctx.Done():
 	}
 	close(stop)
-	r.stageEnded(mark)
+	r.stageEnded(ctx, mark)
 	r.stage.Store(1)
 	drain(done, cancel, r.sc.GracefulStop, &GracefulStopError{Scenario: r.sc.Name, Option: "graceful_stop", Grace: r.sc.GracefulStop})
 }

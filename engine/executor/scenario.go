@@ -78,9 +78,10 @@ func (b *scenarioBase) stageStarted(i int) engine.StageMark {
 	return m
 }
 
-// stageEnded marks m's window closing now.
-func (b *scenarioBase) stageEnded(m engine.StageMark) {
-	m.At = time.Now()
+// stageEnded marks m's window closing now; when ctx ended first (Ctrl-C,
+// an aborting threshold) the window was cut short.
+func (b *scenarioBase) stageEnded(ctx context.Context, m engine.StageMark) {
+	m.At, m.Cut = time.Now(), ctx.Err() != nil
 	b.eng.sink.StageEnded(m)
 }
 

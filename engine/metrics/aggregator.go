@@ -93,7 +93,7 @@ func (a *aggregator) add(e *event) {
 		}
 		s.index, s.vus, s.rate = e.index, e.target, e.value
 	case evStageEnd:
-		s.end, s.ended = e.at, true
+		s.end, s.ended, s.cut = e.at, true, e.cut
 		s.index, s.vus, s.rate = e.index, e.target, e.value
 	}
 }

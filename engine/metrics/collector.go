@@ -80,7 +80,8 @@ func (c *Collector) Sample(s engine.Sample) {
 	if s.Warmup {
 		if c.open() {
 			c.warmupRequests.Add(1)
-			if s.Err != nil {
+			// A request cut off by the warmup's own end is not a failure.
+			if s.Err != nil && s.Err.Class != engine.ErrCanceled {
 				c.warmupFailed.Add(1)
 			}
 		}

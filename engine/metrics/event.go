@@ -28,6 +28,7 @@ type event struct {
 	kind     eventKind
 	failed   bool
 	hasSched bool // sched is set: the sample or iteration had an intended start
+	cut      bool // a stage-end mark: the stage ended before its planned end
 	judged   bool // the collector has an SLO, and good says whether the sample met it
 	good     bool
 	scenario string
@@ -126,7 +127,7 @@ func metricEvent(m *engine.MetricSample) event {
 func markEvent(k eventKind, m engine.StageMark) event {
 	return event{
 		kind: k, scenario: m.Scenario, stage: m.Stage, at: m.At,
-		index: m.Index, target: m.Target, value: m.Rate,
+		index: m.Index, target: m.Target, value: m.Rate, cut: m.Cut,
 	}
 }
 

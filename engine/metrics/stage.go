@@ -13,6 +13,7 @@ type stageAgg struct {
 	rate            float64 // target iterations per second, open model
 	start, end      time.Time
 	started, ended  bool
+	cut             bool // ended before its planned end
 	startSeq        int
 	firstAt, lastAt time.Time // earliest start seen, latest completion
 	sources, errors map[string]int64
@@ -246,7 +247,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	iters, dropped := c[mIterations].n, c[mDropped].n
 	st := StageSummary{
 		Scenario: s.key.scenario, Stage: s.key.stage, Index: s.index, VUs: s.vus,
-		Start: ss.start, End: ss.end, DurationS: secs, Complete: s.started && s.ended,
+		Start: ss.start, End: ss.end, DurationS: secs, Complete: s.started && s.ended && !s.cut,
 		Requests: requests, OK: requests - failed, Failed: failed,
 		IterationErrors: c[mIterErrors].n,
 		DirtyRequests:   s.dirty,
