@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,11 +42,21 @@ func (g *gateFlags) options() (compare.Options, error) {
 	s := strings.TrimSpace(g.maxRegression)
 	pct := strings.HasSuffix(s, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil || v < 0 {
+	switch {
+	case err != nil || v < 0:
 		return compare.Options{}, usagef("--max-regression %q: want a percentage such as 20%%", g.maxRegression)
-	}
-	if pct {
+	case pct:
 		v /= 100
+	case v > 1:
+		// "20" is far more likely to mean 20% than 2000%: refuse to guess.
+		return compare.Options{}, usagef("--max-regression %q: write a percentage (%s%%) or a fraction (%g)", g.maxRegression, s, v/100)
+	}
+	g.maxRegression = strconv.FormatFloat(100*v, 'g', 4, 64) + "%"
+	valid := compare.ValidMetrics()
+	for _, m := range g.metrics {
+		if !slices.Contains(valid, m) {
+			return compare.Options{}, usagef("--metrics: unknown metric %q (valid: %s)", m, strings.Join(valid, ", "))
+		}
 	}
 	switch g.format {
 	case "text", "json", "md":

@@ -54,7 +54,9 @@ func TestCompareGate(t *testing.T) {
 		{"json", []string{"compare", "--format", "json", base, base}, exitOK, `"rows"`},
 		{"bad format", []string{"compare", "--format", "xml", base, base}, exitUsage, "--format"},
 		{"bad bound", []string{"compare", "--max-regression", "lots", base, base}, exitUsage, "--max-regression"},
-		{"unknown metric", []string{"compare", "--metrics", "ttft.p42", base, base}, exitError, "ttft.p42"},
+		{"unknown metric", []string{"compare", "--metrics", "ttft.p42", base, base}, exitUsage, "ttft.p42"},
+		{"bare number bound", []string{"compare", "--max-regression", "20", base, base}, exitUsage, "20%"},
+		{"fraction bound", []string{"compare", "--max-regression", "0.2", base, worsened(t, 2)}, exitThreshold, "beyond 20%"},
 		{"one file", []string{"compare", base}, exitUsage, "expected BASE.json and NEW.json"},
 		{"missing file", []string{"compare", base, "/nonexistent.json"}, exitError, "nonexistent.json"},
 	}

@@ -286,7 +286,7 @@ func TestTextContent(t *testing.T) {
 				"TTFC", "ITL/tok", "ITL = gap between chunks as a user sees them",
 				"goodput/s  good %", "85.0%", "TTFT ≤ 500ms, E2E ≤ 20s",
 				"rag/steady !", "dirty", "by tag prompt", "by tag doc", "a-very-long-document-na…",
-				"client: CPU 23% of 2 cores, scheduling p99 0.2 ms, GC pauses p99 0.1 ms",
+				"client: CPU 23% (of 200% for 2 cores), scheduling p99 0.2 ms, GC pauses p99 0.1 ms",
 				"rag/steady: llmload itself was the bottleneck (CPU at 196% of 2 cores;",
 				"the cl100k_base count disagree by more than 5% on 3 of 58 requests (mean difference 2.1%)",
 				"50 of 350 requests are counts of text events",

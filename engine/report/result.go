@@ -3,8 +3,11 @@
 package report
 
 import (
+	"cmp"
 	"io"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -110,6 +113,11 @@ func New(meta Meta, s *metrics.Summary) *Result {
 	}
 	if s != nil {
 		r.Stages = append(r.Stages, s.Stages...)
+		// Scenarios start together and their stages in any order: list them
+		// by scenario name, then in each scenario's own order, as the plan does.
+		slices.SortStableFunc(r.Stages, func(a, b metrics.StageSummary) int {
+			return cmp.Or(strings.Compare(a.Scenario, b.Scenario), a.Index-b.Index)
+		})
 		for i := range r.Stages {
 			r.Stages[i].Start, r.Stages[i].End = r.Stages[i].Start.UTC(), r.Stages[i].End.UTC()
 		}

@@ -32,12 +32,8 @@ func writeClientHealth(b *bytes.Buffer, stages []metrics.StageSummary, labels []
 
 // clientLine reads like top: CPU is a percentage of one core.
 func clientLine(c *engine.ClientCheck) string {
-	cores := "1 core"
-	if c.Cores > 1 {
-		cores = fmt.Sprintf("%d cores", c.Cores)
-	}
-	line := fmt.Sprintf("client: CPU %.0f%% of %s, scheduling p99 %s ms, GC pauses p99 %s ms",
-		c.CPUPercent, cores, fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
+	line := fmt.Sprintf("client: CPU %.0f%% (of %d%% for %d cores), scheduling p99 %s ms, GC pauses p99 %s ms",
+		c.CPUPercent, 100*max(c.Cores, 1), max(c.Cores, 1), fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
 	if c.Bound {
 		line += "  ! CLIENT-BOUND"
 	}

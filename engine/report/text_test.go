@@ -215,9 +215,9 @@ func TestClientLine(t *testing.T) {
 		want string
 	}{
 		{engine.ClientCheck{CPUPercent: 45, Cores: 2, SchedLatencyP99MS: 0.2, GCPauseP99MS: 0.1},
-			"client: CPU 45% of 2 cores, scheduling p99 0.2 ms, GC pauses p99 0.1 ms"},
+			"client: CPU 45% (of 200% for 2 cores), scheduling p99 0.2 ms, GC pauses p99 0.1 ms"},
 		{engine.ClientCheck{CPUPercent: 99.6, Cores: 1, SchedLatencyP99MS: 12.34, GCPauseP99MS: 0.004, Bound: true},
-			"client: CPU 100% of 1 core, scheduling p99 12.3 ms, GC pauses p99 0 ms  ! CLIENT-BOUND"},
+			"client: CPU 100% (of 100% for 1 cores), scheduling p99 12.3 ms, GC pauses p99 0 ms  ! CLIENT-BOUND"},
 	} {
 		if got := clientLine(&tc.c); got != tc.want {
 			t.Errorf("clientLine = %q, want %q", got, tc.want)

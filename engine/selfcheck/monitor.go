@@ -125,10 +125,12 @@ func (m *Monitor) take() {
 	sched, gc := histCounts(m.read[0]), histCounts(m.read[1])
 	cpu, ok := processCPU()
 	s := sample{at: now, sched: delta(sched, m.lastSched), gc: delta(gc, m.lastGC), cpu: -1}
-	if ok && m.cpuOK {
-		if secs := now.Sub(m.lastAt).Seconds(); secs > 0 {
-			s.cpu = (cpu - m.lastCPU).Seconds() / secs
-		}
+	// CPU time is accounted in ticks, so a short interval (the last one, at
+	// Stop) would turn one tick into an absurd share: judge CPU only over
+	// intervals of at least half the sampling period, and never above what
+	// the cores can give.
+	if secs := now.Sub(m.lastAt).Seconds(); ok && m.cpuOK && secs >= m.interval.Seconds()/2 {
+		s.cpu = min((cpu-m.lastCPU).Seconds()/secs, float64(runtime.NumCPU()))
 	}
 	m.lastSched, m.lastGC, m.lastCPU, m.cpuOK, m.lastAt = sched, gc, cpu, ok, now
 	m.mu.Lock()
@@ -165,7 +167,7 @@ func (m *Monitor) Window(start, end time.Time) engine.ClientCheck {
 // judge sets Bound and Reasons from the limits.
 func judge(c *engine.ClientCheck, window time.Duration) {
 	if c.CPUPercent >= 100*MaxCPUShare*float64(c.Cores) {
-		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of %d cores", c.CPUPercent, c.Cores))
+		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of the %d%% that %d cores give", c.CPUPercent, 100*c.Cores, c.Cores))
 	}
 	if ms := float64(MaxSchedLatency) / 1e6; c.SchedLatencyP99MS > ms {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("runnable goroutines waited %.2f ms (p99) to run, so chunk timestamps may be that late", c.SchedLatencyP99MS))

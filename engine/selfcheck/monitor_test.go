@@ -44,7 +44,7 @@ func TestJudge(t *testing.T) {
 		why   string
 	}{
 		{"healthy", engine.ClientCheck{Cores: 2, CPUPercent: 60, SchedLatencyP99MS: 0.1, GCPauseP99MS: 0.05, GCPauseTotalMS: 2}, false, ""},
-		{"cpu", engine.ClientCheck{Cores: 2, CPUPercent: 195}, true, "CPU at 195% of 2 cores"},
+		{"cpu", engine.ClientCheck{Cores: 2, CPUPercent: 195}, true, "CPU at 195% of the 200% that 2 cores give"},
 		{"scheduling", engine.ClientCheck{Cores: 2, SchedLatencyP99MS: 4}, true, "waited 4.00 ms"},
 		{"gc pauses", engine.ClientCheck{Cores: 2, GCPauseP99MS: 3}, true, "GC pauses p99 3.00 ms"},
 		{"gc share", engine.ClientCheck{Cores: 2, GCPauseTotalMS: 200}, true, "GC paused the process 2.0%"},
