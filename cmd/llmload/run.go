@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -136,6 +137,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	plan := script.Plan()
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
+	if err := checkMetricsURL(plan.Target.MetricsURL); err != nil {
+		return fmt.Errorf("%s: options.target.metrics_url: %w", path, err)
+	}
 	set, err := parseThresholds(plan)
 	if err != nil {
 		return err
@@ -270,6 +274,9 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 		server = scraper.Stop()
 	}
 	meta.Complete = runErr == nil
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		meta.Aborted = "stopped by an error: " + runErr.Error()
+	}
 	sinkErr := sink.Close()
 	summary := col.Close()
 	for i := range summary.Stages {
@@ -384,4 +391,17 @@ func checkWritable(path string) error {
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())
+}
+
+// checkMetricsURL rejects a metrics URL that could never be scraped, before
+// any load: a failing scrape during the run is only noted, never fatal.
+func checkMetricsURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", engine.RedactURL(raw))
+	}
+	return nil
 }
