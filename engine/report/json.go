@@ -67,6 +67,8 @@ func decodeError(err error) error {
 		return fmt.Errorf("%w: the JSON ends early (was the run killed while writing?)", ErrTruncated)
 	case errors.As(err, &syn):
 		return fmt.Errorf("%w: invalid JSON at byte %d: %v", ErrNotResult, syn.Offset, err)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("%w: the file holds a JSON %s, not an object", ErrNotResult, typ.Value)
 	case errors.As(err, &typ):
 		return fmt.Errorf("%w: field %q holds a %s, want %s", ErrNotResult, typ.Field, typ.Value, typ.Type)
 	default:

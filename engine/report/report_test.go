@@ -432,3 +432,10 @@ func fullThresholds() []threshold.Result {
 			{Condition: "< 800ms", Agg: metrics.AggP, NoData: true}}},
 	}
 }
+
+func TestReadJSONNotAnObject(t *testing.T) {
+	_, err := ReadJSON(strings.NewReader(`[1, 2]`))
+	if err == nil || !strings.Contains(err.Error(), "the file holds a JSON array, not an object") {
+		t.Errorf("err = %v", err)
+	}
+}
