@@ -2,6 +2,7 @@ package luabind
 
 import (
 	"errors"
+	"math"
 	"strings"
 
 	"github.com/llmload/llmload/engine"
@@ -164,6 +165,10 @@ func (d *decoder) optNumber(path string, v lua.LValue) *float64 {
 		return nil
 	}
 	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		d.errorf(path, "must be a finite number, got %v", f)
+		return nil
+	}
 	return &f
 }
 

@@ -75,6 +75,7 @@ func (d *decoder) namedScenarios(path string, v lua.LValue) []engine.Scenario {
 		d.errorf(path, "no scenarios defined")
 	}
 	d.checkStartTimes(path, out)
+	d.checkRates(path, out)
 	return out
 }
 
@@ -388,6 +389,31 @@ func (d *decoder) checkStartTimes(path string, scs []engine.Scenario) {
 			d.errorf(child(child(path, sc.Name), "start_time"), "starts at %s but every other scenario ends by %s "+
 				"(the run would be over; shorten start_time or lengthen another scenario)",
 				engine.FormatDuration(sc.StartTime), engine.FormatDuration(lastEnd))
+		}
+	}
+}
+
+// MaxRatePerSecond bounds arrival rates: far beyond what one process can
+// start (measured: a few thousand per second on 2 cores), and low enough
+// that a typo such as 1e9 is an error instead of a stage that never ends.
+const MaxRatePerSecond = 100_000
+
+// checkRates rejects arrival rates no llmload process could deliver.
+func (d *decoder) checkRates(path string, scs []engine.Scenario) {
+	for _, sc := range scs {
+		if !engine.OpenModel(sc.Executor) {
+			continue
+		}
+		rates := []float64{sc.StartRate}
+		for _, st := range sc.Stages {
+			rates = append(rates, st.Rate)
+		}
+		for _, r := range rates {
+			if ps := sc.RatePerSecond(r); ps > MaxRatePerSecond {
+				d.errorf(child(path, sc.Name), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start; "+
+					"split the load across processes", ps, MaxRatePerSecond)
+				break
+			}
 		}
 	}
 }

@@ -2,6 +2,8 @@ package luabind
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +200,23 @@ func TestStartTimes(t *testing.T) {
 				t.Errorf("error = %q, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestAbsurdRatesAreRejected(t *testing.T) {
+	for _, opts := range []string{
+		`rate = 1e9, duration = "1s", pre_allocated_vus = 1`,
+		`rate = 1, time_unit = "1ns", duration = "1s", pre_allocated_vus = 1`,
+	} {
+		src := `options = { scenarios = { s = { executor = "constant-arrival-rate", exec = "f", ` + opts + ` } } }
+function f() end`
+		path := filepath.Join(t.TempDir(), "r.lua")
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Compile(path, Options{})
+		if err == nil || !strings.Contains(err.Error(), "beyond the 100000/s") {
+			t.Errorf("%s: err = %v", opts, err)
+		}
 	}
 }
