@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -101,6 +102,9 @@ func (r *runner) lifecycleState(ctx context.Context) error {
 	return nil
 }
 
+// LifecycleTimeout bounds setup() and teardown().
+const LifecycleTimeout = 60 * time.Second
+
 // callLifecycle calls the global function name with args and returns its
 // first result when nret is 1.
 func (r *runner) callLifecycle(ctx context.Context, name string, nret int, args ...lua.LValue) (lua.LValue, error) {
@@ -109,6 +113,11 @@ func (r *runner) callLifecycle(ctx context.Context, name string, nret int, args 
 	if !ok {
 		return nil, fmt.Errorf("%s: no global function %s to run", r.script.path, name)
 	}
+	// Like k6's setupTimeout: a setup or teardown that never returns must
+	// not hang a CI job.
+	ctx, cancel := context.WithTimeoutCause(ctx, LifecycleTimeout,
+		fmt.Errorf("%s() did not return within %v", name, LifecycleTimeout))
+	defer cancel()
 	lc.m.ctx, lc.m.phase = ctx, phaseLifecycle
 	defer func() { lc.m.ctx, lc.m.phase = context.Background(), phaseIdle }()
 	lc.L.SetContext(ctx)

@@ -54,8 +54,40 @@ func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
 	}
 	restrictPackage(L)
 	restrictOS(L)
+	boundStringRep(L)
 	seedMath(L, src, stream)
 	return L
+}
+
+// MaxRepBytes bounds string.rep's result: one line such as
+// string.rep("x", 1e10) would otherwise take the whole process, and every
+// result file with it, down with an out-of-memory crash.
+const MaxRepBytes = 64 << 20
+
+// boundStringRep replaces string.rep with one that refuses results beyond
+// MaxRepBytes, with an error at the script's line.
+func boundStringRep(L *lua.LState) {
+	str, ok := L.GetGlobal("string").(*lua.LTable)
+	if !ok {
+		return
+	}
+	rep, ok := str.RawGetString("rep").(*lua.LFunction)
+	if !ok {
+		return
+	}
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		s, n := L.CheckString(1), L.CheckNumber(2)
+		if float64(n)*float64(len(s)) > MaxRepBytes {
+			L.RaiseError("string.rep: a result of %.4g bytes is beyond llmload's %d MB limit", float64(n)*float64(len(s)), MaxRepBytes>>20)
+		}
+		nargs := L.GetTop()
+		L.Push(rep)
+		for i := 1; i <= nargs; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(nargs, 1)
+		return 1
+	}))
 }
 
 // restrictPackage leaves require with the preload searcher only, so

@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -65,5 +66,17 @@ func TestRequireOtherModule(t *testing.T) {
 	_, err := Compile(path, Options{})
 	if err == nil || !strings.Contains(err.Error(), "module json not found") {
 		t.Errorf("error = %v, want module json not found", err)
+	}
+}
+
+func TestStringRepIsBounded(t *testing.T) {
+	L := newSandbox(rand.NewPCG(1, 2), 1)
+	defer L.Close()
+	if err := L.DoString(`assert(string.rep("ab", 3) == "ababab"); assert(("x"):rep(2) == "xx")`); err != nil {
+		t.Fatalf("ordinary string.rep: %v", err)
+	}
+	err := L.DoString(`local s = string.rep("x", 1e10)`)
+	if err == nil || !strings.Contains(err.Error(), "beyond llmload's 64 MB limit") {
+		t.Errorf("err = %v", err)
 	}
 }
