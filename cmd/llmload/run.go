@@ -124,10 +124,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{f.out, f.csv, f.jsonl, f.html, f.stage} {
-		if err := checkWritable(p); err != nil {
-			return err
-		}
+	if err := checkOutputs(f.out, f.csv, f.jsonl, f.html, f.stage); err != nil {
+		return err
 	}
 	// --seed wins over options.seed; with neither, Compile picks one from
 	// the clock and reports it in the plan.
@@ -145,7 +143,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	say := func(format string, a ...any) {
 		if !f.quiet {
@@ -378,6 +376,29 @@ func writeFile(path string, rep report.Reporter) error {
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }
+
+// checkOutputs fails early, before any load, when an output file could not
+// be written at the end of the run, or two outputs would overwrite each other.
+func checkOutputs(paths ...string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		abs, _ := filepath.Abs(p)
+		if seen[abs] {
+			return usagef("run: %s is named by two output flags; each output needs its own file", p)
+		}
+		seen[abs] = true
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s is a directory: name a file to write", p)
+		}
+		if err := checkWritable(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // checkWritable fails early, before any load, when the result file could
 // not be written at the end of the run.
