@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -48,9 +49,41 @@ func stripUserinfo(s string) string {
 	}
 	at := strings.LastIndexByte(s[start:end], '@')
 	if at < 0 {
-		return s
+		// A password holding '/' (unescaped) ends the authority early to a
+		// parser; a "user:...@" before the query still reads as
+		// credentials, and erring towards hiding them is the safe side.
+		q := len(s)
+		if i := strings.IndexAny(s[start:], "?#"); i >= 0 {
+			q = start + i
+		}
+		at = strings.LastIndexByte(s[start:q], '@')
+		if at < 0 || !strings.Contains(s[start:start+at], ":") {
+			return s
+		}
 	}
 	return s[:start] + s[start+at+1:]
+}
+
+// URLSecrets returns the credentials a URL carries — its password and the
+// values of secret-looking query parameters — so that a message echoing
+// them back (a server quoting the request) can be scrubbed too.
+func URLSecrets(raw string) []string {
+	var out []string
+	u, err := url.Parse(raw)
+	if err != nil {
+		return out
+	}
+	// The user name is not a secret, and scrubbing a short one ("u")
+	// would garble every message; the password is.
+	if p, ok := u.User.Password(); ok {
+		out = append(out, p)
+	}
+	for name, vals := range u.Query() {
+		if secretName(name) {
+			out = append(out, vals...)
+		}
+	}
+	return slices.DeleteFunc(out, func(v string) bool { return v == "" })
 }
 
 // redactParams redacts the secret values of an "a=1&b=2" list, leaving the

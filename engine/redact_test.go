@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestRedactURL(t *testing.T) {
 	tests := map[string]string{
@@ -19,10 +22,22 @@ func TestRedactURL(t *testing.T) {
 		"":                                                 "",
 		"http://h/?key":                                    "http://h/?key",
 		"http://h/?%6Bey=1":                                "http://h/?%6Bey=REDACTED",
+		"http://user:SECRET/KEY123@127.0.0.1:9/v1":         "http://127.0.0.1:9/v1",
 	}
 	for in, want := range tests {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestURLSecrets(t *testing.T) {
+	got := URLSecrets("https://u:p4ss@h/v1?api_key=k1&model=m&token=t2")
+	slices.Sort(got)
+	if want := []string{"k1", "p4ss", "t2"}; !slices.Equal(got, want) {
+		t.Errorf("URLSecrets = %v, want %v", got, want)
+	}
+	if got := URLSecrets("http://127.0.0.1:8000/v1"); len(got) != 0 {
+		t.Errorf("URLSecrets of a plain URL = %v", got)
 	}
 }

@@ -47,3 +47,22 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactScrubsURLCredentialsAndCutKeys(t *testing.T) {
+	c, err := New(Config{BaseURL: "http://u:pw-secret@127.0.0.1:9/v1?api_key=qsecret123", APIKey: "sk-ABCDEFGH", Tokenizer: TokenizerNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]string{
+		"bad key sk-ABCDEFGH":                 "bad key [redacted]",
+		"path=/v1/chat?api_key=qsecret123 no": "path=/v1/chat?api_key=[redacted] no",
+		"auth u:pw-secret":                    "auth u:[redacted]",
+		"echo: Bearer sk-ABCD…":               "echo: Bearer [redacted]…",
+		"ends with sk…":                       "ends with sk…",
+	}
+	for in, want := range tests {
+		if got := c.redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

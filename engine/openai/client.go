@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,6 +77,7 @@ type Client struct {
 	modelsURL      string
 	auth           string // "Bearer <key>", or empty
 	key            string
+	secrets        []string // the key and the base URL's credentials, scrubbed from every message
 	t              timeouts
 	tok            *tokenCounter // nil: no offline tokenizer
 	continuous     bool
@@ -118,6 +120,7 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 		completionsURL: endpoint(base, "/completions"),
 		modelsURL:      endpoint(base, "/models"),
 		key:            cfg.APIKey,
+		secrets:        slices.DeleteFunc(append([]string{cfg.APIKey}, engine.URLSecrets(cfg.BaseURL)...), func(v string) bool { return v == "" }),
 		tok:            tok,
 		continuous:     cfg.ContinuousUsage,
 		t:              cfg.timeouts(),
@@ -221,10 +224,26 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // CloseIdle closes the pool's idle connections. Safe for concurrent use.
 func (c *Client) CloseIdle() { c.transport.CloseIdleConnections() }
 
-// redact removes the API key from a message that may echo it.
+// redact removes the API key and the base URL's credentials from a message
+// that may echo them (a server quoting the request), including the head of
+// one that a truncation ("…") cut in two.
 func (c *Client) redact(s string) string {
-	if c.key == "" {
-		return s
+	for _, secret := range c.secrets {
+		s = strings.ReplaceAll(s, secret, "[redacted]")
+		if body, cut := strings.CutSuffix(s, "…"); cut {
+			s = redactCutTail(body, secret) + "…"
+		}
 	}
-	return strings.ReplaceAll(s, c.key, "[redacted]")
+	return s
+}
+
+// redactCutTail replaces a tail of s that is the start of secret (at least
+// 3 bytes of it, so an ordinary last letter is not taken for a secret).
+func redactCutTail(s, secret string) string {
+	for n := min(len(secret)-1, len(s)); n >= 3; n-- {
+		if strings.HasSuffix(s, secret[:n]) {
+			return s[:len(s)-n] + "[redacted]"
+		}
+	}
+	return s
 }
