@@ -218,7 +218,11 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 		}
 	}
 	s.finish()
-	c.countTokens(res, &s.tally, req)
+	// A failed stream's text may be a runaway's 64 MB: counting it offline
+	// would cost tens of seconds of CPU for a number no statistic uses.
+	if res.Err == nil || s.text.Len() < 1<<20 {
+		c.countTokens(res, &s.tally, req)
+	}
 	s.tpot()
 }
 

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"time"
 
@@ -75,11 +76,23 @@ func (s *stream) handle(ev event) *engine.Error {
 	if gen, content := s.choices(); gen > 0 {
 		s.textAt(ev.At, content, gen, k)
 	}
+	if s.res.TextEvents > MaxTextEvents || s.text.Len()+s.reasoning.Len()+s.other.Len() > MaxTextBytes {
+		return &engine.Error{Class: engine.ErrStreamMalformed, Message: fmt.Sprintf(
+			"the server kept streaming past %d text events or %d MB of text (far beyond any max_tokens): stopped reading",
+			MaxTextEvents, MaxTextBytes>>20)}
+	}
 	if !s.firstText.IsZero() {
 		s.w.activity(ev.At)
 	}
 	return nil
 }
+
+// Bounds on one answer, so a server that never stops cannot exhaust the
+// client's memory (timings, ITL samples and text grow with every event).
+const (
+	MaxTextEvents = 1 << 20
+	MaxTextBytes  = 64 << 20
+)
 
 // chunkTokens keeps the chunk's usage and returns how many completion
 // tokens it added to the cumulative count, or -1 when it carries none.

@@ -176,3 +176,28 @@ func TestChatTokenizers(t *testing.T) {
 		})
 	}
 }
+
+// TestRunawayStreamIsCut checks that a server streaming without end stops
+// being read once an answer passes MaxTextBytes, instead of growing the
+// client's memory until the total timeout.
+func TestRunawayStreamIsCut(t *testing.T) {
+	chunk := ev(fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":%q}}]}`, strings.Repeat("x", 64<<10)))
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	}))
+	c := testClient(t, srv.URL+"/v1", func(c *Config) { c.TotalTimeout = time.Minute })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := c.Chat(ctx, &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "hi"}}})
+	if res.Err == nil || res.Err.Class != engine.ErrStreamMalformed || !strings.Contains(res.Err.Message, "kept streaming") {
+		t.Fatalf("Err = %v, want a stream_malformed cut", res.Err)
+	}
+	if len(res.Text) > MaxTextBytes+(64<<10) {
+		t.Errorf("kept %d bytes of text", len(res.Text))
+	}
+}
