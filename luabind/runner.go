@@ -76,13 +76,27 @@ func (s *Script) scriptError(err error) error {
 	var apiErr *lua.ApiError
 	if errors.As(err, &apiErr) && apiErr.Object != nil {
 		msg = apiErr.Object.String()
+		if _, isStr := apiErr.Object.(lua.LString); !isStr {
+			// error({}) and friends: a table's address would make every
+			// occurrence a distinct error in the summary.
+			msg = fmt.Sprintf("error raised with a %s value (raise a string for a message)", apiErr.Object.Type())
+			if m := regexp.MustCompile(regexp.QuoteMeta(s.path) + `:\d+`).FindString(apiErr.StackTrace); m != "" {
+				msg = m + ": " + msg
+			}
+		}
 	}
 	msg = oneLine(msg)
+	if len(msg) > maxErrorLen {
+		msg = msg[:maxErrorLen] + "… (cut)"
+	}
 	if !strings.HasPrefix(msg, s.path+":") {
 		msg = s.path + ": " + msg
 	}
 	return errors.New(msg)
 }
+
+// maxErrorLen bounds a script error's message in summaries and files.
+const maxErrorLen = 500
 
 // oneLine folds a multi-line message (gopher-lua's require errors list
 // one searcher per line) into one line, as error summaries need.

@@ -49,7 +49,7 @@ func TestIterationErrors(t *testing.T) {
 	}{
 		{"boom", "testdata/errors.lua:9: boom"},
 		{"index_nil", "testdata/errors.lua:14: attempt to index a non-table object(nil) with key 'field'"},
-		{"table_error", "testdata/errors.lua: table: 0x"},
+		{"table_error", "testdata/errors.lua:18: error raised with a table value"},
 		{"no_position", "testdata/errors.lua: plain"},
 		{"bad_arg", "testdata/errors.lua:47: bad argument #1 to sleep (duration string or number of seconds expected, got table)"},
 		{"undefined", `testdata/errors.lua: no global function "undefined" to run`},
