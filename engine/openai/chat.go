@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -208,10 +209,18 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 			Message: "stream is compressed (Content-Encoding " + enc + ") although identity was asked for"}
 		return
 	}
-	d := getDecoder(resp.Body)
+	head := &headReader{r: resp.Body}
+	d := getDecoder(head)
 	defer putDecoder(d)
 	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(req.MaxTokens)}
 	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
+	if e := res.Err; e != nil && s.events == 0 && (e.Class == engine.ErrStreamTruncated || e.Class == engine.ErrStreamMalformed) {
+		// Not a stream at all: some servers answer a bad request with a
+		// bare JSON error under text/event-stream.
+		if msg, ok := bareError(head.bytes()); ok {
+			res.Err = &engine.Error{Class: engine.ErrAPI, Message: c.redact(msg)}
+		}
+	}
 	if res.Err == nil && s.done {
 		w.drain(drainGrace)
 		for _, err := d.er.next(); err == nil; _, err = d.er.next() {
@@ -278,4 +287,35 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// headReader keeps the first bytes of a response body, so that a body which
+// turns out not to be an event stream can still be read as an error.
+type headReader struct {
+	r    io.Reader
+	head [1024]byte
+	n    int
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.n += copy(h.head[h.n:], p[:n])
+	return n, err
+}
+
+func (h *headReader) bytes() []byte { return h.head[:h.n] }
+
+// bareError reads a whole-body JSON error object ({"error": ...} or vLLM's
+// {"object": "error", "message": ...}).
+func bareError(body []byte) (string, bool) {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Object  string          `json:"object"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(body), &e) != nil {
+		return "", false
+	}
+	msg, ok := errorObject(e.Error, e.Message, e.Object == "error")
+	return truncate(msg, maxMessageLen), ok
 }

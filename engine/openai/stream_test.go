@@ -201,3 +201,14 @@ func TestRunawayStreamIsCut(t *testing.T) {
 		t.Errorf("kept %d bytes of text", len(res.Text))
 	}
 }
+
+func TestBareJSONErrorUnderEventStream(t *testing.T) {
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `{"error":{"message":"context length exceeded","type":"invalid_request_error"}}`)
+	}))
+	res := testClient(t, srv.URL+"/v1").Chat(context.Background(), &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "hi"}}})
+	if res.Err == nil || res.Err.Class != engine.ErrAPI || res.Err.Message != "context length exceeded" {
+		t.Errorf("Err = %v, want api_error with the server's message", res.Err)
+	}
+}
