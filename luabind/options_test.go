@@ -3,16 +3,13 @@ package luabind
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmload/llmload/engine"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // script wraps an options table in a scenario that defines chat and
 // iteration.
@@ -254,19 +251,7 @@ func TestPlanGolden(t *testing.T) {
 			if err := enc.Encode(s.Plan()); err != nil {
 				t.Fatal(err)
 			}
-			golden := "testdata/" + name + ".plan.golden"
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got := buf.String(); got != string(want) {
-				t.Errorf("plan =\n%s\nwant\n%s", got, want)
-			}
+			goldenfile.Check(t, name+".plan.golden", buf.Bytes())
 		})
 	}
 }

@@ -3,17 +3,14 @@ package compare
 import (
 	"bytes"
 	"errors"
-	"flag"
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // readBase reads a real run against the built-in simulator
 // (scenarios/chat_mix.lua, stages c1..c16).
@@ -125,19 +122,7 @@ func TestGolden(t *testing.T) {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test -update to accept):\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	goldenfile.Check(t, name, got)
 }
 
 func TestNoCommonStage(t *testing.T) {

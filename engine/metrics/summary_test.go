@@ -3,10 +3,8 @@ package metrics
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,27 +13,10 @@ import (
 	"github.com/llmload/llmload/engine"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
+	goldenfile.Check(t, name, got)
 }
 
 func TestSummaryJSONGolden(t *testing.T) {

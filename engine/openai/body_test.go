@@ -3,8 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/llmload/llmload/engine"
 	openai "github.com/sashabaranov/go-openai"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -55,22 +52,7 @@ func TestBuildBodyGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			pretty.WriteByte('\n')
-			golden := filepath.Join("testdata", "body", strings.ReplaceAll(name, " ", "_")+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got := pretty.String(); got != string(want) {
-				t.Errorf("body differs from %s:\n%s\nwant:\n%s", golden, got, want)
-			}
+			goldenfile.Check(t, filepath.Join("body", strings.ReplaceAll(name, " ", "_")+".json"), pretty.Bytes())
 		})
 	}
 }

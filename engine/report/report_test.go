@@ -3,12 +3,10 @@ package report
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -19,8 +17,6 @@ import (
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/threshold"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -232,20 +228,7 @@ var fixtures = []struct {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test -update to accept):\n--- got ---\n%s\n--- want ---\n%s",
-			name, got, want)
-	}
+	goldenfile.Check(t, name, got)
 }
 
 func render(t *testing.T, rep Reporter) []byte {

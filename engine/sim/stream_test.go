@@ -2,9 +2,7 @@ package sim
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,28 +10,13 @@ import (
 	"github.com/sashabaranov/go-openai"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
 // created holds wall-clock times, the one part of a response that varies.
 var created = regexp.MustCompile(`"created":\d+`)
 
 // checkGolden compares got, with times masked, to testdata/name.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	got = created.ReplaceAllString(got, `"created":0`)
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	goldenfile.Check(t, name, []byte(created.ReplaceAllString(got, `"created":0`)))
 }
 
 // events splits an SSE body into its data payloads.
