@@ -80,7 +80,7 @@ func (s *Script) scriptError(err error) error {
 			// error({}) and friends: a table's address would make every
 			// occurrence a distinct error in the summary.
 			msg = fmt.Sprintf("error raised with a %s value (raise a string for a message)", apiErr.Object.Type())
-			if m := regexp.MustCompile(regexp.QuoteMeta(s.path) + `:\d+`).FindString(apiErr.StackTrace); m != "" {
+			if m := s.linePos.FindString(apiErr.StackTrace); m != "" {
 				msg = m + ": " + msg
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ const DefaultInitTimeout = 30 * time.Second
 // and safe for concurrent use.
 type Script struct {
 	path    string
+	linePos *regexp.Regexp // "path:line" in a Lua stack trace
 	proto   *lua.FunctionProto
 	params  map[string]string
 	env     func(string) (string, bool)
@@ -74,7 +76,8 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{path: path, proto: proto, params: opts.Params, env: opts.Env}
+	s := &Script{path: path, linePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
+		proto: proto, params: opts.Params, env: opts.Env}
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}

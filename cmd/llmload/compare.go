@@ -118,7 +118,7 @@ func gate(base, next *report.Result, baseName, nextName string, opts compare.Opt
 		return err
 	}
 	if r.Regressions > 0 {
-		return &thresholdError{fmt.Sprintf("%d significant regressions beyond %s against %s", r.Regressions, g.maxRegression, baseName)}
+		return &gateError{fmt.Sprintf("%d significant regressions beyond %s against %s", r.Regressions, g.maxRegression, baseName)}
 	}
 	return nil
 }

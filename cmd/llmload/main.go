@@ -79,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
-	var te *thresholdError
+	var te *gateError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
@@ -109,7 +109,8 @@ func versionCmd(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// thresholdError means the run completed but a gate failed: exit code 99.
-type thresholdError struct{ msg string }
+// gateError means the run completed but a gate failed — a threshold, or a
+// significant regression against a baseline: exit code 99.
+type gateError struct{ msg string }
 
-func (e *thresholdError) Error() string { return e.msg }
+func (e *gateError) Error() string { return e.msg }

@@ -327,13 +327,13 @@ func (r *runner) write(res *report.Result, stdout io.Writer, out outputs) error 
 func verdict(runErr error, abort *thresholdAbort, passed bool) error {
 	switch {
 	case abort != nil:
-		return &thresholdError{abort.Error()}
+		return &gateError{abort.Error()}
 	case errors.Is(runErr, context.Canceled):
 		return errors.New("run interrupted: the results above cover what was sent")
 	case runErr != nil:
 		return runErr
 	case !passed:
-		return &thresholdError{"some thresholds failed"}
+		return &gateError{"some thresholds failed"}
 	}
 	return nil
 }

@@ -435,10 +435,7 @@ func TestCollectorCloseUnderLoad(t *testing.T) {
 func BenchmarkCollectorSample(b *testing.B) {
 	c := NewCollector()
 	s := okSample("c1", 0, time.Second)
-	s.ITL = make([]time.Duration, 50)
-	for i := range s.ITL {
-		s.ITL[i] = time.Duration(20+i) * time.Millisecond
-	}
+	s.ITL = gaps(50)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -458,10 +455,7 @@ func BenchmarkCollectorSampleTracked(b *testing.B) {
 	}
 	s := okSample("c1", 0, time.Second)
 	s.Tags = map[string]string{"prompt": "short"}
-	s.ITL = make([]time.Duration, 50)
-	for i := range s.ITL {
-		s.ITL[i] = time.Duration(20+i) * time.Millisecond
-	}
+	s.ITL = gaps(50)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -476,10 +470,7 @@ func BenchmarkCollectorSampleTagsSLO(b *testing.B) {
 	c := NewCollector(WithSLO(engine.SLO{TTFT: time.Second, TPOT: 50 * time.Millisecond}))
 	s := okSample("c1", 0, time.Second)
 	s.Tags = map[string]string{"prompt": "short", "model": "m1"}
-	s.ITL = make([]time.Duration, 50)
-	for i := range s.ITL {
-		s.ITL[i] = time.Duration(20+i) * time.Millisecond
-	}
+	s.ITL = gaps(50)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -519,4 +510,13 @@ func BenchmarkSnapshot(b *testing.B) {
 			}
 		}
 	})
+}
+
+// gaps is an ITL of n gaps, 20 ms and up.
+func gaps(n int) []time.Duration {
+	itl := make([]time.Duration, n)
+	for i := range itl {
+		itl[i] = time.Duration(20+i) * time.Millisecond
+	}
+	return itl
 }

@@ -173,6 +173,7 @@ func (c *Client) readHTTPError(res *engine.Result, resp *http.Response) {
 // decoder holds the per-stream buffers, pooled so that a request reuses
 // the buffers of an earlier one.
 type decoder struct {
+	head  headReader
 	er    eventReader
 	chunk streamChunk
 	cd    chunkDecoder
@@ -184,7 +185,8 @@ var decoders = sync.Pool{New: func() any {
 
 func getDecoder(src io.Reader) *decoder {
 	d := decoders.Get().(*decoder)
-	d.er.reset(src)
+	d.head.r, d.head.n = src, 0
+	d.er.reset(&d.head)
 	return d
 }
 
@@ -194,6 +196,7 @@ func putDecoder(d *decoder) {
 		return
 	}
 	d.er.reset(nil)
+	d.head.r = nil
 	d.chunk.reset()
 	d.cd.src.data = nil
 	decoders.Put(d)
@@ -209,15 +212,14 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 			Message: "stream is compressed (Content-Encoding " + enc + ") although identity was asked for"}
 		return
 	}
-	head := &headReader{r: resp.Body}
-	d := getDecoder(head)
+	d := getDecoder(resp.Body)
 	defer putDecoder(d)
 	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(req.MaxTokens)}
 	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
 	if e := res.Err; e != nil && s.events == 0 && (e.Class == engine.ErrStreamTruncated || e.Class == engine.ErrStreamMalformed) {
 		// Not a stream at all: some servers answer a bad request with a
 		// bare JSON error under text/event-stream.
-		if msg, ok := bareError(head.bytes()); ok {
+		if msg, ok := bareError(d.head.bytes()); ok {
 			res.Err = &engine.Error{Class: engine.ErrAPI, Message: c.redact(msg)}
 		}
 	}
