@@ -42,6 +42,13 @@ type Dist struct {
 	// holding Min to the one holding Max, for a terminal bar chart. Only
 	// TTFT and E2E carry one (stages and tag values); elsewhere it is nil.
 	Histogram []Bucket `json:"histogram,omitempty"`
+	// HDR is the whole histogram of a latency distribution, for gates
+	// and exact merges: hdrhistogram-go's V2 compressed encoding in
+	// base64, of microsecond ticks (HDRTicksPerMs to a millisecond), from
+	// 1 µs to one hour at three significant digits. Decode it with
+	// HDRHistogram. Empty when Count is 0, for custom trends (whose
+	// values may be negative) and in files written before the field.
+	HDR string `json:"hdr,omitempty"`
 }
 
 // quantiles are the percentiles a Dist reports, in the order of
@@ -86,6 +93,9 @@ func (t *trend) dist() Dist {
 		Clamped:    t.clamped,
 	}
 	d.CI, d.Unreliable = t.intervals(q)
+	if t.geo.quantized && t.neg == nil && t.pos != nil {
+		d.HDR = encodeHDR(t.pos)
+	}
 	return d
 }
 
