@@ -168,6 +168,9 @@ type StageMark struct {
 	// Cut marks a stage that ended before its planned end (Ctrl-C, an
 	// aborting threshold): its window is shorter than asked.
 	Cut bool
+	// Planned is the window's planned length in time-bound executors; 0
+	// where the stage ends when its work is done (the iterations executors).
+	Planned time.Duration
 }
 
 // IterationMark records the start of one iteration.
@@ -264,7 +267,34 @@ type ClientCheck struct {
 	GCPauseP99MS      float64  `json:"gc_pause_p99_ms"`
 	GCPauseTotalMS    float64  `json:"gc_pause_total_ms"`
 	Bound             bool     `json:"client_bound"`
-	Reasons           []string `json:"reasons,omitempty"`
+	Reasons           []string `json:"reasons,omitempty"` // why Bound: llmload's own load
+
+	// Whole-machine figures from /proc/stat, so that a machine busy with
+	// other processes is told from a busy llmload. MachineMeasured is false
+	// where they cannot be read (not Linux): the fields below are then zero
+	// and only what the process itself shows is judged.
+	MachineMeasured bool `json:"machine_measured,omitempty"`
+	MachineCores    int  `json:"machine_cores,omitempty"` // online CPUs of the machine
+	// MachineCPUPercent is the busy share of all the machine's cores (0–100,
+	// steal excluded), highest 1 s sample; StealPercent the share the
+	// hypervisor gave to other guests, highest sample.
+	MachineCPUPercent float64 `json:"machine_cpu_percent,omitempty"`
+	StealPercent      float64 `json:"steal_percent,omitempty"`
+	// RunQueue is the mean number of runnable threads (procs_running),
+	// llmload's included: above MachineCores, threads wait for a CPU.
+	RunQueue float64 `json:"run_queue,omitempty"`
+	// OwnSharePercent is llmload's share of the CPU the machine used over
+	// the window (0–100): low means other processes used it.
+	OwnSharePercent float64 `json:"own_share_percent,omitempty"`
+	// SaturatedSamples counts the samples in which the machine was nearly
+	// saturated while llmload used less than half of its busy CPU.
+	SaturatedSamples int `json:"saturated_samples,omitempty"`
+	Samples          int `json:"samples,omitempty"` // 1 s samples in the window
+	// MachineBusy: other processes (or the hypervisor, or a CPU quota)
+	// held the CPU, so timings may include waits that are neither the
+	// server's nor llmload's own work. MachineReasons says why.
+	MachineBusy    bool     `json:"machine_busy,omitempty"`
+	MachineReasons []string `json:"machine_reasons,omitempty"`
 }
 
 // Robustness verdicts for dirty-data requests.

@@ -175,6 +175,9 @@ func TestStagesStepVUsAndLabelIterations(t *testing.T) {
 		if sink.ended[i].Cut {
 			t.Errorf("stage %d ran to its end but is marked cut", i)
 		}
+		if got, want := m.Planned, 300*time.Millisecond; got != want || sink.ended[i].Planned != want {
+			t.Errorf("stage %d: planned %v/%v, want %v", i, got, sink.ended[i].Planned, want)
+		}
 		if m.Index != i || m.At.After(sink.ended[i].At) {
 			t.Errorf("stage %d: bad window %+v .. %+v", i, m, sink.ended[i])
 		}

@@ -71,11 +71,20 @@ func (b *scenarioBase) stageStarted(i int) engine.StageMark {
 	b.stage.Store(int32(i))
 	st := b.sc.Stages[i]
 	m := engine.StageMark{Scenario: b.sc.Name, Stage: st.Name, Index: i, Target: st.Target, At: time.Now()}
+	if !iterationsBound(b.sc.Executor) {
+		// An iterations stage ends when its work is done: its Duration is
+		// a bound, not a planned window.
+		m.Planned = st.Duration
+	}
 	if engine.OpenModel(b.sc.Executor) {
 		m.Target, m.Rate = 0, b.sc.RatePerSecond(meanRate(b.sc, i))
 	}
 	b.eng.sink.StageStarted(m)
 	return m
+}
+
+func iterationsBound(executor string) bool {
+	return executor == engine.ExecutorSharedIterations || executor == engine.ExecutorPerVUIterations
 }
 
 // stageEnded marks m's window closing now; when ctx ended first (Ctrl-C,

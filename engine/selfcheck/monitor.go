@@ -1,32 +1,19 @@
 // Package selfcheck watches llmload's own process while it generates load
-// — CPU, goroutine scheduling latency and GC pauses — so a stage whose
-// timings the client itself may have distorted is marked client-bound
-// instead of being reported as the server's latency.
+// — CPU, goroutine scheduling latency and GC pauses — and, on Linux, the
+// whole machine (busy and steal time, runnable threads from /proc/stat),
+// so a stage whose timings the client side may have distorted is marked
+// client-bound (llmload's own load) or machine-busy (other processes held
+// the CPU) instead of being reported as the server's latency.
 package selfcheck
 
 import (
-	"fmt"
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"sync"
 	"time"
 
 	"github.com/llmload/llmload/engine"
-)
-
-// Limits beyond which a stage is client-bound.
-const (
-	// MaxCPUShare of all cores: past it, goroutines queue for a CPU.
-	MaxCPUShare = 0.90
-	// MaxSchedLatency is the p99 wait of a runnable goroutine: a chunk
-	// read by such a goroutine is timestamped that much late. 2 ms is a
-	// fraction of any real token gap; a 2-core box running the built-in
-	// simulator in-process sees ~1 ms from the simulator's own work.
-	MaxSchedLatency = 2 * time.Millisecond
-	// MaxGCPause is the p99 stop-the-world pause.
-	MaxGCPause = time.Millisecond
-	// MaxGCShare is the share of the window spent in GC pauses.
-	MaxGCShare = 0.01
 )
 
 // DefaultInterval is how often the process is sampled.
@@ -40,16 +27,26 @@ const (
 // sample is one interval's worth of observations.
 type sample struct {
 	at    time.Time
-	cpu   float64  // CPU seconds used in the interval / interval seconds (1.0 = one core)
+	cpu   float64  // CPU seconds used in the interval / interval seconds (1.0 = one core); -1 not judged
 	sched []uint64 // histogram count deltas
 	gc    []uint64 // histogram count deltas
+	mach  machineDelta
 }
+
+// readers are where a Monitor's figures come from, replaced in tests.
+type readers struct {
+	process func() (time.Duration, bool) // this process's CPU time
+	machine machineReader
+}
+
+var defaultReaders = readers{process: processCPU, machine: procStat}
 
 // Monitor samples the process in the background from Start until Stop.
 // Window is safe for concurrent use.
 type Monitor struct {
 	interval time.Duration
 	cores    int
+	src      readers
 	read     []metrics.Sample
 	schedB   []float64
 	gcB      []float64
@@ -62,18 +59,22 @@ type Monitor struct {
 	lastSched []uint64
 	lastGC    []uint64
 	cpuOK     bool
+	lastMach  machineStat
+	machOK    bool
 
 	stop chan struct{}
 	done chan struct{}
 }
 
 // Start begins sampling every interval (DefaultInterval when ≤ 0).
-func Start(interval time.Duration) *Monitor {
+func Start(interval time.Duration) *Monitor { return start(interval, defaultReaders) }
+
+func start(interval time.Duration, src readers) *Monitor {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
 	m := &Monitor{
-		interval: interval, cores: runtime.GOMAXPROCS(0),
+		interval: interval, cores: runtime.GOMAXPROCS(0), src: src,
 		read: []metrics.Sample{{Name: schedMetric}, {Name: gcMetric}},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -114,7 +115,8 @@ func (m *Monitor) baseline() {
 	metrics.Read(m.read)
 	m.lastSched, m.schedB = histCounts(m.read[0]), histBuckets(m.read[0])
 	m.lastGC, m.gcB = histCounts(m.read[1]), histBuckets(m.read[1])
-	m.lastCPU, m.cpuOK = processCPU()
+	m.lastCPU, m.cpuOK = m.src.process()
+	m.lastMach, m.machOK = m.src.machine()
 	m.lastAt = time.Now()
 }
 
@@ -123,7 +125,8 @@ func (m *Monitor) take() {
 	now := time.Now()
 	metrics.Read(m.read)
 	sched, gc := histCounts(m.read[0]), histCounts(m.read[1])
-	cpu, ok := processCPU()
+	cpu, ok := m.src.process()
+	mach, machOK := m.src.machine()
 	s := sample{at: now, sched: delta(sched, m.lastSched), gc: delta(gc, m.lastGC), cpu: -1}
 	// CPU time is accounted in ticks, so a short interval (the last one, at
 	// Stop) would turn one tick into an absurd share: judge CPU only over
@@ -131,11 +134,26 @@ func (m *Monitor) take() {
 	// the cores can give.
 	if secs := now.Sub(m.lastAt).Seconds(); ok && m.cpuOK && secs >= m.interval.Seconds()/2 {
 		s.cpu = min((cpu-m.lastCPU).Seconds()/secs, float64(runtime.NumCPU()))
+		if machOK && m.machOK {
+			s.mach = diff(mach, m.lastMach)
+			s.mach.ownShareBusy = ownShare(s.cpu, s.mach)
+		}
 	}
 	m.lastSched, m.lastGC, m.lastCPU, m.cpuOK, m.lastAt = sched, gc, cpu, ok, now
+	m.lastMach, m.machOK = mach, machOK
 	m.mu.Lock()
 	m.samples = append(m.samples, s)
 	m.mu.Unlock()
+}
+
+// ownShare is llmload's CPU (in cores) over the machine's busy cores; a
+// machine that was nearly idle counts as all llmload's.
+func ownShare(cpu float64, d machineDelta) float64 {
+	busy := d.busy * float64(d.cores)
+	if busy < 0.01 {
+		return 1
+	}
+	return min(cpu/busy, 1)
 }
 
 // Window judges the samples taken within [start, end] (an interval that
@@ -143,14 +161,7 @@ func (m *Monitor) take() {
 // not-bound check.
 func (m *Monitor) Window(start, end time.Time) engine.ClientCheck {
 	c := engine.ClientCheck{Cores: m.cores}
-	m.mu.Lock()
-	in := make([]sample, 0, len(m.samples))
-	for _, s := range m.samples {
-		if !s.at.Before(start) && !s.at.After(end.Add(m.interval)) {
-			in = append(in, s)
-		}
-	}
-	m.mu.Unlock()
+	in := m.samplesIn(start, end)
 	sched, gc := make([]uint64, len(m.lastSched)), make([]uint64, len(m.lastGC))
 	for _, s := range in {
 		c.CPUPercent = max(c.CPUPercent, 100*s.cpu)
@@ -160,23 +171,49 @@ func (m *Monitor) Window(start, end time.Time) engine.ClientCheck {
 	c.SchedLatencyP99MS = 1000 * quantile(sched, m.schedB, 0.99)
 	c.GCPauseP99MS = 1000 * quantile(gc, m.gcB, 0.99)
 	c.GCPauseTotalMS = 1000 * total(gc, m.gcB)
+	machineFigures(&c, in)
 	judge(&c, end.Sub(start))
 	return c
 }
 
-// judge sets Bound and Reasons from the limits.
-func judge(c *engine.ClientCheck, window time.Duration) {
-	if c.CPUPercent >= 100*MaxCPUShare*float64(c.Cores) {
-		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of the %d%% that %d cores give", c.CPUPercent, 100*c.Cores, c.Cores))
+func (m *Monitor) samplesIn(start, end time.Time) []sample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	in := make([]sample, 0, len(m.samples))
+	for _, s := range m.samples {
+		if !s.at.Before(start) && !s.at.After(end.Add(m.interval)) {
+			in = append(in, s)
+		}
 	}
-	if ms := float64(MaxSchedLatency) / 1e6; c.SchedLatencyP99MS > ms {
-		c.Reasons = append(c.Reasons, fmt.Sprintf("runnable goroutines waited %.2f ms (p99) to run, so chunk timestamps may be that late", c.SchedLatencyP99MS))
-	}
-	if ms := float64(MaxGCPause) / 1e6; c.GCPauseP99MS > ms {
-		c.Reasons = append(c.Reasons, fmt.Sprintf("GC pauses p99 %.2f ms", c.GCPauseP99MS))
-	}
-	if w := window.Seconds() * 1000; w > 0 && c.GCPauseTotalMS > MaxGCShare*w {
-		c.Reasons = append(c.Reasons, fmt.Sprintf("GC paused the process %.1f%% of the time", 100*c.GCPauseTotalMS/w))
-	}
-	c.Bound = len(c.Reasons) > 0
+	return in
 }
+
+// machineFigures sums the machine over the window's samples: the busiest
+// sample, the mean run queue, and llmload's share of all the busy CPU.
+func machineFigures(c *engine.ClientCheck, in []sample) {
+	var own, busy, running float64
+	for _, s := range in {
+		d := s.mach
+		if !d.ok {
+			continue
+		}
+		c.MachineMeasured, c.MachineCores = true, d.cores
+		c.Samples++
+		c.MachineCPUPercent = max(c.MachineCPUPercent, round1(100*d.busy))
+		c.StealPercent = max(c.StealPercent, round1(100*d.steal))
+		own, busy, running = own+s.cpu, busy+d.busy*float64(d.cores), running+float64(d.running)
+		if d.busy+d.steal >= MaxMachineBusy && d.ownShareBusy < MinOwnShare {
+			c.SaturatedSamples++
+		}
+	}
+	if c.Samples == 0 {
+		return
+	}
+	c.RunQueue = round1(running / float64(c.Samples))
+	c.OwnSharePercent = 100
+	if busy >= 0.01*float64(c.Samples) {
+		c.OwnSharePercent = round1(100 * min(own/busy, 1))
+	}
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -1,0 +1,122 @@
+package selfcheck
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// Limits beyond which a stage is client-bound or machine-busy.
+const (
+	// MaxCPUShare of all cores: past it, goroutines queue for a CPU.
+	MaxCPUShare = 0.90
+	// MaxSchedLatency is the p99 wait of a runnable goroutine: a chunk
+	// read by such a goroutine is timestamped that much late. 2 ms is a
+	// fraction of any real token gap; a 2-core box running the built-in
+	// simulator in-process sees ~1 ms from the simulator's own work.
+	MaxSchedLatency = 2 * time.Millisecond
+	// MaxGCPause is the p99 stop-the-world pause.
+	MaxGCPause = time.Millisecond
+	// MaxGCShare is the share of the window spent in GC pauses.
+	MaxGCShare = 0.01
+
+	// ClientBusyShare is the share of its cores llmload must use for a
+	// scheduling or GC delay to be its own doing: an idle process whose
+	// goroutines wait to run is waiting for a CPU someone else holds (or
+	// that a CPU quota withholds), so it is never blamed at 7% CPU.
+	ClientBusyShare = 0.25
+	// MinOwnShare is llmload's share of the machine's busy CPU below which
+	// other processes are the machine's main load.
+	MinOwnShare = 0.5
+	// MaxMachineBusy is the busy share (steal included) of all the
+	// machine's cores beyond which a sample counts as saturated.
+	MaxMachineBusy = 0.90
+	// MaxSteal is the share of CPU time the hypervisor may give to other
+	// guests before the machine counts as busy.
+	MaxSteal = 0.05
+)
+
+// judge classifies a window from its figures: Bound and Reasons for
+// llmload's own load, MachineBusy and MachineReasons for a machine whose
+// CPU other processes (or the hypervisor) held. Scheduling and GC delays
+// are facts about the timings either way; they are blamed on llmload only
+// when it was using the CPU (ClientBusyShare of its cores and, where the
+// machine is measured, MinOwnShare of the machine's busy CPU), else on
+// the machine.
+func judge(c *engine.ClientCheck, window time.Duration) {
+	cores := max(c.Cores, 1)
+	if c.CPUPercent >= 100*MaxCPUShare*float64(cores) {
+		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of the %d%% that %d cores give", c.CPUPercent, 100*cores, cores))
+	}
+	if delays := delayReasons(c, window); len(delays) > 0 {
+		if ownLoad(c) {
+			c.Reasons = append(c.Reasons, delays...)
+		} else {
+			for _, d := range delays {
+				c.MachineReasons = append(c.MachineReasons, d+" while llmload used only "+ownText(c)+": the wait is not llmload's own load")
+			}
+		}
+	}
+	c.MachineReasons = append(c.MachineReasons, machineReasons(c)...)
+	c.Bound, c.MachineBusy = len(c.Reasons) > 0, len(c.MachineReasons) > 0
+}
+
+// ownLoad reports whether llmload itself was busy enough to cause the
+// delays it saw.
+func ownLoad(c *engine.ClientCheck) bool {
+	if c.CPUPercent < 100*ClientBusyShare*float64(max(c.Cores, 1)) {
+		return false
+	}
+	return !c.MachineMeasured || c.OwnSharePercent >= 100*MinOwnShare
+}
+
+func ownText(c *engine.ClientCheck) string {
+	s := fmt.Sprintf("%.0f%% CPU", c.CPUPercent)
+	if c.MachineMeasured {
+		s += fmt.Sprintf(" (%.0f%% of the CPU the machine used, machine %.0f%% busy)", c.OwnSharePercent, c.MachineCPUPercent)
+	}
+	return s
+}
+
+// delayReasons names the scheduling and GC delays beyond the limits.
+func delayReasons(c *engine.ClientCheck, window time.Duration) []string {
+	var out []string
+	if ms := float64(MaxSchedLatency) / 1e6; c.SchedLatencyP99MS > ms {
+		out = append(out, fmt.Sprintf("runnable goroutines waited %.2f ms (p99) to run, so chunk timestamps may be that late", c.SchedLatencyP99MS))
+	}
+	if ms := float64(MaxGCPause) / 1e6; c.GCPauseP99MS > ms {
+		out = append(out, fmt.Sprintf("GC pauses p99 %.2f ms", c.GCPauseP99MS))
+	}
+	if w := window.Seconds() * 1000; w > 0 && c.GCPauseTotalMS > MaxGCShare*w {
+		out = append(out, fmt.Sprintf("GC paused the process %.1f%% of the time", 100*c.GCPauseTotalMS/w))
+	}
+	return out
+}
+
+// machineReasons names what shows other processes holding the CPU.
+func machineReasons(c *engine.ClientCheck) []string {
+	if !c.MachineMeasured {
+		return nil
+	}
+	var out []string
+	if c.SaturatedSamples > 0 {
+		out = append(out, fmt.Sprintf("the machine's CPU was over %.0f%% busy in %d of %d %s (highest %.0f%%) while llmload used %.0f%% of it: other processes took the cores",
+			100*MaxMachineBusy, c.SaturatedSamples, c.Samples, plural(c.Samples, "sample", "samples"), c.MachineCPUPercent, c.OwnSharePercent))
+	}
+	if c.StealPercent >= 100*MaxSteal {
+		out = append(out, fmt.Sprintf("the hypervisor withheld %.0f%% of the CPU (steal)", c.StealPercent))
+	}
+	if c.RunQueue > float64(c.MachineCores) && c.OwnSharePercent < 100*MinOwnShare {
+		out = append(out, fmt.Sprintf("%.1f runnable threads on %d cores on average (llmload %.0f%% of the busy CPU): threads queued for a CPU",
+			c.RunQueue, c.MachineCores, c.OwnSharePercent))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,226 @@
+package selfcheck
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+const procStatText = `cpu  8838 0 2914 77297 252 0 32 29 0 0
+cpu0 4289 0 1379 38984 25 0 6 13 0 0
+cpu1 4548 0 1535 38312 226 0 25 16 0 0
+intr 329120 0 0 0
+ctxt 543514
+procs_running 3
+procs_blocked 0
+`
+
+func TestParseProcStat(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want machineStat
+		ok   bool
+	}{
+		{"linux", procStatText, machineStat{total: 8838 + 2914 + 77297 + 252 + 32 + 29, idle: 77297 + 252, steal: 29, running: 3, cores: 2}, true},
+		{"old kernel, no steal column", "cpu 10 0 10 80\ncpu0 10 0 10 80\nprocs_running 1\n", machineStat{total: 100, idle: 80, running: 1, cores: 1}, true},
+		{"no cpu line", "procs_running 1\n", machineStat{running: 1}, false},
+		{"garbage", "cpu a b c d\ncpu0 1 2 3 4\n", machineStat{cores: 1}, false},
+		{"empty", "", machineStat{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := parseProcStat([]byte(tt.text))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: parseProcStat = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	before := machineStat{total: 1000, idle: 800, steal: 0, cores: 2}
+	tests := []struct {
+		name        string
+		now         machineStat
+		ok          bool
+		busy, steal float64
+	}{
+		{"half busy", machineStat{total: 1200, idle: 900, cores: 2, running: 2}, true, 0.5, 0},
+		{"steal apart", machineStat{total: 1200, idle: 900, steal: 20, cores: 2}, true, 0.4, 0.1},
+		{"no tick", before, false, 0, 0},
+		{"counter went back", machineStat{total: 1200, idle: 700, cores: 2}, false, 0, 0},
+	}
+	for _, tt := range tests {
+		d := diff(tt.now, before)
+		if d.ok != tt.ok || d.busy != tt.busy || d.steal != tt.steal {
+			t.Errorf("%s: diff = %+v, want ok %v busy %v steal %v", tt.name, d, tt.ok, tt.busy, tt.steal)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	// machine returns a check measured on a 2-core machine.
+	machine := func(c engine.ClientCheck) engine.ClientCheck {
+		c.Cores, c.MachineMeasured, c.MachineCores, c.Samples = 2, true, 2, 10
+		return c
+	}
+	tests := []struct {
+		name    string
+		c       engine.ClientCheck
+		bound   bool
+		busy    bool
+		why     string // in Reasons or MachineReasons
+		whyNot  string // in neither
+		machine bool   // why is a machine reason
+	}{
+		{"healthy", engine.ClientCheck{Cores: 2, CPUPercent: 60, SchedLatencyP99MS: 0.1, GCPauseP99MS: 0.05, GCPauseTotalMS: 2}, false, false, "", "", false},
+		{"cpu", engine.ClientCheck{Cores: 2, CPUPercent: 195}, true, false, "CPU at 195% of the 200% that 2 cores give", "", false},
+		{"scheduling, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 120, SchedLatencyP99MS: 4}, true, false, "waited 4.00 ms", "", false},
+		{"gc pauses, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseP99MS: 3}, true, false, "GC pauses p99 3.00 ms", "", false},
+		{"gc share, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseTotalMS: 200}, true, false, "GC paused the process 2.0%", "", false},
+		// The issue's case: never blame llmload at 7% CPU.
+		{"scheduling at 7% CPU, no machine figures", engine.ClientCheck{Cores: 2, CPUPercent: 7, SchedLatencyP99MS: 4}, false, true,
+			"waited 4.00 ms (p99) to run, so chunk timestamps may be that late while llmload used only 7% CPU", "", true},
+		{"scheduling at 7% CPU, machine saturated by others",
+			machine(engine.ClientCheck{CPUPercent: 7, SchedLatencyP99MS: 4, MachineCPUPercent: 97, OwnSharePercent: 4, SaturatedSamples: 6, RunQueue: 5.2}), false, true,
+			"the machine's CPU was over 90% busy in 6 of 10 samples (highest 97%) while llmload used 4% of it", "", true},
+		{"run queue beyond cores",
+			machine(engine.ClientCheck{CPUPercent: 7, MachineCPUPercent: 80, OwnSharePercent: 5, RunQueue: 5.2}), false, true,
+			"5.2 runnable threads on 2 cores", "", true},
+		{"run queue of llmload's own threads is no machine trouble",
+			machine(engine.ClientCheck{CPUPercent: 150, MachineCPUPercent: 80, OwnSharePercent: 90, RunQueue: 3}), false, false, "", "runnable threads", false},
+		{"steal", machine(engine.ClientCheck{CPUPercent: 30, MachineCPUPercent: 40, OwnSharePercent: 60, StealPercent: 12}), false, true, "withheld 12% of the CPU (steal)", "", true},
+		{"llmload busy and the main user: its own delay",
+			machine(engine.ClientCheck{CPUPercent: 120, SchedLatencyP99MS: 3, MachineCPUPercent: 70, OwnSharePercent: 85}), true, false, "waited 3.00 ms", "", false},
+		{"llmload busy but others busier: the machine's delay",
+			machine(engine.ClientCheck{CPUPercent: 60, SchedLatencyP99MS: 3, MachineCPUPercent: 99, OwnSharePercent: 30, SaturatedSamples: 1}), false, true, "not llmload's own load", "", true},
+		{"both: llmload saturates its cores on a busy machine",
+			machine(engine.ClientCheck{CPUPercent: 190, MachineCPUPercent: 99, OwnSharePercent: 40, SaturatedSamples: 2}), true, true, "CPU at 190%", "", false},
+	}
+	for _, tt := range tests {
+		c := tt.c
+		judge(&c, 10*time.Second)
+		reasons, machineReasons := strings.Join(c.Reasons, "; "), strings.Join(c.MachineReasons, "; ")
+		if c.Bound != tt.bound || c.MachineBusy != tt.busy {
+			t.Errorf("%s: bound %v machine-busy %v, want %v %v (reasons %q, machine %q)", tt.name, c.Bound, c.MachineBusy, tt.bound, tt.busy, reasons, machineReasons)
+		}
+		in := reasons
+		if tt.machine {
+			in = machineReasons
+		}
+		if !strings.Contains(in, tt.why) {
+			t.Errorf("%s: reasons %q / machine %q, want %q in the %s ones", tt.name, reasons, machineReasons, tt.why, map[bool]string{true: "machine", false: "client"}[tt.machine])
+		}
+		if tt.whyNot != "" && strings.Contains(reasons+machineReasons, tt.whyNot) {
+			t.Errorf("%s: reasons %q / machine %q mention %q", tt.name, reasons, machineReasons, tt.whyNot)
+		}
+	}
+}
+
+// script replays readings: the process's CPU time and the machine's
+// counters, one step per call after the baseline.
+type script struct {
+	mu      sync.Mutex
+	cpu     time.Duration // cumulative
+	stat    machineStat
+	perStep []step
+	calls   int
+}
+
+type step struct {
+	ownCores    float64 // llmload's CPU over the step, in cores
+	busy, steal float64 // the machine's, shares of all cores
+	running     int
+}
+
+const ticksPerSecond = 100 // USER_HZ
+
+func (s *script) process() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls > 0 && s.calls <= len(s.perStep) {
+		s.cpu += time.Duration(s.perStep[s.calls-1].ownCores * float64(time.Second))
+	}
+	return s.cpu, true
+}
+
+// machine advances the counters by the current step; called after process.
+func (s *script) machine() (machineStat, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls > 0 && s.calls <= len(s.perStep) {
+		st := s.perStep[s.calls-1]
+		all := uint64(ticksPerSecond * s.stat.cores)
+		s.stat.total += all
+		s.stat.steal += uint64(st.steal * float64(all))
+		s.stat.idle += all - uint64((st.busy+st.steal)*float64(all))
+		s.stat.running = st.running
+	}
+	s.calls++
+	return s.stat, true
+}
+
+func TestMonitorClassifiesWindows(t *testing.T) {
+	quiet := step{ownCores: 0.1, busy: 0.1, running: 1}
+	hog := step{ownCores: 0.14, busy: 0.97, running: 5} // another process takes both cores
+	own := step{ownCores: 1.9, busy: 0.97, running: 3}  // llmload takes both cores
+	tests := []struct {
+		name          string
+		steps         []step
+		noMachine     bool
+		bound, busy   bool
+		cpu, machine  float64
+		saturated     int
+		wantMeasured  bool
+		wantOwnShare  float64
+		wantRunQueue  float64
+		wantReasonSub string
+	}{
+		{"quiet", []step{quiet, quiet, quiet, quiet}, false, false, false, 10, 10, 0, true, 50, 1, ""},
+		{"another process hogs the machine", []step{quiet, hog, hog, quiet}, false, false, true, 14, 97, 2, true, 0, 3, "other processes took the cores"},
+		{"llmload hogs it", []step{own, own, own, own}, false, true, false, 190, 97, 0, true, 97.9, 3, "CPU at 190%"},
+		{"no /proc: only the process is judged", []step{hog, hog, hog, hog}, true, false, false, 14, 0, 0, false, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sc := &script{stat: machineStat{cores: 2}, perStep: tt.steps}
+				src := readers{process: sc.process, machine: sc.machine}
+				if tt.noMachine {
+					src.machine = func() (machineStat, bool) { sc.machine(); return machineStat{}, false }
+				}
+				m := start(time.Second, src)
+				begin := time.Now()
+				time.Sleep(time.Duration(len(tt.steps)) * time.Second)
+				synctest.Wait()
+				end := time.Now()
+				m.Stop()
+				c := m.Window(begin, end)
+				if c.Bound != tt.bound || c.MachineBusy != tt.busy {
+					t.Errorf("bound %v machine-busy %v, want %v %v (%q / %q)", c.Bound, c.MachineBusy, tt.bound, tt.busy, c.Reasons, c.MachineReasons)
+				}
+				if c.MachineMeasured != tt.wantMeasured || c.SaturatedSamples != tt.saturated {
+					t.Errorf("measured %v, saturated %d; want %v, %d", c.MachineMeasured, c.SaturatedSamples, tt.wantMeasured, tt.saturated)
+				}
+				if got, want := round1(c.CPUPercent), tt.cpu; got != want {
+					t.Errorf("CPU = %v%%, want %v%%", got, want)
+				}
+				if c.MachineCPUPercent != tt.machine {
+					t.Errorf("machine CPU = %v%%, want %v%%", c.MachineCPUPercent, tt.machine)
+				}
+				if tt.wantMeasured && (c.OwnSharePercent < tt.wantOwnShare || c.OwnSharePercent > 100) {
+					t.Errorf("own share = %v%%, want at least %v%%", c.OwnSharePercent, tt.wantOwnShare)
+				}
+				if c.RunQueue < tt.wantRunQueue {
+					t.Errorf("run queue = %v, want at least %v", c.RunQueue, tt.wantRunQueue)
+				}
+				if !strings.Contains(strings.Join(append(c.Reasons, c.MachineReasons...), "; "), tt.wantReasonSub) {
+					t.Errorf("reasons %q / %q, want %q", c.Reasons, c.MachineReasons, tt.wantReasonSub)
+				}
+			})
+		})
+	}
+}
