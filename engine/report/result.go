@@ -70,6 +70,10 @@ type Meta struct {
 	// Tokenizer is the offline tokenizer that counted tokens beside the
 	// server's usage; empty means engine.DefaultTokenizer.
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// Verdict is why the run exits 1 although it ran: "nothing measured:
+	// ..." or "target unreachable: ..."; empty when it measured. Thresholds
+	// and the baseline gate keep their own fields.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // SLO is the service level a request had to meet to count toward goodput,

@@ -1,0 +1,115 @@
+package backoff
+
+import (
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// What counts as an outage: a lone reset, or a few refusals while a server
+// restarts a worker, must not fail a run.
+const (
+	// MinOutage is how long the target must go unanswering — from the
+	// first unreachable failure to the first response after it, or to the
+	// end of the run — for the gap to count as an outage.
+	MinOutage = time.Second
+	// MinOutageAttempts is how many unreachable failures, with no response
+	// between them, an outage needs besides its length.
+	MinOutageAttempts = 3
+)
+
+// Outage is a stretch of the run in which the target answered nothing.
+type Outage struct {
+	// Start is the first unreachable failure after the last response.
+	Start time.Time
+	// End is the first response after Start; zero when none came before
+	// the run ended.
+	End time.Time
+	// Last is the last unreachable failure of the outage.
+	Last time.Time
+	// Attempts counts the unreachable failures, by error class in Classes.
+	Attempts int64
+	Classes  map[string]int64
+}
+
+// Recovered reports whether the target answered again before the run ended.
+func (o *Outage) Recovered() bool { return !o.End.IsZero() }
+
+// until is when the outage ended, or runEnd when it did not.
+func (o *Outage) until(runEnd time.Time) time.Time {
+	if o.Recovered() {
+		return o.End
+	}
+	return later(runEnd, o.Last)
+}
+
+// Duration is how long the target did not answer, up to runEnd for an
+// outage that had not ended.
+func (o *Outage) Duration(runEnd time.Time) time.Duration { return o.until(runEnd).Sub(o.Start) }
+
+// counts applies MinOutage and MinOutageAttempts.
+func (o *Outage) counts(runEnd time.Time) bool {
+	return o.Attempts >= MinOutageAttempts && o.Duration(runEnd) >= MinOutage
+}
+
+// Tracker records, run-wide, when the target stopped answering and whether
+// it came back. It is an Observer; safe for concurrent use.
+type Tracker struct {
+	mu   sync.Mutex
+	cur  *Outage // the gap going on now; nil while the target answers
+	done []Outage
+}
+
+// NewTracker returns a tracker that has seen nothing.
+func NewTracker() *Tracker { return &Tracker{} }
+
+// Observe implements Observer. Outcomes that say nothing about reachability
+// (a canceled request, a request never sent) are ignored.
+func (t *Tracker) Observe(r *engine.Result, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case Unreachable(r):
+		if t.cur == nil {
+			t.cur = &Outage{Start: at, Classes: map[string]int64{}}
+		}
+		t.cur.Attempts++
+		t.cur.Classes[r.Err.Class]++
+		t.cur.Last = later(t.cur.Last, at)
+	case Answered(r) && t.cur != nil:
+		t.cur.End = later(at, t.cur.Last)
+		// A gap too short to count is forgotten once the target answers.
+		if t.cur.counts(t.cur.End) {
+			t.done = append(t.done, *t.cur)
+		}
+		t.cur = nil
+	}
+}
+
+// Outages lists the outages in the order they began; one still going on
+// at runEnd is last, unrecovered, and measured up to runEnd.
+func (t *Tracker) Outages(runEnd time.Time) []Outage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Outage, 0, len(t.done)+1)
+	for _, o := range t.done {
+		o.Classes = maps.Clone(o.Classes)
+		out = append(out, o)
+	}
+	if t.cur != nil && t.cur.counts(runEnd) {
+		o := *t.cur
+		o.Classes = maps.Clone(o.Classes)
+		out = append(out, o)
+	}
+	return out
+}
+
+// later returns the later of a and b: VUs report out of order by a hair.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
