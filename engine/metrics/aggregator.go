@@ -86,15 +86,16 @@ func (a *aggregator) add(e *event) {
 		s.cells[mIterErrors].add(1)
 		a.scriptErrs.add(e.name)
 	case evStageStart:
-		a.series.anchorAt(e.at)
+		a.series.mark(e.at)
 		if !s.started {
 			a.starts++
 			s.start, s.started, s.startSeq = e.at, true, a.starts
 		}
-		s.index, s.vus, s.rate = e.index, e.target, e.value
+		s.index, s.vus, s.rate, s.planned = e.index, e.target, e.value, e.planned
 	case evStageEnd:
+		a.series.mark(e.at)
 		s.end, s.ended, s.cut = e.at, true, e.cut
-		s.index, s.vus, s.rate = e.index, e.target, e.value
+		s.index, s.vus, s.rate, s.planned = e.index, e.target, e.value, e.planned
 	}
 }
 

@@ -40,6 +40,7 @@ type event struct {
 	tpot     time.Duration
 	e2e      time.Duration
 	sched    time.Duration // start − intended start, never negative
+	planned  time.Duration // a stage mark's planned window
 	itl      []time.Duration
 	tokenITL []time.Duration
 	inTok    int
@@ -127,7 +128,7 @@ func metricEvent(m *engine.MetricSample) event {
 func markEvent(k eventKind, m engine.StageMark) event {
 	return event{
 		kind: k, scenario: m.Scenario, stage: m.Stage, at: m.At,
-		index: m.Index, target: m.Target, value: m.Rate, cut: m.Cut,
+		index: m.Index, target: m.Target, value: m.Rate, cut: m.Cut, planned: m.Planned,
 	}
 }
 

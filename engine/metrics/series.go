@@ -33,10 +33,12 @@ type Point struct {
 	InFlight        int64   `json:"in_flight"`
 	OutputTokPerSec float64 `json:"output_tok_per_sec"` // successful requests only
 	// TTFTP50 and TTFTP99 are the TTFT percentiles, in ms, of the
-	// successful requests that started in the second; 0 when none did.
-	// A p99 of fewer than 100 requests is their maximum, nearly.
-	TTFTP50 float64 `json:"ttft_p50"`
-	TTFTP99 float64 `json:"ttft_p99"`
+	// successful requests that started in the second; nil (JSON null)
+	// when none did, since 0 would read as an instant first token. Files
+	// written before that carry 0 for such seconds. A p99 of fewer than
+	// 100 requests is their maximum, nearly.
+	TTFTP50 *float64 `json:"ttft_p50"`
+	TTFTP99 *float64 `json:"ttft_p99"`
 }
 
 // series accumulates the time series, one slot per second from its
@@ -59,6 +61,18 @@ func (s *series) anchorAt(t time.Time) {
 	if s.anchor.IsZero() && !t.IsZero() {
 		s.anchor = t
 	}
+}
+
+// mark anchors the series at a stage mark, unless anchored already, and
+// makes the series reach the mark's second: the series then starts at the
+// first stage and covers every stage window, even seconds in which no
+// request started or ended.
+func (s *series) mark(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	s.anchorAt(t)
+	s.slot(t.Sub(s.anchor))
 }
 
 // sample adds a clean request.
@@ -161,8 +175,10 @@ func (s *series) points() []Point {
 			Starts: c.starts, Completions: c.completions, Errors: c.errors,
 			InFlight:        inFlight,
 			OutputTokPerSec: math.Round(c.outTok*1000) / 1000,
-			TTFTP50:         c.ttft.t.percentile(50),
-			TTFTP99:         c.ttft.t.percentile(99),
+		}
+		if c.ttft.t.n > 0 {
+			p50, p99 := c.ttft.t.percentile(50), c.ttft.t.percentile(99)
+			out[i].TTFTP50, out[i].TTFTP99 = &p50, &p99
 		}
 	}
 	return out

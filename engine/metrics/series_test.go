@@ -29,13 +29,35 @@ func TestTimeSeries(t *testing.T) {
 	got := c.Close().TimeSeries
 	want := []Point{
 		// p50 of {40, 300} is the top of 40 ms's HDR bucket, as in a Dist.
-		{T: 0, Starts: 2, Completions: 1, InFlight: 1, OutputTokPerSec: 5 + 3, TTFTP50: 40.031, TTFTP99: 300},
+		{T: 0, Starts: 2, Completions: 1, InFlight: 1, OutputTokPerSec: 5 + 3, TTFTP50: fp(40.031), TTFTP99: fp(300)},
 		{T: 1, Starts: 1, Completions: 2, Errors: 1, InFlight: 0, OutputTokPerSec: 7},
 		{T: 2},
-		{T: 3, Starts: 1, Completions: 1, OutputTokPerSec: 3, TTFTP50: 20, TTFTP99: 20},
+		{T: 3, Starts: 1, Completions: 1, OutputTokPerSec: 3, TTFTP50: fp(20), TTFTP99: fp(20)},
 	}
 	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
 		t.Errorf("time series =\n%s\nwant\n%s", g, w)
+	}
+}
+
+func fp(v float64) *float64 { return &v }
+
+// TestTimeSeriesStartsAtFirstStage: a stage whose first request starts
+// late still has its first seconds in the series, with null latencies.
+func TestTimeSeriesStartsAtFirstStage(t *testing.T) {
+	c := NewCollector()
+	c.StageStarted(mark("sweep", "c1", 0, 1, 10))
+	c.Sample(okSample("c1", 12.5, 100*time.Millisecond))
+	end := mark("sweep", "c1", 0, 1, 14)
+	c.StageEnded(end)
+	ts := c.Close().TimeSeries
+	if got, want := len(ts), 5; got != want {
+		t.Fatalf("%d points, want %d (t = 0..4): %s", got, want, jsonOf(t, ts))
+	}
+	if got, want := ts[0].T, int64(0); got != want {
+		t.Errorf("first t = %d, want %d", got, want)
+	}
+	if got, want := jsonOf(t, ts[1]), `{"t":1,"starts":0,"completions":0,"errors":0,"in_flight":0,"output_tok_per_sec":0,"ttft_p50":null,"ttft_p99":null}`; got != want {
+		t.Errorf("a second without requests = %s, want %s", got, want)
 	}
 }
 

@@ -13,7 +13,9 @@ type stageAgg struct {
 	rate            float64 // target iterations per second, open model
 	start, end      time.Time
 	started, ended  bool
-	cut             bool // ended before its planned end
+	cut             bool          // ended before its planned end
+	planned         time.Duration // the window's planned length, 0 when not time-bound
+	tail            tailCounts
 	startSeq        int
 	firstAt, lastAt time.Time // earliest start seen, latest completion
 	sources, errors map[string]int64
@@ -56,10 +58,27 @@ func (s *stageAgg) seen(from, to time.Time) {
 	}
 }
 
+// tailCounts are the stage's requests and iterations that started after
+// its window closed: in the graceful stop, or (multi-request iterations)
+// while a later stage ran.
+type tailCounts struct {
+	requests, failed, good, iterations int64
+	outTok, inTok                      int64
+}
+
+// inTail reports whether something starting at t started after the
+// window closed. A sample that reaches the aggregator before its stage's
+// end mark counts in the window; it started within a few microseconds of
+// that mark.
+func (s *stageAgg) inTail(t time.Time) bool { return s.ended && t.After(s.end) }
+
 // sample adds one clean request. Failed requests count in requests,
 // errors, their tag values and against goodput, nowhere else.
 func (s *stageAgg) sample(e *event) {
 	s.seen(e.at, e.done())
+	if s.inTail(e.at) {
+		s.tail.add(e)
+	}
 	if e.failed {
 		s.errors[cmp.Or(e.class, "unknown")]++
 	} else {
@@ -70,6 +89,19 @@ func (s *stageAgg) sample(e *event) {
 	s.tags.add(e)
 	for _, id := range sampleMetrics {
 		feedSample(id, &s.cells[id], e)
+	}
+}
+
+func (t *tailCounts) add(e *event) {
+	t.requests++
+	switch {
+	case e.failed:
+		t.failed++
+	default:
+		t.outTok, t.inTok = t.outTok+int64(e.outTok), t.inTok+int64(e.inTok)
+	}
+	if e.judged && e.good {
+		t.good++
 	}
 }
 
@@ -159,6 +191,9 @@ func b2f(b bool) float64 {
 
 func (s *stageAgg) iteration(e *event) {
 	s.seen(e.at, e.at)
+	if s.inTail(e.at) {
+		s.tail.iterations++
+	}
 	s.cells[mIterations].add(1)
 	if e.hasSched {
 		s.cells[mScheduleLag].addDuration(e.sched)
@@ -245,21 +280,26 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	c := &ss.cells
 	requests, failed := c[mRequests].n, c[mErrors].hits
 	iters, dropped := c[mIterations].n, c[mDropped].n
+	t := &s.tail
 	st := StageSummary{
 		Scenario: s.key.scenario, Stage: s.key.stage, Index: s.index, VUs: s.vus,
 		Start: ss.start, End: ss.end, DurationS: secs, Complete: s.started && s.ended && !s.cut,
+		PlannedS: s.planned.Seconds(),
 		Requests: requests, OK: requests - failed, Failed: failed,
 		IterationErrors: c[mIterErrors].n,
 		DirtyRequests:   s.dirty,
 		Robustness:      s.robust.summary(),
-		ReqPerSec:       perSecond(float64(requests), secs),
+		ReqPerSec:       perSecond(float64(requests-t.requests), secs),
 		Errors:          s.errors,
 		Iterations:      iters, DroppedIterations: dropped,
 		TargetRate:    s.rate,
-		AchievedRate:  perSecond(float64(iters), secs),
-		ScheduledRate: perSecond(float64(iters+dropped), secs),
-		Checks:        checkList(ss.checks),
-		Metrics:       metricSummaries(ss.custom, secs),
+		AchievedRate:  perSecond(float64(iters-t.iterations), secs),
+		ScheduledRate: perSecond(float64(iters-t.iterations+dropped), secs),
+		TailRequests:  t.requests, TailOK: t.requests - t.failed, TailFailed: t.failed,
+		TailIterations: t.iterations, TailOutputTokens: t.outTok, TailInputTokens: t.inTok,
+		TailGoodRequests: t.good,
+		Checks:           checkList(ss.checks),
+		Metrics:          metricSummaries(ss.custom, secs),
 	}
 	st.ByTag, st.TagKeysOverflow = s.tags.summary(), s.tags.overflow
 	s.tokenFigures(&st, ss)
@@ -273,8 +313,8 @@ func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
 	c, secs := &ss.cells, ss.seconds()
 	st.OutputTokens, st.InputTokens = int64(c[mOutTok].sum), int64(c[mInTok].sum)
 	st.ReasoningTokens = int64(c[mReasoningTok].sum)
-	st.OutputTokPerSec = perSecond(float64(st.OutputTokens), secs)
-	st.InputTokPerSec = perSecond(float64(st.InputTokens), secs)
+	st.OutputTokPerSec = perSecond(float64(st.OutputTokens-s.tail.outTok), secs)
+	st.InputTokPerSec = perSecond(float64(st.InputTokens-s.tail.inTok), secs)
 	st.TokensSource, st.InputTokensSource = s.sources, s.inSources
 	st.TokenCheck = s.tokens.summary()
 }
@@ -293,6 +333,6 @@ func latencies(st *StageSummary, ss *stageSnap) {
 func goodput(st *StageSummary, ss *stageSnap) {
 	good, share := &ss.cells[mGoodput], &ss.cells[mGoodShare]
 	st.GoodRequests = int64(good.sum)
-	st.Goodput = perSecond(good.sum, ss.seconds())
+	st.Goodput = perSecond(good.sum-float64(st.TailGoodRequests), ss.seconds())
 	st.GoodShare = ratio(share.hits, share.n)
 }

@@ -243,3 +243,60 @@ func seriesTotal(ps []Point, f func(Point) int64) int64 {
 	}
 	return n
 }
+
+// TestGracefulStopTail: requests that start after the window closed are
+// counted apart and left out of the rates, but stay in the counts and
+// latency distributions (see StageSummary).
+func TestGracefulStopTail(t *testing.T) {
+	tests := []struct {
+		name                          string
+		tailStarts                    []float64 // starts of extra requests, s
+		wantReqPerSec, wantTokPerSec  float64
+		wantTail, wantRequests, wantN int64
+		wantAchieved                  float64
+	}{
+		{"no tail", nil, 1, 3, 0, 6, 6, 1},
+		{"multi-turn tail", []float64{6.2, 7.5, 10.3}, 1, 3, 3, 9, 9, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCollector(WithSLO(engine.SLO{TTFT: time.Second}))
+			start := mark("sweep", "c1", 0, 1, 0)
+			start.Planned = 6 * time.Second
+			c.StageStarted(start)
+			for i := range 6 {
+				c.IterationStarted(engine.IterationMark{Scenario: "sweep", Stage: "c1", Started: at(float64(i))})
+				c.Sample(okSample("c1", float64(i), 100*time.Millisecond))
+			}
+			end := mark("sweep", "c1", 0, 1, 6)
+			end.Planned = 6 * time.Second
+			c.StageEnded(end)
+			for _, s := range tt.tailStarts {
+				c.Sample(okSample("c1", s, 2*time.Second))
+			}
+			st := findStage(t, c.Close(), "c1")
+			if got, want := st.ReqPerSec, tt.wantReqPerSec; got != want {
+				t.Errorf("req/s = %v, want %v", got, want)
+			}
+			if got, want := st.OutputTokPerSec, tt.wantTokPerSec; got != want {
+				t.Errorf("out tok/s = %v, want %v", got, want)
+			}
+			if got, want := st.Goodput, tt.wantReqPerSec; got != want {
+				t.Errorf("goodput = %v, want %v", got, want)
+			}
+			if got, want := st.AchievedRate, tt.wantAchieved; got != want {
+				t.Errorf("achieved rate = %v, want %v", got, want)
+			}
+			if st.TailRequests != tt.wantTail || st.TailOK != tt.wantTail || st.TailOutputTokens != 3*tt.wantTail || st.TailGoodRequests != tt.wantTail {
+				t.Errorf("tail = %d requests, %d ok, %d tokens, %d good; want %d, %d, %d, %d",
+					st.TailRequests, st.TailOK, st.TailOutputTokens, st.TailGoodRequests, tt.wantTail, tt.wantTail, 3*tt.wantTail, tt.wantTail)
+			}
+			if st.Requests != tt.wantRequests || st.E2E.Count != tt.wantN {
+				t.Errorf("requests %d, E2E n %d; want %d, %d (the tail stays in counts and latencies)", st.Requests, st.E2E.Count, tt.wantRequests, tt.wantN)
+			}
+			if got, want := st.PlannedS, 6.0; got != want {
+				t.Errorf("planned = %v s, want %v", got, want)
+			}
+		})
+	}
+}

@@ -35,6 +35,15 @@ type Summary struct {
 // the service look faster or busier than it was. Dirty requests (a
 // deliberately malformed request, engine.Sample.Dirty) are counted in
 // DirtyRequests only: no other figure includes them.
+//
+// Requests that started after the window closed (the graceful-stop tail:
+// later turns of an iteration that started in the window) are the Tail*
+// figures. They are in the counts (Requests, OK, Failed, Errors, tokens)
+// and in the latency distributions, since they were sent by the stage's
+// iterations — leaving them out would drop late turns of multi-turn
+// iterations, whose longer context makes them slower — but not in the
+// rates: req/s, tok/s, goodput and the achieved rate divide only what
+// started in the window by the window.
 type StageSummary struct {
 	Scenario string `json:"scenario"`
 	Stage    string `json:"stage"`
@@ -47,6 +56,10 @@ type StageSummary struct {
 	End       time.Time `json:"end"`
 	DurationS float64   `json:"duration_s"`
 	Complete  bool      `json:"complete"`
+	// PlannedS is the window's planned length; 0 where the stage ends when
+	// its work is done (shared-iterations, per-vu-iterations) and in files
+	// written before it was recorded.
+	PlannedS float64 `json:"planned_s,omitempty"`
 
 	Requests        int64 `json:"requests"` // OK + Failed
 	OK              int64 `json:"ok"`
@@ -57,8 +70,9 @@ type StageSummary struct {
 	// (engine.Sample.Dirty); absent when the stage had none.
 	Robustness map[string]RobustnessSummary `json:"robustness,omitempty"`
 
-	// Rates divide the stage's counts by its window, although requests that
-	// started in the window may have completed after it.
+	// Rates divide the counts of requests started in the window (the
+	// counts minus the Tail ones) by the window, although they may have
+	// completed after it.
 	ReqPerSec       float64 `json:"req_per_sec"`
 	OutputTokPerSec float64 `json:"output_tok_per_sec"`
 	InputTokPerSec  float64 `json:"input_tok_per_sec"`
@@ -102,6 +116,17 @@ type StageSummary struct {
 	TargetRate        float64 `json:"target_rate"`
 	AchievedRate      float64 `json:"achieved_rate"`
 	ScheduledRate     float64 `json:"scheduled_rate"`
+
+	// The graceful-stop tail: requests and iterations of this stage that
+	// started after its window closed, already included in the counts
+	// above and in the distributions, and left out of every rate.
+	TailRequests     int64 `json:"tail_requests,omitempty"`
+	TailOK           int64 `json:"tail_ok,omitempty"`
+	TailFailed       int64 `json:"tail_failed,omitempty"`
+	TailIterations   int64 `json:"tail_iterations,omitempty"`
+	TailOutputTokens int64 `json:"tail_output_tokens,omitempty"`
+	TailInputTokens  int64 `json:"tail_input_tokens,omitempty"`
+	TailGoodRequests int64 `json:"tail_good_requests,omitempty"`
 
 	// Open models only. ScheduleLag is each iteration's start minus its
 	// intended start. TTFTSched and E2ESched measure successful requests

@@ -58,7 +58,14 @@ func timeSeriesCharts(r *Result, labels []string) []chartOut {
 		}
 		return lineSeries{Name: name, X: x, Y: ys}
 	}
-	noZero := func(v float64) float64 { return cmpNaN(v > 0, v) }
+	// A second without a TTFT is null (nil), or 0 in files written before
+	// nulls: either way a gap, never an instant first token.
+	ttft := func(v *float64) float64 {
+		if v == nil {
+			return math.NaN()
+		}
+		return cmpNaN(*v > 0, *v)
+	}
 	chart := func(name, title, yLabel string, log bool, s ...lineSeries) chartOut {
 		c := lineChart{Name: name, Title: title, XLabel: "time since the first stage started (s)",
 			YLabel: yLabel, LogY: log, Series: s, Marks: marks}
@@ -73,8 +80,8 @@ func timeSeriesCharts(r *Result, labels []string) []chartOut {
 			col("completions", func(p metrics.Point) float64 { return float64(p.Completions) }),
 			withColor(col("errors", func(p metrics.Point) float64 { return float64(p.Errors) }), "#c0392b")),
 		chart("ts-ttft", "TTFT of the requests started each second", "TTFT (ms, log scale)", true,
-			col("TTFT p50", func(p metrics.Point) float64 { return noZero(p.TTFTP50) }),
-			dashed(col("TTFT p99", func(p metrics.Point) float64 { return noZero(p.TTFTP99) }))),
+			col("TTFT p50", func(p metrics.Point) float64 { return ttft(p.TTFTP50) }),
+			dashed(col("TTFT p99", func(p metrics.Point) float64 { return ttft(p.TTFTP99) }))),
 	}
 }
 

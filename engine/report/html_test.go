@@ -45,6 +45,8 @@ func sweepStages() []metrics.StageSummary {
 	return out
 }
 
+func ptr(v float64) *float64 { return &v }
+
 // richResult is the full fixture plus a sweep, a long time series and
 // thresholds: every section of the HTML report.
 func richResult() *Result {
@@ -55,7 +57,7 @@ func richResult() *Result {
 		load := float64(t/60 + 1)
 		sum.TimeSeries = append(sum.TimeSeries, metrics.Point{T: t, Starts: int64(load), Completions: int64(load),
 			Errors: t % 97 / 96, InFlight: int64(min(load*2, 16)), OutputTokPerSec: 150 * min(load, 5),
-			TTFTP50: 30 * load, TTFTP99: 90 * load * load})
+			TTFTP50: ptr(30 * load), TTFTP99: ptr(90 * load * load)})
 	}
 	r := New(meta, sum)
 	r.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8000/metrics", EveryS: 5, Scrapes: 60, Failures: 1,

@@ -142,8 +142,8 @@ func fullFixture() (Meta, *metrics.Summary) {
 		Warmup: metrics.WarmupSummary{Requests: 5, Failed: 1},
 		SLOSet: true,
 		TimeSeries: []metrics.Point{
-			{T: 0, Starts: 3, Completions: 1, InFlight: 2, OutputTokPerSec: 140, TTFTP50: 0.4, TTFTP99: 4.1},
-			{T: 1, Starts: 4, Completions: 5, Errors: 1, InFlight: 1, OutputTokPerSec: 610.5, TTFTP50: 0.38, TTFTP99: 4.4},
+			{T: 0, Starts: 3, Completions: 1, InFlight: 2, OutputTokPerSec: 140, TTFTP50: ptr(0.4), TTFTP99: ptr(4.1)},
+			{T: 1, Starts: 4, Completions: 5, Errors: 1, InFlight: 1, OutputTokPerSec: 610.5, TTFTP50: ptr(0.38), TTFTP99: ptr(4.4)},
 		},
 	}
 }
