@@ -46,6 +46,9 @@ type module struct {
 	metrics    map[string]string // custom metrics declared at init: name → kind
 	metricMeta *lua.LTable
 	views      *readOnlyViews
+	// paramsRead are the keys llm.param was asked for, so Compile can tell
+	// a --set key the script never reads.
+	paramsRead map[string]bool
 }
 
 // newModule seeds the VU's random source from the run seed and the VU id,
@@ -133,6 +136,10 @@ func (m *module) env(L *lua.LState) int {
 func (m *module) param(L *lua.LState) int {
 	key := L.CheckString(1)
 	def := L.Get(2)
+	if m.paramsRead == nil {
+		m.paramsRead = map[string]bool{}
+	}
+	m.paramsRead[key] = true
 	raw, ok := m.script.params[key]
 	if !ok {
 		L.Push(def)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/tokenize"
+	"github.com/llmload/llmload/engine/verdict"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -21,7 +22,9 @@ var (
 	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
 		"dirty"}
 	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
-		"tokenizer", "continuous_usage", "metrics_url", "metrics_every"}
+		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
+	// onUnreachableValues are what options.target.on_unreachable may say.
+	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
 	warmupKeys = []string{"requests", "duration"}
 	sloKeys    = []string{"ttft", "tpot", "e2e"}
 	// tokenizers are the offline tokenizers options.target.tokenizer may
@@ -36,6 +39,8 @@ type decodedOptions struct {
 	seedSet   bool        // the script chose a nonzero options.seed
 	shorthand bool        // the scenario came from options.vus/duration or options.stages
 	dirty     dirtyConfig
+	// onUnreachable is options.target.on_unreachable, "" when not set.
+	onUnreachable string
 }
 
 // decodeOptions turns the script's global options table into a plan.
@@ -53,6 +58,7 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 	out.plan.Target.Tokenizer = engine.DefaultTokenizer
 	if t := f["target"]; t != nil {
 		out.plan.Target = d.target("options.target", t)
+		out.onUnreachable = d.onUnreachable("options.target.on_unreachable", t)
 	}
 	if w := f["warmup"]; w != nil {
 		out.plan.Warmup = d.warmup("options.warmup", w)
@@ -106,6 +112,29 @@ func (d *decoder) target(path string, v lua.LValue) engine.Target {
 		t.ContinuousUsage = d.boolean(child(path, "continuous_usage"), v)
 	}
 	return t
+}
+
+// onUnreachable reads what a run does when the target stops answering;
+// "" when the target table does not say.
+func (d *decoder) onUnreachable(path string, target lua.LValue) string {
+	tbl, ok := plain(target).(*lua.LTable)
+	if !ok {
+		return "" // target() reported it
+	}
+	v := tbl.RawGetString("on_unreachable")
+	if v == lua.LNil {
+		return ""
+	}
+	s := d.str(path, v)
+	if _, isStr := v.(lua.LString); !isStr || contains(onUnreachableValues, s) {
+		return s
+	}
+	msg := fmt.Sprintf("%q: want %s", s, strings.Join(onUnreachableValues, " or "))
+	if best, ok := nearest(s, onUnreachableValues); ok {
+		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	d.errorf(path, "%s", msg)
+	return ""
 }
 
 // tokenizer reads the name of an offline tokenizer; a misspelt one is

@@ -296,3 +296,32 @@ func TestSeed(t *testing.T) {
 		})
 	}
 }
+
+func TestOptionsOnUnreachable(t *testing.T) {
+	tests := []struct {
+		target, want, wantErr string
+	}{
+		{"{}", "fail", ""},
+		{`{ on_unreachable = "warn" }`, "warn", ""},
+		{`{ on_unreachable = "fail" }`, "fail", ""},
+		{`{ on_unreachable = "wran" }`, "", `options.target.on_unreachable: "wran": want fail or warn (did you mean warn?)`},
+		{`{ on_unreachable = true }`, "", "options.target.on_unreachable: expected string, got boolean"},
+		{`{ on_unreachabel = "warn" }`, "", "options.target.on_unreachabel: unknown key (did you mean on_unreachable?)"},
+	}
+	for _, tt := range tests {
+		path := writeScript(t, "s.lua", "options = { vus = 1, duration = \"1s\", target = "+tt.target+" }\nfunction iteration() end")
+		s, err := Compile(path, Options{})
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.target, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.target, err)
+		}
+		if got := s.OnUnreachable(); got != tt.want {
+			t.Errorf("%s: OnUnreachable = %q, want %q", tt.target, got, tt.want)
+		}
+	}
+}

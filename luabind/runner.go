@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/backoff"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -20,6 +21,14 @@ type RunnerConfig struct {
 	Sink engine.Sink
 	// Model is used when a request table names none.
 	Model string
+	// Backoff, when set, makes each VU wait after a request that got no
+	// response at all before its next one (see engine/backoff), so VUs do
+	// not loop hot against a target that stopped answering. Setup and
+	// teardown do not back off: they send once.
+	Backoff *backoff.Policy
+	// Reach, when set, is told every VU request's outcome, e.g. a
+	// backoff.Tracker that records the run's outages.
+	Reach backoff.Observer
 }
 
 // runner makes VUs of one script; safe for concurrent use because each VU
@@ -40,13 +49,27 @@ func (s *Script) NewRunner(cfg RunnerConfig) engine.Runner {
 // NewVU creates VU id's sandbox and runs the script's top level in it; ctx
 // bounds that init. An init error names the script's file and line.
 func (r *runner) NewVU(ctx context.Context, id int) (engine.VU, error) {
-	m := newModule(r.script, &r.cfg, id, r.script.plan.Seed)
+	m := newModule(r.script, r.vuConfig(), id, r.script.plan.Seed)
 	L := m.newState()
 	if err := r.script.runInit(ctx, L, m); err != nil {
 		L.Close()
 		return nil, err
 	}
 	return &vu{script: r.script, L: L, m: m, life: &r.life}, nil
+}
+
+// vuConfig is one VU's copy of the config, its client wrapped in the VU's
+// own back-off when one is asked for.
+func (r *runner) vuConfig() *RunnerConfig {
+	cfg := r.cfg
+	if cfg.Client != nil && (cfg.Backoff != nil || cfg.Reach != nil) {
+		var p backoff.Policy // zero: observe only, never wait
+		if cfg.Backoff != nil {
+			p = *cfg.Backoff
+		}
+		cfg.Client = backoff.New(cfg.Client, p, cfg.Reach)
+	}
+	return &cfg
 }
 
 // runInit runs the compiled chunk in L: the script's top level.

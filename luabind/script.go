@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/verdict"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
@@ -58,6 +59,9 @@ type Script struct {
 	envs    map[string]map[string]string // scenario name → its env
 	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
 	dirty   dirtyConfig
+	// onUnreachable is options.target.on_unreachable, verdict's default
+	// when the script does not say.
+	onUnreachable string
 	// hasSetup and hasTeardown tell whether the script defines the
 	// lifecycle functions, so a Runner skips the extra LState otherwise.
 	hasSetup, hasTeardown bool
@@ -72,7 +76,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
-	proto, err := compileChunk(path, src)
+	proto, params, err := compileChunk(path, src)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +85,11 @@ func Compile(path string, opts Options) (*Script, error) {
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}
-	if err := s.loadPlan(opts.Seed, cmpOr(opts.InitTimeout, DefaultInitTimeout)); err != nil {
+	readAtInit, err := s.loadPlan(opts.Seed, cmpOr(opts.InitTimeout, DefaultInitTimeout))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkParams(params, readAtInit); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -90,16 +98,18 @@ func Compile(path string, opts Options) (*Script, error) {
 // compileChunk parses and compiles src; the chunk is named after path, so
 // every later error message carries the file name as the user gave it.
 // Duplicate scenario and threshold names are caught here, in the source,
-// because the table constructor keeps only the last of them.
-func compileChunk(path string, src []byte) (*lua.FunctionProto, error) {
+// because the table constructor keeps only the last of them. It also
+// returns the llm.param keys the source names.
+func compileChunk(path string, src []byte) (*lua.FunctionProto, paramUse, error) {
 	chunk, err := parse.Parse(bytes.NewReader(src), path)
 	if err != nil {
-		return nil, syntaxError(path, src, err)
+		return nil, paramUse{}, syntaxError(path, src, err)
 	}
 	if err := duplicateKeys(path, chunk); err != nil {
-		return nil, err
+		return nil, paramUse{}, err
 	}
-	return compileAST(path, chunk)
+	proto, err := compileAST(path, chunk)
+	return proto, scanParams(chunk), err
 }
 
 func compileAST(path string, chunk []ast.Stmt) (*lua.FunctionProto, error) {
@@ -128,8 +138,9 @@ func syntaxError(path string, src []byte, err error) error {
 }
 
 // loadPlan runs the script's init in a throwaway sandbox and validates the
-// options it left behind, with the metrics and functions it declared.
-func (s *Script) loadPlan(seed int64, timeout time.Duration) error {
+// options it left behind, with the metrics and functions it declared. It
+// returns the llm.param keys the top level read.
+func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, error) {
 	m := newModule(s, nil, 0, seed)
 	L := m.newState()
 	defer L.Close()
@@ -137,9 +148,9 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) error {
 	defer cancel()
 	if err := s.runInit(ctx, L, m); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
+			return nil, fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
 		}
-		return err
+		return nil, err
 	}
 	d := &decoder{}
 	opts := d.decodeOptions(L.GetGlobal("options"))
@@ -149,10 +160,10 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) error {
 	opts.plan.Metrics = m.declaredMetrics()
 	d.checkThresholds(opts.plan)
 	if err := d.err(s.path); err != nil {
-		return err
+		return nil, err
 	}
 	s.setPlan(opts, seed, funcs)
-	return nil
+	return m.paramsRead, nil
 }
 
 // setPlan keeps a validated plan and the lookups VUs need from it.
@@ -161,6 +172,10 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	s.plan.Script = s.path
 	s.plan.Seed = chooseSeed(seed, opts)
 	s.dirty = opts.dirty
+	s.onUnreachable = opts.onUnreachable
+	if s.onUnreachable == "" {
+		s.onUnreachable = verdict.OnUnreachableFail
+	}
 	s.tags = make(map[string]map[string]string, len(s.plan.Scenarios))
 	s.envs = make(map[string]map[string]string, len(s.plan.Scenarios))
 	for _, sc := range s.plan.Scenarios {
@@ -212,6 +227,11 @@ func globalFunctions(L *lua.LState) []string {
 	sort.Strings(names)
 	return names
 }
+
+// OnUnreachable is what the run does when the target stops answering for
+// a while (options.target.on_unreachable): verdict.OnUnreachableFail, the
+// default, or verdict.OnUnreachableWarn.
+func (s *Script) OnUnreachable() string { return s.onUnreachable }
 
 // Plan returns the validated plan, scenarios sorted by name. Target holds
 // what options.target says, without defaults (but for Tokenizer, which is
