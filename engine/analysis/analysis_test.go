@@ -179,7 +179,7 @@ func TestRealSweep(t *testing.T) {
 		t.Fatalf("%d sweeps, want %d", got, want)
 	}
 	sa := a.Sweeps[0]
-	if got, want := sa.Knee.Text, "throughput knee at 8 VUs: 4.49 req/s"; got != want {
+	if got, want := sa.Knee.Text, "throughput knee at 8 VUs: 4.49 req/s delivered (8 VUs ÷ mean E2E 1.78 s; the table's 4.50 req/s counts requests started)"; got != want {
 		t.Errorf("knee = %q, want %q", got, want)
 	}
 	if got, want := sa.Cliff.Text, "TTFT p99 cliff at 16 VUs: 2.08 s"; got != want {
@@ -188,6 +188,87 @@ func TestRealSweep(t *testing.T) {
 	slo := Analyze(r.Stages, engine.SLO{TTFT: 80 * time.Millisecond})
 	if got, want := slo.Sweeps[0].Cliff.Stage, "c8"; got != want {
 		t.Errorf("cliff with a TTFT SLO of 80ms at %q, want %q", got, want)
+	}
+}
+
+func TestSuspectFindings(t *testing.T) {
+	busy := &engine.ClientCheck{MachineBusy: true, MachineReasons: []string{"other processes took the cores"}}
+	bound := &engine.ClientCheck{Bound: true, Reasons: []string{"CPU at 195%"}}
+	// A saturating sweep: knee at c4 (read from c4 and c8), TTFT cliff at
+	// c16 (read from c8 and c16).
+	stages := func(mod func(i int, s *metrics.StageSummary)) []metrics.StageSummary {
+		var out []metrics.StageSummary
+		for i, v := range []int{1, 2, 4, 8, 16} {
+			s := metrics.StageSummary{Scenario: "s", Stage: "c" + strconv.Itoa(v), VUs: v, Complete: true, PlannedS: 20, DurationS: 20,
+				ReqPerSec: []float64{1, 1.9, 3.6, 4.0, 4.1}[i], TTFT: metrics.Dist{P99: []float64{50, 55, 60, 80, 900}[i]}}
+			if mod != nil {
+				mod(i, &s)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	tests := []struct {
+		name         string
+		mod          func(i int, s *metrics.StageSummary)
+		knee, cliff string // Suspect contains; "" = none
+	}{
+		{"clean", nil, "", ""},
+		{"machine busy at the cliff", func(i int, s *metrics.StageSummary) {
+			if s.Stage == "c16" {
+				s.Client = busy
+			}
+		}, "", "c16: the machine was busy with other processes"},
+		{"client-bound at the level after the knee", func(i int, s *metrics.StageSummary) {
+			if s.Stage == "c8" {
+				s.Client = bound
+			}
+		}, "c8: llmload itself was the bottleneck", "c8: llmload itself was the bottleneck"},
+		{"window slipped at the knee", func(i int, s *metrics.StageSummary) {
+			if s.Stage == "c4" {
+				s.DurationS = 23
+			}
+		}, "c4: its window was 23.0 s, planned 20 s", ""},
+		{"a cut stage is not a slip", func(i int, s *metrics.StageSummary) {
+			if s.Stage == "c4" {
+				s.DurationS, s.Complete = 3, false
+			}
+		}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := Analyze(stages(tt.mod), engine.SLO{})
+			sa := a.Sweeps[0]
+			if sa.Knee.Stage != "c4" || sa.Cliff.Stage != "c16" {
+				t.Fatalf("knee %q cliff %q, want c4 and c16", sa.Knee.Stage, sa.Cliff.Stage)
+			}
+			for _, c := range []struct {
+				f    Finding
+				want string
+			}{{sa.Knee, tt.knee}, {sa.Cliff, tt.cliff}} {
+				if (c.want == "") != (c.f.Suspect == "") || !strings.Contains(c.f.Suspect, c.want) {
+					t.Errorf("%s suspect = %q, want %q", c.f.Kind, c.f.Suspect, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestKneeNamesItsFigure(t *testing.T) {
+	tests := []struct {
+		name string
+		st   metrics.StageSummary
+		want string
+	}{
+		{"bounded by VUs / mean E2E", metrics.StageSummary{VUs: 8, ReqPerSec: 4.58, E2E: metrics.Dist{Mean: 1830}},
+			"4.37 req/s delivered (8 VUs ÷ mean E2E 1.83 s; the table's 4.58 req/s counts requests started)"},
+		{"req/s", metrics.StageSummary{VUs: 8, ReqPerSec: 4, E2E: metrics.Dist{Mean: 1000}}, "4.00 req/s (the table's req/s)"},
+		{"open model", metrics.StageSummary{TargetRate: 5, ReqPerSec: 4.8, E2E: metrics.Dist{Mean: 9000}}, "4.80 req/s (the table's req/s)"},
+	}
+	for _, tt := range tests {
+		if got := figureText(pointOf(tt.st)); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 

@@ -36,12 +36,12 @@ func Cliff(s Sweep, slo engine.SLO) Finding {
 	f := Finding{Kind: KindCliff, Scenario: s.Scenario, LoadUnit: s.LoadUnit}
 	bySLO := slo.TTFT > 0 || slo.E2E > 0
 	for _, l := range latencies {
-		var p Point
+		var p, prev Point
 		var ok bool
 		if bySLO {
 			p, ok = sloBreach(s.Points, l, slo)
 		} else {
-			p, ok = growthBreak(s.Points, l)
+			p, prev, ok = growthBreak(s.Points, l)
 		}
 		if ok {
 			f.Found, f.Stage, f.Load, f.Metric, f.Value = true, p.Stage, p.Load, l.metric, l.p99(p)
@@ -50,6 +50,9 @@ func Cliff(s Sweep, slo engine.SLO) Finding {
 			if bySLO {
 				f.Text += " (SLO " + msText(ms(l.slo(slo))) + ")"
 			}
+			// The growth rule compares with the level before; an empty
+			// prev (the SLO rule) has no Suspect.
+			f.Suspect = suspectOf(p, prev)
 			return f
 		}
 	}
@@ -79,7 +82,7 @@ func sloBreach(points []Point, l latency, slo engine.SLO) (Point, bool) {
 // growthBreak returns the first point whose p99 is at least CliffGrowth
 // times the previous point's that has one, and at least CliffGrowth times
 // the load ratio.
-func growthBreak(points []Point, l latency) (Point, bool) {
+func growthBreak(points []Point, l latency) (found, before Point, ok bool) {
 	var prev *Point
 	for i := range points {
 		p := &points[i]
@@ -89,12 +92,12 @@ func growthBreak(points []Point, l latency) (Point, bool) {
 		if prev != nil {
 			r := l.p99(*p) / l.p99(*prev)
 			if r >= CliffGrowth && r >= CliffGrowth*p.Load/prev.Load {
-				return *p, true
+				return *p, *prev, true
 			}
 		}
 		prev = p
 	}
-	return Point{}, false
+	return Point{}, Point{}, false
 }
 
 func cliffRule(slo engine.SLO, bySLO bool) string {

@@ -25,6 +25,11 @@ type Finding struct {
 	Value    float64 `json:"value,omitempty"` // the metric at that point (req/s or ms)
 	Rule     string  `json:"rule"`
 	Text     string  `json:"text"` // one line for a human
+	// Suspect says why the finding may be the client side's, not the
+	// server's: a stage it was found at or computed from was client-bound,
+	// machine-busy, or had a window that slipped from the plan. "" when
+	// nothing is known against it.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // loadText renders a load level with its unit: "8 VUs", "2.5 req/s".

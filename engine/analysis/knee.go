@@ -42,7 +42,9 @@ func Knee(s Sweep) Finding {
 		}
 		k := pts[i-1]
 		f.Found, f.Stage, f.Load, f.Value = true, k.Stage, k.Load, throughputOf(k)
-		f.Text = fmt.Sprintf("throughput knee at %s: %s", loadText(k.Load, s.LoadUnit), rateText(f.Value))
+		f.Text = fmt.Sprintf("throughput knee at %s: %s", loadText(k.Load, s.LoadUnit), figureText(k))
+		// The knee is read from the step to the next level too.
+		f.Suspect = suspectOf(k, pts[i])
 		return f
 	}
 	f.Text = "no throughput knee within the sweep (throughput kept growing)"
@@ -53,6 +55,17 @@ func Knee(s Sweep) Finding {
 // throughput and b's load is larger.
 func efficiency(a, b Point) float64 {
 	return (throughputOf(b)/throughputOf(a) - 1) / (b.Load/a.Load - 1)
+}
+
+// figureText names the throughput figure the knee rule read: the table's
+// req/s, or the delivered rate VUs / mean E2E when that was smaller.
+func figureText(p Point) string {
+	v := throughputOf(p)
+	if p.Throughput > 0 && p.Throughput < p.ReqPerSec && p.E2EMean > 0 {
+		return fmt.Sprintf("%s delivered (%d VUs ÷ mean E2E %s; the table's %.2f req/s counts requests started)",
+			rateText(v), p.VUs, msText(p.E2EMean), p.ReqPerSec)
+	}
+	return rateText(v) + " (the table's req/s)"
 }
 
 func throughputOf(p Point) float64 {

@@ -4,7 +4,14 @@
 // function of the stage summaries: no I/O, safe for concurrent use.
 package analysis
 
-import "github.com/llmload/llmload/engine/metrics"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llmload/llmload/engine/metrics"
+)
 
 // Load units of a Sweep.
 const (
@@ -32,6 +39,13 @@ type Point struct {
 	TPOTP99    float64 `json:"tpot_p99"`
 	E2EP50     float64 `json:"e2e_p50"`
 	E2EP99     float64 `json:"e2e_p99"`
+	// E2EMean (ms) and VUs say how Throughput was bounded in a closed
+	// model (VUs / mean E2E).
+	E2EMean float64 `json:"e2e_mean,omitempty"`
+	VUs     int     `json:"vus,omitempty"`
+	// Suspect says why the stage's figures may be the client side's (see
+	// StageSuspect); "" when nothing is known against them.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // Sweep is one scenario's stages ordered by load.
@@ -106,7 +120,42 @@ func pointOf(st metrics.StageSummary) Point {
 		TPOTP99:    st.TPOT.P99,
 		E2EP50:     st.E2E.P50,
 		E2EP99:     st.E2E.P99,
+		E2EMean:    st.E2E.Mean,
+		VUs:        st.VUs,
+		Suspect:    StageSuspect(st),
 	}
+}
+
+// StageSuspect says why a stage's figures may be the client side's rather
+// than the server's: llmload was client-bound, the machine was busy with
+// other processes, or the window slipped from its planned length; "" when
+// none of these is known.
+func StageSuspect(st metrics.StageSummary) string {
+	var why []string
+	if c := st.Client; c != nil && c.Bound {
+		why = append(why, "llmload itself was the bottleneck")
+	}
+	if c := st.Client; c != nil && c.MachineBusy {
+		why = append(why, "the machine was busy with other processes")
+	}
+	if st.Slipped() {
+		why = append(why, fmt.Sprintf("its window was %.1f s, planned %s s", st.DurationS, strconv.FormatFloat(st.PlannedS, 'f', -1, 64)))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return st.Stage + ": " + strings.Join(why, ", ")
+}
+
+// suspectOf joins the reasons of the points a finding was computed from.
+func suspectOf(points ...Point) string {
+	var why []string
+	for _, p := range points {
+		if p.Suspect != "" && !slices.Contains(why, p.Suspect) {
+			why = append(why, p.Suspect)
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // Throughput estimates the requests per second a stage delivered. A

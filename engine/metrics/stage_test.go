@@ -300,3 +300,22 @@ func TestGracefulStopTail(t *testing.T) {
 		})
 	}
 }
+
+func TestSlipped(t *testing.T) {
+	tests := []struct {
+		name string
+		s    StageSummary
+		want bool
+	}{
+		{"on plan", StageSummary{Complete: true, PlannedS: 20, DurationS: 20.1}, false},
+		{"long", StageSummary{Complete: true, PlannedS: 20, DurationS: 23}, true},
+		{"short", StageSummary{Complete: true, PlannedS: 20, DurationS: 17.5}, true},
+		{"cut by Ctrl-C", StageSummary{Complete: false, PlannedS: 20, DurationS: 3}, false},
+		{"no plan", StageSummary{Complete: true, DurationS: 3}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.s.Slipped(); got != tt.want {
+			t.Errorf("%s: Slipped = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
