@@ -209,8 +209,8 @@ func TestSuspectFindings(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name         string
-		mod          func(i int, s *metrics.StageSummary)
+		name        string
+		mod         func(i int, s *metrics.StageSummary)
 		knee, cliff string // Suspect contains; "" = none
 	}{
 		{"clean", nil, "", ""},
