@@ -25,8 +25,8 @@ var (
 		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
 	// onUnreachableValues are what options.target.on_unreachable may say.
 	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
-	warmupKeys = []string{"requests", "duration"}
-	sloKeys    = []string{"ttft", "tpot", "e2e"}
+	warmupKeys          = []string{"requests", "duration"}
+	sloKeys             = []string{"ttft", "tpot", "e2e"}
 	// tokenizers are the offline tokenizers options.target.tokenizer may
 	// name: tiktoken encodings, or "none" to count no tokens client-side.
 	tokenizers = append(tokenize.Names(), "none")
