@@ -90,7 +90,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 		return usagef("compare: %v", err)
 	}
 	if fs.NArg() != 2 {
-		return usagef("compare: expected BASE.json and NEW.json, got %d arguments", fs.NArg())
+		return usagef("compare: expected BASE.json and NEW.json, got %s", arguments(fs.NArg()))
 	}
 	opts, err := g.options()
 	if err != nil {
