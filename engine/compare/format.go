@@ -8,17 +8,21 @@ import (
 
 // Verdicts of a row, as the reporters print them.
 const (
-	VerdictRegression = "REGRESSION"
-	VerdictWorse      = "worse"
-	VerdictBetter     = "better"
-	VerdictNoise      = "~ noise"
-	VerdictSame       = "same"
-	VerdictNoData     = "no data"
+	VerdictRegression   = "REGRESSION"
+	VerdictWorse        = "worse"
+	VerdictBetter       = "better"
+	VerdictSame         = "same"
+	VerdictInconclusive = "inconclusive"
+	VerdictNoData       = "no data"
 )
 
-// Verdict sums a row up in a word.
+// Verdict sums a row up in a word: its Decision, or for a row read from
+// a comparison written before decisions, the one its flags imply (never
+// a pass for what the data did not decide).
 func (r Row) Verdict() string {
 	switch {
+	case r.Decision != "":
+		return r.Decision
 	case r.NoData:
 		return VerdictNoData
 	case r.Regression:
@@ -26,7 +30,7 @@ func (r Row) Verdict() string {
 	case r.Base == r.New:
 		return VerdictSame
 	case !r.Significant:
-		return VerdictNoise
+		return VerdictInconclusive
 	case r.Worse:
 		return VerdictWorse
 	default:
@@ -72,7 +76,7 @@ func change(r Row) string {
 // pct renders a fraction as a percentage bound: 0.2 → "20%".
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }
 
-// summary is the one-line verdict of a comparison.
+// summary is the one-line verdict of a comparison, after its mark.
 func summary(r *Result) string {
 	compared := 0
 	for _, row := range r.Rows {
@@ -80,12 +84,36 @@ func summary(r *Result) string {
 			compared++
 		}
 	}
-	scope := fmt.Sprintf("%d comparisons in %d stages", compared, len(r.Matched))
-	switch r.Regressions {
-	case 0:
-		return fmt.Sprintf("no regression beyond %s (%s)", pct(r.MaxRegression), scope)
-	case 1:
-		return fmt.Sprintf("1 regression beyond %s (%s)", pct(r.MaxRegression), scope)
+	scope := fmt.Sprintf("%s in %s", plural(compared, "comparison"), plural(len(r.Matched), "stage"))
+	bound := pct(r.MaxRegression)
+	switch {
+	case r.Regressions > 0 && r.Inconclusive > 0:
+		return fmt.Sprintf("%s beyond %s, %d inconclusive (%s)", plural(r.Regressions, "regression"), bound, r.Inconclusive, scope)
+	case r.Regressions > 0:
+		return fmt.Sprintf("%s beyond %s (%s)", plural(r.Regressions, "regression"), bound, scope)
+	case r.Inconclusive > 0:
+		return fmt.Sprintf("inconclusive: no regression beyond %s found, but the data cannot decide %d of %s in %s",
+			bound, r.Inconclusive, plural(compared, "comparison"), plural(len(r.Matched), "stage"))
 	}
-	return fmt.Sprintf("%d regressions beyond %s (%s)", r.Regressions, pct(r.MaxRegression), scope)
+	return fmt.Sprintf("no regression beyond %s (%s)", bound, scope)
+}
+
+// mark is the headline's sign: ❌ a regression, ⚠ undecided rows, ✅
+// only when every row was decided and none regressed.
+func mark(r *Result) string {
+	switch {
+	case !r.Passed():
+		return "❌"
+	case !r.Conclusive():
+		return "⚠"
+	}
+	return "✅"
+}
+
+// plural renders a count with its noun: "1 stage", "3 stages".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

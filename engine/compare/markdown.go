@@ -9,23 +9,23 @@ import (
 	"github.com/llmload/llmload/engine/report"
 )
 
-// Markdown renders r as a GitHub comment for CI: a ✅ or ❌ headline, then
-// one table of every compared metric, regressions in bold.
+// Markdown renders r as a GitHub comment for CI: a ✅, ⚠ (inconclusive)
+// or ❌ headline, then one table of every compared metric, regressions in
+// bold.
 func Markdown(r *Result) report.Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
-		mark := "✅"
-		if !r.Passed() {
-			mark = "❌"
-		}
-		fmt.Fprintf(&b, "### %s llmload: %s\n\n", mark, summary(r))
+		fmt.Fprintf(&b, "### %s llmload: %s\n\n", mark(r), summary(r))
 		fmt.Fprintf(&b, "Base: `%s` · New: `%s`\n\n", mdCode(r.Base), mdCode(r.New))
 		b.WriteString("| stage | metric | base | new | change | verdict |\n")
 		b.WriteString("| --- | --- | ---: | ---: | ---: | --- |\n")
 		for _, row := range r.Rows {
 			verdict := verdictWithNote(row)
-			if row.Regression {
+			switch {
+			case row.Regression:
 				verdict = "❌ **" + VerdictRegression + "**"
+			case row.Inconclusive:
+				verdict = "⚠ " + verdict
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdCell(row.Stage), row.Metric,
 				value(row.Metric, row.Base, row.NoData), value(row.Metric, row.New, row.NoData), change(row), mdCell(verdict))

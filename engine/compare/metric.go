@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -14,16 +13,54 @@ import (
 // empty: the tails users feel, throughput and errors.
 var DefaultMetrics = []string{"ttft.p99", "tpot.p99", "e2e.p99", "req_per_sec", "errors.rate"}
 
-// sample is one metric of one stage of one file, with what significance
-// needs: a 95% interval, or the reason there is none.
+// sample is one metric of one stage of one file, with what the tests
+// need: the histogram, moments or counts behind the figure, or, for files
+// written before histograms, a 95% interval or the reason there is none.
 type sample struct {
 	value  float64
-	ok     bool       // false: no data
-	iv     [2]float64 // 95% interval; valid when hasIV
-	hasIV  bool
-	weak   bool   // no interval and too few samples to trust the value
+	ok     bool   // false: no data
 	absent string // why ok is false
+	err    error  // a corrupt histogram: the comparison fails
+
+	test test // which test can decide on this figure
+
+	// testPercentile: the quantile (0..100) and the whole histogram.
+	q     float64
+	hist  []metrics.HDRBucket
+	count int64 // values behind the figure (percentiles, mean)
+	// testMean: the standard deviation, with count and value.
+	sd float64
+	// testRate: events (requests, tokens) over exposure seconds, perEvent
+	// events to one independent arrival (tokens per request; else 1).
+	// testErrorRate: events failures of exposure requests.
+	events, exposure, perEvent float64
+
+	// testIntervals, the fallback: a 95% interval, or weak when there is
+	// none and too few samples to trust the value.
+	iv    [2]float64
+	hasIV bool
+	weak  bool
+
+	// identity is the data the figure comes from, so that a file
+	// compared with itself is "same" rather than a statistical question.
+	identity string
 }
+
+// test names the significance test a sample allows.
+type test int
+
+const (
+	testNone       test = iota // a maximum: one value, nothing to test
+	testIntervals              // no histogram: 95% intervals, as before them
+	testPercentile             // exceedance test on the histograms
+	testMean                   // Welch's t test
+	testRate                   // conditional binomial test of two Poisson counts
+	testErrorRate              // Fisher's exact test
+)
+
+var testNames = [...]string{"none", "intervals", "exceedance", "welch", "poisson", "fisher"}
+
+func (t test) String() string { return testNames[t] }
 
 // metric reads one named figure from a stage.
 type metric struct {
@@ -60,9 +97,9 @@ func ValidMetrics() []string {
 func lookup(name string) (metric, error) {
 	switch name {
 	case "req_per_sec":
-		return metric{name, false, "rate", countRate(func(s *metrics.StageSummary) int64 { return s.Requests })}, nil
+		return metric{name, false, "rate", countRate(func(s *metrics.StageSummary) int64 { return s.Requests }, one)}, nil
 	case "output_tok_per_sec":
-		return metric{name, false, "tok", countRate(func(s *metrics.StageSummary) int64 { return s.OutputTokens })}, nil
+		return metric{name, false, "tok", countRate(func(s *metrics.StageSummary) int64 { return s.OutputTokens }, tokensPerRequest)}, nil
 	case "goodput":
 		return metric{name, false, "rate", goodput}, nil
 	case "errors.rate":
@@ -77,32 +114,44 @@ func lookup(name string) (metric, error) {
 	return metric{}, fmt.Errorf("unknown metric %q: valid metrics are %s", name, strings.Join(ValidMetrics(), ", "))
 }
 
-// distSample reads one statistic of a latency distribution. Percentiles
-// carry their confidence interval when the file has one and the count
-// reaches minCount; the mean gets ±1.96 standard errors; the max has no
-// interval. Without an interval, too few samples make the value weak.
+// distSample reads one statistic of a latency distribution. With the
+// file's histogram a percentile is tested exactly at any count; without
+// one (older files) it carries its confidence interval when the count
+// reaches minCount. The mean gets Welch's test from its moments; the max
+// has no test.
 func distSample(d metrics.Dist, stat string) sample {
 	if d.Count == 0 {
 		return sample{absent: "no data"}
 	}
-	s := sample{ok: true, weak: d.LowSamples || slices.Contains(d.Unreliable, stat)}
+	s := sample{ok: true, count: d.Count, test: testIntervals,
+		weak: d.LowSamples || slices.Contains(d.Unreliable, stat)}
 	var iv metrics.Interval
 	switch stat {
 	case "p50":
-		s.value, iv = d.P50, d.CI.P50
+		s.value, iv, s.q = d.P50, d.CI.P50, 50
 	case "p90":
-		s.value, iv = d.P90, d.CI.P90
+		s.value, iv, s.q = d.P90, d.CI.P90, 90
 	case "p95":
-		s.value, iv = d.P95, d.CI.P95
+		s.value, iv, s.q = d.P95, d.CI.P95, 95
 	case "p99":
-		s.value, iv = d.P99, d.CI.P99
+		s.value, iv, s.q = d.P99, d.CI.P99, 99
 	case "p99.9":
-		s.value, iv = d.P999, d.CI.P999
+		s.value, iv, s.q = d.P999, d.CI.P999, 99.9
 	case "mean":
-		h := z95 * d.Stddev / math.Sqrt(float64(d.Count))
-		s.value, iv = d.Mean, metrics.Interval{d.Mean - h, d.Mean + h}
+		s.value, s.sd, s.test = d.Mean, d.Stddev, testMean
+		s.identity = fmt.Sprint(d.Count, d.Mean, d.Stddev)
+		return s
 	case "max":
-		s.value = d.Max
+		s.value, s.test = d.Max, testNone
+		return s
+	}
+	h, err := d.HDRHistogram()
+	if err != nil {
+		return sample{err: err}
+	}
+	if h != nil {
+		s.test, s.hist, s.identity = testPercentile, metrics.HDRBuckets(h), d.HDR
+		return s
 	}
 	if d.Count < minCount[stat] {
 		s.weak = true // an interval from so few values is clamped to the largest: it understates the noise
@@ -112,29 +161,40 @@ func distSample(d metrics.Dist, stat string) sample {
 	return s
 }
 
-// minCount is the count a statistic's interval needs to be trusted: for a
-// percentile q, 10/(1−q) (as metrics flags Unreliable); for the mean, enough
-// values for the normal approximation.
-var minCount = map[string]int64{"p50": 20, "p90": 100, "p95": 200, "p99": 1000, "p99.9": 10000, "mean": 20}
+// minCount is the count a percentile's interval needs to be trusted,
+// 10/(1−q), as metrics flags Unreliable; only files without histograms
+// rely on intervals.
+var minCount = map[string]int64{"p50": 20, "p90": 100, "p95": 200, "p99": 1000, "p99.9": 10000}
 
-// z95 is the standard normal quantile of a two-sided 95% interval.
-const z95 = 1.96
-
-// countRate reads a per-second rate of a count over the stage window; the
-// count is taken as Poisson, so its interval is n ± 1.96·√n.
-func countRate(count func(*metrics.StageSummary) int64) func(*metrics.StageSummary, *report.Result) sample {
+// countRate reads a per-second rate of a count over the stage window.
+// perEvent says how many counted units one independent arrival brings:
+// tokens come in requests, so their count is far more variable than a
+// Poisson count of tokens would be.
+func countRate(count func(*metrics.StageSummary) int64, perEvent func(*metrics.StageSummary) float64) func(*metrics.StageSummary, *report.Result) sample {
 	return func(st *metrics.StageSummary, _ *report.Result) sample {
 		if st.DurationS <= 0 {
 			return sample{absent: "no stage window"}
 		}
-		return poisson(count(st), st.DurationS)
+		s := poisson(count(st), st.DurationS)
+		s.perEvent = perEvent(st)
+		return s
 	}
 }
 
+func one(*metrics.StageSummary) float64 { return 1 }
+
+// tokensPerRequest is the mean output tokens of a request, at least 1.
+func tokensPerRequest(st *metrics.StageSummary) float64 {
+	if st.Requests <= 0 {
+		return 1
+	}
+	return max(1, float64(st.OutputTokens)/float64(st.Requests))
+}
+
 func poisson(n int64, window float64) sample {
-	h := z95 * math.Sqrt(float64(n))
 	v := float64(n)
-	return sample{ok: true, value: v / window, iv: [2]float64{(v - h) / window, (v + h) / window}, hasIV: true}
+	return sample{ok: true, value: v / window, test: testRate, events: v, exposure: window, perEvent: 1,
+		identity: fmt.Sprint(n, window)}
 }
 
 func goodput(st *metrics.StageSummary, r *report.Result) sample {
@@ -147,15 +207,11 @@ func goodput(st *metrics.StageSummary, r *report.Result) sample {
 	return poisson(st.GoodRequests, st.DurationS)
 }
 
-// errorRate is failed/requests with a Wilson score interval, which stays
-// inside [0, 1] and is sound at 0 failures, unlike the normal one.
+// errorRate is failed/requests, tested exactly.
 func errorRate(st *metrics.StageSummary, _ *report.Result) sample {
 	if st.Requests <= 0 {
 		return sample{absent: "no requests"}
 	}
-	n, p := float64(st.Requests), float64(st.Failed)/float64(st.Requests)
-	z2 := z95 * z95
-	mid := (p + z2/(2*n)) / (1 + z2/n)
-	h := z95 / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
-	return sample{ok: true, value: p, iv: [2]float64{max(0, mid-h), min(1, mid+h)}, hasIV: true}
+	return sample{ok: true, value: float64(st.Failed) / float64(st.Requests), test: testErrorRate,
+		events: float64(st.Failed), exposure: float64(st.Requests), identity: fmt.Sprint(st.Failed, st.Requests)}
 }

@@ -13,7 +13,7 @@ import (
 
 // Text renders r for a terminal: a table per matched stage (metric, base,
 // new, change, verdict), the stages only one side ran, then a summary
-// line. The output is deterministic for a given Result.
+// line marked ✅, ⚠ (some rows inconclusive) or ❌. The output is deterministic for a given Result.
 func Text(r *Result) report.Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
@@ -23,22 +23,33 @@ func Text(r *Result) report.Reporter {
 			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprint(tw, "  metric\tbase\tnew\tchange\t  verdict\t\n")
 			for _, row := range stageRows(r, stage) {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t  %s\t\n", row.Metric, value(row.Metric, row.Base, row.NoData),
-					value(row.Metric, row.New, row.NoData), change(row), verdictWithNote(row))
+				// The note trails the last cell, so it is not padded to align.
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t  %s\t%s\n", row.Metric, value(row.Metric, row.Base, row.NoData),
+					value(row.Metric, row.New, row.NoData), change(row), row.Verdict(), why(row))
 			}
 			tw.Flush()
 		}
 		writeOnly(&b, "only in base", r.OnlyBase)
 		writeOnly(&b, "only in new", r.OnlyNew)
-		fmt.Fprintf(&b, "\n%s\n", summary(r))
+		fmt.Fprintf(&b, "\n%s %s\n", mark(r), summary(r))
 		_, err := w.Write(trimLines(b.Bytes()))
 		return err
 	}
 }
 
+// why says why a row has no data or could not be decided, which a reader
+// needs in order to act; other notes are in the JSON.
+func why(row Row) string {
+	if (row.NoData || row.Inconclusive) && row.Note != "" {
+		return "  " + row.Note
+	}
+	return ""
+}
+
+// verdictWithNote is the verdict and, where the reader needs it, why.
 func verdictWithNote(row Row) string {
-	if row.NoData {
-		return VerdictNoData + " (" + row.Note + ")"
+	if w := why(row); w != "" {
+		return row.Verdict() + " (" + w[2:] + ")"
 	}
 	return row.Verdict()
 }
