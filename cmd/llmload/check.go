@@ -41,7 +41,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		return usagef("check: %v", err)
 	}
 	if fs.NArg() != 1 {
-		return usagef("check: expected one SCENARIO.lua, got %d arguments", fs.NArg())
+		return usagef("check: expected one SCENARIO.lua, got %s", arguments(fs.NArg()))
 	}
 	params, err := parseSets(f.sets)
 	if err != nil {

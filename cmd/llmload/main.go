@@ -8,9 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/llmload/llmload/luabind"
 )
 
-// Exit codes, as DESIGN.md names them.
+// Exit codes, as DESIGN.md names them. When several apply, the first of
+// these wins: usage (2, before anything runs), an error or a run that
+// measured nothing or lost its target (1), a failed threshold or baseline
+// gate (99).
 const (
 	exitOK    = 0
 	exitError = 1
@@ -80,10 +85,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
 	var te *gateError
+	var pe *luabind.ParamError // a --set key the script never reads
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &pe):
 		fmt.Fprintf(stderr, "llmload: %v\n\n%s", err, topUsageShort)
 		return exitUsage
 	case errors.As(err, &te):

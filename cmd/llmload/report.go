@@ -39,6 +39,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return usagef("report: expected one RESULT.json, got %d arguments", fs.NArg())
 	}
+	if quiet && html == "" && stagesCSV == "" {
+		return usagef("report: --quiet with neither --html nor --csv-stages would do nothing")
+	}
 	res, err := readResult(fs.Arg(0))
 	if err != nil {
 		return err

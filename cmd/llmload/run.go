@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/compare"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
@@ -28,6 +29,7 @@ import (
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
+	"github.com/llmload/llmload/engine/verdict"
 	"github.com/llmload/llmload/luabind"
 )
 
@@ -77,7 +79,11 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report to this file")
 	fs.StringVar(&f.stage, "csv-stages", "", "write one CSV row per stage to this file")
 	fs.StringVar(&f.baseline, "baseline", "", "compare the results with this earlier result file; exit 99 on a regression")
-	f.gate.register(fs)
+	// The gate flags go through a set of their own, so that every flag
+	// gateFlags registers, now or later, is known to need --baseline.
+	gfs := pflag.NewFlagSet("gate", pflag.ContinueOnError)
+	f.gate.register(gfs)
+	fs.AddFlagSet(gfs)
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
@@ -88,9 +94,42 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", usagef("run: %v", err)
 	}
 	if fs.NArg() != 1 {
-		return nil, "", usagef("run: expected one SCENARIO.lua, got %d arguments", fs.NArg())
+		return nil, "", usagef("run: expected one SCENARIO.lua, got %s", arguments(fs.NArg()))
+	}
+	if err := needBaseline(gfs, f.baseline); err != nil {
+		return nil, "", err
 	}
 	return &f, fs.Arg(0), nil
+}
+
+// needBaseline refuses gate flags given without --baseline: they would
+// silently do nothing.
+func needBaseline(gate *pflag.FlagSet, baseline string) error {
+	if baseline != "" {
+		return nil
+	}
+	var set []string
+	gate.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed {
+			set = append(set, "--"+fl.Name)
+		}
+	})
+	if len(set) == 0 {
+		return nil
+	}
+	verb := "has"
+	if len(set) > 1 {
+		verb = "have"
+	}
+	return usagef("run: %s %s no effect without --baseline BASE.json", strings.Join(set, ", "), verb)
+}
+
+// arguments says "1 argument" or "n arguments".
+func arguments(n int) string {
+	if n == 1 {
+		return "1 argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
 }
 
 // parseSets turns --set key=value pairs into script parameters.
@@ -246,7 +285,11 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 	if err != nil {
 		return err
 	}
-	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: sink, Model: r.plan.Target.Model})
+	// Each VU backs off on its own when the target stops answering; the
+	// tracker sees every VU's outcomes and records the outages run-wide.
+	policy, reach := backoff.DefaultPolicy(), backoff.NewTracker()
+	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: sink, Model: r.plan.Target.Model,
+		Backoff: &policy, Reach: reach})
 	eng := executor.New(r.plan, vuRunner, sink)
 	meta := report.Meta{
 		Scenario: r.path, Target: engine.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
@@ -292,13 +335,15 @@ func (r *runner) load(ctx context.Context, client engine.Client, simulated bool,
 		res.Run.Aborted = abort.Error()
 	}
 	res.Thresholds = results
+	reason := verdict.Judge(res, verdict.Input{Outages: reach.Outages(meta.End), Start: start, End: meta.End,
+		OnUnreachable: r.script.OnUnreachable()})
 	if err := r.write(res, stdout, out); err != nil {
 		return err
 	}
 	if sinkErr != nil {
 		return sinkErr
 	}
-	if err := verdict(runErr, abort, passed); err != nil {
+	if err := exitVerdict(runErr, reason, abort, passed); err != nil {
 		return err
 	}
 	if r.baseline != nil {
@@ -322,16 +367,27 @@ func (r *runner) write(res *report.Result, stdout io.Writer, out outputs) error 
 	return writeRenderings(res, out.html, out.stage, r.say)
 }
 
-// verdict maps how the run ended to the error main turns into an exit
-// code: an interrupted run is an error (1), a failed gate exits 99.
-func verdict(runErr error, abort *thresholdAbort, passed bool) error {
+// exitVerdict maps how the run ended to the error main turns into an exit
+// code. First come errors (1): the run failed, measured nothing (reason
+// starts "nothing measured"), lost its target (reason starts "target
+// unreachable"), or was interrupted. Only then the gates (99): a threshold
+// that aborted the run or failed; the baseline gate comes after this. A
+// gate judged on nothing is no verdict, so nothing measured wins over 99.
+func exitVerdict(runErr error, reason string, abort *thresholdAbort, passed bool) error {
+	canceled := errors.Is(runErr, context.Canceled)
+	// A threshold that aborts the run cancels it too: not an interruption.
+	interrupted := canceled && abort == nil
 	switch {
+	case runErr != nil && !canceled:
+		return runErr
+	case reason != "" && interrupted:
+		return errors.New("run interrupted; " + reason)
+	case reason != "":
+		return errors.New(reason)
 	case abort != nil:
 		return &gateError{abort.Error()}
-	case errors.Is(runErr, context.Canceled):
+	case interrupted:
 		return errors.New("run interrupted: the results above cover what was sent")
-	case runErr != nil:
-		return runErr
 	case !passed:
 		return &gateError{"some thresholds failed"}
 	}

@@ -79,6 +79,11 @@ func (t *Tracker) Observe(r *engine.Result, at time.Time) {
 		t.cur.Classes[r.Err.Class]++
 		t.cur.Last = later(t.cur.Last, at)
 	case Answered(r) && t.cur != nil:
+		// A stream whose headers came before the outage began (cut off by
+		// the server's death) says nothing about the target since.
+		if began := answeredAt(r, at); began.Before(t.cur.Start) {
+			return
+		}
 		t.cur.End = later(at, t.cur.Last)
 		// A gap too short to count is forgotten once the target answers.
 		if t.cur.counts(t.cur.End) {
@@ -104,6 +109,15 @@ func (t *Tracker) Outages(runEnd time.Time) []Outage {
 		out = append(out, o)
 	}
 	return out
+}
+
+// answeredAt is when r's response began: t0 plus TTFB, or at when r does
+// not say.
+func answeredAt(r *engine.Result, at time.Time) time.Time {
+	if r.Start.IsZero() || r.TTFB <= 0 {
+		return at
+	}
+	return r.Start.Add(r.TTFB)
 }
 
 // later returns the later of a and b: VUs report out of order by a hair.

@@ -29,6 +29,10 @@ func TestTrackerOutages(t *testing.T) {
 				Classes: map[string]int64{"conn_refused": 2, "conn_reset": 1}}}},
 		{name: "never came back", obs: []obs{{0, answered}, {1000, refused}, {1100, refused}, {1300, refused}}, end: 2000,
 			want: []Outage{{Start: at(1000), Last: at(1300), Attempts: 3, Classes: map[string]int64{"conn_refused": 3}}}},
+		{name: "a stream cut off by the outage does not end it", obs: []obs{{0, answered}, {1000, refused},
+			{1100, engine.Result{Start: at(500), TTFB: 100 * time.Millisecond, Status: 200, Err: &engine.Error{Class: engine.ErrStreamTruncated}}},
+			{1300, refused}, {2500, refused}}, end: 3000,
+			want: []Outage{{Start: at(1000), Last: at(2500), Attempts: 3, Classes: map[string]int64{"conn_refused": 3}}}},
 		{name: "ended too soon after it began", obs: []obs{{1000, refused}, {1100, refused}, {1300, refused}}, end: 1500},
 	}
 	for _, tt := range tests {
