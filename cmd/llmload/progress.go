@@ -125,9 +125,17 @@ func scenarioProgress(s executor.ScenarioStatus) string {
 		s.Elapsed.Round(time.Second), s.Total.Round(time.Second))
 	switch {
 	case engine.OpenModel(s.Executor):
-		return fmt.Sprintf("%s, %.1f/s target, %d of %d VUs busy, %d dropped", at, s.Rate, s.BusyVUs, s.AllocatedVUs, s.Dropped)
+		return fmt.Sprintf("%s, %.1f/s target, %d of %s busy, %d dropped", at, s.Rate, s.BusyVUs, vus(s.AllocatedVUs), s.Dropped)
 	case s.IterationsTotal > 0:
-		return fmt.Sprintf("%s, %d VUs, %d/%d iterations", at, s.ActiveVUs, s.IterationsDone, s.IterationsTotal)
+		return fmt.Sprintf("%s, %s, %d/%d iterations", at, vus(s.ActiveVUs), s.IterationsDone, s.IterationsTotal)
 	}
-	return fmt.Sprintf("%s, %d VUs", at, s.ActiveVUs)
+	return fmt.Sprintf("%s, %s", at, vus(s.ActiveVUs))
+}
+
+// vus is "1 VU" or "n VUs".
+func vus(n int) string {
+	if n == 1 {
+		return "1 VU"
+	}
+	return fmt.Sprintf("%d VUs", n)
 }

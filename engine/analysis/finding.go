@@ -32,8 +32,11 @@ type Finding struct {
 	Suspect string `json:"suspect,omitempty"`
 }
 
-// loadText renders a load level with its unit: "8 VUs", "2.5 req/s".
+// loadText renders a load level with its unit: "1 VU", "8 VUs", "2.5 req/s".
 func loadText(load float64, unit string) string {
+	if unit == UnitVUs && load == 1 {
+		return "1 VU"
+	}
 	return strconv.FormatFloat(load, 'g', 4, 64) + " " + unit
 }
 

@@ -62,8 +62,8 @@ func efficiency(a, b Point) float64 {
 func figureText(p Point) string {
 	v := throughputOf(p)
 	if p.Throughput > 0 && p.Throughput < p.ReqPerSec && p.E2EMean > 0 {
-		return fmt.Sprintf("%s delivered (%d VUs ÷ mean E2E %s; the table's %.2f req/s counts requests started)",
-			rateText(v), p.VUs, msText(p.E2EMean), p.ReqPerSec)
+		return fmt.Sprintf("%s delivered (%s ÷ mean E2E %s; the table's %.2f req/s counts requests started)",
+			rateText(v), loadText(float64(p.VUs), UnitVUs), msText(p.E2EMean), p.ReqPerSec)
 	}
 	return rateText(v) + " (the table's req/s)"
 }

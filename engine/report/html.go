@@ -112,8 +112,8 @@ func metaRows(r *Result) [][2]string {
 		rows = append(rows, [2]string{"tokenizer", m.Tokenizer})
 	}
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
-		rows = append(rows, [2]string{"warmup", fmt.Sprintf("%d requests, %d failed, %d script errors (excluded from all figures)",
-			w.Requests, w.Failed, w.IterationErrors)})
+		rows = append(rows, [2]string{"warmup", fmt.Sprintf("%s, %d failed, %s (excluded from all figures)",
+			count(w.Requests, "request", "requests"), w.Failed, count(w.IterationErrors, "script error", "script errors"))})
 	}
 	return rows
 }

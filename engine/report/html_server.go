@@ -22,7 +22,7 @@ func serverSection(r *Result, labels []string) ([]chartOut, string) {
 	for _, s := range sm.Series {
 		series = append(series, serverSeries{Name: s.Name, Help: s.Help, Unit: s.Unit, T: s.T, V: s.V})
 	}
-	note := fmt.Sprintf("Scraped from %s every %gs: %d scrapes, %d failed.", sm.URL, sm.EveryS, sm.Scrapes, sm.Failures)
+	note := fmt.Sprintf("Scraped from %s every %gs: %s, %d failed.", sm.URL, sm.EveryS, count(int64(sm.Scrapes), "scrape", "scrapes"), sm.Failures)
 	if len(sm.Errors) > 0 {
 		note += " Errors: " + strings.Join(sm.Errors, "; ")
 	}

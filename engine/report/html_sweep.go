@@ -91,7 +91,11 @@ func sweepSectionOf(s analysis.Sweep, a analysis.SweepAnalysis, i int) sweepSect
 		Charts: []chartOut{req.render(), tok.render(), lat.render()}}
 	for _, f := range []analysis.Finding{a.Knee, a.Cliff} {
 		if f.Text != "" {
-			sec.Notes = append(sec.Notes, f.Text, f.Kind+" rule: "+f.Rule)
+			sec.Notes = append(sec.Notes, f.Text)
+			if f.Suspect != "" {
+				sec.Notes = append(sec.Notes, "⚠ suspect "+f.Kind+": "+f.Suspect+" (see the warnings)")
+			}
+			sec.Notes = append(sec.Notes, f.Kind+" rule: "+f.Rule)
 		}
 	}
 	return sec

@@ -56,10 +56,16 @@ func stageRow(r *Result, s *metrics.StageSummary, label string) []htmlCell {
 		load = fmtRate(s.TargetRate) + "/s"
 	}
 	window := fmt.Sprintf("%.1fs", s.DurationS)
-	if !s.Complete {
+	switch {
+	case !s.Complete:
 		window += " (cut)"
+	case s.Slipped():
+		window += fmt.Sprintf(" (planned %gs)", s.PlannedS)
 	}
-	row := []htmlCell{{Text: label, Left: true, Bad: clientBound(s)}, {Text: load}, {Text: window},
+	if mark := clientMark(s); mark != "" {
+		label += " ! " + mark
+	}
+	row := []htmlCell{{Text: label, Left: true, Bad: clientMark(s) != ""}, {Text: load}, {Text: window, Bad: s.Slipped()},
 		intCellH(s.OK), {Text: fmt.Sprint(s.Failed), Bad: s.Failed > 0}, {Text: fmtRate(s.ReqPerSec)}, {Text: fmtRate(s.OutputTokPerSec)}}
 	if r.SLOSet {
 		row = append(row, htmlCell{Text: fmtRate(s.Goodput)}, htmlCell{Text: fmt.Sprintf("%.1f%%", 100*s.GoodShare)})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
@@ -32,6 +33,16 @@ func sweepStages() []metrics.StageSummary {
 	for i, l := range levels {
 		ok := int64(l.rps * 60)
 		s := stage("sweep", fmt.Sprintf("c%d", l.vus), i, l.vus, 60*float64(i), 60, ok, 0, l.ttft)
+		s.PlannedS = 60
+		switch l.vus {
+		case 8: // woken late by a busy machine
+			s.DurationS = 61.5
+		case 16:
+			s.Client = &engine.ClientCheck{CPUPercent: 7, Cores: 2, SchedLatencyP99MS: 4.1, GCPauseP99MS: 0.08,
+				MachineMeasured: true, MachineCores: 2, MachineCPUPercent: 97, OwnSharePercent: 3.6, RunQueue: 5.2,
+				SaturatedSamples: 41, Samples: 60, MachineBusy: true, MachineReasons: []string{
+					"the machine's CPU was over 90% busy in 41 of 60 samples (highest 97%) while llmload used 3.6% of it: other processes took the cores"}}
+		}
 		s.E2E = histDist(ok, l.e2e, l.e2e)
 		s.TTFT = histDist(ok, l.ttft, l.shortMS, l.longMS)
 		s.ByTag = map[string]map[string]metrics.TagSummary{
@@ -70,6 +81,13 @@ func richResult() *Result {
 	r.Thresholds = append(r.Thresholds, threshold.Result{Expr: "errors.rate", Kind: "rate", Passed: true,
 		Outcomes: []threshold.Outcome{{Condition: "rate<0.05", Agg: "rate", Observed: 0.01, Samples: 900, Passed: true}}})
 	return r
+}
+
+// TestRichTextGolden: the text of a sweep whose knee and cliff come from a
+// slipped window and a machine-busy stage.
+func TestRichTextGolden(t *testing.T) {
+	r := richResult()
+	golden(t, "rich.txt.golden", render(t, Text(r)))
 }
 
 func TestHTMLGolden(t *testing.T) {

@@ -41,7 +41,7 @@ func writePlanHeader(b *bytes.Buffer, p engine.Plan) {
 	}
 	fmt.Fprintf(b, "script  %s\ntarget  %s, model %s\nseed    %d\n", p.Script, target, model, p.Seed)
 	if p.Warmup.Requests > 0 {
-		fmt.Fprintf(b, "warmup  %d requests, excluded from all statistics\n", p.Warmup.Requests)
+		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", count(int64(p.Warmup.Requests), "request", "requests"))
 	} else if p.Warmup.Duration > 0 {
 		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", engine.FormatDuration(p.Warmup.Duration))
 	}
@@ -125,9 +125,10 @@ func stageLoad(sc engine.Scenario, st engine.Stage, prev float64) string {
 	}
 	switch sc.Executor {
 	case engine.ExecutorSharedIterations:
-		return fmt.Sprintf("%d VUs share %d iterations (at most %s)", sc.VUs, sc.Iterations, engine.FormatDuration(st.Duration))
+		return fmt.Sprintf("%s %s %s (at most %s)", count(int64(sc.VUs), "VU", "VUs"), plural(int64(sc.VUs), "runs", "share"),
+			count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
 	case engine.ExecutorPerVUIterations:
-		return fmt.Sprintf("%d VUs × %d iterations (at most %s)", sc.VUs, sc.Iterations, engine.FormatDuration(st.Duration))
+		return fmt.Sprintf("%s × %s (at most %s)", count(int64(sc.VUs), "VU", "VUs"), count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
 	}
 	if st.Ramp > 0 {
 		return fmt.Sprintf("%s → %s over %s, then hold", level(prev), level(stageLevel(sc, st)), engine.FormatDuration(st.Ramp))
@@ -141,9 +142,9 @@ func expected(sc engine.Scenario) string {
 	case engine.OpenModel(sc.Executor):
 		return fmt.Sprintf("expected ≈ %.0f iterations (∫ rate dt)", expectedArrivals(sc))
 	case sc.Executor == engine.ExecutorSharedIterations:
-		return fmt.Sprintf("expected %d iterations", sc.Iterations)
+		return "expected " + count(int64(sc.Iterations), "iteration", "iterations")
 	case sc.Executor == engine.ExecutorPerVUIterations:
-		return fmt.Sprintf("expected %d iterations", sc.VUs*sc.Iterations)
+		return "expected " + count(int64(sc.VUs*sc.Iterations), "iteration", "iterations")
 	}
 	return "closed model: the iteration count depends on response times"
 }

@@ -172,7 +172,11 @@ func chatC1() metrics.StageSummary {
 	c1.TTFC = dist(58, 900)
 	c1.TokenCheck = metrics.TokenCheck{Compared: 58, Mismatched: 3, MeanRelDiff: 0.021}
 	c1.GoodRequests, c1.Goodput, c1.GoodShare = 51, 0.85, 0.85
-	c1.Client = &engine.ClientCheck{CPUPercent: 23, Cores: 2, SchedLatencyP99MS: 0.2, GCPauseP99MS: 0.1, GCPauseTotalMS: 3}
+	c1.Client = &engine.ClientCheck{CPUPercent: 23, Cores: 2, SchedLatencyP99MS: 0.2, GCPauseP99MS: 0.1, GCPauseTotalMS: 3,
+		MachineMeasured: true, MachineCores: 2, MachineCPUPercent: 31, OwnSharePercent: 74, RunQueue: 1.4, Samples: 60}
+	// Later turns of iterations begun in the window, sent in the graceful stop.
+	c1.PlannedS = c1.DurationS
+	c1.TailRequests, c1.TailOK, c1.TailOutputTokens, c1.TailInputTokens = 4, 4, 310, 1200
 	c1.ByTag = map[string]map[string]metrics.TagSummary{
 		"prompt": {
 			"short": {Requests: 31, OK: 30, Failed: 1, TTFT: dist(30, 45), TPOT: dist(30, 2.4), E2E: dist(30, 900)},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -86,8 +87,8 @@ func writeHeader(b *bytes.Buffer, r *Result) {
 	fmt.Fprintf(b, "run     %s, %s, seed %d (llmload%s)\n", cmp.Or(m.Scenario, "(no script)"), dur, m.Seed, version)
 	fmt.Fprintf(b, "target  %s, model %s\n", target, cmp.Or(m.Model, "(default)"))
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
-		fmt.Fprintf(b, "warmup: %d requests, %d failed, %d script errors (excluded from all figures)\n",
-			w.Requests, w.Failed, w.IterationErrors)
+		fmt.Fprintf(b, "warmup: %s, %d failed, %s (excluded from all figures)\n",
+			count(w.Requests, "request", "requests"), w.Failed, count(w.IterationErrors, "script error", "script errors"))
 	}
 }
 
@@ -147,11 +148,12 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 		goodput:    r.SLOSet,
 	}
 	marked := make([]string, len(labels))
-	bound := false
+	var flagged []string
 	for i, s := range stages {
 		marked[i] = labels[i]
-		if clientBound(&s) {
-			marked[i], bound = labels[i]+" !", true
+		if mark := clientMark(&s); mark != "" {
+			marked[i] = labels[i] + " !"
+			flagged = append(flagged, labels[i]+" "+markMeaning(mark))
 		}
 	}
 	stageHead, marked := leftColumn("stage", marked)
@@ -167,9 +169,10 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 	if cut {
 		b.WriteString("cut: the stage did not run to its end; its window ends at its last completed request, or when the run stopped\n")
 	}
-	if bound {
-		b.WriteString("!: llmload itself was the bottleneck in this stage, so its figures are suspect (see WARNING)\n")
+	if len(flagged) > 0 {
+		b.WriteString(wrap("!: "+strings.Join(flagged, "; ")+": the stage's figures are suspect (see WARNING)", "", "  ", maxWidth))
 	}
+	writeTailNote(b, stages, labels)
 	if cols.dirty {
 		b.WriteString("dirty: deliberately malformed requests, left out of every other figure\n")
 	}
@@ -193,10 +196,7 @@ func (c throughputColumns) head(stage string) []string {
 }
 
 func (c throughputColumns) cells(label string, s *metrics.StageSummary) []string {
-	window := fmt.Sprintf("%.1fs", s.DurationS)
-	if !s.Complete {
-		window += " cut"
-	}
+	window := windowText(s)
 	vus := fmt.Sprint(s.VUs)
 	if s.TargetRate > 0 {
 		vus = "-" // open model: the rate, not a VU count, sets the load
@@ -237,7 +237,62 @@ func goodputNote(slo *SLO) string {
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-func clientBound(s *metrics.StageSummary) bool { return s.Client != nil && s.Client.Bound }
+// clientMark names what the self-check flagged in a stage: "CLIENT-BOUND",
+// "MACHINE-BUSY", both, or "" for nothing.
+func clientMark(s *metrics.StageSummary) string {
+	c := s.Client
+	switch {
+	case c == nil:
+		return ""
+	case c.Bound && c.MachineBusy:
+		return "CLIENT-BOUND, MACHINE-BUSY"
+	case c.Bound:
+		return "CLIENT-BOUND"
+	case c.MachineBusy:
+		return "MACHINE-BUSY"
+	}
+	return ""
+}
+
+// markMeaning spells out a clientMark.
+func markMeaning(mark string) string {
+	switch mark {
+	case "CLIENT-BOUND":
+		return mark + " (llmload itself was the bottleneck)"
+	case "MACHINE-BUSY":
+		return mark + " (other processes held the machine's CPU)"
+	}
+	return mark + " (llmload was the bottleneck on a machine busy with other processes)"
+}
+
+// windowText is a stage's window, marked when it was cut or slipped from
+// its planned length.
+func windowText(s *metrics.StageSummary) string {
+	w := fmt.Sprintf("%.1fs", s.DurationS)
+	switch {
+	case !s.Complete:
+		w += " cut"
+	case s.Slipped():
+		w += " of " + strconv.FormatFloat(s.PlannedS, 'f', -1, 64) + "s"
+	}
+	return w
+}
+
+// writeTailNote says how many requests started after their stage's window
+// closed: counted and timed, but not in the rates.
+func writeTailNote(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
+	var parts []string
+	for i, s := range stages {
+		if s.TailRequests > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", labels[i], s.TailRequests, s.Requests))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	b.WriteString(wrap("tail: requests started after the window closed (graceful stop): "+strings.Join(parts, ", ")+
+		"; in ok, failed and the latencies, not in req/s, tok/s or goodput", "", "  ", maxWidth))
+}
 
 // writeArrivals shows, for open-model stages, the target rate against what
 // was scheduled and started, drops and llmload's own schedule lag.
@@ -289,6 +344,9 @@ func writeSweepFindings(b *bytes.Buffer, r *Result) {
 		}
 		for _, f := range []analysis.Finding{sw.Knee, sw.Cliff} {
 			fmt.Fprintf(b, "%s%s\n", prefix, f.Text)
+			if f.Suspect != "" {
+				b.WriteString(wrap("suspect: "+f.Suspect+" (see WARNING)", "  ", "    ", maxWidth))
+			}
 		}
 	}
 }
@@ -300,7 +358,7 @@ func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
 	if sm == nil {
 		return
 	}
-	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%d scrapes", len(sm.Series), sm.URL, sm.Scrapes)
+	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%s", len(sm.Series), sm.URL, count(int64(sm.Scrapes), "scrape", "scrapes"))
 	if sm.Failures > 0 {
 		fmt.Fprintf(b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
@@ -26,16 +27,26 @@ func writeClientHealth(b *bytes.Buffer, stages []metrics.StageSummary, labels []
 	b.WriteString("\nclient self-check\n")
 	_, names = leftColumn("", names)
 	for i := range lines {
-		fmt.Fprintf(b, "  %s  %s\n", names[i], lines[i])
+		indent := "  " + strings.Repeat(" ", len([]rune(names[i]))+2)
+		b.WriteString(wrap(lines[i], "  "+names[i]+"  ", indent, maxWidth))
 	}
 }
 
-// clientLine reads like top: CPU is a percentage of one core.
+// clientLine reads like top: llmload's CPU is a percentage of one core;
+// the machine's is a percentage of all its cores.
 func clientLine(c *engine.ClientCheck) string {
-	line := fmt.Sprintf("client: CPU %.0f%% (of %d%% for %d cores), scheduling p99 %s ms, GC pauses p99 %s ms",
-		c.CPUPercent, 100*max(c.Cores, 1), max(c.Cores, 1), fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
+	cores := max(c.Cores, 1)
+	line := fmt.Sprintf("client: CPU %.0f%% (of %d%% for %d %s), scheduling p99 %s ms, GC pauses p99 %s ms",
+		c.CPUPercent, 100*cores, cores, plural(int64(cores), "core", "cores"), fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
+	if c.MachineMeasured {
+		line += fmt.Sprintf("; machine: CPU %.0f%% busy (llmload %.0f%% of it), steal %.0f%%, run queue %.1f on %d %s",
+			c.MachineCPUPercent, c.OwnSharePercent, c.StealPercent, c.RunQueue, c.MachineCores, plural(int64(c.MachineCores), "core", "cores"))
+	}
 	if c.Bound {
 		line += "  ! CLIENT-BOUND"
+	}
+	if c.MachineBusy {
+		line += "  ! MACHINE-BUSY"
 	}
 	return line
 }
@@ -60,12 +71,12 @@ func writeTokenNotes(b *bytes.Buffer, r *Result, labels []string) {
 	var notes []string
 	for i, s := range r.Stages {
 		if tc := s.TokenCheck; tc.Mismatched > 0 {
-			notes = append(notes, fmt.Sprintf("%s: server usage and the %s count disagree by more than %.0f%% on %d of %d requests (mean difference %.1f%%)",
-				labels[i], tokenizer, 100*metrics.TokenMismatch, tc.Mismatched, tc.Compared, 100*tc.MeanRelDiff))
+			notes = append(notes, fmt.Sprintf("%s: server usage and the %s count disagree by more than %.0f%% on %d of %s (mean difference %.1f%%)",
+				labels[i], tokenizer, 100*metrics.TokenMismatch, tc.Mismatched, count(tc.Compared, "request", "requests"), 100*tc.MeanRelDiff))
 		}
 		if n := s.TokensSource[engine.TokensFromEvents]; n > 0 {
-			notes = append(notes, fmt.Sprintf("%s: output tokens of %d of %d requests are counts of text events "+
-				"(no usage from the server, no tokenizer): approximate, and so are tok/s and TPOT", labels[i], n, s.OK))
+			notes = append(notes, fmt.Sprintf("%s: output tokens of %d of %s are counts of text events "+
+				"(no usage from the server, no tokenizer): approximate, and so are tok/s and TPOT", labels[i], n, count(s.OK, "request", "requests")))
 		}
 	}
 	if len(notes) == 0 {

@@ -200,6 +200,6 @@ func writeClamped(b *bytes.Buffer, stages []metrics.StageSummary) {
 			s.ITLToken.Clamped + s.E2E.Clamped
 	}
 	if n > 0 {
-		fmt.Fprintf(b, "\n%d latency values outside 0 .. 1h were clamped to the nearest bound\n", n)
+		fmt.Fprintf(b, "\n%s outside 0 .. 1h %s clamped to the nearest bound\n", count(n, "latency value", "latency values"), plural(n, "was", "were"))
 	}
 }

@@ -183,3 +183,6 @@ func plural(n int64, one, many string) string {
 	}
 	return many
 }
+
+// count is n with its noun in the right number: "1 request", "2 requests".
+func count(n int64, one, many string) string { return fmt.Sprint(n) + " " + plural(n, one, many) }

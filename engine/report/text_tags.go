@@ -32,8 +32,8 @@ func writeByTag(b *bytes.Buffer, stages []metrics.StageSummary, labels []string,
 	}
 	for i, s := range stages {
 		if s.TagKeysOverflow > 0 {
-			fmt.Fprintf(b, "%s: requests carried more than %d tag keys; %d (request, key) pairs beyond them are not broken down\n",
-				labels[i], metrics.MaxTagKeys, s.TagKeysOverflow)
+			fmt.Fprintf(b, "%s: requests carried more than %d tag keys; %s beyond them %s not broken down\n",
+				labels[i], metrics.MaxTagKeys, count(s.TagKeysOverflow, "(request, key) pair", "(request, key) pairs"), plural(s.TagKeysOverflow, "is", "are"))
 		}
 	}
 }

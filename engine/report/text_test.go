@@ -217,7 +217,11 @@ func TestClientLine(t *testing.T) {
 		{engine.ClientCheck{CPUPercent: 45, Cores: 2, SchedLatencyP99MS: 0.2, GCPauseP99MS: 0.1},
 			"client: CPU 45% (of 200% for 2 cores), scheduling p99 0.2 ms, GC pauses p99 0.1 ms"},
 		{engine.ClientCheck{CPUPercent: 99.6, Cores: 1, SchedLatencyP99MS: 12.34, GCPauseP99MS: 0.004, Bound: true},
-			"client: CPU 100% (of 100% for 1 cores), scheduling p99 12.3 ms, GC pauses p99 0 ms  ! CLIENT-BOUND"},
+			"client: CPU 100% (of 100% for 1 core), scheduling p99 12.3 ms, GC pauses p99 0 ms  ! CLIENT-BOUND"},
+		{engine.ClientCheck{CPUPercent: 7, Cores: 2, SchedLatencyP99MS: 4.1, GCPauseP99MS: 0.08, MachineMeasured: true, MachineCores: 2,
+			MachineCPUPercent: 97, OwnSharePercent: 3.6, RunQueue: 5.2, MachineBusy: true},
+			"client: CPU 7% (of 200% for 2 cores), scheduling p99 4.1 ms, GC pauses p99 0.08 ms; " +
+				"machine: CPU 97% busy (llmload 4% of it), steal 0%, run queue 5.2 on 2 cores  ! MACHINE-BUSY"},
 	} {
 		if got := clientLine(&tc.c); got != tc.want {
 			t.Errorf("clientLine = %q, want %q", got, tc.want)

@@ -47,7 +47,7 @@ const (
 func judge(c *engine.ClientCheck, window time.Duration) {
 	cores := max(c.Cores, 1)
 	if c.CPUPercent >= 100*MaxCPUShare*float64(cores) {
-		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of the %d%% that %d cores give", c.CPUPercent, 100*cores, cores))
+		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of the %d%% that %d %s", c.CPUPercent, 100*cores, cores, plural(cores, "core gives", "cores give")))
 	}
 	if delays := delayReasons(c, window); len(delays) > 0 {
 		if ownLoad(c) {
@@ -108,8 +108,8 @@ func machineReasons(c *engine.ClientCheck) []string {
 		out = append(out, fmt.Sprintf("the hypervisor withheld %.0f%% of the CPU (steal)", c.StealPercent))
 	}
 	if c.RunQueue > float64(c.MachineCores) && c.OwnSharePercent < 100*MinOwnShare {
-		out = append(out, fmt.Sprintf("%.1f runnable threads on %d cores on average (llmload %.0f%% of the busy CPU): threads queued for a CPU",
-			c.RunQueue, c.MachineCores, c.OwnSharePercent))
+		out = append(out, fmt.Sprintf("%.1f runnable threads on %d %s on average (llmload %.0f%% of the busy CPU): threads queued for a CPU",
+			c.RunQueue, c.MachineCores, plural(c.MachineCores, "core", "cores"), c.OwnSharePercent))
 	}
 	return out
 }
