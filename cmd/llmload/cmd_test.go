@@ -7,11 +7,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/sim"
 )
 
 func TestParseSets(t *testing.T) {
@@ -213,5 +218,166 @@ end
 	}
 	if !strings.Contains(stdout, "aborted the run") || !strings.Contains(stderr, "ttft.p99 < 1us") {
 		t.Errorf("summary or error does not name the aborting threshold:\n%s\n%s", stdout, stderr)
+	}
+}
+
+// failAfter serves the simulator for the first n chat requests (preflight
+// is one) and a 500 with an error body for every later one; it counts the
+// chat requests.
+func failAfter(t *testing.T, n int64) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var count atomic.Int64
+	simulator := sim.New(sim.Config{DecodeBase: -1, PrefillBase: -1})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/completions") && count.Add(1) > n {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"error":{"message":"broken on purpose"}}`)
+			return
+		}
+		simulator.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &count
+}
+
+// TestNothingMeasuredExitsOne: a run that sent nothing, raised a script
+// error in every iteration, or had no request succeed exits 1 with the
+// reason in one line, after writing its summary and result file.
+func TestNothingMeasuredExitsOne(t *testing.T) {
+	const head = "local llm = require(\"llmload\")\noptions = { %s stages = { { name = \"c1\", target = 2, duration = \"300ms\" } } }\n"
+	script := func(options, body string) string { return writeScript(t, fmt.Sprintf(head, options)+body) }
+	chat := `function iteration(vu) llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 3 } end`
+	tests := []struct {
+		name      string
+		script    string
+		okChats   int64 // served before the server fails; -1: never fails
+		code      int
+		want      string
+		threshold bool
+	}{
+		{"typo in every iteration", script("", "function iteration(vu)\n  llm.chat { messages = { { role = \"user\", content = \"hi\" } }, max_tokn = 3 }\nend"), -1,
+			exitError, "nothing measured: all %s iterations failed with a script error and no request was sent; first: %s:4: llm.chat.max_tokn: unknown key (did you mean max_tokens?)", false},
+		{"never calls llm.chat", script("", `function iteration(vu) llm.sleep("20ms") end`), -1,
+			exitError, "nothing measured: no request was sent: %s iterations ran and none called llm.chat or llm.complete", false},
+		{"every request failed", script("", chat), 1,
+			exitError, "nothing measured: no request succeeded: all %s requests failed (http_5xx:500×", false},
+		{"only warmup succeeded", script("warmup = { requests = 3 },", chat), 4,
+			exitError, "nothing measured: no request succeeded", false},
+		{"nothing measured wins over a failed threshold", script(`thresholds = { ["errors.rate"] = "< 1%" },`, chat), 1,
+			exitError, "nothing measured: no request succeeded", true},
+		{"measured", script("", chat), -1, exitOK, "", false},
+		{"robustness only, careful server", script(`dirty = { ratio = 1, kinds = { empty = 1 } },`, chat), -1, exitOK, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := failAfter(t, cmpOr(tt.okChats, 1<<40))
+			out := filepath.Join(t.TempDir(), "r.json")
+			stdout, stderr, code := runInProcess(t, "run", "--quiet", "--out", out, "--target", srv.URL+"/v1", tt.script)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			res, err := readResult(out)
+			if err != nil {
+				t.Fatalf("no result file written: %v", err)
+			}
+			if tt.want == "" {
+				if res.Run.Verdict != "" || stderr != "" {
+					t.Errorf("verdict %q, stderr %q; want neither", res.Run.Verdict, stderr)
+				}
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			last := lines[len(lines)-1]
+			if !matchesCount(last, "llmload: "+tt.want, tt.script) {
+				t.Errorf("last stderr line %q, want %q", last, tt.want)
+			}
+			if got := "llmload: " + res.Run.Verdict; got != last {
+				t.Errorf("result verdict %q, want the line %q", res.Run.Verdict, last)
+			}
+			if !strings.Contains(stdout, "nothing measured") {
+				t.Errorf("summary does not say nothing was measured:\n%s", stdout)
+			}
+			if tt.threshold && !strings.Contains(stdout, "✗ errors.rate") {
+				t.Errorf("summary lacks the failed threshold:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// matchesCount reports whether line starts with want, where want's %s are
+// a count (digits and commas) and then the script path.
+func matchesCount(line, want, path string) bool {
+	want = strings.Replace(want, "%s", `[0-9,]+`, 1)
+	want = strings.Replace(want, "%s", path, 1)
+	quoted := regexp.QuoteMeta(want)
+	quoted = strings.ReplaceAll(quoted, regexp.QuoteMeta(`[0-9,]+`), `[0-9,]+`)
+	return regexp.MustCompile("^" + quoted).MatchString(line)
+}
+
+func cmpOr(v, def int64) int64 {
+	if v >= 0 {
+		return v
+	}
+	return def
+}
+
+// TestNoEffectFlagsAreUsageErrors: flags that would do nothing exit 2
+// before any request reaches the server.
+func TestNoEffectFlagsAreUsageErrors(t *testing.T) {
+	srv, count := failAfter(t, -1)
+	params := writeScript(t, `local llm = require("llmload")
+options = { vus = 1, duration = llm.param("stage_duration", "200ms") }
+function iteration(vu)
+  llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = llm.param("max_tokens", 3) }
+end`)
+	res := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(res, []byte(`{"schema_version":1,"run":{},"stages":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := []string{"--target", srv.URL + "/v1"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"misspelt --set", append([]string{"run", "--set", "stage_duraton=2s", params}, target...),
+			"--set stage_duraton: no llm.param in " + params + " reads this key (did you mean stage_duration?); the keys it reads: max_tokens, stage_duration"},
+		{"unread --set", append([]string{"run", "--set", "vus=4", params}, target...), "--set vus: no llm.param in "},
+		{"check: misspelt --set", []string{"check", "--set", "max_token=9", params}, "(did you mean max_tokens?)"},
+		{"--max-regression without --baseline", append([]string{"run", "--max-regression", "20%", params}, target...),
+			"run: --max-regression has no effect without --baseline BASE.json"},
+		{"--metrics and --format without --baseline", append([]string{"run", "--metrics", "ttft.p99", "--format", "md", params}, target...),
+			"run: --format, --metrics have no effect without --baseline BASE.json"},
+		{"report --quiet alone", []string{"report", "--quiet", res}, "report: --quiet with neither --html nor --csv-stages would do nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runInProcess(t, tt.args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitUsage, stdout, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, stderr)
+			}
+		})
+	}
+	if n := count.Load(); n != 0 {
+		t.Errorf("%d requests reached the server, want 0", n)
+	}
+}
+
+// TestGateFlagsNeedOnlyABaseline: the gate flags are refused only without --baseline.
+func TestGateFlagsNeedOnlyABaseline(t *testing.T) {
+	fs := pflag.NewFlagSet("gate", pflag.ContinueOnError)
+	var g gateFlags
+	g.register(fs)
+	if err := fs.Parse([]string{"--max-regression", "10%"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := needBaseline(fs, "base.json"); err != nil {
+		t.Errorf("with --baseline: %v", err)
+	}
+	if err := needBaseline(fs, ""); err == nil {
+		t.Error("without --baseline: no error")
 	}
 }
