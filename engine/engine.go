@@ -281,7 +281,8 @@ type ClientCheck struct {
 	MachineCPUPercent float64 `json:"machine_cpu_percent,omitempty"`
 	StealPercent      float64 `json:"steal_percent,omitempty"`
 	// RunQueue is the mean number of runnable threads (procs_running),
-	// llmload's included: above MachineCores, threads wait for a CPU.
+	// llmload's included but not the one sampling: above MachineCores,
+	// threads wait for a CPU.
 	RunQueue float64 `json:"run_queue,omitempty"`
 	// OwnSharePercent is llmload's share of the CPU the machine used over
 	// the window (0–100): low means other processes used it.

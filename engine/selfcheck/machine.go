@@ -75,7 +75,7 @@ func cpuLine(m *machineStat, f []string) bool {
 type machineDelta struct {
 	ok           bool
 	busy, steal  float64 // busy excludes steal
-	running      int
+	running      int     // runnable threads but the one reading /proc/stat
 	cores        int
 	ownShareBusy float64 // llmload's CPU over the machine's busy CPU; filled in by take
 }
@@ -90,6 +90,6 @@ func diff(now, before machineStat) machineDelta {
 	idle, steal := float64(now.idle-before.idle), float64(now.steal-before.steal)
 	return machineDelta{
 		ok: true, busy: max(t-idle-steal, 0) / t, steal: steal / t,
-		running: now.running, cores: now.cores,
+		running: max(now.running-1, 0), cores: now.cores,
 	}
 }

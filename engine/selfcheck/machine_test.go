@@ -49,12 +49,16 @@ func TestDiff(t *testing.T) {
 		busy, steal float64
 	}{
 		{"half busy", machineStat{total: 1200, idle: 900, cores: 2, running: 2}, true, 0.5, 0},
+		{"the reader alone is no run queue", machineStat{total: 1200, idle: 900, cores: 2, running: 1}, true, 0.5, 0},
 		{"steal apart", machineStat{total: 1200, idle: 900, steal: 20, cores: 2}, true, 0.4, 0.1},
 		{"no tick", before, false, 0, 0},
 		{"counter went back", machineStat{total: 1200, idle: 700, cores: 2}, false, 0, 0},
 	}
 	for _, tt := range tests {
 		d := diff(tt.now, before)
+		if want := max(tt.now.running-1, 0); d.ok && d.running != want {
+			t.Errorf("%s: running = %d, want %d (the reading thread left out)", tt.name, d.running, want)
+		}
 		if d.ok != tt.ok || d.busy != tt.busy || d.steal != tt.steal {
 			t.Errorf("%s: diff = %+v, want ok %v busy %v steal %v", tt.name, d, tt.ok, tt.busy, tt.steal)
 		}
@@ -179,9 +183,9 @@ func TestMonitorClassifiesWindows(t *testing.T) {
 		wantRunQueue  float64
 		wantReasonSub string
 	}{
-		{"quiet", []step{quiet, quiet, quiet, quiet}, false, false, false, 10, 10, 0, true, 50, 1, ""},
-		{"another process hogs the machine", []step{quiet, hog, hog, quiet}, false, false, true, 14, 97, 2, true, 0, 3, "other processes took the cores"},
-		{"llmload hogs it", []step{own, own, own, own}, false, true, false, 190, 97, 0, true, 97.9, 3, "CPU at 190%"},
+		{"quiet", []step{quiet, quiet, quiet, quiet}, false, false, false, 10, 10, 0, true, 50, 0, ""},
+		{"another process hogs the machine", []step{quiet, hog, hog, quiet}, false, false, true, 14, 97, 2, true, 0, 2, "other processes took the cores"},
+		{"llmload hogs it", []step{own, own, own, own}, false, true, false, 190, 97, 0, true, 97.9, 2, "CPU at 190%"},
 		{"no /proc: only the process is judged", []step{hog, hog, hog, hog}, true, false, false, 14, 0, 0, false, 0, 0, ""},
 	}
 	for _, tt := range tests {
