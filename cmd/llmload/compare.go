@@ -17,9 +17,11 @@ import (
 const compareUsage = `Usage: llmload compare [flags] BASE.json NEW.json
 
 Compares two result files stage by stage (matched by name): each metric side by
-side with its change in %, whether it got worse, and whether the change is
-beyond the noise (the 95% confidence intervals). Exits 99 when a metric got
-significantly worse by more than --max-regression.
+side with its change in %, and a verdict from an exact test on the files' data
+(HDR histograms, request and error counts) that holds at any sample count:
+REGRESSION, worse, better, same, or inconclusive when the data cannot decide.
+Exits 99 when a metric got significantly worse by more than --max-regression,
+or, with --inconclusive fail, when any comparison is inconclusive.
 
 Flags:
 `
@@ -29,12 +31,14 @@ type gateFlags struct {
 	maxRegression string
 	metrics       []string
 	format        string
+	inconclusive  string // "pass" or "fail"
 }
 
 func (g *gateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&g.maxRegression, "max-regression", "20%", "largest tolerated significant worsening, e.g. 20% or 0.2")
 	fs.StringSliceVar(&g.metrics, "metrics", nil, "metrics to gate on (default "+strings.Join(compare.DefaultMetrics, ",")+")")
 	fs.StringVar(&g.format, "format", "text", "output: text, json or md")
+	fs.StringVar(&g.inconclusive, "inconclusive", "pass", "when the data cannot decide a comparison: pass (with a ⚠ headline) or fail (exit 99)")
 }
 
 // options validates the flags into compare options.
@@ -62,6 +66,11 @@ func (g *gateFlags) options() (compare.Options, error) {
 	case "text", "json", "md":
 	default:
 		return compare.Options{}, usagef("--format %q: want text, json or md", g.format)
+	}
+	switch g.inconclusive {
+	case "pass", "fail":
+	default:
+		return compare.Options{}, usagef("--inconclusive %q: want pass or fail", g.inconclusive)
 	}
 	return compare.Options{MaxRegression: v, Metrics: g.metrics}, nil
 }
@@ -107,7 +116,8 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 	return gate(base, next, fs.Arg(0), fs.Arg(1), opts, &g, stdout)
 }
 
-// gate compares and renders; regressions beyond the bound exit 99.
+// gate compares and renders; regressions beyond the bound exit 99, and
+// so do inconclusive comparisons with --inconclusive fail.
 func gate(base, next *report.Result, baseName, nextName string, opts compare.Options, g *gateFlags, w io.Writer) error {
 	r, err := compare.Compare(base, next, opts)
 	if err != nil {
@@ -117,8 +127,23 @@ func gate(base, next *report.Result, baseName, nextName string, opts compare.Opt
 	if err := g.reporter(r)(w); err != nil {
 		return err
 	}
+	var failed []string
 	if r.Regressions > 0 {
-		return &gateError{fmt.Sprintf("%d significant regressions beyond %s against %s", r.Regressions, g.maxRegression, baseName)}
+		failed = append(failed, fmt.Sprintf("%s beyond %s", gateCount(r.Regressions, "significant regression"), g.maxRegression))
+	}
+	if r.Inconclusive > 0 && g.inconclusive == "fail" {
+		failed = append(failed, fmt.Sprintf("%s inconclusive (--inconclusive fail)", gateCount(r.Inconclusive, "comparison")))
+	}
+	if len(failed) > 0 {
+		return &gateError{strings.Join(failed, ", ") + " against " + baseName}
 	}
 	return nil
+}
+
+// gateCount renders n with its noun: "1 stage", "2 stages".
+func gateCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

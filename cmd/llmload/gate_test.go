@@ -57,7 +57,14 @@ func TestCompareGate(t *testing.T) {
 		{"unknown metric", []string{"compare", "--metrics", "ttft.p42", base, base}, exitUsage, "ttft.p42"},
 		{"bare number bound", []string{"compare", "--max-regression", "20", base, base}, exitUsage, "20%"},
 		{"fraction bound", []string{"compare", "--max-regression", "0.2", base, worsened(t, 2)}, exitThreshold, "beyond 20%"},
-		{"one file", []string{"compare", base}, exitUsage, "expected BASE.json and NEW.json"},
+		{"one file", []string{"compare", base}, exitUsage, "expected BASE.json and NEW.json, got 1 argument"},
+		{"plural summary", []string{"compare", base, worsened(t, 2)}, exitThreshold, "4 regressions beyond 20%, 8 inconclusive (20 comparisons in 4 stages)"},
+		{"gate message", []string{"compare", base, worsened(t, 2)}, exitThreshold, "4 significant regressions beyond 20% against"},
+		// The sample file predates histograms: its short stages' p99s are
+		// too noisy to decide, which must never read as a pass.
+		{"inconclusive pass", []string{"compare", base, base}, exitOK, "⚠ inconclusive"},
+		{"inconclusive fail", []string{"compare", "--inconclusive", "fail", base, base}, exitThreshold, "inconclusive (--inconclusive fail)"},
+		{"bad inconclusive", []string{"compare", "--inconclusive", "maybe", base, base}, exitUsage, `--inconclusive "maybe": want pass or fail`},
 		{"missing file", []string{"compare", base, "/nonexistent.json"}, exitError, "nonexistent.json"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,6 @@
+//go:build !race
+
+package compare
+
+// raceEnabled shortens the simulations under the race detector.
+const raceEnabled = false
