@@ -41,7 +41,7 @@ func sweepStages() []metrics.StageSummary {
 			s.Client = &engine.ClientCheck{CPUPercent: 7, Cores: 2, SchedLatencyP99MS: 4.1, GCPauseP99MS: 0.08,
 				MachineMeasured: true, MachineCores: 2, MachineCPUPercent: 97, OwnSharePercent: 3.6, RunQueue: 5.2,
 				SaturatedSamples: 41, Samples: 60, MachineBusy: true, MachineReasons: []string{
-					"the machine's CPU was over 90% busy in 41 of 60 samples (highest 97%) while llmload used 3.6% of it: other processes took the cores"}}
+					"the machine's CPU was over 90% busy in 41 of 60 samples (highest 97%), llmload's share of the busy CPU 4%: other processes took the cores"}}
 		}
 		s.E2E = histDist(ok, l.e2e, l.e2e)
 		s.TTFT = histDist(ok, l.ttft, l.shortMS, l.longMS)

@@ -35,6 +35,11 @@ const (
 	// MaxSteal is the share of CPU time the hypervisor may give to other
 	// guests before the machine counts as busy.
 	MaxSteal = 0.05
+	// MaxRunQueue is the mean number of runnable threads per core beyond
+	// which threads queue for a CPU. Above 1, not at it: procs_running is
+	// read at an instant, the tick on which llmload's own timers also wake,
+	// so it reads high; at 1.5 a queue is there most of the time.
+	MaxRunQueue = 1.5
 )
 
 // judge classifies a window from its figures: Bound and Reasons for
@@ -101,13 +106,13 @@ func machineReasons(c *engine.ClientCheck) []string {
 	}
 	var out []string
 	if c.SaturatedSamples > 0 {
-		out = append(out, fmt.Sprintf("the machine's CPU was over %.0f%% busy in %d of %d %s (highest %.0f%%) while llmload used %.0f%% of it: other processes took the cores",
+		out = append(out, fmt.Sprintf("the machine's CPU was over %.0f%% busy in %d of %d %s (highest %.0f%%), llmload's share of the busy CPU %.0f%%: other processes took the cores",
 			100*MaxMachineBusy, c.SaturatedSamples, c.Samples, plural(c.Samples, "sample", "samples"), c.MachineCPUPercent, c.OwnSharePercent))
 	}
 	if c.StealPercent >= 100*MaxSteal {
 		out = append(out, fmt.Sprintf("the hypervisor withheld %.0f%% of the CPU (steal)", c.StealPercent))
 	}
-	if c.RunQueue > float64(c.MachineCores) && c.OwnSharePercent < 100*MinOwnShare {
+	if c.RunQueue > MaxRunQueue*float64(c.MachineCores) && c.OwnSharePercent < 100*MinOwnShare {
 		out = append(out, fmt.Sprintf("%.1f runnable threads on %d %s on average (llmload %.0f%% of the busy CPU): threads queued for a CPU",
 			c.RunQueue, c.MachineCores, plural(c.MachineCores, "core", "cores"), c.OwnSharePercent))
 	}
