@@ -18,6 +18,7 @@ type ParamError struct {
 	msg  string
 }
 
+// Error names the key, the keys the script reads and the nearest of them.
 func (e *ParamError) Error() string { return e.msg }
 
 // paramUse is what a scenario's source shows of its llm.param calls.
