@@ -193,6 +193,7 @@ function iteration(vu) llm.chat { messages = { { role = "user", content = "hi" }
 		{[]string{"--max-regression", "20%"}, "--max-regression has no effect without --baseline"},
 		{[]string{"--metrics", "ttft.p99"}, "--metrics has no effect without --baseline"},
 		{[]string{"--format", "json"}, "--format has no effect without --baseline"},
+		{[]string{"--inconclusive", "fail"}, "--inconclusive has no effect without --baseline"},
 	}
 	for _, tt := range tests {
 		args := append(append([]string{"run", "--target", srv.URL + "/v1"}, tt.args...), script)
