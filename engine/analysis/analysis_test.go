@@ -229,6 +229,11 @@ func TestSuspectFindings(t *testing.T) {
 				s.DurationS = 23
 			}
 		}, "c4: its window was 23.0 s, planned 20 s", ""},
+		{"one reason, two stages, said once", func(i int, s *metrics.StageSummary) {
+			if s.Stage == "c8" || s.Stage == "c16" {
+				s.Client = busy
+			}
+		}, "c8: the machine was busy with other processes", "c8, c16: the machine was busy with other processes"},
 		{"a cut stage is not a slip", func(i int, s *metrics.StageSummary) {
 			if s.Stage == "c4" {
 				s.DurationS, s.Complete = 3, false

@@ -5,6 +5,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -44,8 +45,8 @@ type Point struct {
 	E2EMean float64 `json:"e2e_mean,omitempty"`
 	VUs     int     `json:"vus,omitempty"`
 	// Suspect says why the stage's figures may be the client side's (see
-	// StageSuspect); "" when nothing is known against them.
-	Suspect string `json:"suspect,omitempty"`
+	// StageSuspect); empty when nothing is known against them.
+	Suspect []string `json:"suspect,omitempty"`
 }
 
 // Sweep is one scenario's stages ordered by load.
@@ -128,9 +129,9 @@ func pointOf(st metrics.StageSummary) Point {
 
 // StageSuspect says why a stage's figures may be the client side's rather
 // than the server's: llmload was client-bound, the machine was busy with
-// other processes, or the window slipped from its planned length; "" when
-// none of these is known.
-func StageSuspect(st metrics.StageSummary) string {
+// other processes, or the window slipped from its planned length; empty
+// when none of these is known.
+func StageSuspect(st metrics.StageSummary) []string {
 	var why []string
 	if c := st.Client; c != nil && c.Bound {
 		why = append(why, "llmload itself was the bottleneck")
@@ -141,21 +142,32 @@ func StageSuspect(st metrics.StageSummary) string {
 	if st.Slipped() {
 		why = append(why, fmt.Sprintf("its window was %.1f s, planned %s s", st.DurationS, strconv.FormatFloat(st.PlannedS, 'f', -1, 64)))
 	}
-	if len(why) == 0 {
-		return ""
-	}
-	return st.Stage + ": " + strings.Join(why, ", ")
+	return why
 }
 
-// suspectOf joins the reasons of the points a finding was computed from.
+// suspectOf joins the reasons of the points a finding was computed from,
+// each reason once with the stages it holds for, in load order: "c8, c16:
+// the machine was busy with other processes".
 func suspectOf(points ...Point) string {
-	var why []string
+	points = slices.Clone(points)
+	slices.SortFunc(points, func(a, b Point) int { return cmp.Compare(a.Load, b.Load) })
+	var reasons []string
+	stages := map[string][]string{}
 	for _, p := range points {
-		if p.Suspect != "" && !slices.Contains(why, p.Suspect) {
-			why = append(why, p.Suspect)
+		for _, r := range p.Suspect {
+			if _, seen := stages[r]; !seen {
+				reasons = append(reasons, r)
+			}
+			if !slices.Contains(stages[r], p.Stage) {
+				stages[r] = append(stages[r], p.Stage)
+			}
 		}
 	}
-	return strings.Join(why, "; ")
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = strings.Join(stages[r], ", ") + ": " + r
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Throughput estimates the requests per second a stage delivered. A
