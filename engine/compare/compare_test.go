@@ -3,11 +3,12 @@ package compare
 import (
 	"bytes"
 	"errors"
-	goldenfile "github.com/llmload/llmload/engine/golden"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/llmload/llmload/engine/golden"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
 )
@@ -159,4 +160,27 @@ func TestBadOptions(t *testing.T) {
 	if _, err := Compare(nil, readBase(t), Options{}); err == nil {
 		t.Error("Compare(nil, ...) returned no error")
 	}
+}
+
+// TestGoldenHistograms renders a comparison of files with histograms, as
+// this llmload writes them: a short run whose TTFT went from 100 to 150
+// ms on every request, against a long, unchanged stage.
+func TestGoldenHistograms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	stage := func(name string, n int, ttft float64) metrics.StageSummary {
+		st := stageOf(distOf(t, constant(rng, n, ttft)), int64(n), 0, 3).Stages[0]
+		st.Stage, st.TPOT, st.E2E = name, distOf(t, constant(rng, n, 25)), distOf(t, constant(rng, n, ttft+75))
+		return st
+	}
+	base := &report.Result{Stages: []metrics.StageSummary{stage("short", 126, 100), stage("long", 5000, 100)}}
+	next := &report.Result{Stages: []metrics.StageSummary{stage("short", 126, 150), stage("long", 5000, 100)}}
+	res, err := Compare(base, next, Options{MaxRegression: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Text(res)(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare_hdr.txt.golden", b.Bytes())
 }
