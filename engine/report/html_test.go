@@ -244,3 +244,26 @@ func runChromium(t *testing.T, bin, dir string, args ...string) string {
 	}
 	return out.String()
 }
+
+// TestTimeSeriesGaps: seconds without a TTFT — null in new files, 0 in
+// older ones — are gaps in the TTFT line, never points at 0 ms.
+func TestTimeSeriesGaps(t *testing.T) {
+	meta, sum := fullFixture()
+	sum.TimeSeries = []metrics.Point{
+		{T: 0, Starts: 2, TTFTP50: ptr(40), TTFTP99: ptr(90)},
+		{T: 1},                                   // null: nothing started
+		{T: 2, TTFTP50: ptr(0), TTFTP99: ptr(0)}, // an older file's 0
+		{T: 3, Starts: 1, TTFTP50: ptr(50), TTFTP99: ptr(80)},
+		{T: 4, Starts: 1, TTFTP50: ptr(45), TTFTP99: ptr(70)},
+	}
+	charts := timeSeriesCharts(New(meta, sum), stageLabels(sum.Stages))
+	ttft := string(charts[len(charts)-1].SVG)
+	if strings.Contains(ttft, "NaN") {
+		t.Fatal("the TTFT chart holds NaN")
+	}
+	// p50 and p99 each: one lone point (t = 0, not drawn) and one line
+	// from t = 3 to 4; no line crosses the gap.
+	if got, want := strings.Count(ttft, `class="series"`), 2; got != want {
+		t.Errorf("%d TTFT lines, want %d:\n%s", got, want, ttft)
+	}
+}
