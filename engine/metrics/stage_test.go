@@ -294,6 +294,15 @@ func TestGracefulStopTail(t *testing.T) {
 			if st.Requests != tt.wantRequests || st.E2E.Count != tt.wantN {
 				t.Errorf("requests %d, E2E n %d; want %d, %d (the tail stays in counts and latencies)", st.Requests, st.E2E.Count, tt.wantRequests, tt.wantN)
 			}
+			if got, want := float64(st.WindowRequests())/st.DurationS, st.ReqPerSec; got != want {
+				t.Errorf("WindowRequests / window = %v, want req/s %v", got, want)
+			}
+			if got, want := float64(st.WindowOutputTokens())/st.DurationS, st.OutputTokPerSec; got != want {
+				t.Errorf("WindowOutputTokens / window = %v, want tok/s %v", got, want)
+			}
+			if got, want := float64(st.WindowGoodRequests())/st.DurationS, st.Goodput; got != want {
+				t.Errorf("WindowGoodRequests / window = %v, want goodput %v", got, want)
+			}
 			if got, want := st.PlannedS, 6.0; got != want {
 				t.Errorf("planned = %v s, want %v", got, want)
 			}

@@ -14,3 +14,15 @@ const MaxWindowSlip = 0.01
 func (s *StageSummary) Slipped() bool {
 	return s.Complete && s.PlannedS > 0 && math.Abs(s.DurationS-s.PlannedS) > MaxWindowSlip*s.PlannedS
 }
+
+// WindowRequests is the number of requests started within the window:
+// what ReqPerSec divides by DurationS (the graceful-stop tail left out).
+func (s *StageSummary) WindowRequests() int64 { return s.Requests - s.TailRequests }
+
+// WindowGoodRequests is GoodRequests without the tail: what Goodput
+// divides by DurationS.
+func (s *StageSummary) WindowGoodRequests() int64 { return s.GoodRequests - s.TailGoodRequests }
+
+// WindowOutputTokens is OutputTokens without the tail's: what
+// OutputTokPerSec divides by DurationS.
+func (s *StageSummary) WindowOutputTokens() int64 { return s.OutputTokens - s.TailOutputTokens }
