@@ -127,6 +127,10 @@ type Result struct {
 	Text               string
 	TextEvents         int
 	Streamed           bool // false for stream=false requests
+	// NotSent says the request never reached the connection: its VU was
+	// stopped or canceled while waiting to send it (a back-off). It is
+	// not a request the server saw, so it is never recorded as a sample.
+	NotSent bool
 }
 
 // OK reports whether the request succeeded.

@@ -69,8 +69,8 @@ func (m *module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 // clean statistics. Only the iteration's first request carries its intended start: later
 // ones were not scheduled, they follow the first.
 func (m *module) recordSample(req *engine.ChatRequest, dirtyKind string, res *engine.Result) {
-	if m.cfg.Sink == nil || m.it == nil {
-		return
+	if m.cfg.Sink == nil || m.it == nil || res.NotSent {
+		return // a request that never reached the connection is no sample
 	}
 	s := engine.Sample{
 		Scenario: m.it.Scenario,

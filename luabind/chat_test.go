@@ -332,3 +332,16 @@ func TestChatInSetupIsNotRecorded(t *testing.T) {
 		t.Errorf("%d samples recorded from setup, want 0", got)
 	}
 }
+
+// A request the back-off held back until its VU stopped never reached the
+// server: it must not count as a failed request.
+func TestChatNotSentIsNotRecorded(t *testing.T) {
+	v, _, sink := chatVU(t, engine.Result{NotSent: true, Err: &engine.Error{Class: engine.ErrCanceled, Message: "not sent"}})
+	it := engine.Iteration{Scenario: "s", Stage: "s", Exec: "full", VUID: 1}
+	if err := v.RunIteration(testContext(t), it); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(sink.all()); got != 0 {
+		t.Errorf("%d samples recorded for a request never sent, want 0", got)
+	}
+}

@@ -37,7 +37,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 		return usagef("report: %v", err)
 	}
 	if fs.NArg() != 1 {
-		return usagef("report: expected one RESULT.json, got %d arguments", fs.NArg())
+		return usagef("report: expected one RESULT.json, got %s", arguments(fs.NArg()))
 	}
 	if quiet && html == "" && stagesCSV == "" {
 		return usagef("report: --quiet with neither --html nor --csv-stages would do nothing")

@@ -97,12 +97,14 @@ func New(inner engine.Client, policy Policy, obs Observer) *Client {
 }
 
 // Chat waits out the back-off, if any, then sends req. A wait cut short by
-// ctx sends nothing and returns a canceled result, as the client does for
-// a request whose context has ended. Time the VU spent elsewhere since the
-// failure (think time, other work) counts toward the wait.
+// ctx, or by the VU being stopped (engine.Stopping: its stage ended, so a
+// request sent now would land in the graceful-stop tail), sends nothing and
+// returns a canceled result marked NotSent. Time the VU spent elsewhere
+// since the failure (think time, other work) counts toward the wait.
 func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Result {
-	if !c.wait(ctx) {
-		return &engine.Result{Start: time.Now(), Err: &engine.Error{Class: engine.ErrCanceled, Message: context.Cause(ctx).Error()}}
+	if why := c.wait(ctx); why != "" {
+		return &engine.Result{Start: time.Now(), NotSent: true,
+			Err: &engine.Error{Class: engine.ErrCanceled, Message: why}}
 	}
 	r := c.inner.Chat(ctx, req)
 	now := time.Now()
@@ -120,18 +122,21 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 	return r
 }
 
-// wait sleeps until the back-off ends; false when ctx ended first.
-func (c *Client) wait(ctx context.Context) bool {
+// wait sleeps until the back-off ends; it returns why not, when ctx ended
+// or the VU was stopped first, and "" when the request may go.
+func (c *Client) wait(ctx context.Context) string {
 	d := time.Until(c.next)
 	if c.next.IsZero() || d <= 0 {
-		return true // no wait: the inner client handles an ended ctx
+		return "" // no wait: the inner client handles an ended ctx
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return ""
 	case <-ctx.Done():
-		return false
+		return "not sent: " + context.Cause(ctx).Error() + " while backing off from an unreachable target"
+	case <-engine.Stopping(ctx):
+		return "not sent: the VU was stopped while backing off from an unreachable target"
 	}
 }

@@ -3,6 +3,7 @@ package backoff
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -117,8 +118,32 @@ func TestWaitEndsWithTheContextAndSendsNothing(t *testing.T) {
 		if got, want := time.Since(start), time.Second; got != want {
 			t.Errorf("wait returned after %v, want %v", got, want)
 		}
-		if r.Err == nil || r.Err.Class != engine.ErrCanceled || r.Err.Message != "stage ended" {
-			t.Errorf("result error = %+v, want canceled: stage ended", r.Err)
+		if r.Err == nil || r.Err.Class != engine.ErrCanceled || !strings.Contains(r.Err.Message, "stage ended") || !r.NotSent {
+			t.Errorf("result = %+v (error %+v), want canceled, not sent, naming the cause", r, r.Err)
+		}
+		if got := len(inner.sent); got != 1 {
+			t.Errorf("%d requests sent, want 1", got)
+		}
+	})
+}
+
+// A VU whose stage ended while it backed off must not send one more
+// request into the graceful-stop tail, even though its context lives on
+// for the graceful stop.
+func TestWaitEndsWhenTheVUIsStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := &scripted{results: []engine.Result{refused}}
+		c := noJitter(New(inner, Policy{Base: 10 * time.Second, Max: 10 * time.Second}, nil))
+		c.Chat(t.Context(), &engine.ChatRequest{})
+		stop := make(chan struct{})
+		time.AfterFunc(2*time.Second, func() { close(stop) })
+		start := time.Now()
+		r := c.Chat(engine.WithStopping(t.Context(), stop), &engine.ChatRequest{})
+		if got, want := time.Since(start), 2*time.Second; got != want {
+			t.Errorf("wait returned after %v, want %v", got, want)
+		}
+		if !r.NotSent || r.Err == nil || r.Err.Class != engine.ErrCanceled {
+			t.Errorf("result = %+v, want a canceled result marked NotSent", r)
 		}
 		if got := len(inner.sent); got != 1 {
 			t.Errorf("%d requests sent, want 1", got)

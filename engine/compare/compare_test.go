@@ -184,3 +184,23 @@ func TestGoldenHistograms(t *testing.T) {
 	}
 	golden(t, "compare_hdr.txt.golden", b.Bytes())
 }
+
+// The stage's own req/s leaves the graceful-stop tail out; so must the
+// gate, or a run whose VUs linger past the window would look faster.
+func TestRatesLeaveTheTailOut(t *testing.T) {
+	stage := func(requests, tail int64) metrics.StageSummary {
+		return metrics.StageSummary{Scenario: "s", Stage: "c1", Complete: true, DurationS: 10,
+			Requests: requests, OK: requests, TailRequests: tail, OutputTokens: 10 * requests, TailOutputTokens: 10 * tail}
+	}
+	base := &report.Result{Stages: []metrics.StageSummary{stage(100, 0)}}
+	next := &report.Result{Stages: []metrics.StageSummary{stage(140, 40)}}
+	res, err := Compare(base, next, Options{MaxRegression: 0.2, Metrics: []string{"req_per_sec", "output_tok_per_sec"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range res.Rows {
+		if got, want := row.New, row.Base; got != want {
+			t.Errorf("%s: new %v, want %v (the 40 tail requests left out)", row.Metric, got, want)
+		}
+	}
+}

@@ -97,9 +97,9 @@ func ValidMetrics() []string {
 func lookup(name string) (metric, error) {
 	switch name {
 	case "req_per_sec":
-		return metric{name, false, "rate", countRate(func(s *metrics.StageSummary) int64 { return s.Requests }, one)}, nil
+		return metric{name, false, "rate", countRate((*metrics.StageSummary).WindowRequests, one)}, nil
 	case "output_tok_per_sec":
-		return metric{name, false, "tok", countRate(func(s *metrics.StageSummary) int64 { return s.OutputTokens }, tokensPerRequest)}, nil
+		return metric{name, false, "tok", countRate((*metrics.StageSummary).WindowOutputTokens, tokensPerRequest)}, nil
 	case "goodput":
 		return metric{name, false, "rate", goodput}, nil
 	case "errors.rate":
@@ -166,7 +166,9 @@ func distSample(d metrics.Dist, stat string) sample {
 // rely on intervals.
 var minCount = map[string]int64{"p50": 20, "p90": 100, "p95": 200, "p99": 1000, "p99.9": 10000}
 
-// countRate reads a per-second rate of a count over the stage window.
+// countRate reads a per-second rate of a count over the stage window,
+// from the requests started in it (the graceful-stop tail left out, as
+// the stage's own rates leave it out).
 // perEvent says how many counted units one independent arrival brings:
 // tokens come in requests, so their count is far more variable than a
 // Poisson count of tokens would be.
@@ -204,7 +206,7 @@ func goodput(st *metrics.StageSummary, r *report.Result) sample {
 	if st.DurationS <= 0 {
 		return sample{absent: "no stage window"}
 	}
-	return poisson(st.GoodRequests, st.DurationS)
+	return poisson(st.WindowGoodRequests(), st.DurationS)
 }
 
 // errorRate is failed/requests, tested exactly.

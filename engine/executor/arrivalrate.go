@@ -21,6 +21,9 @@ type arrivalRateRun struct {
 	profile *rateProfile
 	gen     *arrivals
 	ictx    context.Context // iterations' context, canceled after graceful stop
+	// stopping closes when the schedule has ended: iterations still running
+	// are in their graceful stop (engine.WithStopping).
+	stopping chan struct{}
 
 	idle    chan *openVU  // the free list; its capacity holds every VU
 	grow    chan struct{} // asks the grower for one more VU
@@ -82,6 +85,7 @@ func (r *arrivalRateRun) run(ctx context.Context) {
 	ictx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.ictx = ictx
+	r.stopping = make(chan struct{})
 	r.idle = make(chan *openVU, r.maxVUs())
 	r.grow = make(chan struct{}, 1)
 	for _, v := range r.vus {
@@ -91,6 +95,7 @@ func (r *arrivalRateRun) run(ctx context.Context) {
 	grown := r.grower(gctx)
 	r.schedule(ctx)
 	r.done.Store(true)
+	close(r.stopping)
 	stopGrowing()
 	close(r.grow)
 	<-grown
@@ -161,7 +166,7 @@ func (r *arrivalRateRun) addWorker(v *vuHandle) {
 func (r *arrivalRateRun) work(w *openVU) {
 	defer r.workers.Done()
 	for j := range w.jobs {
-		r.eng.iterate(r.ictx, w.v, engine.Iteration{
+		r.eng.iterate(r.ictx, r.stopping, w.v, engine.Iteration{
 			Scenario: r.sc.Name, Stage: r.sc.Stages[j.stage].Name, Exec: r.sc.Exec, Scheduled: j.at,
 		})
 		r.busy.Add(-1)

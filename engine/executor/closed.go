@@ -163,7 +163,7 @@ func (s *slot) loop() {
 	for a := range s.acts {
 		for a.ctx.Err() == nil && !closed(a.stop) {
 			sc := s.r.sc
-			s.r.eng.iterate(a.ctx, s.vu, engine.Iteration{
+			s.r.eng.iterate(a.ctx, a.stop, s.vu, engine.Iteration{
 				Scenario: sc.Name, Stage: s.r.currentStage(), Exec: sc.Exec,
 			})
 		}

@@ -200,7 +200,8 @@ func (e *Engine) closeVUs() {
 
 // iterate runs one iteration on v, marking its start, and records a script
 // error unless the error only says the iteration was canceled.
-func (e *Engine) iterate(ctx context.Context, v *vuHandle, it engine.Iteration) {
+func (e *Engine) iterate(ctx context.Context, stop <-chan struct{}, v *vuHandle, it engine.Iteration) {
+	ctx = engine.WithStopping(ctx, stop)
 	it.VUID = v.id
 	it.Iteration = v.iter
 	it.RequestID = e.requestID.Add(1)

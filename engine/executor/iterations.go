@@ -83,7 +83,7 @@ func (r *iterationsRun) spawn(ctx context.Context, stop chan struct{}, stage str
 			defer r.running.Add(-1)
 			mine := 0
 			for !closed(stop) && ctx.Err() == nil && r.claim(&mine) {
-				r.eng.iterate(ctx, v, engine.Iteration{Scenario: r.sc.Name, Stage: stage, Exec: r.sc.Exec})
+				r.eng.iterate(ctx, stop, v, engine.Iteration{Scenario: r.sc.Name, Stage: stage, Exec: r.sc.Exec})
 				r.finished.Add(1)
 			}
 		}()

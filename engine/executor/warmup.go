@@ -37,7 +37,7 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 		go func() {
 			defer wg.Done()
 			for wctx.Err() == nil && (w.Requests <= 0 || left.Add(-1) >= 0) {
-				e.iterate(wctx, v, engine.Iteration{
+				e.iterate(wctx, nil, v, engine.Iteration{
 					Scenario: sc.Name, Stage: WarmupStage, Exec: sc.Exec, Warmup: true,
 				})
 				e.warmupDone.Add(1)

@@ -203,7 +203,7 @@ func (a *aggregator) summary(final *Snapshot) *Summary {
 	}
 	sum.Robustness = MergeRobustness(sum.Stages)
 	for _, e := range a.metricErrs.list() {
-		sum.MetricErrors = append(sum.MetricErrors, MetricError(e))
+		sum.MetricErrors = append(sum.MetricErrors, MetricError{Message: e.Message, Count: e.Count})
 	}
 	return sum
 }

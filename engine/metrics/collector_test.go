@@ -334,10 +334,10 @@ func TestCollectorScriptErrors(t *testing.T) {
 	if got, want := len(errs), MaxScriptErrors+1; got != want {
 		t.Fatalf("%d script error entries, want %d", got, want)
 	}
-	if got, want := errs[0], (ScriptError{"s.lua:9: b", 4}); got != want {
-		t.Errorf("first = %+v, want %+v", got, want)
+	if got, want := errs[0], (ScriptError{"s.lua:9: b", 4, true}); got != want {
+		t.Errorf("first = %+v, want %+v (raised first, so marked First)", got, want)
 	}
-	if got, want := errs[1], (ScriptError{"s.lua:1: a", 1}); got != want {
+	if got, want := errs[1], (ScriptError{"s.lua:1: a", 1, false}); got != want {
 		t.Errorf("second = %+v, want %+v (ties by message)", got, want)
 	}
 	// 3 messages + 47 of the generated ones reach the cap; 8 overflow.

@@ -157,6 +157,9 @@ type StageSummary struct {
 type ScriptError struct {
 	Message string `json:"message"`
 	Count   int64  `json:"count"`
+	// First marks the message raised before any other in the run, which
+	// the list's order by count does not show.
+	First bool `json:"first,omitempty"`
 }
 
 // WarmupSummary counts what warmup did; none of it enters any statistic.

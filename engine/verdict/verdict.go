@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
 )
 
@@ -125,13 +126,25 @@ func scriptErrors(res *report.Result, t totals, also string) string {
 		b.WriteString(" and " + also)
 	}
 	if len(res.ScriptErrors) > 0 {
-		first := "first"
-		if len(res.ScriptErrors) > 1 {
-			first = "most frequent of " + strconv.Itoa(len(res.ScriptErrors))
-		}
-		fmt.Fprintf(&b, "; %s: %s", first, res.ScriptErrors[0].Message)
+		fmt.Fprintf(&b, "; %s", firstScriptError(res.ScriptErrors))
 	}
 	return b.String()
+}
+
+// firstScriptError names the error raised first, with how many distinct
+// messages there were; files from before First was kept name the most
+// frequent instead (with one message, both are the same).
+func firstScriptError(errs []metrics.ScriptError) string {
+	i := slices.IndexFunc(errs, func(e metrics.ScriptError) bool { return e.First })
+	label := "first"
+	if i < 0 && len(errs) > 1 {
+		label = "most frequent"
+	}
+	i = max(i, 0)
+	if len(errs) > 1 {
+		label += " of " + strconv.Itoa(len(errs)) + " distinct"
+	}
+	return label + ": " + errs[i].Message
 }
 
 // noRequest explains a run that sent nothing and raised nothing.
