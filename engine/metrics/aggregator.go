@@ -69,11 +69,12 @@ func (a *aggregator) add(e *event) {
 	s := a.stage(e.scenario, e.stage)
 	switch e.kind {
 	case evSample:
+		e.tail = s.inTail(e.at)
 		s.sample(e)
 		a.series.sample(e)
 		for _, v := range a.sampleViews {
 			if v.match(e) {
-				feedSample(v.id, &v.c, e)
+				feed(v.id, &v.c, e)
 			}
 		}
 	case evDirty:

@@ -9,6 +9,7 @@ type cell struct {
 	kind kind
 	rec  recorder // trends only
 	sum  float64  // counters: the total
+	tail float64  // counters: what requests started in a graceful-stop tail added to sum
 	n    int64    // counters: values added; rates: values evaluated
 	hits int64    // rates: non-zero values
 }
@@ -38,7 +39,7 @@ func (c *cell) addDuration(d time.Duration) { c.rec.record(d) }
 func (c *cell) addSet(d time.Duration) { c.rec.recordSet(d) }
 
 func (c *cell) snap(share bool) cellSnap {
-	s := cellSnap{kind: c.kind, sum: c.sum, n: c.n, hits: c.hits}
+	s := cellSnap{kind: c.kind, sum: c.sum, tail: c.tail, n: c.n, hits: c.hits}
 	if c.kind == kindTrend {
 		s.t = c.rec.freeze(share)
 		s.n = s.t.n
@@ -52,6 +53,7 @@ type cellSnap struct {
 	kind kind
 	t    *trend
 	sum  float64
+	tail float64 // of sum, from the graceful-stop tail: counted, but not in a rate
 	n    int64
 	hits int64
 }
@@ -62,6 +64,7 @@ func mergeCells(k kind, cs []cellSnap) cellSnap {
 	var ts []*trend
 	for _, c := range cs {
 		out.sum += c.sum
+		out.tail += c.tail
 		out.n += c.n
 		out.hits += c.hits
 		if c.t != nil {

@@ -29,6 +29,7 @@ type event struct {
 	failed   bool
 	hasSched bool // sched is set: the sample or iteration had an intended start
 	cut      bool // a stage-end mark: the stage ended before its planned end
+	tail     bool // set by the aggregator: the sample started in its stage's graceful-stop tail
 	judged   bool // the collector has an SLO, and good says whether the sample met it
 	good     bool
 	scenario string

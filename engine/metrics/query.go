@@ -80,7 +80,9 @@ func (c *cellSnap) value(agg string, p, secs float64) float64 {
 		return float64(c.n)
 	case AggRate:
 		if c.kind == kindCounter {
-			return perSecond(c.sum, secs)
+			// Per second of the windows the requests started in, as the
+			// stages' own rates: the graceful-stop tail is left out.
+			return perSecond(c.sum-c.tail, secs)
 		}
 		return ratio(c.hits, c.n)
 	}

@@ -76,7 +76,7 @@ func (s *stageAgg) inTail(t time.Time) bool { return s.ended && t.After(s.end) }
 // errors, their tag values and against goodput, nowhere else.
 func (s *stageAgg) sample(e *event) {
 	s.seen(e.at, e.done())
-	if s.inTail(e.at) {
+	if e.tail {
 		s.tail.add(e)
 	}
 	if e.failed {
@@ -88,7 +88,18 @@ func (s *stageAgg) sample(e *event) {
 	}
 	s.tags.add(e)
 	for _, id := range sampleMetrics {
-		feedSample(id, &s.cells[id], e)
+		feed(id, &s.cells[id], e)
+	}
+}
+
+// feed is feedSample that also books, for a counter, what a request
+// started in the graceful-stop tail added: it is counted, but left out of
+// the counter's rate.
+func feed(id metricID, c *cell, e *event) {
+	before := c.sum
+	feedSample(id, c, e)
+	if e.tail && c.kind == kindCounter {
+		c.tail += c.sum - before
 	}
 }
 
@@ -191,10 +202,11 @@ func b2f(b bool) float64 {
 
 func (s *stageAgg) iteration(e *event) {
 	s.seen(e.at, e.at)
+	s.cells[mIterations].add(1)
 	if s.inTail(e.at) {
 		s.tail.iterations++
+		s.cells[mIterations].tail++
 	}
-	s.cells[mIterations].add(1)
 	if e.hasSched {
 		s.cells[mScheduleLag].addDuration(e.sched)
 	}

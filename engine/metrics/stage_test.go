@@ -306,6 +306,22 @@ func TestGracefulStopTail(t *testing.T) {
 			if got, want := st.PlannedS, 6.0; got != want {
 				t.Errorf("planned = %v s, want %v", got, want)
 			}
+			// Thresholds read the same rates: requests.rate is per second of
+			// the window, requests.count still counts the tail.
+			sn := c.Snapshot()
+			for _, q := range []struct {
+				query Query
+				want  float64
+			}{
+				{Query{Metric: "requests", Agg: AggRate}, tt.wantReqPerSec},
+				{Query{Metric: "output_tokens", Agg: AggRate}, tt.wantTokPerSec},
+				{Query{Metric: "iterations", Agg: AggRate}, 1},
+				{Query{Metric: "requests", Agg: AggCount}, float64(tt.wantRequests)},
+			} {
+				if got, _, err := sn.Value(q.query); err != nil || got != q.want {
+					t.Errorf("%s.%s = %v (%v), want %v", q.query.Metric, q.query.Agg, got, err, q.want)
+				}
+			}
 		})
 	}
 }
