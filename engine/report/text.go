@@ -148,13 +148,21 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 		goodput:    r.SLOSet,
 	}
 	marked := make([]string, len(labels))
-	var flagged []string
+	var marks []string              // distinct marks, in order of first use
+	byMark := map[string][]string{} // stage labels per mark
 	for i, s := range stages {
 		marked[i] = labels[i]
 		if mark := clientMark(&s); mark != "" {
 			marked[i] = labels[i] + " !"
-			flagged = append(flagged, labels[i]+" "+markMeaning(mark))
+			if byMark[mark] == nil {
+				marks = append(marks, mark)
+			}
+			byMark[mark] = append(byMark[mark], labels[i])
 		}
+	}
+	var flagged []string
+	for _, mark := range marks {
+		flagged = append(flagged, markMeaning(mark)+" in "+strings.Join(byMark[mark], ", "))
 	}
 	stageHead, marked := leftColumn("stage", marked)
 	b.WriteString("\n")
@@ -170,7 +178,7 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 		b.WriteString("cut: the stage did not run to its end; its window ends at its last completed request, or when the run stopped\n")
 	}
 	if len(flagged) > 0 {
-		b.WriteString(wrap("!: "+strings.Join(flagged, "; ")+": the stage's figures are suspect (see WARNING)", "", "  ", maxWidth))
+		b.WriteString(wrap("!: "+strings.Join(flagged, "; ")+": figures from those stages are suspect (see WARNING)", "", "  ", maxWidth))
 	}
 	writeTailNote(b, stages, labels)
 	if cols.dirty {

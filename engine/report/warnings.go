@@ -22,14 +22,26 @@ const LagWarnMS = 10.0
 // Poisson noise explains.
 func warnings(stages []metrics.StageSummary) []string {
 	out := []string{}
+	// One warning for all the stages a cause flagged: the advice is the
+	// same, and a sweep on a busy machine would otherwise repeat it per stage.
+	var bound, busy []flaggedStage
 	for _, s := range stages {
 		name := s.Scenario + "/" + s.Stage
 		if c := s.Client; c != nil && c.Bound {
-			out = append(out, clientWarning(name, c))
+			bound = append(bound, flaggedStage{name, c})
 		}
 		if c := s.Client; c != nil && c.MachineBusy {
-			out = append(out, machineWarning(name, c))
+			busy = append(busy, flaggedStage{name, c})
 		}
+	}
+	if len(bound) > 0 {
+		out = append(out, clientWarning(bound))
+	}
+	if len(busy) > 0 {
+		out = append(out, machineWarning(busy))
+	}
+	for _, s := range stages {
+		name := s.Scenario + "/" + s.Stage
 		if s.Slipped() {
 			out = append(out, slipWarning(name, &s))
 		}
@@ -59,27 +71,73 @@ func robustnessWarning(run map[string]metrics.RobustnessSummary) string {
 		defects, count(n, "malformed request", "malformed requests"), len(kinds), plural(int64(len(kinds)), "kind", "kinds"), kindList(kinds))
 }
 
-// clientWarning says that a stage's timings include llmload's own delays.
-func clientWarning(name string, c *engine.ClientCheck) string {
-	why := strings.Join(c.Reasons, "; ")
-	if why == "" {
-		why = "its self-check flagged the stage"
-	}
-	return fmt.Sprintf("%s: llmload itself was the bottleneck (%s): its latencies include the client's own delays "+
-		"and its throughput may be the client's limit, not the server's; run fewer VUs per process, "+
-		"use a larger machine, or split the load across several llmload processes", name, why)
+// flaggedStage is a stage its self-check flagged, by "scenario/stage".
+type flaggedStage struct {
+	name string
+	c    *engine.ClientCheck
+}
+
+// clientWarning says that the stages' timings include llmload's own delays.
+func clientWarning(stages []flaggedStage) string {
+	names, why := flaggedText(stages, func(c *engine.ClientCheck) string {
+		if len(c.Reasons) == 0 {
+			return "its self-check flagged the stage"
+		}
+		return strings.Join(c.Reasons, "; ")
+	})
+	return fmt.Sprintf("%s: llmload itself was the bottleneck (%s): %s latencies include the client's own delays "+
+		"and %s throughput may be the client's limit, not the server's; run fewer VUs per process, "+
+		"use a larger machine, or split the load across several llmload processes",
+		names, why, its(len(stages)), its(len(stages)))
 }
 
 // machineWarning says that other processes held the CPU llmload needed,
 // with advice that differs from a client-bound stage's: more llmload
-// processes on that machine would make it worse.
-func machineWarning(name string, c *engine.ClientCheck) string {
-	why := strings.Join(c.MachineReasons, "; ")
-	return fmt.Sprintf("%s: the machine running llmload was busy with other processes (%s): its latencies may include "+
+// processes on that machine would make it worse. One stage gets its
+// reasons in full; several get their figures, to keep the line readable.
+func machineWarning(stages []flaggedStage) string {
+	names, why := flaggedText(stages, func(c *engine.ClientCheck) string {
+		if len(stages) > 1 {
+			return machineFigures(c)
+		}
+		return strings.Join(c.MachineReasons, "; ")
+	})
+	return fmt.Sprintf("%s: the machine running llmload was busy with other processes (%s): %s latencies may include "+
 		"waits for a CPU that are neither the server's nor llmload's own work, and a knee or cliff found there is suspect; "+
 		"rerun on a quiet machine (stop the other work, or give llmload dedicated cores), "+
-		"not with fewer VUs", name, why)
+		"not with fewer VUs", names, why, its(len(stages)))
 }
+
+// flaggedText lists the stages' names, and their reasons: one stage's
+// as they are, several prefixed with the stage each belongs to.
+func flaggedText(stages []flaggedStage, reason func(*engine.ClientCheck) string) (names, why string) {
+	ns, ws := make([]string, len(stages)), make([]string, len(stages))
+	for i, s := range stages {
+		ns[i], ws[i] = s.name, reason(s.c)
+		if len(stages) > 1 {
+			ws[i] = s.name + ": " + ws[i]
+		}
+	}
+	return strings.Join(ns, ", "), strings.Join(ws, "; ")
+}
+
+// machineFigures are a machine-busy stage's figures in a few words.
+func machineFigures(c *engine.ClientCheck) string {
+	if !c.MachineMeasured {
+		return strings.Join(c.MachineReasons, "; ")
+	}
+	f := fmt.Sprintf("machine CPU %.0f%% busy, llmload %.0f%% of it", c.MachineCPUPercent, c.OwnSharePercent)
+	if c.StealPercent >= 1 {
+		f += fmt.Sprintf(", steal %.0f%%", c.StealPercent)
+	}
+	if c.RunQueue > 0 {
+		f += fmt.Sprintf(", run queue %.1f", c.RunQueue)
+	}
+	return f
+}
+
+// its is the possessive for one stage or several.
+func its(n int) string { return plural(int64(n), "its", "their") }
 
 // slipWarning says that a stage's window was not the planned length: the
 // load level held for another time than asked, and the next stage's

@@ -50,3 +50,27 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 }
+
+// A sweep on a busy machine flags every stage: one warning names them all,
+// each with its figures, and gives the advice once.
+func TestWarningsGroupStagesOfOneCause(t *testing.T) {
+	busy := func(stage string, cpu, own float64) metrics.StageSummary {
+		return metrics.StageSummary{Scenario: "sweep", Stage: stage, Client: &engine.ClientCheck{MachineBusy: true, MachineMeasured: true,
+			MachineCPUPercent: cpu, OwnSharePercent: own, RunQueue: 3.2, MachineReasons: []string{"long reason"}}}
+	}
+	bound := metrics.StageSummary{Scenario: "sweep", Stage: "c16", Client: &engine.ClientCheck{Bound: true, Reasons: []string{"CPU at 190% of 2 cores"}}}
+	got := warnings([]metrics.StageSummary{busy("c1", 100, 1), busy("c4", 98, 3), bound})
+	want := []string{
+		"sweep/c16: llmload itself was the bottleneck (CPU at 190% of 2 cores): its latencies",
+		"sweep/c1, sweep/c4: the machine running llmload was busy with other processes (sweep/c1: machine CPU 100% busy, " +
+			"llmload 1% of it, run queue 3.2; sweep/c4: machine CPU 98% busy, llmload 3% of it, run queue 3.2): their latencies",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d warnings, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("warning %d = %q, want it to start %q", i, got[i], w)
+		}
+	}
+}
