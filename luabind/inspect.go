@@ -2,16 +2,19 @@ package luabind
 
 import "github.com/yuin/gopher-lua/ast"
 
-// inspectStmts calls f for every expression in list, depth first, as
-// go/ast.Inspect does; when f returns false the expression's children are
-// skipped.
-func inspectStmts(list []ast.Stmt, f func(ast.Expr) bool) {
+// inspectStmts calls f for every statement and expression in list, depth
+// first, as go/ast.Inspect does; when f returns false the node's children
+// are skipped. f receives an ast.Stmt or an ast.Expr.
+func inspectStmts(list []ast.Stmt, f func(ast.PositionHolder) bool) {
 	for _, s := range list {
 		inspectStmt(s, f)
 	}
 }
 
-func inspectStmt(s ast.Stmt, f func(ast.Expr) bool) {
+func inspectStmt(s ast.Stmt, f func(ast.PositionHolder) bool) {
+	if s == nil || !f(s) {
+		return
+	}
 	switch s := s.(type) {
 	case *ast.AssignStmt:
 		inspectExprs(s.Lhs, f)
@@ -48,13 +51,13 @@ func inspectStmt(s ast.Stmt, f func(ast.Expr) bool) {
 	}
 }
 
-func inspectExprs(list []ast.Expr, f func(ast.Expr) bool) {
+func inspectExprs(list []ast.Expr, f func(ast.PositionHolder) bool) {
 	for _, e := range list {
 		inspectExpr(e, f)
 	}
 }
 
-func inspectExpr(e ast.Expr, f func(ast.Expr) bool) {
+func inspectExpr(e ast.Expr, f func(ast.PositionHolder) bool) {
 	if e == nil || !f(e) {
 		return
 	}

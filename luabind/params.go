@@ -35,8 +35,9 @@ type paramUse struct {
 // more lenient.
 func scanParams(chunk []ast.Stmt) paramUse {
 	u := paramUse{keys: map[string]bool{}}
-	var visit func(e ast.Expr) bool
-	visit = func(e ast.Expr) bool {
+	var visit func(n ast.PositionHolder) bool
+	visit = func(n ast.PositionHolder) bool {
+		e, _ := n.(ast.Expr)
 		switch e := e.(type) {
 		case *ast.FuncCallExpr:
 			if !isParam(e.Func) {

@@ -2,9 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,33 +9,6 @@ import (
 	"time"
 )
 
-// gateServer streams a fixed answer on loopback: the first text after
-// ttft, then three more tokens 25 ms apart. The gaps are wide so that
-// scheduling jitter on a busy machine stays a small share of TPOT.
-func gateServer(ttft time.Duration) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		send := func(s string) {
-			fmt.Fprintf(w, "data: %s\n\n", s)
-			w.(http.Flusher).Flush()
-		}
-		send(`{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`)
-		time.Sleep(ttft)
-		for i := range 4 {
-			if i > 0 {
-				time.Sleep(25 * time.Millisecond)
-			}
-			send(fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"t%d "}}]}`, i))
-		}
-		send(`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`)
-		send(`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}`)
-		send("[DONE]")
-	}))
-}
 
 // gateScript is one 3-second stage of 8 VUs: about 120 requests at a
 // 100 ms TTFT, the size of a short CI run.
@@ -90,7 +60,8 @@ func TestGateEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four 3-second runs")
 	}
-	fast, slow := gateServer(100*time.Millisecond), gateServer(150*time.Millisecond)
+	// Token gaps of 25 ms keep scheduling jitter on a busy machine a small share of TPOT.
+	fast, slow := fixedDelayServer(100*time.Millisecond, 25*time.Millisecond, 4), fixedDelayServer(150*time.Millisecond, 25*time.Millisecond, 4)
 	defer fast.Close()
 	defer slow.Close()
 	dir := t.TempDir()
