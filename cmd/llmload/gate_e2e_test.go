@@ -9,7 +9,6 @@ import (
 	"time"
 )
 
-
 // gateScript is one 3-second stage of 8 VUs: about 120 requests at a
 // 100 ms TTFT, the size of a short CI run.
 const gateScript = `
