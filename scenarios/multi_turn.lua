@@ -3,11 +3,21 @@
 -- What it answers: each virtual user holds a conversation of five turns
 -- with think time between them, sending the whole history every turn, like
 -- a chat UI. Turn 1 sends a short prompt; turn 5 sends everything said so
--- far, so prefill work — and TTFT — should grow with the turn. Every
--- request is tagged turn=1..5, so the summary's per-tag table shows each
--- turn's latency on its own row instead of one blurred average. A second
--- scenario replays recorded ShareGPT-style conversations from
+-- far. Every request is tagged turn=1..5, so the summary's per-tag table
+-- shows each turn's latency on its own row instead of one blurred average.
+-- A second scenario replays recorded ShareGPT-style conversations from
 -- data/conversations.json turn by turn.
+--
+-- What to expect: without a prefix cache, prefill work — and TTFT — grows
+-- with the turn. A server that caches prefixes (vLLM's automatic prefix
+-- caching, SGLang's radix cache, and the built-in simulator by default)
+-- prefills only each turn's new tokens, so turns 2-5 stay flat. Measured on
+-- this project's 2-core machine with 8 s runs: the built-in simulator gives
+-- TTFT p50 of about 30 ms on every turn from 2 to 5; `llmload mock
+-- --prefix-cache -1` (no cache) gives 32, 39, 52 and 66 ms. Turn 1 is slower
+-- in both because every VU starts at once. A flat curve on a real server
+-- means its prefix cache works; a growing one, that it does not cache (or
+-- that the conversation outgrew the cache).
 --
 -- Against a real server:
 --
