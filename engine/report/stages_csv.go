@@ -62,6 +62,21 @@ var distStats = []struct {
 	{"p99_ci_hi", func(d metrics.Dist) float64 { return d.CI.P99[1] }},
 }
 
+// stageTrailer are the per-stage columns added after the distributions:
+// appended, so that readers by position of older files keep working.
+var stageTrailer = []struct {
+	name  string
+	value func(*metrics.StageSummary) string
+}{
+	{"planned_s", func(s *metrics.StageSummary) string {
+		if s.PlannedS <= 0 {
+			return "" // no planned window: iterations executors, older files
+		}
+		return csvFloat(s.PlannedS)
+	}},
+	{"tail_requests", func(s *metrics.StageSummary) string { return csvInt(s.TailRequests) }},
+}
+
 // stageColumns is the header of StagesCSV, built once.
 var stageColumns = func() []string {
 	var cols []string
@@ -72,6 +87,9 @@ var stageColumns = func() []string {
 		for _, s := range distStats {
 			cols = append(cols, d.name+"_"+s.name)
 		}
+	}
+	for _, f := range stageTrailer {
+		cols = append(cols, f.name)
 	}
 	return cols
 }()
@@ -119,6 +137,9 @@ func stageRecord(s *metrics.StageSummary) []string {
 				rec = append(rec, csvFloat(st.value(d)))
 			}
 		}
+	}
+	for _, f := range stageTrailer {
+		rec = append(rec, f.value(s))
 	}
 	return rec
 }
