@@ -1,7 +1,14 @@
 package engine
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/url"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +46,129 @@ func TestURLSecrets(t *testing.T) {
 	}
 	if got := URLSecrets("http://127.0.0.1:8000/v1"); len(got) != 0 {
 		t.Errorf("URLSecrets of a plain URL = %v", got)
+	}
+}
+
+// credentialForms returns every way a test expects a credential to be
+// echoed, computed independently of the Redactor.
+func credentialForms(user, pass, key string) map[string]string {
+	pair := user + ":" + pass
+	forms := map[string]string{
+		"bearer key":          "Bearer " + key,
+		"key":                 key,
+		"password":            pass,
+		"pair":                pair,
+		"basic std":           "Basic " + base64.StdEncoding.EncodeToString([]byte(pair)),
+		"basic std raw":       "Basic " + base64.RawStdEncoding.EncodeToString([]byte(pair)),
+		"basic url":           "Basic " + base64.URLEncoding.EncodeToString([]byte(pair)),
+		"basic url raw":       "Basic " + base64.RawURLEncoding.EncodeToString([]byte(pair)),
+		"basic query-escaped": url.QueryEscape("Basic " + base64.StdEncoding.EncodeToString([]byte(pair))),
+		"password query":      url.QueryEscape(pass),
+		"password path":       url.PathEscape(pass),
+		"password lower hex":  lowerHex(url.QueryEscape(pass)),
+		"pair userinfo":       url.UserPassword(user, pass).String(),
+		"key query":           url.QueryEscape(key),
+		"key all escaped":     allEscaped(key),
+		"password json":       strings.Trim(mustJSON(pass), `"`),
+		"password html":       html.EscapeString(pass),
+	}
+	return forms
+}
+
+// pctChars counts the characters of s with %hh as one and a cut escape as none.
+func pctChars(s string) int {
+	s = regexp.MustCompile(`%[0-9A-Fa-f]{2}`).ReplaceAllString(s, "x")
+	return len(regexp.MustCompile(`%[0-9A-Fa-f]?$`).ReplaceAllString(s, ""))
+}
+
+func lowerHex(s string) string {
+	return regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(s, strings.ToLower)
+}
+
+func allEscaped(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, "%%%02X", s[i])
+	}
+	return b.String()
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s) // escapes <, > and & as \u00XX, as Go servers do
+	return string(b)
+}
+
+func TestRedactorCoversEveryEncoding(t *testing.T) {
+	const user, pass, key = "alice", `p@ss w/rd&<"x+`, "sk-test-Key_0123456789abcdef"
+	r := NewRedactor(key, "http://"+url.UserPassword(user, pass).String()+"@127.0.0.1:9/v1")
+	for name, form := range credentialForms(user, pass, key) {
+		t.Run(name, func(t *testing.T) {
+			in := "error: got header " + form + " from you"
+			got := r.Redact(in)
+			if strings.Contains(got, form) || !strings.Contains(got, Redacted) {
+				t.Errorf("Redact(%q) = %q", in, got)
+			}
+			if !strings.HasPrefix(got, "error: got header ") || !strings.HasSuffix(got, " from you") {
+				t.Errorf("Redact(%q) = %q, lost the text around the credential", in, got)
+			}
+			// Cut by a truncation after 3 or more bytes of the secret
+			// (the scheme word of a header form is not secret).
+			head := 0
+			for _, scheme := range []string{"Basic ", "Basic+", "Bearer "} {
+				if strings.HasPrefix(form, scheme) {
+					head = len(scheme)
+				}
+			}
+			for n := head + 3; n < len(form); n++ {
+				if pctChars(form[head:n]) < 3 {
+					continue // two characters of a secret are left, by design
+				}
+				cut := "error: " + form[:n] + "…"
+				if got := r.Redact(cut); strings.Contains(got, form[head:n]) {
+					t.Fatalf("Redact(%q) = %q", cut, got)
+				}
+			}
+		})
+	}
+}
+
+func TestRedactorKeepsOrdinaryText(t *testing.T) {
+	r := NewRedactor("sk-test-Key_0123456789abcdef", "http://alice:hunter22@h/v1")
+	for _, s := range []string{
+		"Basic authentication required", "Bearer token required", "Bearer realm=\"api\"",
+		"model 'nope' does not exist", "user alice is unknown", "rate limited, retry in 2s…", "",
+	} {
+		if got := r.Redact(s); got != s {
+			t.Errorf("Redact(%q) = %q", s, got)
+		}
+	}
+	if got, want := (*Redactor)(nil).Redact("ok"), "ok"; got != want {
+		t.Errorf("nil Redact = %q, want %q", got, want)
+	}
+}
+
+func TestRedactCredentials(t *testing.T) {
+	basic := base64.StdEncoding.EncodeToString([]byte("bob:secret-pw"))
+	tests := map[string]string{
+		"Authorization: Basic " + basic:            "Authorization: Basic [redacted]",
+		"Authorization: Basic " + basic[:10] + "…": "Authorization: Basic [redacted]…",
+		"auth=Bearer%20abc.def-123456":             "auth=Bearer%20[redacted]",
+		"key sk-proj-abcdefghijklmnop rejected":    "key [redacted] rejected",
+		"Basic authentication required":            "Basic authentication required",
+		"Bearer token required":                    "Bearer token required",
+		"no credentials here":                      "no credentials here",
+	}
+	for in, want := range tests {
+		if got := RedactCredentials(in); got != want {
+			t.Errorf("RedactCredentials(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNewRedactorUserOnly(t *testing.T) {
+	r := NewRedactor("", "http://sk-as-user-name@h/v1")
+	in := "echo: sk-as-user-name / Basic " + base64.StdEncoding.EncodeToString([]byte("sk-as-user-name:"))
+	if got := r.Redact(in); strings.Contains(got, "sk-as-user-name") || strings.Contains(got, "c2stYXMtdXNlci1uYW1lOg") {
+		t.Errorf("Redact(%q) = %q", in, got)
 	}
 }

@@ -51,5 +51,11 @@ func (t *tokenCounter) count(s string) (n int, ok bool) {
 			n, ok = 0, false
 		}
 	}()
-	return t.codec.Count(s), true
+	return t.codec.Count(s) + strings.Count(s, "\x7f"), true
 }
+
+// tiktoken-go v0.10.0's generated pre-tokenizer matches no piece at DEL
+// (U+007F) and drops it, so "\x7f" counts 0 tokens where tiktoken counts 1
+// (cl100k_base id 221: every byte has a token). DEL is a piece of its own
+// or ends a punctuation piece whose merges never include it, so adding one
+// token per DEL gives tiktoken's count; count adds it.

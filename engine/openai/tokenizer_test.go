@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 )
 
 func TestTokenCount(t *testing.T) {
@@ -13,12 +12,15 @@ func TestTokenCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := map[string]int{
-		"":              0,
-		"Hello, world":  3,
-		" ":             1,
-		"你好":            2,
-		"\xff\xfe":      1, // invalid UTF-8 counts as the U+FFFD it decodes to
-		"<|endoftext|>": 7, // special tokens are plain text in generated output
+		"":                                 0,
+		"Hello, world":                     3,
+		" ":                                1,
+		"你好":                               2,
+		"\xff\xfe":                         1, // invalid UTF-8 counts as the U+FFFD it decodes to
+		"<|endoftext|>":                    7, // special tokens are plain text in generated output
+		"\x7f":                             1, // tiktoken-go drops DEL; tiktoken encodes it as one byte token
+		"a\x7fb":                           3,
+		"                                ": 1, // a run of 32 spaces is one token
 	}
 	for in, want := range tests {
 		n, ok := tok.count(in)
@@ -81,26 +83,48 @@ func TestTokenCountLongInputs(t *testing.T) {
 	}
 }
 
+// FuzzTokenCount checks what byte-level BPE (tiktoken) guarantees for any
+// input: the count is deterministic; it is 0 exactly for the empty string,
+// because every byte has a token and none is dropped; it is at most one
+// token per byte; and, since no token is longer than the longest piece of
+// the vocabulary (128 bytes in cl100k_base: runs of spaces), at least
+// len/128. Runs of whitespace are single tokens ("32 spaces" is 1), so no
+// bound per rune holds. Invalid UTF-8 is counted as the U+FFFD it decodes
+// to, which keeps the bounds in bytes of the input.
 func FuzzTokenCount(f *testing.F) {
-	for _, s := range []string{"Hello, world", "你好", "\xff", " \n\t", "<|endoftext|>", "'s'll'd"} {
+	for _, s := range []string{"Hello, world", "你好", "\xff", " \n\t", "<|endoftext|>", "'s'll'd", "\x7f", "a\x7fb",
+		strings.Repeat(" ", 32), strings.Repeat(" ", 300)} {
 		f.Add(s)
 	}
 	tok, err := loadTokenizer("")
 	if err != nil {
 		f.Fatal(err)
 	}
+	longest := longestToken(tok)
 	f.Fuzz(func(t *testing.T, s string) {
 		n, ok := tok.count(s)
 		if !ok {
 			t.Fatalf("count(%q) failed", s)
 		}
-		if n > len(s) || (s != "" && n == 0) {
-			t.Errorf("count(%q) = %d for %d bytes", s, n, len(s))
+		if again, _ := tok.count(s); again != n {
+			t.Errorf("count(%q) = %d, then %d", s, n, again)
 		}
-		if utf8.ValidString(s) && n < utf8.RuneCountInString(s)/16 {
-			t.Errorf("count(%q) = %d, implausibly few", s, n)
+		if (n == 0) != (s == "") {
+			t.Errorf("count(%q) = %d", s, n)
+		}
+		if lo := (len(s) + longest - 1) / longest; n > len(s) || n < lo {
+			t.Errorf("count(%q) = %d, want %d..%d for %d bytes", s, n, lo, len(s), len(s))
 		}
 	})
+}
+
+// longestToken returns the byte length of the vocabulary's longest token.
+func longestToken(tok *tokenCounter) int {
+	longest := 1
+	for id := uint(0); id < 1<<17; id++ {
+		longest = max(longest, len(tok.codec.Decode([]uint{id})))
+	}
+	return longest
 }
 
 // BenchmarkTokenizer measures the offline count; it reports ns per token,
