@@ -26,33 +26,23 @@ type rateProfile struct {
 	stageEnds []time.Duration // offset at which each stage ends
 }
 
-// newRateProfile builds sc's rate profile. It returns an error for rates
-// that are negative, NaN or infinite, which would make no schedule.
+// newRateProfile builds sc's rate profile from its stages' shapes
+// (engine.Scenario.StageLoads, the one rate integral). It returns an error
+// for rates that are negative, NaN or infinite, which would make no
+// schedule.
 func newRateProfile(sc engine.Scenario) (*rateProfile, error) {
-	prev := sc.RatePerSecond(sc.StartRate)
-	if !validRate(prev) {
+	if !validRate(sc.RatePerSecond(sc.StartRate)) {
 		return nil, fmt.Errorf("scenario %q: start rate %v is not a rate", sc.Name, sc.StartRate)
 	}
 	p := &rateProfile{}
 	var at time.Duration
-	for i, st := range sc.Stages {
-		rate := sc.RatePerSecond(st.Rate)
-		if !validRate(rate) {
+	for i, l := range sc.StageLoads() {
+		if st := sc.Stages[i]; !validRate(sc.RatePerSecond(st.Rate)) {
 			return nil, fmt.Errorf("scenario %q: stage %d (%s): rate %v is not a rate", sc.Name, i+1, st.Name, st.Rate)
 		}
-		dur := max(st.Duration, 0)
-		if ramp := min(max(st.Ramp, 0), dur); ramp > 0 {
-			// A ramp longer than its stage ends part-way, where the stage ends.
-			reached := prev + (rate-prev)*ramp.Seconds()/st.Ramp.Seconds()
-			p.add(at, at+ramp, prev, reached)
-			at += ramp
-			dur -= ramp
-			prev = reached
-		} else {
-			prev = rate
-		}
-		p.add(at, at+dur, prev, prev)
-		at += dur
+		p.add(at, at+l.Ramp, l.From, l.To)
+		p.add(at+l.Ramp, at+l.Duration(), l.To, l.To)
+		at += l.Duration()
 		p.stageEnds = append(p.stageEnds, at)
 	}
 	return p, nil
@@ -69,7 +59,7 @@ func (p *rateProfile) add(start, end time.Duration, r0, r1 float64) {
 	if n := len(p.segs); n > 0 {
 		l0 = p.segs[n-1].l1
 	}
-	l1 := l0 + (r0+r1)/2*(end-start).Seconds()
+	l1 := l0 + engine.StageLoad{From: r0, To: r1, Ramp: end - start}.Integral()
 	p.segs = append(p.segs, segment{start: start, end: end, r0: r0, r1: r1, l0: l0, l1: l1})
 }
 

@@ -78,11 +78,10 @@ func writeScenarioPlan(b *bytes.Buffer, sc engine.Scenario) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  stage\tstarts\tduration\tload")
 	at := sc.StartTime
-	prev := startLoad(sc)
-	for _, st := range sc.Stages {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, engine.FormatDuration(at), engine.FormatDuration(st.Duration), stageLoad(sc, st, prev))
+	loads := sc.StageLoads()
+	for i, st := range sc.Stages {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, engine.FormatDuration(at), engine.FormatDuration(st.Duration), stageLoad(sc, st, loads[i]))
 		at += st.Duration
-		prev = stageLevel(sc, st)
 	}
 	tw.Flush()
 	fmt.Fprintf(b, "  %s; graceful stop %s\n", expected(sc), engine.FormatDuration(sc.GracefulStop))
@@ -98,25 +97,12 @@ func arrivalName(sc engine.Scenario) string {
 	return sc.Arrival
 }
 
-func startLoad(sc engine.Scenario) float64 {
-	if engine.OpenModel(sc.Executor) {
-		return sc.StartRate
-	}
-	return float64(sc.StartVUs)
-}
-
-func stageLevel(sc engine.Scenario, st engine.Stage) float64 {
-	if engine.OpenModel(sc.Executor) {
-		return st.Rate
-	}
-	return float64(st.Target)
-}
-
-// stageLoad describes a stage's load: VUs or a rate, ramped or stepped.
-func stageLoad(sc engine.Scenario, st engine.Stage, prev float64) string {
+// stageLoad describes a stage's load (l, from engine.StageLoads): VUs or a
+// rate, ramped or stepped.
+func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 	level := func(v float64) string {
 		if engine.OpenModel(sc.Executor) {
-			return fmt.Sprintf("%g req/s", sc.RatePerSecond(v))
+			return fmt.Sprintf("%g req/s", v)
 		}
 		if v == 1 {
 			return "1 VU"
@@ -130,10 +116,17 @@ func stageLoad(sc engine.Scenario, st engine.Stage, prev float64) string {
 	case engine.ExecutorPerVUIterations:
 		return fmt.Sprintf("%s × %s (at most %s)", count(int64(sc.VUs), "VU", "VUs"), count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
 	}
-	if st.Ramp > 0 {
-		return fmt.Sprintf("%s → %s over %s, then hold", level(prev), level(stageLevel(sc, st)), engine.FormatDuration(st.Ramp))
+	if l.Ramp == 0 {
+		return level(l.To)
 	}
-	return level(stageLevel(sc, st))
+	s := fmt.Sprintf("%s → %s over %s", level(l.From), level(l.To), engine.FormatDuration(l.Ramp))
+	if st.Ramp > l.Ramp {
+		s += fmt.Sprintf(", the stage's end cutting a %s ramp", engine.FormatDuration(st.Ramp))
+	}
+	if l.Hold > 0 {
+		s += ", then hold"
+	}
+	return s
 }
 
 // expected says how many iterations the scenario will run.
@@ -149,16 +142,9 @@ func expected(sc engine.Scenario) string {
 	return "closed model: the iteration count depends on response times"
 }
 
-// expectedArrivals integrates the piecewise-linear rate over the stages.
+// expectedArrivals is ∫ rate dt over the stages, rounded.
 func expectedArrivals(sc engine.Scenario) float64 {
-	total, prev := 0.0, sc.RatePerSecond(sc.StartRate)
-	for _, st := range sc.Stages {
-		rate := sc.RatePerSecond(st.Rate)
-		ramp := min(st.Ramp, st.Duration).Seconds()
-		total += (prev+rate)/2*ramp + rate*(st.Duration.Seconds()-ramp)
-		prev = rate
-	}
-	return math.Round(total)
+	return math.Round(sc.ExpectedArrivals())
 }
 
 func writePlanThresholds(b *bytes.Buffer, thresholds []string) {

@@ -37,9 +37,49 @@ func TestPlanGolden(t *testing.T) {
 }
 
 func TestExpectedArrivals(t *testing.T) {
-	sc := testPlan().Scenarios[1]
-	// r2: ramp 1/s → 2/s over 60s = 90; r4: 4/s × 90s = 360.
-	if got, want := expectedArrivals(sc), 450.0; got != want {
-		t.Errorf("expectedArrivals = %v, want %v", got, want)
+	open := func(stages ...engine.Stage) engine.Scenario {
+		return engine.Scenario{Executor: engine.ExecutorRampingArrivalRate, StartRate: 60, TimeUnit: time.Minute, Stages: stages}
+	}
+	tests := map[string]struct {
+		sc   engine.Scenario
+		want float64
+	}{
+		// r2: ramp 1/s → 2/s over 60s = 90; r4: 4/s × 90s = 360.
+		"ramp then step": {sc: testPlan().Scenarios[1], want: 450},
+		"zero rate":      {sc: open(engine.Stage{Rate: 0, Duration: time.Minute}), want: 0},
+		"ramp down to 0": {sc: open(engine.Stage{Rate: 0, Duration: time.Minute, Ramp: 30 * time.Second}), want: 15},
+		// 1/s → 3/s would take 60 s; the 30 s stage ends at 2/s: 45.
+		"ramp longer than the stage": {sc: open(engine.Stage{Rate: 180, Duration: 30 * time.Second, Ramp: time.Minute}), want: 45},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := expectedArrivals(tt.sc); got != tt.want {
+				t.Errorf("expectedArrivals = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStageLoadText(t *testing.T) {
+	open := engine.Scenario{Executor: engine.ExecutorRampingArrivalRate, StartRate: 1}
+	closed := engine.Scenario{Executor: engine.ExecutorRampingVUs, StartVUs: 1}
+	tests := map[string]struct {
+		sc   engine.Scenario
+		st   engine.Stage
+		want string
+	}{
+		"step":            {sc: open, st: engine.Stage{Rate: 4, Duration: time.Minute}, want: "4 req/s"},
+		"ramp, no hold":   {sc: open, st: engine.Stage{Rate: 3, Duration: time.Minute, Ramp: time.Minute}, want: "1 req/s → 3 req/s over 1m"},
+		"ramp then hold":  {sc: closed, st: engine.Stage{Target: 8, Duration: time.Minute, Ramp: 30 * time.Second}, want: "1 VU → 8 VUs over 30s, then hold"},
+		"ramp cut by end": {sc: open, st: engine.Stage{Rate: 3, Duration: 30 * time.Second, Ramp: time.Minute}, want: "1 req/s → 2 req/s over 30s, the stage's end cutting a 1m ramp"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			sc := tt.sc
+			sc.Stages = []engine.Stage{tt.st}
+			if got := stageLoad(sc, tt.st, sc.StageLoads()[0]); got != tt.want {
+				t.Errorf("stageLoad = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
