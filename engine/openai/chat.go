@@ -163,11 +163,11 @@ func mediaType(ctype string) string {
 func (c *Client) readHTTPError(res *engine.Result, resp *http.Response) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	_, _ = io.CopyN(io.Discard, resp.Body, maxErrorBody)
-	msg := serverMessage(body)
+	msg := c.serverMessage(body)
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
-	res.Err = &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.redact(msg)}
+	res.Err = &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: msg}
 }
 
 // decoder holds the per-stream buffers, pooled so that a request reuses

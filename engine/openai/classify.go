@@ -89,11 +89,20 @@ func innerMessage(err error) string {
 	return err.Error()
 }
 
-// serverMessage extracts the human message from an error body in any of
+// serverMessage extracts the human message from an error body, on one
+// line and truncated (see serverText).
+func serverMessage(body []byte) string { return oneLine(serverText(body)) }
+
+// oneLine collapses whitespace and truncates a message to maxMessageLen.
+func oneLine(msg string) string {
+	return truncate(strings.Join(strings.Fields(msg), " "), maxMessageLen)
+}
+
+// serverText extracts the human message from an error body in any of
 // the shapes OpenAI-compatible servers use: {"error":{"message":...}},
 // {"error":"..."}, {"message":...} and FastAPI's {"detail":...}. It falls
-// back to the body itself, on one line and truncated.
-func serverMessage(body []byte) string {
+// back to the body itself.
+func serverText(body []byte) string {
 	var e struct {
 		Error   json.RawMessage `json:"error"`
 		Message json.RawMessage `json:"message"`
@@ -106,7 +115,7 @@ func serverMessage(body []byte) string {
 	if msg == "" {
 		msg = string(body)
 	}
-	return truncate(strings.Join(strings.Fields(msg), " "), maxMessageLen)
+	return msg
 }
 
 // errorText reads an "error" member: an object with a message, or a string.

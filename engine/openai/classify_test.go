@@ -56,7 +56,7 @@ func TestRedactScrubsURLCredentialsAndCutKeys(t *testing.T) {
 	tests := map[string]string{
 		"bad key sk-ABCDEFGH":                 "bad key [redacted]",
 		"path=/v1/chat?api_key=qsecret123 no": "path=/v1/chat?api_key=[redacted] no",
-		"auth u:pw-secret":                    "auth u:[redacted]",
+		"auth u:pw-secret":                    "auth [redacted]", // the pair, as Basic auth sends it
 		"echo: Bearer sk-ABCD…":               "echo: Bearer [redacted]…",
 		"ends with sk…":                       "ends with sk…",
 	}

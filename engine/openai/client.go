@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +76,7 @@ type Client struct {
 	modelsURL      string
 	auth           string // "Bearer <key>", or empty
 	key            string
-	secrets        []string // the key and the base URL's credentials, scrubbed from every message
+	redactor       *engine.Redactor // the key's and the URLs' credentials, scrubbed from every message
 	t              timeouts
 	tok            *tokenCounter // nil: no offline tokenizer
 	continuous     bool
@@ -120,7 +119,7 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 		completionsURL: endpoint(base, "/completions"),
 		modelsURL:      endpoint(base, "/models"),
 		key:            cfg.APIKey,
-		secrets:        slices.DeleteFunc(append([]string{cfg.APIKey}, engine.URLSecrets(cfg.BaseURL)...), func(v string) bool { return v == "" }),
+		redactor:       engine.NewRedactor(cfg.APIKey, cfg.BaseURL, proxyURL(proxy, base)),
 		tok:            tok,
 		continuous:     cfg.ContinuousUsage,
 		t:              cfg.timeouts(),
@@ -224,26 +223,31 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // CloseIdle closes the pool's idle connections. Safe for concurrent use.
 func (c *Client) CloseIdle() { c.transport.CloseIdleConnections() }
 
-// redact removes the API key and the base URL's credentials from a message
-// that may echo them (a server quoting the request), including the head of
-// one that a truncation ("…") cut in two.
-func (c *Client) redact(s string) string {
-	for _, secret := range c.secrets {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-		if body, cut := strings.CutSuffix(s, "…"); cut {
-			s = redactCutTail(body, secret) + "…"
-		}
-	}
-	return s
+// redact removes the API key and the base URL's and proxy's credentials,
+// in any encoding, from a message that may echo them (a server quoting the
+// request), including the head of one that a truncation ("…") cut in two.
+func (c *Client) redact(s string) string { return c.redactor.Redact(s) }
+
+// serverMessage is the human message of an error body, redacted before it
+// is put on one line and truncated (a secret holding spaces, or cut, would
+// escape a redaction after), and again after (a cut one).
+func (c *Client) serverMessage(body []byte) string {
+	return c.redact(oneLine(c.redact(truncate(serverText(body), maxRedactLen))))
 }
 
-// redactCutTail replaces a tail of s that is the start of secret (at least
-// 3 bytes of it, so an ordinary last letter is not taken for a secret).
-func redactCutTail(s, secret string) string {
-	for n := min(len(secret)-1, len(s)); n >= 3; n-- {
-		if strings.HasSuffix(s, secret[:n]) {
-			return s[:len(s)-n] + "[redacted]"
-		}
+// maxRedactLen bounds the text searched for secrets: error bodies can be
+// 64 KB, and only the first maxMessageLen bytes are kept anyway.
+const maxRedactLen = 4 << 10
+
+// proxyURL returns the proxy's URL for requests to base, or "": its
+// credentials are sent (Proxy-Authorization) and may be echoed too.
+func proxyURL(proxy func(*http.Request) (*url.URL, error), base *url.URL) string {
+	if proxy == nil {
+		return ""
 	}
-	return s
+	p, err := proxy(&http.Request{Method: http.MethodPost, URL: base, Header: http.Header{}})
+	if err != nil || p == nil {
+		return ""
+	}
+	return p.String()
 }

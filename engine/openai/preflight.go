@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,7 +98,7 @@ func (c *Client) firstModel(ctx context.Context) (string, error) {
 		return "", c.explain(c.modelsURL, "", c.fail(ctx, tctx, err, phaseBody), resp.StatusCode, "")
 	}
 	if resp.StatusCode != http.StatusOK {
-		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.redact(serverMessage(body))}
+		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.serverMessage(body)}
 		return "", c.explain(c.modelsURL, "", e, resp.StatusCode, resp.Header.Get("Location"))
 	}
 	return c.parseModels(body)
@@ -155,11 +156,49 @@ func (c *Client) explain(target, model string, e *engine.Error, status int, loca
 // versioned matches a base path with an API version segment such as /v1.
 var versioned = regexp.MustCompile(`(^|/)v[0-9]+[a-z0-9]*(/|$)`)
 
+// keyAdvice explains a 401 or 403 by what was sent.
 func (c *Client) keyAdvice(status int) string {
-	if c.key == "" {
-		return fmt.Sprintf("target requires an API key (HTTP %d) and none was sent; set --api-key or LLMLOAD_API_KEY", status)
+	sent := c.sentCredentials()
+	switch {
+	case c.auth != "":
+		return fmt.Sprintf("target rejected the API key (HTTP %d): llmload %s; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY", status, sent)
+	case c.base.User != nil:
+		return fmt.Sprintf("target rejected the credentials (HTTP %d): llmload %s; if it wants an API key, set --api-key or LLMLOAD_API_KEY (sent as a Bearer token instead)", status, sent)
 	}
-	return fmt.Sprintf("target rejected the API key (HTTP %d): the key is wrong or missing; set --api-key or LLMLOAD_API_KEY", status)
+	return fmt.Sprintf("target requires an API key (HTTP %d); llmload %s; set --api-key or LLMLOAD_API_KEY", status, sent)
+}
+
+// keySuffixMin is the shortest key whose last keySuffixLen characters are
+// shown: on a shorter key (a placeholder such as "wrong") the suffix would
+// be most of it.
+const (
+	keySuffixMin = 20
+	keySuffixLen = 4
+)
+
+// sentCredentials says which credentials a request carried, without them:
+// a Bearer key by its last four characters (as key dashboards name keys),
+// Basic auth from the base URL by its user name, unless the user name is
+// all there is (then it is the credential).
+func (c *Client) sentCredentials() string {
+	switch {
+	case c.auth != "" && len(c.key) >= keySuffixMin:
+		return "sent a Bearer key ending …" + c.key[len(c.key)-keySuffixLen:]
+	case c.auth != "":
+		return fmt.Sprintf("sent a %d-character Bearer key", len(c.key))
+	case c.base.User == nil:
+		return "sent no credentials"
+	}
+	if p, ok := c.base.User.Password(); ok && p != "" && c.base.User.Username() != "" {
+		return fmt.Sprintf("sent Basic auth for user %s from the base URL", quoteUser(c.base.User.Username()))
+	}
+	return "sent Basic auth with the base URL's user name and no password"
+}
+
+// quoteUser quotes a user name as 'name', escaping what would not print.
+func quoteUser(name string) string {
+	q := strconv.Quote(name)
+	return "'" + strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`) + "'"
 }
 
 // serverSaid quotes the server's message unless it is just the status text.

@@ -101,12 +101,15 @@ func TestPreflightExplains(t *testing.T) {
 	}{
 		"wrong key": {&fakeTarget{chatStatus: 401, chatType: "application/json",
 			chatBody: `{"error":{"message":"invalid key ` + key + `"}}`}, "/v1", key, "m",
-			"target rejected the API key (HTTP 401): the key is wrong or missing; set --api-key or LLMLOAD_API_KEY (server: invalid key [redacted])"},
+			"target rejected the API key (HTTP 401): llmload sent a 16-character Bearer key; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY (server: invalid key [redacted])"},
+		"wrong long key": {&fakeTarget{chatStatus: 401, chatType: "application/json",
+			chatBody: `{"error":{"message":"no"}}`}, "/v1", "sk-0123456789abcdefWXYZ", "m",
+			"target rejected the API key (HTTP 401): llmload sent a Bearer key ending …WXYZ; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY (server: no)"},
 		"key that is a plain word": {&fakeTarget{chatStatus: 401, chatType: "application/json",
 			chatBody: `{"error":{"message":"bad"}}`}, "/v1", "wrong", "m",
-			"target rejected the API key (HTTP 401): the key is wrong or missing; set --api-key or LLMLOAD_API_KEY (server: bad)"},
+			"target rejected the API key (HTTP 401): llmload sent a 5-character Bearer key; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY (server: bad)"},
 		"missing key": {&fakeTarget{chatStatus: 403, chatType: "application/json", chatBody: `{"detail":"Forbidden"}`}, "/v1", "", "m",
-			"target requires an API key (HTTP 403) and none was sent; set --api-key or LLMLOAD_API_KEY"},
+			"target requires an API key (HTTP 403); llmload sent no credentials; set --api-key or LLMLOAD_API_KEY"},
 		"base lacks /v1": {streamingTarget(), "", "", "m",
 			"HTTP 404 from http://{srv}/chat/completions — the base URL probably lacks /v1; try --target http://{srv}/v1"},
 		"unknown model": {&fakeTarget{chatStatus: 404, chatType: "application/json",
@@ -147,6 +150,37 @@ func TestPreflightExplains(t *testing.T) {
 	})
 }
 
+// TestPreflightNamesCredentialsSent: the advice on a 401 says what was
+// sent, never the secret itself.
+func TestPreflightNamesCredentialsSent(t *testing.T) {
+	srv := serve(t, &fakeTarget{chatStatus: 401, chatType: "application/json", chatBody: `{"detail":"Unauthorized"}`})
+	tests := map[string]struct {
+		userinfo, key string
+		want          string
+	}{
+		"basic auth": {"alice:sk-basic-secret", "",
+			"target rejected the credentials (HTTP 401): llmload sent Basic auth for user 'alice' from the base URL; if it wants an API key, set --api-key or LLMLOAD_API_KEY (sent as a Bearer token instead)"},
+		"user name only": {"sk-user-as-key", "",
+			"target rejected the credentials (HTTP 401): llmload sent Basic auth with the base URL's user name and no password; if it wants an API key, set --api-key or LLMLOAD_API_KEY (sent as a Bearer token instead)"},
+		"key wins over basic auth": {"alice:pw", "k",
+			"target rejected the API key (HTTP 401): llmload sent a 1-character Bearer key; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY"},
+		"no credentials": {"", "",
+			"target requires an API key (HTTP 401); llmload sent no credentials; set --api-key or LLMLOAD_API_KEY"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			base := srv.URL + "/v1"
+			if tt.userinfo != "" {
+				base = strings.Replace(base, "://", "://"+tt.userinfo+"@", 1)
+			}
+			_, err := testClient(t, base, func(c *Config) { c.APIKey = tt.key }).Preflight(context.Background(), "m")
+			if got := errString(err); got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return "<nil>"
@@ -179,7 +213,7 @@ func TestPreflightNamesProxy(t *testing.T) {
 		want  string
 	}{
 		"proxy refuses": {"http://user:hunter2@" + proxy.Listener.Addr().String(),
-			"target requires an API key (HTTP 403) and none was sent; set --api-key or LLMLOAD_API_KEY (server: Access denied by proxy policy)" +
+			"target requires an API key (HTTP 403); llmload sent no credentials; set --api-key or LLMLOAD_API_KEY (server: Access denied by proxy policy)" +
 				" (request went through proxy http://" + proxy.Listener.Addr().String() + " from HTTP_PROXY; set NO_PROXY=127.0.0.1 to bypass)"},
 		"proxy down": {"http://" + deadProxy,
 			"connection refused at proxy " + deadProxy + " — is the proxy running?" +
