@@ -168,7 +168,14 @@ type StageMark struct {
 	Index    int     // position of the stage within its scenario
 	Target   int     // VUs the stage holds (closed model)
 	Rate     float64 // mean target iterations per second over the stage, ramp included (open model); 0 otherwise
-	At       time.Time
+	// At is the boundary as scheduled (the scenario's start plus the
+	// stages' durations), so a controller that wakes late stretches no
+	// window; a cut stage ends when it was cut, a stage of the iteration
+	// executors when its work was done.
+	At time.Time
+	// Late is how long after At the controller marked the boundary: on a
+	// busy machine the VU count changed (closed model) that much late.
+	Late time.Duration
 	// Cut marks a stage that ended before its planned end (Ctrl-C, an
 	// aborting threshold): its window is shorter than asked.
 	Cut bool

@@ -115,7 +115,7 @@ func (r *arrivalRateRun) schedule(ctx context.Context) {
 	start := r.begin()
 	next, ok := r.gen.next()
 	for i := range r.sc.Stages {
-		mark := r.stageStarted(i)
+		mark := r.stageStarted(i, start.Add(r.profile.stageStart(i)))
 		for ok && next.stage == i {
 			at := start.Add(next.at)
 			if !s.until(ctx, at) {
@@ -124,8 +124,9 @@ func (r *arrivalRateRun) schedule(ctx context.Context) {
 			r.dispatch(i, at)
 			next, ok = r.gen.next()
 		}
-		reached := s.until(ctx, start.Add(r.profile.stageEnds[i]))
-		r.stageEnded(ctx, mark)
+		end := start.Add(r.profile.stageEnds[i])
+		reached := s.until(ctx, end)
+		r.stageEnded(mark, end, reached)
 		if !reached {
 			return
 		}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +16,8 @@ import (
 type closedRun struct {
 	*scenarioBase
 	slots  []*slot
-	active atomic.Int32 // VUs currently activated
+	ends   []time.Duration // offset from the start at which each stage ends
+	active atomic.Int32    // VUs currently activated
 }
 
 func (r *closedRun) prepare() error  { return r.needStages() }
@@ -30,6 +32,7 @@ func (r *closedRun) progress(st *ScenarioStatus) {
 // run executes the scenario's stages and returns once every VU is idle.
 func (r *closedRun) run(ctx context.Context) {
 	var wg sync.WaitGroup
+	r.ends = stageEnds(r.sc.Stages)
 	r.slots = make([]*slot, len(r.vus))
 	for i, v := range r.vus {
 		r.slots[i] = newSlot(v, r)
@@ -46,13 +49,11 @@ func (r *closedRun) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		mark := r.stageStarted(i)
-		r.ramp(ctx, prev, st, at)
-		r.setActive(ctx, st.Target, r.rampDown())
+		mark := r.stageStarted(i, at)
+		prev = r.ramp(ctx, prev, st, at)
+		r.setActive(ctx, prev, r.rampDown())
 		at = at.Add(st.Duration)
-		sleepUntil(ctx, at)
-		r.stageEnded(ctx, mark)
-		prev = st.Target
+		r.stageEnded(mark, at, sleepUntil(ctx, at))
 	}
 	r.stage.Store(int32(len(r.sc.Stages)))
 	r.done.Store(true)
@@ -63,24 +64,51 @@ func (r *closedRun) run(ctx context.Context) {
 	wg.Wait()
 }
 
-// ramp moves the active VU count from prev to the stage's target one VU at
-// a time, each step at its exact time on the linear ramp, so no polling.
-func (r *closedRun) ramp(ctx context.Context, prev int, st engine.Stage, start time.Time) {
+// stageEnds is the offset at which each stage ends.
+func stageEnds(stages []engine.Stage) []time.Duration {
+	ends := make([]time.Duration, len(stages))
+	var at time.Duration
+	for i, st := range stages {
+		at += max(st.Duration, 0)
+		ends[i] = at
+	}
+	return ends
+}
+
+// stageNow is the stage an iteration starting now belongs to: the one
+// whose scheduled window holds now, so a controller that wakes late does
+// not lend its stage's label to iterations of the next window.
+func (r *closedRun) stageNow() string {
+	off := time.Since(r.startAt)
+	i := sort.Search(len(r.ends), func(i int) bool { return r.ends[i] > off })
+	// Never behind the controller, which only moves on once a window ends.
+	i = max(i, int(r.stage.Load()))
+	return r.sc.Stages[min(i, len(r.sc.Stages)-1)].Name
+}
+
+// ramp moves the active VU count from prev toward the stage's target one
+// VU at a time, each step at its exact time on the linear ramp, so no
+// polling, and returns the count reached. A ramp longer than its stage
+// stops at the last step within the stage (engine.LoadOf).
+func (r *closedRun) ramp(ctx context.Context, prev int, st engine.Stage, start time.Time) int {
 	delta := st.Target - prev
 	if st.Ramp <= 0 || delta == 0 {
-		return
+		return st.Target
 	}
 	steps := max(delta, -delta)
+	n := prev
 	for k := 1; k <= steps; k++ {
-		if !sleepUntil(ctx, start.Add(st.Ramp*time.Duration(k)/time.Duration(steps))) {
-			return
+		off := st.Ramp * time.Duration(k) / time.Duration(steps)
+		if off > st.Duration || !sleepUntil(ctx, start.Add(off)) {
+			return n
 		}
-		n := prev + k
+		n = prev + k
 		if delta < 0 {
 			n = prev - k
 		}
 		r.setActive(ctx, n, r.rampDown())
 	}
+	return n
 }
 
 // rampDown is how a VU removed by a smaller stage stops.
@@ -164,7 +192,7 @@ func (s *slot) loop() {
 		for a.ctx.Err() == nil && !closed(a.stop) {
 			sc := s.r.sc
 			s.r.eng.iterate(a.ctx, a.stop, s.vu, engine.Iteration{
-				Scenario: sc.Name, Stage: s.r.currentStage(), Exec: sc.Exec,
+				Scenario: sc.Name, Stage: s.r.stageNow(), Exec: sc.Exec,
 			})
 		}
 		a.cancel(nil)

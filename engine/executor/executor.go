@@ -102,8 +102,9 @@ func (e *Engine) load(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			b := s.base()
-			b.due.Store(start.Add(b.sc.StartTime).UnixNano())
-			if sleepUntil(ctx, start.Add(b.sc.StartTime)) {
+			b.dueAt = start.Add(b.sc.StartTime)
+			b.due.Store(b.dueAt.UnixNano())
+			if sleepUntil(ctx, b.dueAt) {
 				s.run(ctx)
 			}
 			b.stage.Store(int32(len(b.sc.Stages)))

@@ -143,165 +143,179 @@ func runPlan(t *testing.T, p engine.Plan, r *fakeRunner) *fakeSink {
 }
 
 func TestStagesStepVUsAndLabelIterations(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
-	sink := runPlan(t, plan(
-		engine.Stage{Name: "c1", Target: 1, Duration: 300 * time.Millisecond},
-		engine.Stage{Name: "c3", Target: 3, Duration: 300 * time.Millisecond},
-	), r)
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
+		sink := runPlan(t, plan(
+			engine.Stage{Name: "c1", Target: 1, Duration: 300 * time.Millisecond},
+			engine.Stage{Name: "c3", Target: 3, Duration: 300 * time.Millisecond},
+		), r)
 
-	vusByStage := map[string]map[int]bool{}
-	for _, it := range r.its {
-		if vusByStage[it.Stage] == nil {
-			vusByStage[it.Stage] = map[int]bool{}
+		vusByStage := map[string]map[int]bool{}
+		for _, it := range r.its {
+			if vusByStage[it.Stage] == nil {
+				vusByStage[it.Stage] = map[int]bool{}
+			}
+			vusByStage[it.Stage][it.VUID] = true
 		}
-		vusByStage[it.Stage][it.VUID] = true
-	}
-	if got, want := len(vusByStage["c1"]), 1; got != want {
-		t.Errorf("VUs in c1 = %d, want %d", got, want)
-	}
-	if got, want := len(vusByStage["c3"]), 3; got != want {
-		t.Errorf("VUs in c3 = %d, want %d", got, want)
-	}
-	if got, want := int(r.peak.Load()), 3; got != want {
-		t.Errorf("peak concurrency = %d, want %d", got, want)
-	}
-	if got, want := len(sink.started), 2; got != want {
-		t.Fatalf("stages started = %d, want %d", got, want)
-	}
-	if got, want := len(sink.ended), 2; got != want {
-		t.Fatalf("stages ended = %d, want %d", got, want)
-	}
-	for i, m := range sink.started {
-		if sink.ended[i].Cut {
-			t.Errorf("stage %d ran to its end but is marked cut", i)
+		if got, want := len(vusByStage["c1"]), 1; got != want {
+			t.Errorf("VUs in c1 = %d, want %d", got, want)
 		}
-		if got, want := m.Planned, 300*time.Millisecond; got != want || sink.ended[i].Planned != want {
-			t.Errorf("stage %d: planned %v/%v, want %v", i, got, sink.ended[i].Planned, want)
+		if got, want := len(vusByStage["c3"]), 3; got != want {
+			t.Errorf("VUs in c3 = %d, want %d", got, want)
 		}
-		if m.Index != i || m.At.After(sink.ended[i].At) {
-			t.Errorf("stage %d: bad window %+v .. %+v", i, m, sink.ended[i])
+		if got, want := int(r.peak.Load()), 3; got != want {
+			t.Errorf("peak concurrency = %d, want %d", got, want)
 		}
-	}
-	if got, want := sink.started[1].Target, 3; got != want {
-		t.Errorf("c3 target = %d, want %d", got, want)
-	}
-	if got, want := int(r.closed.Load()), 3; got != want {
-		t.Errorf("VUs closed = %d, want %d", got, want)
-	}
+		if got, want := len(sink.started), 2; got != want {
+			t.Fatalf("stages started = %d, want %d", got, want)
+		}
+		if got, want := len(sink.ended), 2; got != want {
+			t.Fatalf("stages ended = %d, want %d", got, want)
+		}
+		for i, m := range sink.started {
+			if sink.ended[i].Cut {
+				t.Errorf("stage %d ran to its end but is marked cut", i)
+			}
+			if got, want := m.Planned, 300*time.Millisecond; got != want || sink.ended[i].Planned != want {
+				t.Errorf("stage %d: planned %v/%v, want %v", i, got, sink.ended[i].Planned, want)
+			}
+			if m.Index != i || sink.ended[i].At.Sub(m.At) != 300*time.Millisecond {
+				t.Errorf("stage %d: window %+v .. %+v, want 300ms", i, m, sink.ended[i])
+			}
+		}
+		if got, want := sink.started[1].Target, 3; got != want {
+			t.Errorf("c3 target = %d, want %d", got, want)
+		}
+		if got, want := int(r.closed.Load()), 3; got != want {
+			t.Errorf("VUs closed = %d, want %d", got, want)
+		}
+	})
 }
 
 func TestRequestIDsUniqueAndIterationsCountPerVU(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-	runPlan(t, plan(engine.Stage{Name: "c4", Target: 4, Duration: 200 * time.Millisecond}), r)
-	seen := map[int64]bool{}
-	next := map[int]int64{}
-	for _, it := range r.its {
-		if seen[it.RequestID] {
-			t.Fatalf("request_id %d repeated", it.RequestID)
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
+		runPlan(t, plan(engine.Stage{Name: "c4", Target: 4, Duration: 200 * time.Millisecond}), r)
+		seen := map[int64]bool{}
+		next := map[int]int64{}
+		for _, it := range r.its {
+			if seen[it.RequestID] {
+				t.Fatalf("request_id %d repeated", it.RequestID)
+			}
+			seen[it.RequestID] = true
+			if it.Iteration != next[it.VUID] {
+				t.Fatalf("VU %d iteration %d, want %d", it.VUID, it.Iteration, next[it.VUID])
+			}
+			next[it.VUID]++
 		}
-		seen[it.RequestID] = true
-		if it.Iteration != next[it.VUID] {
-			t.Fatalf("VU %d iteration %d, want %d", it.VUID, it.Iteration, next[it.VUID])
+		if len(seen) < 8 {
+			t.Errorf("only %d iterations in 200ms at 4 VUs", len(seen))
 		}
-		next[it.VUID]++
-	}
-	if len(seen) < 8 {
-		t.Errorf("only %d iterations in 200ms at 4 VUs", len(seen))
-	}
+	})
 }
 
 func TestLinearRampAddsVUsOverTime(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(5 * time.Millisecond)}
-	runPlan(t, plan(engine.Stage{Name: "up", Target: 4, Duration: 600 * time.Millisecond, Ramp: 400 * time.Millisecond}), r)
-	first := map[int]int{} // VU -> index of its first iteration
-	for i, it := range r.its {
-		if _, ok := first[it.VUID]; !ok {
-			first[it.VUID] = i
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(5 * time.Millisecond)}
+		runPlan(t, plan(engine.Stage{Name: "up", Target: 4, Duration: 600 * time.Millisecond, Ramp: 400 * time.Millisecond}), r)
+		first := map[int]int{} // VU -> index of its first iteration
+		for i, it := range r.its {
+			if _, ok := first[it.VUID]; !ok {
+				first[it.VUID] = i
+			}
 		}
-	}
-	if got, want := len(first), 4; got != want {
-		t.Fatalf("VUs used = %d, want %d", got, want)
-	}
-	if first[1] > first[4] {
-		t.Errorf("VU 4 started before VU 1: %v", first)
-	}
-	if first[4] < len(r.its)/8 {
-		t.Errorf("VU 4 started at iteration %d of %d: the ramp did not spread VU starts", first[4], len(r.its))
-	}
+		if got, want := len(first), 4; got != want {
+			t.Fatalf("VUs used = %d, want %d", got, want)
+		}
+		if first[1] > first[4] {
+			t.Errorf("VU 4 started before VU 1: %v", first)
+		}
+		if first[4] < len(r.its)/8 {
+			t.Errorf("VU 4 started at iteration %d of %d: the ramp did not spread VU starts", first[4], len(r.its))
+		}
+	})
 }
 
 func TestGracefulStopLetsIterationsFinish(t *testing.T) {
-	var completed atomic.Int32
-	r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
-		if err := sleepFn(150*time.Millisecond)(ctx, it); err != nil {
-			return err
+	bubble(t, func(t *testing.T) {
+		var completed atomic.Int32
+		r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
+			if err := sleepFn(150*time.Millisecond)(ctx, it); err != nil {
+				return err
+			}
+			completed.Add(1)
+			return nil
+		}}
+		runPlan(t, plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond}), r)
+		if got, want := int(completed.Load()), len(r.its); got != want {
+			t.Errorf("completed %d of %d iterations; graceful stop should let them finish", got, want)
 		}
-		completed.Add(1)
-		return nil
-	}}
-	runPlan(t, plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond}), r)
-	if got, want := int(completed.Load()), len(r.its); got != want {
-		t.Errorf("completed %d of %d iterations; graceful stop should let them finish", got, want)
-	}
+	})
 }
 
 func TestGracefulStopCancelsLongIterations(t *testing.T) {
-	var canceled atomic.Int32
-	r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
-		<-ctx.Done()
-		canceled.Add(1)
-		return fmt.Errorf("chat: %w", ctx.Err())
-	}}
-	p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
-	p.Scenarios[0].GracefulStop = 100 * time.Millisecond
-	start := time.Now()
-	sink := runPlan(t, p, r)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Run took %v; graceful stop is 100ms", d)
-	}
-	if got, want := int(canceled.Load()), 2; got != want {
-		t.Errorf("canceled iterations = %d, want %d", got, want)
-	}
-	assertGracefulStopReported(t, sink, 2)
+	bubble(t, func(t *testing.T) {
+		var canceled atomic.Int32
+		r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
+			<-ctx.Done()
+			canceled.Add(1)
+			return fmt.Errorf("chat: %w", ctx.Err())
+		}}
+		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
+		p.Scenarios[0].GracefulStop = 100 * time.Millisecond
+		start := time.Now()
+		sink := runPlan(t, p, r)
+		if got, want := time.Since(start), 150*time.Millisecond; got != want {
+			t.Errorf("Run took %v, want the 50ms stage and the 100ms graceful stop", got)
+		}
+		if got, want := int(canceled.Load()), 2; got != want {
+			t.Errorf("canceled iterations = %d, want %d", got, want)
+		}
+		assertGracefulStopReported(t, sink, 2)
+	})
 }
 
 func TestScriptErrorsAreRecordedAndRunGoesOn(t *testing.T) {
-	r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
-		time.Sleep(2 * time.Millisecond)
-		if it.Iteration%2 == 0 {
-			return errors.New("chat.lua:7: attempt to index a nil value")
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
+			time.Sleep(2 * time.Millisecond)
+			if it.Iteration%2 == 0 {
+				return errors.New("chat.lua:7: attempt to index a nil value")
+			}
+			return nil
+		}}
+		sink := runPlan(t, plan(engine.Stage{Name: "c1", Target: 1, Duration: 100 * time.Millisecond}), r)
+		if len(sink.errs) == 0 || len(sink.errs) >= len(r.its) {
+			t.Fatalf("script errors = %d of %d iterations", len(sink.errs), len(r.its))
 		}
-		return nil
-	}}
-	sink := runPlan(t, plan(engine.Stage{Name: "c1", Target: 1, Duration: 100 * time.Millisecond}), r)
-	if len(sink.errs) == 0 || len(sink.errs) >= len(r.its) {
-		t.Fatalf("script errors = %d of %d iterations", len(sink.errs), len(r.its))
-	}
-	if e := sink.errs[0]; e.Stage != "c1" || e.Scenario != "s" || !strings.Contains(e.Message, "chat.lua:7") {
-		t.Errorf("error = %+v", e)
-	}
+		if e := sink.errs[0]; e.Stage != "c1" || e.Scenario != "s" || !strings.Contains(e.Message, "chat.lua:7") {
+			t.Errorf("error = %+v", e)
+		}
+	})
 }
 
 func TestWarmupRunsExactRequestsFirst(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-	p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
-	p.Warmup.Requests = 5
-	runPlan(t, p, r)
-	warm := 0
-	for i, it := range r.its {
-		if it.Warmup {
-			warm++
-			if it.Stage != WarmupStage {
-				t.Errorf("warmup iteration in stage %q", it.Stage)
-			}
-			if i >= 5 {
-				t.Errorf("warmup iteration at position %d, after measured ones", i)
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
+		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
+		p.Warmup.Requests = 5
+		runPlan(t, p, r)
+		warm := 0
+		for i, it := range r.its {
+			if it.Warmup {
+				warm++
+				if it.Stage != WarmupStage {
+					t.Errorf("warmup iteration in stage %q", it.Stage)
+				}
+				if i >= 5 {
+					t.Errorf("warmup iteration at position %d, after measured ones", i)
+				}
 			}
 		}
-	}
-	if got, want := warm, 5; got != want {
-		t.Errorf("warmup iterations = %d, want %d", got, want)
-	}
+		if got, want := warm, 5; got != want {
+			t.Errorf("warmup iterations = %d, want %d", got, want)
+		}
+	})
 }
 
 func TestVUInitErrorStopsBeforeLoad(t *testing.T) {
@@ -316,43 +330,47 @@ func TestVUInitErrorStopsBeforeLoad(t *testing.T) {
 }
 
 func TestCancelStopsPromptly(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(time.Hour)}
-	sink := &fakeSink{}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	err := New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Run took %v after cancel", d)
-	}
-	if got, want := len(sink.ended), 1; got != want {
-		t.Fatalf("stages ended = %d, want %d (the interrupted stage still closes)", got, want)
-	}
-	if !sink.ended[0].Cut {
-		t.Error("the interrupted stage is not marked cut")
-	}
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(time.Hour)}
+		sink := &fakeSink{}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		err := New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+		if got, want := time.Since(start), 100*time.Millisecond; got != want {
+			t.Errorf("Run took %v, want %v: it should stop at the cancel", got, want)
+		}
+		if got, want := len(sink.ended), 1; got != want {
+			t.Fatalf("stages ended = %d, want %d (the interrupted stage still closes)", got, want)
+		}
+		if !sink.ended[0].Cut {
+			t.Error("the interrupted stage is not marked cut")
+		}
+	})
 }
 
 func TestStatusReportsStageAndVUs(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-	e := New(plan(engine.Stage{Name: "only", Target: 2, Duration: 300 * time.Millisecond}), r, &fakeSink{})
-	done := make(chan error)
-	go func() { done <- e.Run(context.Background()) }()
-	time.Sleep(150 * time.Millisecond)
-	st := e.Status()
-	if st.Phase != PhaseRunning || len(st.Scenarios) != 1 {
-		t.Fatalf("status = %+v", st)
-	}
-	if s := st.Scenarios[0]; s.Stage != "only" || s.ActiveVUs != 2 || s.Elapsed <= 0 {
-		t.Errorf("scenario status = %+v", s)
-	}
-	<-done
-	if got := e.Status().Phase; got != PhaseDone {
-		t.Errorf("phase after Run = %q", got)
-	}
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
+		e := New(plan(engine.Stage{Name: "only", Target: 2, Duration: 300 * time.Millisecond}), r, &fakeSink{})
+		done := make(chan error)
+		go func() { done <- e.Run(context.Background()) }()
+		time.Sleep(150 * time.Millisecond)
+		st := e.Status()
+		if st.Phase != PhaseRunning || len(st.Scenarios) != 1 {
+			t.Fatalf("status = %+v", st)
+		}
+		if s := st.Scenarios[0]; s.Stage != "only" || s.ActiveVUs != 2 || s.Elapsed <= 0 {
+			t.Errorf("scenario status = %+v", s)
+		}
+		<-done
+		if got := e.Status().Phase; got != PhaseDone {
+			t.Errorf("phase after Run = %q", got)
+		}
+	})
 }
 
 // assertGracefulStopReported checks that n iterations cut off by
@@ -370,12 +388,14 @@ func assertGracefulStopReported(t *testing.T, sink *fakeSink, n int) {
 }
 
 func TestCanceledByTheRunIsNotReported(t *testing.T) {
-	r := &fakeRunner{fn: sleepFn(time.Hour)}
-	sink := &fakeSink{}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
-	if len(sink.errs) != 0 {
-		t.Errorf("iterations canceled by Ctrl-C were reported: %v", sink.errs)
-	}
+	bubble(t, func(t *testing.T) {
+		r := &fakeRunner{fn: sleepFn(time.Hour)}
+		sink := &fakeSink{}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
+		if len(sink.errs) != 0 {
+			t.Errorf("iterations canceled by Ctrl-C were reported: %v", sink.errs)
+		}
+	})
 }

@@ -56,18 +56,22 @@ func (r *iterationsRun) run(ctx context.Context) {
 	ictx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := make(chan struct{})
-	r.begin()
-	mark := r.stageStarted(0)
+	start := r.begin()
+	mark := r.stageStarted(0, start)
 	done := r.spawn(ictx, stop, mark.Stage)
-	timer := time.NewTimer(bound)
+	end := start.Add(bound)
+	timer := time.NewTimer(time.Until(end))
 	defer timer.Stop()
+	reached := true
 	select {
 	case <-done:
+		end = time.Now() // the work ended the stage, before its bound
 	case <-timer.C:
 	case <-ctx.Done():
+		reached = false
 	}
 	close(stop)
-	r.stageEnded(ctx, mark)
+	r.stageEnded(mark, end, reached)
 	r.stage.Store(1)
 	drain(done, cancel, r.sc.GracefulStop, &GracefulStopError{Scenario: r.sc.Name, Option: "graceful_stop", Grace: r.sc.GracefulStop})
 }

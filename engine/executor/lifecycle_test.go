@@ -68,50 +68,56 @@ func phases(events []string) []string {
 }
 
 func TestSetupAndTeardownRunOnceAroundTheLoad(t *testing.T) {
-	l := newLifecycleRunner(sleepFn(time.Millisecond))
-	p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 100 * time.Millisecond})
-	p.Warmup.Requests = 2
+	bubble(t, func(t *testing.T) {
+		l := newLifecycleRunner(sleepFn(time.Millisecond))
+		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 100 * time.Millisecond})
+		p.Warmup.Requests = 2
 
-	if err := New(p, l, &fakeSink{}).Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := phases(l.events()), []string{"init", "setup", "iteration", "teardown"}; !slices.Equal(got, want) {
-		t.Errorf("calls = %v, want %v", got, want)
-	}
-	if got, want := int(l.closed.Load()), 2; got != want {
-		t.Errorf("VUs closed = %d, want %d", got, want)
-	}
+		if err := New(p, l, &fakeSink{}).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := phases(l.events()), []string{"init", "setup", "iteration", "teardown"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %v, want %v", got, want)
+		}
+		if got, want := int(l.closed.Load()), 2; got != want {
+			t.Errorf("VUs closed = %d, want %d", got, want)
+		}
+	})
 }
 
 func TestSetupErrorStopsRunBeforeAnyIteration(t *testing.T) {
-	l := newLifecycleRunner(sleepFn(time.Millisecond))
-	l.setupErr = errors.New("chat.lua:12: setup failed")
-	err := New(plan(engine.Stage{Name: "c1", Target: 1, Duration: time.Second}), l, &fakeSink{}).Run(context.Background())
-	if !errors.Is(err, l.setupErr) {
-		t.Fatalf("err = %v, want the setup error", err)
-	}
-	if got, want := l.events(), []string{"init", "setup"}; !slices.Equal(got, want) {
-		t.Errorf("calls = %v, want %v", got, want)
-	}
-	if got, want := int(l.closed.Load()), 1; got != want {
-		t.Errorf("VUs closed = %d, want %d", got, want)
-	}
+	bubble(t, func(t *testing.T) {
+		l := newLifecycleRunner(sleepFn(time.Millisecond))
+		l.setupErr = errors.New("chat.lua:12: setup failed")
+		err := New(plan(engine.Stage{Name: "c1", Target: 1, Duration: time.Second}), l, &fakeSink{}).Run(context.Background())
+		if !errors.Is(err, l.setupErr) {
+			t.Fatalf("err = %v, want the setup error", err)
+		}
+		if got, want := l.events(), []string{"init", "setup"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %v, want %v", got, want)
+		}
+		if got, want := int(l.closed.Load()), 1; got != want {
+			t.Errorf("VUs closed = %d, want %d", got, want)
+		}
+	})
 }
 
 func TestTeardownRunsAfterCancel(t *testing.T) {
-	l := newLifecycleRunner(sleepFn(time.Hour))
-	l.teardownErr = errors.New("chat.lua:30: teardown failed")
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	err := New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), l, &fakeSink{}).Run(ctx)
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, l.teardownErr) {
-		t.Errorf("err = %v, want canceled joined with the teardown error", err)
-	}
-	events := l.events()
-	if got, want := phases(events), []string{"init", "setup", "iteration", "teardown"}; !slices.Equal(got, want) {
-		t.Errorf("calls = %v, want %v", got, want)
-	}
-	if l.teardownCtx != nil || !l.teardownDL {
-		t.Errorf("teardown ctx: err %v, deadline %v; want a fresh bounded context", l.teardownCtx, l.teardownDL)
-	}
+	bubble(t, func(t *testing.T) {
+		l := newLifecycleRunner(sleepFn(time.Hour))
+		l.teardownErr = errors.New("chat.lua:30: teardown failed")
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		err := New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), l, &fakeSink{}).Run(ctx)
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, l.teardownErr) {
+			t.Errorf("err = %v, want canceled joined with the teardown error", err)
+		}
+		events := l.events()
+		if got, want := phases(events), []string{"init", "setup", "iteration", "teardown"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %v, want %v", got, want)
+		}
+		if l.teardownCtx != nil || !l.teardownDL {
+			t.Errorf("teardown ctx: err %v, deadline %v; want a fresh bounded context", l.teardownCtx, l.teardownDL)
+		}
+	})
 }

@@ -51,6 +51,13 @@ type scenarioBase struct {
 	eng *Engine
 	vus []*vuHandle
 
+	// dueAt is when the scenario is due to start (load start + StartTime);
+	// set by its goroutine before run.
+	dueAt time.Time
+	// startAt is when its first stage is scheduled to start; set by begin,
+	// before any iteration.
+	startAt time.Time
+
 	due   atomic.Int64 // unix nanos at which the scenario starts, 0 before load
 	start atomic.Int64 // unix nanos at which its first stage started
 	stage atomic.Int32 // index of the current stage, -1 before, len after
@@ -59,25 +66,31 @@ type scenarioBase struct {
 
 func (b *scenarioBase) base() *scenarioBase { return b }
 
-// begin records the scenario's start and returns it.
+// begin records the scenario's start and returns it: the moment it was due,
+// not the moment its goroutine woke, so every boundary that follows is the
+// plan's.
 func (b *scenarioBase) begin() time.Time {
-	now := time.Now()
-	b.start.Store(now.UnixNano())
-	return now
+	b.startAt = b.dueAt
+	if b.startAt.IsZero() {
+		b.startAt = time.Now()
+	}
+	b.start.Store(b.startAt.UnixNano())
+	return b.startAt
 }
 
-// stageStarted marks stage i's window opening now and returns the mark.
-func (b *scenarioBase) stageStarted(i int) engine.StageMark {
+// stageStarted marks stage i's window opening at at, its scheduled start,
+// and returns the mark.
+func (b *scenarioBase) stageStarted(i int, at time.Time) engine.StageMark {
 	b.stage.Store(int32(i))
 	st := b.sc.Stages[i]
-	m := engine.StageMark{Scenario: b.sc.Name, Stage: st.Name, Index: i, Target: st.Target, At: time.Now()}
+	m := engine.StageMark{Scenario: b.sc.Name, Stage: st.Name, Index: i, Target: st.Target, At: at, Late: lateSince(at)}
 	if !iterationsBound(b.sc.Executor) {
 		// An iterations stage ends when its work is done: its Duration is
 		// a bound, not a planned window.
 		m.Planned = st.Duration
 	}
 	if engine.OpenModel(b.sc.Executor) {
-		m.Target, m.Rate = 0, b.sc.RatePerSecond(meanRate(b.sc, i))
+		m.Target, m.Rate = 0, b.sc.StageLoads()[i].Mean()
 	}
 	b.eng.sink.StageStarted(m)
 	return m
@@ -87,12 +100,19 @@ func iterationsBound(executor string) bool {
 	return executor == engine.ExecutorSharedIterations || executor == engine.ExecutorPerVUIterations
 }
 
-// stageEnded marks m's window closing now; when ctx ended first (Ctrl-C,
-// an aborting threshold) the window was cut short.
-func (b *scenarioBase) stageEnded(ctx context.Context, m engine.StageMark) {
-	m.At, m.Cut = time.Now(), ctx.Err() != nil
+// stageEnded marks m's window closing at end, its scheduled boundary.
+// reached says the controller waited until end; when it did not (Ctrl-C,
+// an aborting threshold) the window was cut short and closes now.
+func (b *scenarioBase) stageEnded(m engine.StageMark, end time.Time, reached bool) {
+	m.At, m.Late, m.Cut = end, lateSince(end), false
+	if now := time.Now(); !reached && now.Before(end) {
+		m.At, m.Late, m.Cut = now, 0, true
+	}
 	b.eng.sink.StageEnded(m)
 }
+
+// lateSince is how long ago at was; never negative.
+func lateSince(at time.Time) time.Duration { return max(time.Since(at), 0) }
 
 // currentStage is the stage an iteration starting now belongs to.
 func (b *scenarioBase) currentStage() string {
@@ -117,19 +137,3 @@ func (u unknownRun) prepare() error {
 func (unknownRun) initialVUs() int          { return 0 }
 func (unknownRun) run(context.Context)      {}
 func (unknownRun) progress(*ScenarioStatus) {}
-
-// meanRate is stage i's target rate averaged over the stage, ramp included,
-// so that rate × duration is the number of arrivals to expect.
-func meanRate(sc engine.Scenario, i int) float64 {
-	st := sc.Stages[i]
-	if st.Ramp <= 0 || st.Duration <= 0 {
-		return st.Rate
-	}
-	prev := sc.StartRate
-	if i > 0 {
-		prev = sc.Stages[i-1].Rate
-	}
-	ramp := min(st.Ramp, st.Duration)
-	arrivals := (prev+st.Rate)/2*ramp.Seconds() + st.Rate*(st.Duration-ramp).Seconds()
-	return arrivals / st.Duration.Seconds()
-}

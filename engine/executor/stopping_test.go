@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -32,12 +31,13 @@ func stopOrCancel(stopped, canceled *atomic.Int32) func(context.Context, engine.
 func TestIterationsLearnTheyAreStopping(t *testing.T) {
 	const window, grace = 3 * time.Second, 30 * time.Second
 	closed := plan(engine.Stage{Name: "c2", Target: 2, Duration: window})
-	closed.Scenarios[0].GracefulStop = grace
 	batch := iterPlan(engine.ExecutorSharedIterations, 2, 100, window)
-	batch.Scenarios[0].GracefulStop = grace
-	for name, p := range map[string]engine.Plan{"ramping-vus": closed, "shared-iterations": batch} {
+	open := openPlan(2, 2, engine.Stage{Name: "r4", Rate: 4, Duration: window})
+	tests := map[string]engine.Plan{"ramping-vus": closed, "shared-iterations": batch, "ramping-arrival-rate": open}
+	for name, p := range tests {
+		p.Scenarios[0].GracefulStop = grace
 		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
 				var stopped, canceled atomic.Int32
 				start := time.Now()
 				if err := New(p, &fakeRunner{fn: stopOrCancel(&stopped, &canceled)}, &fakeSink{}).Run(t.Context()); err != nil {
@@ -51,25 +51,5 @@ func TestIterationsLearnTheyAreStopping(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// The arrival-rate scheduler finishes its waits in nanosleep, which a
-// synctest bubble cannot fake: this one runs on the real clock, with a
-// graceful stop far longer than any delay a busy machine adds.
-func TestArrivalIterationsLearnTheyAreStopping(t *testing.T) {
-	const window, grace = 500 * time.Millisecond, time.Minute
-	p := openPlan(2, 2, engine.Stage{Name: "r4", Rate: 4, Duration: window})
-	p.Scenarios[0].GracefulStop = grace
-	var stopped, canceled atomic.Int32
-	start := time.Now()
-	if err := New(p, &fakeRunner{fn: stopOrCancel(&stopped, &canceled)}, &fakeSink{}).Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := time.Since(start); got > grace/2 {
-		t.Errorf("run took %v: iterations waited out the %v graceful stop", got, grace)
-	}
-	if stopped.Load() == 0 || canceled.Load() != 0 {
-		t.Errorf("%d iterations told they were stopping, %d canceled; want all told, none canceled", stopped.Load(), canceled.Load())
 	}
 }
