@@ -32,8 +32,11 @@ type setupData struct {
 // llm.complete work in setup but their samples are not recorded, nor are
 // checks or custom metrics: setup prepares the load, it is not part of it.
 // Without a setup function it does nothing. Call it once, before any iteration; when it
-// fails, its LState is closed (a later Teardown makes a new one).
+// fails, its LState is closed (a later Teardown makes a new one). It ends
+// early when ctx or RunnerConfig.Stop ends.
 func (r *runner) Setup(ctx context.Context) error {
+	ctx, release := stopWith(ctx, r.cfg.Stop)
+	defer release()
 	lc := &r.life
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
@@ -62,7 +65,11 @@ func (r *runner) Setup(ctx context.Context) error {
 // teardown(data) once, in setup's LState (a new one when Setup made none)
 // with the same read-only data the iterations saw, then closes that
 // LState. Without a teardown function it only releases setup's LState.
+// It ends early when ctx or RunnerConfig.Stop ends: an interrupt cuts a
+// teardown the executor runs after an interrupted load, as it cuts setup.
 func (r *runner) Teardown(ctx context.Context) error {
+	ctx, release := stopWith(ctx, r.cfg.Stop)
+	defer release()
 	lc := &r.life
 	lc.mu.Lock()
 	defer lc.mu.Unlock()

@@ -271,3 +271,59 @@ func TestSetupDataRoundTrip(t *testing.T) {
 		t.Errorf("round trip = %#v, want %#v", got, in)
 	}
 }
+
+const sleepyLifecycle = `local llm = require("llmload")
+options = { scenarios = { s = { executor = "constant-vus", vus = 1, duration = "1s", exec = "run" } } }
+function run() end
+function setup()
+  llm.sleep("30s")
+end
+function teardown()
+  llm.sleep("30s")
+end
+`
+
+// TestStopCutsSetupAndTeardown: RunnerConfig.Stop ends setup() and
+// teardown() even when the context they were given lives on, as the
+// executor's fresh teardown context after an interrupted load does.
+func TestStopCutsSetupAndTeardown(t *testing.T) {
+	for _, phase := range []string{"setup", "teardown"} {
+		t.Run(phase, func(t *testing.T) {
+			stop, cancel := context.WithCancelCause(context.Background())
+			_, lc := lifecycleRunner(t, writeScript(t, "s.lua", sleepyLifecycle), RunnerConfig{Stop: stop})
+			call := lc.Setup
+			if phase == "teardown" {
+				call = lc.Teardown
+			}
+			time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("interrupt")) })
+			start := time.Now()
+			err := call(context.Background())
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("%s() took %v after Stop ended, want it cut", phase, took)
+			}
+			if err == nil || !strings.Contains(err.Error(), phase+"() interrupted") {
+				t.Errorf("err = %v, want %s() interrupted", err, phase)
+			}
+		})
+	}
+}
+
+// TestStopInitOnCutsCompileAtTheLine: a top level that never ends is cut
+// by StopInitOn's context in Compile, and the error names its line.
+func TestStopInitOnCutsCompileAtTheLine(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	StopInitOn(ctx)
+	t.Cleanup(func() { StopInitOn(nil) })
+	path := writeScript(t, "s.lua", "local t = {}\nlocal i = 0\nwhile true do i = i + 1; t[i % 100] = i end\n")
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("memory limit 1 MB exceeded")) })
+	_, err := Compile(path, Options{Env: func(string) (string, bool) { return "", false }})
+	if err == nil {
+		t.Fatal("Compile returned no error")
+	}
+	if got, want := err.Error(), path+":3: init interrupted"; !strings.HasPrefix(got, want) {
+		t.Errorf("err = %q, want it to start %q", got, want)
+	}
+	if !strings.Contains(err.Error(), "memory limit 1 MB exceeded") {
+		t.Errorf("err = %q, want the cause", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
@@ -29,6 +30,10 @@ type RunnerConfig struct {
 	// Reach, when set, is told every VU request's outcome, e.g. a
 	// backoff.Tracker that records the run's outages.
 	Reach backoff.Observer
+	// Stop, when set, also ends setup() and teardown() as it ends (an
+	// interrupt, the memory bound), even a teardown the executor started
+	// with a fresh context after the load ended.
+	Stop context.Context
 }
 
 // runner makes VUs of one script; safe for concurrent use because each VU
@@ -72,8 +77,41 @@ func (r *runner) vuConfig() *RunnerConfig {
 	return &cfg
 }
 
-// runInit runs the compiled chunk in L: the script's top level.
+// initStop, when set, ends every top level that runs (see StopInitOn).
+var initStop atomic.Pointer[context.Context]
+
+// StopInitOn makes every script top level run from now on — Compile's, a
+// new VU's, setup's LState — end where it stands when ctx ends, with
+// ctx's cause; nil undoes it. It is process-wide because what it serves
+// is: cmd hands it the memory bound's context, and Compile, which runs
+// the top level once, takes no context of its own.
+func StopInitOn(ctx context.Context) {
+	if ctx == nil {
+		initStop.Store(nil)
+		return
+	}
+	initStop.Store(&ctx)
+}
+
+// stopWith is ctx, also ended with stop's cause when stop ends; nil stop
+// leaves ctx as it is.
+func stopWith(ctx, stop context.Context) (context.Context, func()) {
+	if stop == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(stop, func() { cancel(context.Cause(stop)) })
+	return ctx, func() { unhook(); cancel(nil) }
+}
+
+// runInit runs the compiled chunk in L: the script's top level. Cut by
+// ctx (or StopInitOn's), its error names the line it stopped at.
 func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
+	if p := initStop.Load(); p != nil {
+		var release func()
+		ctx, release = stopWith(ctx, *p)
+		defer release()
+	}
 	if ctx.Done() != nil {
 		L.SetContext(ctx)
 		defer L.RemoveContext()
@@ -83,7 +121,7 @@ func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
 	L.Push(L.NewFunctionFromProto(s.proto))
 	err := L.PCall(0, 0, nil)
 	if ctx.Err() != nil {
-		return interrupted(ctx, "init")
+		return s.at(err, interrupted(ctx, "init"))
 	}
 	if err != nil {
 		return s.scriptError(err)

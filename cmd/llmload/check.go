@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine/report"
+	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/luabind"
 )
 
@@ -34,6 +35,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.model, "model", "", "model the run would use")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value; repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed")
+	maxMemoryFlag(fs, &f.maxMemory)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -47,13 +49,18 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	script, err := luabind.Compile(fs.Arg(0), luabind.Options{Params: params, Seed: f.seed})
+	mem, err := watchMemory(f.maxMemory)
 	if err != nil {
 		return err
 	}
+	defer mem.Stop()
+	script, err := luabind.Compile(fs.Arg(0), luabind.Options{Params: params, Seed: f.seed})
+	if err != nil {
+		return enginerun.MemoryError(mem, err)
+	}
 	plan := script.Plan()
 	plan.Target = resolveTarget(plan.Target, &f, os.LookupEnv)
-	set, err := parseThresholds(plan)
+	set, err := enginerun.ParseThresholds(plan)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
+	enginerun "github.com/llmload/llmload/engine/run"
 )
 
 // Progress refresh intervals: a terminal line is redrawn often; plain
@@ -25,8 +26,7 @@ const (
 // progress prints a run's live progress line until stopped.
 type progress struct {
 	w     io.Writer
-	eng   *executor.Engine
-	col   *metrics.Collector
+	live  enginerun.Live
 	quiet bool
 	tty   bool
 
@@ -36,12 +36,12 @@ type progress struct {
 	at   time.Time
 }
 
-func newProgress(w io.Writer, eng *executor.Engine, col *metrics.Collector, quiet bool) *progress {
+func newProgress(w io.Writer, live enginerun.Live, quiet bool) *progress {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progress{w: w, eng: eng, col: col, quiet: quiet, tty: tty, done: make(chan struct{})}
+	return &progress{w: w, live: live, quiet: quiet, tty: tty, done: make(chan struct{})}
 }
 
 func (p *progress) start() {
@@ -79,7 +79,7 @@ func (p *progress) stop() {
 
 func (p *progress) print() {
 	now := time.Now()
-	live := p.col.Live()
+	live := p.live.Live()
 	secs := now.Sub(p.at).Seconds()
 	rps := float64(live.Requests-p.last.Requests) / secs
 	tps := float64(live.OutputTokens-p.last.OutputTokens) / secs
@@ -96,7 +96,7 @@ func (p *progress) print() {
 // where describes the current phase: warmup, or each running scenario's
 // stage, elapsed/total time and active VUs.
 func (p *progress) where() string {
-	st := p.eng.Status()
+	st := p.live.Status()
 	switch st.Phase {
 	case executor.PhaseInit:
 		return "starting VUs"

@@ -1,35 +1,21 @@
 package main
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine"
-	"github.com/llmload/llmload/engine/analysis"
-	"github.com/llmload/llmload/engine/backoff"
-	"github.com/llmload/llmload/engine/compare"
-	"github.com/llmload/llmload/engine/executor"
-	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/report"
-	"github.com/llmload/llmload/engine/selfcheck"
-	"github.com/llmload/llmload/engine/servermetrics"
-	"github.com/llmload/llmload/engine/sim"
-	"github.com/llmload/llmload/engine/threshold"
-	"github.com/llmload/llmload/engine/verdict"
+	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/luabind"
 )
 
@@ -49,11 +35,12 @@ Flags:
 type runFlags struct {
 	target, model, apiKey string
 	outputs
-	quiet    bool
-	sets     []string
-	seed     int64
-	baseline string
-	gate     gateFlags
+	quiet     bool
+	sets      []string
+	maxMemory string
+	seed      int64
+	baseline  string
+	gate      gateFlags
 }
 
 // outputs are the files a run writes.
@@ -63,6 +50,11 @@ type outputs struct {
 	jsonl string // per-request JSON lines, as the run goes
 	html  string // HTML report, at the end
 	stage string // per-stage CSV, at the end
+}
+
+// maxMemoryFlag registers --max-memory, shared by run and check.
+func maxMemoryFlag(fs *pflag.FlagSet, v *string) {
+	fs.StringVar(v, "max-memory", "", "stop when llmload's memory crosses this, e.g. 512MB or 2GB; 0 for no bound\n(default: half of the machine's memory, or of its cgroup limit when smaller)")
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
@@ -87,6 +79,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
+	maxMemoryFlag(fs, &f.maxMemory)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, "", errHelp
@@ -166,40 +159,107 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutputs(f.out, f.csv, f.jsonl, f.html, f.stage); err != nil {
 		return err
 	}
+	mem, err := watchMemory(f.maxMemory)
+	if err != nil {
+		return err
+	}
+	defer mem.Stop()
 	// --seed wins over options.seed; with neither, Compile picks one from
 	// the clock and reports it in the plan.
 	script, err := luabind.Compile(path, luabind.Options{Params: params, Seed: f.seed})
 	if err != nil {
-		return err
+		return enginerun.MemoryError(mem, err)
 	}
 	plan := script.Plan()
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
 	if err := checkMetricsURL(plan.Target.MetricsURL); err != nil {
 		return fmt.Errorf("%s: options.target.metrics_url: %w", path, err)
 	}
-	set, err := parseThresholds(plan)
+	set, err := enginerun.ParseThresholds(plan)
 	if err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	say := func(format string, a ...any) {
 		if !f.quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
-	r := &runner{path: path, plan: plan, script: script, thresholds: set, say: say, quiet: f.quiet, stderr: stderr}
-	if f.baseline != "" {
-		if r.gateOpts, err = f.gate.options(); err != nil {
-			return err
-		}
-		if r.baseline, err = readResult(f.baseline); err != nil {
-			return err
-		}
-		r.baselineName, r.gate = f.baseline, &f.gate
+	cfg := enginerun.Config{
+		Plan: plan, Thresholds: set, OnUnreachable: script.OnUnreachable(),
+		NewRunner: func(d enginerun.RunnerDeps) engine.Runner {
+			return script.NewRunner(luabind.RunnerConfig{Client: d.Client, Sink: d.Sink, Model: d.Model,
+				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop})
+		},
+		Outputs: enginerun.Outputs{Out: f.out, CSV: f.csv, JSONL: f.jsonl, HTML: f.html, Stages: f.stage},
+		Summary: stdout, Log: say, Memory: mem, Version: version,
+		Progress: func(l enginerun.Live) func() {
+			p := newProgress(stderr, l, f.quiet)
+			p.start()
+			return p.stop
+		},
 	}
-	return r.run(ctx, stdout, f.outputs)
+	if f.baseline != "" {
+		if cfg.Gate, err = baselineGate(f, stdout); err != nil {
+			return err
+		}
+	}
+	ctx, abort, stop := notifySignals(stderr, f.quiet)
+	defer stop()
+	cfg.Abort = abort
+	_, out, err := enginerun.Run(ctx, cfg)
+	return outcomeError(out, err)
+}
+
+// outcomeError is the error main turns into the run's exit code.
+func outcomeError(out enginerun.Outcome, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case out.Verdict == enginerun.GateFailed:
+		return &gateError{out.Reason}
+	case out.Verdict == enginerun.Failed:
+		return errors.New(out.Reason)
+	}
+	return nil
+}
+
+// baselineGate reads --baseline and returns the gate that compares the
+// run with it, printed after the run's summary.
+func baselineGate(f *runFlags, stdout io.Writer) (enginerun.Gate, error) {
+	opts, err := f.gate.options()
+	if err != nil {
+		return nil, err
+	}
+	base, err := readResult(f.baseline)
+	if err != nil {
+		return nil, err
+	}
+	return func(res *report.Result) (string, error) {
+		fmt.Fprintln(stdout)
+		err := gate(base, res, f.baseline, "this run", opts, &f.gate, stdout)
+		var ge *gateError
+		if errors.As(err, &ge) {
+			return ge.msg, nil
+		}
+		return "", err
+	}, nil
+}
+
+// watchMemory starts the memory bound --max-memory names ("" the default,
+// "0" none).
+func watchMemory(flag string) (*memlimit.Watcher, error) {
+	limit := memlimit.Default()
+	if flag != "" {
+		var err error
+		if limit, err = memlimit.ParseSize(flag); err != nil {
+			return nil, usagef("--max-memory: %v", err)
+		}
+	}
+	mem := memlimit.Start(limit, memlimit.Options{})
+	// Compile runs the script's top level with no context of its own: the
+	// bound must be able to cut it too.
+	luabind.StopInitOn(mem.Context())
+	return mem, nil
 }
 
 // resolveTarget applies the precedence flag > environment > script.
@@ -219,217 +279,9 @@ func resolveTarget(t engine.Target, f *runFlags, env func(string) (string, bool)
 	return t
 }
 
-// runner holds one 'llmload run' from target setup to the written result.
-type runner struct {
-	path       string
-	plan       engine.Plan
-	script     *luabind.Script
-	thresholds threshold.Set
-	say        func(format string, a ...any)
-	quiet      bool
-	stderr     io.Writer
-
-	baseline     *report.Result // compared at the end when set
-	baselineName string
-	gate         *gateFlags
-	gateOpts     compare.Options
-}
-
-func (r *runner) run(ctx context.Context, stdout io.Writer, out outputs) error {
-	simulated := r.plan.Target.BaseURL == ""
-	if simulated {
-		srv := sim.New(sim.Config{Seed: r.plan.Seed, APIKey: r.plan.Target.APIKey, Model: r.plan.Target.Model})
-		url, err := srv.Start("127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("start built-in simulator: %w", err)
-		}
-		defer srv.Close()
-		r.plan.Target.BaseURL = url
-		if r.plan.Target.MetricsURL == "" {
-			r.plan.Target.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
-		}
-		r.say("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)
-	}
-	t := r.plan.Target
-	client, err := openai.New(openai.Config{
-		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: maxVUs(r.plan) + 4,
-		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
-		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
-		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
-	})
-	if err != nil {
-		return fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
-	}
-	defer client.CloseIdle()
-	info, err := client.Preflight(ctx, t.Model)
-	if err != nil {
-		return fmt.Errorf("preflight failed, no load sent: %w", err)
-	}
-	r.plan.Target.Model = info.Model
-	r.say("target %s, model %s: preflight ok in %v", engine.RedactURL(t.BaseURL), info.Model, info.Latency.Round(time.Millisecond))
-	return r.load(ctx, client, simulated, stdout, out)
-}
-
-// load runs the plan and writes the results, also when interrupted or
-// aborted by a threshold.
-func (r *runner) load(ctx context.Context, client engine.Client, simulated bool, stdout io.Writer, out outputs) error {
-	col := metrics.NewCollector(metrics.WithSLO(r.plan.SLO))
-	if err := col.Declare(r.plan.Metrics...); err != nil {
-		return err
-	}
-	if err := track(col, r.thresholds); err != nil {
-		return err
-	}
-	start := time.Now()
-	sink, err := newRecordingSink(col, out, start)
-	if err != nil {
-		return err
-	}
-	// Each VU backs off on its own when the target stops answering; the
-	// tracker sees every VU's outcomes and records the outages run-wide.
-	policy, reach := backoff.DefaultPolicy(), backoff.NewTracker()
-	vuRunner := r.script.NewRunner(luabind.RunnerConfig{Client: client, Sink: sink, Model: r.plan.Target.Model,
-		Backoff: &policy, Reach: reach})
-	eng := executor.New(r.plan, vuRunner, sink)
-	meta := report.Meta{
-		Scenario: r.path, Target: engine.RedactURL(r.plan.Target.BaseURL), Model: r.plan.Target.Model,
-		Simulator: simulated, Start: start, Version: version, Seed: r.plan.Seed,
-		SLO: report.SLOFrom(r.plan.SLO), Tokenizer: r.plan.Target.Tokenizer,
-	}
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go watchThresholds(runCtx, cancel, r.thresholds, eng, col)
-	mon := selfcheck.Start(selfcheck.DefaultInterval)
-	var scraper *servermetrics.Scraper
-	if t := r.plan.Target; t.MetricsURL != "" {
-		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
-	}
-	prog := newProgress(r.stderr, eng, col, r.quiet)
-	prog.start()
-	runErr := eng.Run(runCtx)
-	prog.stop()
-	mon.Stop()
-	meta.End = time.Now()
-	var server *servermetrics.Result
-	if scraper != nil {
-		server = scraper.Stop()
-	}
-	meta.Complete = runErr == nil
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		meta.Aborted = "stopped by an error: " + runErr.Error()
-	}
-	sinkErr := sink.Close()
-	summary := col.Close()
-	for i := range summary.Stages {
-		s := &summary.Stages[i]
-		check := mon.Window(s.Start, s.End)
-		s.Client = &check
-	}
-	res := report.New(meta, summary)
-	res.ServerMetrics = server
-	res.Analysis = analysis.Analyze(res.Stages, r.plan.SLO)
-	results, passed := r.thresholds.Evaluate(col.Snapshot())
-	var abort *thresholdAbort
-	if errors.As(context.Cause(runCtx), &abort) {
-		markAborted(results, abort.t.Expr)
-		res.Run.Aborted = abort.Error()
-	}
-	res.Thresholds = results
-	reason := verdict.Judge(res, verdict.Input{Outages: reach.Outages(meta.End), Start: start, End: meta.End,
-		OnUnreachable: r.script.OnUnreachable()})
-	if err := r.write(res, stdout, out); err != nil {
-		return err
-	}
-	if sinkErr != nil {
-		return sinkErr
-	}
-	if err := exitVerdict(runErr, reason, abort, passed); err != nil {
-		return err
-	}
-	if r.baseline != nil {
-		fmt.Fprintln(stdout)
-		return gate(r.baseline, res, r.baselineName, "this run", r.gateOpts, r.gate, stdout)
-	}
-	return nil
-}
-
-// write prints the summary and writes the result files.
-func (r *runner) write(res *report.Result, stdout io.Writer, out outputs) error {
-	if err := report.Text(res)(stdout); err != nil {
-		return err
-	}
-	if out.out != "" {
-		if err := writeFile(out.out, report.JSON(res)); err != nil {
-			return err
-		}
-		r.say("results written to %s", out.out)
-	}
-	return writeRenderings(res, out.html, out.stage, r.say)
-}
-
-// exitVerdict maps how the run ended to the error main turns into an exit
-// code. First come errors (1): the run failed, measured nothing (reason
-// starts "nothing measured"), lost its target (reason starts "target
-// unreachable"), or was interrupted. Only then the gates (99): a threshold
-// that aborted the run or failed; the baseline gate comes after this. A
-// gate judged on nothing is no verdict, so nothing measured wins over 99.
-func exitVerdict(runErr error, reason string, abort *thresholdAbort, passed bool) error {
-	canceled := errors.Is(runErr, context.Canceled)
-	// A threshold that aborts the run cancels it too: not an interruption.
-	interrupted := canceled && abort == nil
-	switch {
-	case runErr != nil && !canceled:
-		return runErr
-	case reason != "" && interrupted:
-		return errors.New("run interrupted; " + reason)
-	case reason != "":
-		return errors.New(reason)
-	case abort != nil:
-		return &gateError{abort.Error()}
-	case interrupted:
-		return errors.New("run interrupted: the results above cover what was sent")
-	case !passed:
-		return &gateError{"some thresholds failed"}
-	}
-	return nil
-}
-
-func markAborted(results []threshold.Result, expr string) {
-	for i := range results {
-		if results[i].Expr == expr {
-			results[i].Aborted = true
-		}
-	}
-}
-
-func maxVUs(p engine.Plan) int {
-	n := 0
-	for _, s := range p.Scenarios {
-		n += s.MaxVUs()
-	}
-	return n
-}
-
 // writeFile writes through a temporary file so a failed write never leaves
 // a half-written result behind.
-func writeFile(path string, rep report.Reporter) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".llmload-*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := rep(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+func writeFile(path string, rep report.Reporter) error { return enginerun.WriteFile(path, rep) }
 
 func dirOf(path string) string { return filepath.Dir(path) }
 

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/llmload/llmload/engine/threshold"
 )
 
-// abortEvery is how often abort_on_fail thresholds are evaluated live.
-const abortEvery = time.Second
+// AbortEvery is how often abort_on_fail thresholds are evaluated live.
+const AbortEvery = time.Second
 
-// parseThresholds parses the plan's thresholds against the metrics it knows.
-func parseThresholds(p engine.Plan) (threshold.Set, error) {
+// ParseThresholds parses the plan's thresholds against the metrics it knows.
+func ParseThresholds(p engine.Plan) (threshold.Set, error) {
 	known := threshold.Known{Metrics: metrics.Builtin(), Stages: map[string][]string{}}
 	for _, m := range p.Metrics {
 		known.Metrics[m.Name] = m.Kind
@@ -48,21 +48,22 @@ func track(col *metrics.Collector, set threshold.Set) error {
 	return nil
 }
 
-// thresholdAbort is the cause of a run stopped by an abort_on_fail threshold.
-type thresholdAbort struct{ t *threshold.Threshold }
+// ThresholdAbort is the cause of a run stopped by an abort_on_fail threshold.
+type ThresholdAbort struct{ T *threshold.Threshold }
 
-func (a *thresholdAbort) Error() string {
-	return "threshold " + a.t.String() + " failed: run aborted"
+// Error names the threshold and says the run was aborted.
+func (a *ThresholdAbort) Error() string {
+	return "threshold " + a.T.String() + " failed: run aborted"
 }
 
-// watchThresholds evaluates the abort_on_fail thresholds every second once
-// load has started, and cancels the run with a thresholdAbort cause when
-// one fails. It returns when ctx ends.
+// watchThresholds evaluates the abort_on_fail thresholds every AbortEvery
+// once load has started, and cancels the run with a ThresholdAbort cause
+// when one fails. It returns when ctx ends.
 func watchThresholds(ctx context.Context, cancel context.CancelCauseFunc, set threshold.Set, eng *executor.Engine, col *metrics.Collector) {
 	if !hasAbort(set) {
 		return
 	}
-	tick := time.NewTicker(abortEvery)
+	tick := time.NewTicker(AbortEvery)
 	defer tick.Stop()
 	var loadStart time.Time
 	for {
@@ -78,7 +79,7 @@ func watchThresholds(ctx context.Context, cancel context.CancelCauseFunc, set th
 			loadStart = time.Now()
 		}
 		if t, abort := set.ShouldAbort(col.Snapshot(), time.Since(loadStart)); abort {
-			cancel(&thresholdAbort{t})
+			cancel(&ThresholdAbort{t})
 			return
 		}
 	}
@@ -91,4 +92,12 @@ func hasAbort(set threshold.Set) bool {
 		}
 	}
 	return false
+}
+
+func markAborted(results []threshold.Result, expr string) {
+	for i := range results {
+		if results[i].Expr == expr {
+			results[i].Aborted = true
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"errors"
@@ -21,9 +21,9 @@ type recordingSink struct {
 
 // newRecordingSink opens the per-request files out names; with none, it is
 // the collector alone.
-func newRecordingSink(col *metrics.Collector, out outputs, start time.Time) (*recordingSink, error) {
+func newRecordingSink(col *metrics.Collector, out Outputs, start time.Time) (*recordingSink, error) {
 	s := &recordingSink{Collector: col}
-	for _, f := range []struct{ path, format string }{{out.csv, report.FormatCSV}, {out.jsonl, report.FormatJSONL}} {
+	for _, f := range []struct{ path, format string }{{out.CSV, report.FormatCSV}, {out.JSONL, report.FormatJSONL}} {
 		if f.path == "" {
 			continue
 		}
@@ -43,7 +43,7 @@ func newRecordingSink(col *metrics.Collector, out outputs, start time.Time) (*re
 	return s, nil
 }
 
-// Sample records s in every file and in the collector.
+// Sample records x in every file and in the collector.
 func (s *recordingSink) Sample(x engine.Sample) {
 	for _, w := range s.writers {
 		w.Write(x)
@@ -51,12 +51,13 @@ func (s *recordingSink) Sample(x engine.Sample) {
 	s.Collector.Sample(x)
 }
 
-// Close flushes and closes the files (not the collector).
+// Close flushes and closes the files (not the collector). Samples that
+// arrive afterwards reach the collector only, so it is safe to call while
+// VUs still run (a second interrupt does).
 func (s *recordingSink) Close() error {
 	var errs []error
 	for i, w := range s.writers {
 		errs = append(errs, w.Close(), s.files[i].Close())
 	}
-	s.writers, s.files = nil, nil
 	return errors.Join(errs...)
 }

@@ -1,0 +1,156 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/memlimit"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/selfcheck"
+	"github.com/llmload/llmload/engine/servermetrics"
+)
+
+// ErrAborted is the run's cancel cause when Config.Abort closes.
+var ErrAborted = errors.New("second interrupt: exited without waiting for in-flight requests, setup or teardown")
+
+// ending is how the executor's part of a run ended.
+type ending struct {
+	err     error                   // Engine.Run's error; nil when complete
+	cause   error                   // the run context's cause
+	aborted bool                    // Config.Abort closed before Engine.Run returned
+	memory  *memlimit.ExceededError // the memory bound stopped the run
+	line    string                  // "file:line" running when it did, if known
+}
+
+// load runs the plan against c.Client and builds, writes and judges the
+// result, also when interrupted or aborted.
+func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outcome, error) {
+	col := metrics.NewCollector(metrics.WithSLO(c.Plan.SLO))
+	// Every return closes the aggregator's goroutine; after the normal
+	// Close below this one does nothing.
+	defer col.Close()
+	if err := col.Declare(c.Plan.Metrics...); err != nil {
+		return nil, Outcome{}, err
+	}
+	if err := track(col, c.Thresholds); err != nil {
+		return nil, Outcome{}, err
+	}
+	start := time.Now()
+	sink, err := newRecordingSink(col, c.Outputs, start)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	stop, release := c.stopContext(ctx)
+	defer release()
+	runCtx, cancel := context.WithCancelCause(stop)
+	defer cancel(nil)
+	// Each VU backs off on its own when the target stops answering; the
+	// tracker sees every VU's outcomes and records the outages run-wide.
+	policy, reach := backoff.DefaultPolicy(), backoff.NewTracker()
+	lines := &culprit{mem: c.Memory}
+	vuRunner := lines.wrap(c.NewRunner(RunnerDeps{Client: c.Client, Sink: sink, Model: c.Plan.Target.Model,
+		Policy: &policy, Reach: reach, Stop: stop}))
+	eng := executor.New(c.Plan, vuRunner, sink)
+	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
+	mon := selfcheck.Start(selfcheck.DefaultInterval)
+	var scraper *servermetrics.Scraper
+	if t := c.Plan.Target; t.MetricsURL != "" {
+		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
+	}
+	stopProgress := c.startProgress(eng, col)
+	end := c.execute(runCtx, cancel, eng)
+	stopProgress()
+	mon.Stop()
+	meta := c.meta(simulated, start, time.Now(), &end)
+	var server *servermetrics.Result
+	if scraper != nil && !end.aborted { // a scrape in flight could take seconds
+		server = scraper.Stop()
+	}
+	end.line = lines.line()
+	sinkErr := sink.Close()
+	res, passed := c.result(meta, col, mon, server, reach, &end)
+	if err := c.write(res); err != nil {
+		return res, Outcome{}, err
+	}
+	if sinkErr != nil {
+		return res, Outcome{}, sinkErr
+	}
+	out := judge(&end, res.Run.Verdict, c.thresholdAbort(&end), passed)
+	if out.Verdict == Passed && c.Gate != nil {
+		failed, err := c.Gate(res)
+		if err != nil {
+			return res, Outcome{}, err
+		}
+		if failed != "" {
+			out = Outcome{GateFailed, failed}
+		}
+	}
+	return res, out, nil
+}
+
+// stopContext is ctx, also ended by the memory bound when one is watched.
+func (c *Config) stopContext(ctx context.Context) (context.Context, func()) {
+	stop, cancel := context.WithCancelCause(ctx)
+	if c.Memory == nil {
+		return stop, func() { cancel(nil) }
+	}
+	mem := c.Memory.Context()
+	unhook := context.AfterFunc(mem, func() { cancel(context.Cause(mem)) })
+	return stop, func() { unhook(); cancel(nil) }
+}
+
+// execute runs the engine until it returns, or until Abort closes: then the
+// run is canceled and left to stop on its own while the results are
+// written, since the process is about to exit.
+func (c *Config) execute(runCtx context.Context, cancel context.CancelCauseFunc, eng *executor.Engine) ending {
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(runCtx) }()
+	var e ending
+	select {
+	case e.err = <-done:
+	case <-c.Abort:
+		cancel(ErrAborted)
+		e.err, e.aborted = ErrAborted, true
+	}
+	e.cause = context.Cause(runCtx)
+	errors.As(e.cause, &e.memory)
+	return e
+}
+
+// startProgress starts the Progress display, if any.
+func (c *Config) startProgress(eng *executor.Engine, col *metrics.Collector) func() {
+	if c.Progress == nil {
+		return func() {}
+	}
+	return c.Progress(liveView{eng, col})
+}
+
+// liveView is what a progress display reads.
+type liveView struct {
+	eng *executor.Engine
+	col *metrics.Collector
+}
+
+func (v liveView) Status() executor.Status { return v.eng.Status() }
+func (v liveView) Live() metrics.Live      { return v.col.Live() }
+
+// meta describes the run for the result.
+func (c *Config) meta(simulated bool, start, end time.Time, e *ending) report.Meta {
+	t := c.Plan.Target
+	meta := report.Meta{
+		Scenario: c.Plan.Script, Target: engine.RedactURL(t.BaseURL), Model: t.Model,
+		Simulator: simulated, Start: start, End: end, Version: c.Version, Seed: c.Plan.Seed,
+		SLO: report.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
+		Complete: e.err == nil,
+	}
+	if e.err != nil && !e.aborted && !errors.Is(e.err, context.Canceled) {
+		meta.Aborted = "stopped by an error: " + e.err.Error()
+	}
+	return meta
+}

@@ -1,0 +1,96 @@
+package run
+
+import (
+	"context"
+	"errors"
+
+	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/selfcheck"
+	"github.com/llmload/llmload/engine/servermetrics"
+	"github.com/llmload/llmload/engine/verdict"
+)
+
+// result closes the collector and builds the result: stages with the
+// client's health over each window, server metrics, analysis, thresholds
+// and the verdict (kept in res.Run.Verdict). passed says whether every
+// threshold held.
+func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck.Monitor,
+	server *servermetrics.Result, reach *backoff.Tracker, e *ending) (res *report.Result, passed bool) {
+	summary := col.Close()
+	for i := range summary.Stages {
+		s := &summary.Stages[i]
+		check := mon.Window(s.Start, s.End)
+		s.Client = &check
+	}
+	res = report.New(meta, summary)
+	res.ServerMetrics = server
+	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO)
+	results, passed := c.Thresholds.Evaluate(col.Snapshot())
+	if abort := c.thresholdAbort(e); abort != nil {
+		markAborted(results, abort.T.Expr)
+		res.Run.Aborted = abort.Error()
+	}
+	switch {
+	case e.aborted:
+		res.Run.Aborted = ErrAborted.Error()
+	case e.memory != nil:
+		res.Run.Aborted = "stopped: " + memoryReason(e)
+	}
+	res.Thresholds = results
+	verdict.Judge(res, verdict.Input{Outages: reach.Outages(meta.End), Start: meta.Start, End: meta.End,
+		OnUnreachable: c.OnUnreachable})
+	return res, passed
+}
+
+// thresholdAbort is the abort_on_fail threshold that stopped the run, if any.
+func (c *Config) thresholdAbort(e *ending) *ThresholdAbort {
+	var abort *ThresholdAbort
+	if errors.As(e.cause, &abort) {
+		return abort
+	}
+	return nil
+}
+
+// memoryReason is "file:line: memory limit N MB exceeded", the line left
+// out when no script line was running.
+func memoryReason(e *ending) string {
+	if e.line == "" {
+		return e.memory.Error()
+	}
+	return e.line + ": " + e.memory.Error()
+}
+
+// judge maps how the run ended to its outcome. First come failures (1): a
+// second interrupt, the memory bound, an error, a run that measured
+// nothing (reason starts "nothing measured") or lost its target (reason
+// starts "target unreachable"), or an interruption. Only then the gates
+// (99): a threshold that aborted the run or failed; the baseline gate
+// comes after this. A gate judged on nothing is no verdict, so nothing
+// measured wins over 99.
+func judge(e *ending, reason string, abort *ThresholdAbort, passed bool) Outcome {
+	canceled := errors.Is(e.err, context.Canceled)
+	// A threshold that aborts the run cancels it too: not an interruption.
+	interrupted := canceled && abort == nil
+	switch {
+	case e.aborted:
+		return Outcome{Failed, "second interrupt: exited at once; the results cover what was collected until then"}
+	case e.memory != nil:
+		return Outcome{Failed, memoryReason(e) + ": the run stopped; the results above cover what was sent"}
+	case e.err != nil && !canceled:
+		return Outcome{Failed, e.err.Error()}
+	case reason != "" && interrupted:
+		return Outcome{Failed, "run interrupted; " + reason}
+	case reason != "":
+		return Outcome{Failed, reason}
+	case abort != nil:
+		return Outcome{GateFailed, abort.Error()}
+	case interrupted:
+		return Outcome{Failed, "run interrupted: the results above cover what was sent"}
+	case !passed:
+		return Outcome{GateFailed, "some thresholds failed"}
+	}
+	return Outcome{}
+}

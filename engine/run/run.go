@@ -1,0 +1,186 @@
+// Package run runs one plan end to end: the target (the built-in simulator
+// when none is set) and its preflight, the collector and per-request files,
+// the executor, the live threshold watch, the client's self-check, the
+// server-metrics scraper, the result with its analysis, thresholds and
+// verdict, and the baseline gate. cmd/llmload drives it from flags; Go
+// tests drive it with a fake engine.Runner and a fake or httptest client.
+package run
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/memlimit"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/sim"
+	"github.com/llmload/llmload/engine/threshold"
+)
+
+// Config is one run of a plan. Plan and NewRunner are required.
+type Config struct {
+	// Plan is the validated plan; Plan.Script names the scenario in the
+	// result, Plan.Target the endpoint (no BaseURL: the simulator).
+	Plan engine.Plan
+	// NewRunner makes the VUs once the client and the sink exist, e.g.
+	// luabind's Script.NewRunner. A Runner that also implements
+	// engine.Lifecycle gets its Setup and Teardown called.
+	NewRunner func(RunnerDeps) engine.Runner
+	// OnUnreachable is what a lost target means for the verdict
+	// (verdict.OnUnreachableFail or Warn); "" fails.
+	OnUnreachable string
+	// Thresholds are the plan's parsed thresholds (see ParseThresholds).
+	Thresholds threshold.Set
+	// Client, when set, sends the requests as it is: no simulator, no
+	// preflight. Nil: an OpenAI-compatible client for Plan.Target, checked
+	// by a preflight before any load.
+	Client engine.Client
+	// Outputs are the files to write.
+	Outputs Outputs
+	// Summary receives the text summary; nil prints none.
+	Summary io.Writer
+	// Log receives progress messages, one line each; nil drops them.
+	Log func(format string, a ...any)
+	// Progress, when set, is started as the executor starts and stopped
+	// when it has returned, e.g. to redraw a live progress line.
+	Progress func(Live) (stop func())
+	// Gate, when set, judges a run that passed everything else against a
+	// baseline (see Gate).
+	Gate Gate
+	// Abort ends the run at once when closed — a second Ctrl-C: Run stops
+	// waiting for in-flight requests, setup or teardown, writes what was
+	// collected and returns a Failed outcome.
+	Abort <-chan struct{}
+	// Memory, when set, stops the run like an interrupt once the process
+	// crosses its bound; the outcome names the script line that was
+	// running when it did.
+	Memory *memlimit.Watcher
+	// Version is llmload's version, kept in the result.
+	Version string
+}
+
+// RunnerDeps is what Config.NewRunner gets to make VUs with.
+type RunnerDeps struct {
+	Client engine.Client
+	Sink   engine.Sink
+	Model  string          // the model the preflight settled on
+	Policy *backoff.Policy // each VU backs off on its own when the target stops answering
+	Reach  backoff.Observer
+	// Stop ends when the run is interrupted from outside (the ctx given to
+	// Run, or the memory bound), but not when a threshold aborts it: setup
+	// and teardown should end with it, even a teardown the executor
+	// started with a fresh context after the load ended.
+	Stop context.Context
+}
+
+// Live is what a progress display reads while the run goes on.
+type Live interface {
+	Status() executor.Status
+	Live() metrics.Live
+}
+
+// Gate compares a finished run with a baseline: failed says why the run
+// fails the gate ("" when it passes); err that it could not compare.
+type Gate func(res *report.Result) (failed string, err error)
+
+// Verdict is how a run ended, as an exit code sees it.
+type Verdict int
+
+// Verdicts, in exit-code order: 0, 1, 99.
+const (
+	Passed     Verdict = iota // measured, every gate passed
+	Failed                    // an error, nothing measured, target lost, interrupted
+	GateFailed                // a threshold or the baseline gate failed
+)
+
+// Outcome is a run's verdict with its one-line reason ("" when Passed).
+type Outcome struct {
+	Verdict Verdict
+	Reason  string
+}
+
+// Run runs cfg's plan: the target and its preflight, then the load, and
+// returns the result — also when ctx ends (an interrupt), a threshold
+// aborts the run, the memory bound is crossed, or Abort is closed — with
+// how the run ended. The error is for what kept the run from producing or
+// writing a result (a preflight that failed, an output that cannot be
+// opened or written); the result is then nil or not written.
+func Run(ctx context.Context, cfg Config) (*report.Result, Outcome, error) {
+	simulated := cfg.Client == nil && cfg.Plan.Target.BaseURL == ""
+	if simulated {
+		srv, err := cfg.startSimulator()
+		if err != nil {
+			return nil, Outcome{}, err
+		}
+		defer srv.Close()
+	}
+	if cfg.Client == nil {
+		client, err := cfg.connect(ctx)
+		if err != nil {
+			return nil, Outcome{}, err
+		}
+		defer client.CloseIdle()
+		cfg.Client = client
+	}
+	return cfg.load(ctx, simulated)
+}
+
+// startSimulator starts the built-in simulator and points the plan at it.
+func (c *Config) startSimulator() (*sim.Server, error) {
+	t := c.Plan.Target
+	srv := sim.New(sim.Config{Seed: c.Plan.Seed, APIKey: t.APIKey, Model: t.Model})
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start built-in simulator: %w", err)
+	}
+	c.Plan.Target.BaseURL = url
+	if t.MetricsURL == "" {
+		c.Plan.Target.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
+	}
+	c.log("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)
+	return srv, nil
+}
+
+// connect makes the client for the plan's target and runs its preflight,
+// which settles the model.
+func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
+	t := c.Plan.Target
+	client, err := openai.New(openai.Config{
+		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: maxVUs(c.Plan) + 4,
+		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
+		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
+		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
+	}
+	info, err := client.Preflight(ctx, t.Model)
+	if err != nil {
+		client.CloseIdle()
+		return nil, fmt.Errorf("preflight failed, no load sent: %w", err)
+	}
+	c.Plan.Target.Model = info.Model
+	c.log("target %s, model %s: preflight ok in %v", engine.RedactURL(t.BaseURL), info.Model, info.Latency.Round(time.Millisecond))
+	return client, nil
+}
+
+func (c *Config) log(format string, a ...any) {
+	if c.Log != nil {
+		c.Log(format, a...)
+	}
+}
+
+func maxVUs(p engine.Plan) int {
+	n := 0
+	for _, s := range p.Scenarios {
+		n += s.MaxVUs()
+	}
+	return n
+}
