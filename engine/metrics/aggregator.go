@@ -69,7 +69,7 @@ func (a *aggregator) add(e *event) {
 	s := a.stage(e.scenario, e.stage)
 	switch e.kind {
 	case evSample:
-		e.tail = s.inTail(e.at)
+		e.tail = s.tailOf(e)
 		s.sample(e)
 		a.series.sample(e)
 		for _, v := range a.sampleViews {

@@ -72,6 +72,11 @@ type tailCounts struct {
 // that mark.
 func (s *stageAgg) inTail(t time.Time) bool { return s.ended && t.After(s.end) }
 
+// tailOf is inTail of e's intended start where it has one: an open-model
+// iteration scheduled within the window belongs to it, even when a busy
+// machine started it after the window's (planned) end.
+func (s *stageAgg) tailOf(e *event) bool { return s.inTail(e.at.Add(-e.sched)) }
+
 // sample adds one clean request. Failed requests count in requests,
 // errors, their tag values and against goodput, nowhere else.
 func (s *stageAgg) sample(e *event) {
@@ -203,7 +208,7 @@ func b2f(b bool) float64 {
 func (s *stageAgg) iteration(e *event) {
 	s.seen(e.at, e.at)
 	s.cells[mIterations].add(1)
-	if s.inTail(e.at) {
+	if s.tailOf(e) {
 		s.tail.iterations++
 		s.cells[mIterations].tail++
 	}

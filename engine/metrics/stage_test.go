@@ -344,3 +344,49 @@ func TestSlipped(t *testing.T) {
 		}
 	}
 }
+
+// TestLateScheduledStartsStayInTheirWindow: stage marks carry the planned
+// boundaries, so on a busy machine an open-model iteration scheduled just
+// before the end starts (and reaches the collector) after the end mark. It
+// belongs to its window by its schedule; only starts without one (a
+// closed-model iteration, a later request of an iteration) form the tail.
+func TestLateScheduledStartsStayInTheirWindow(t *testing.T) {
+	tests := map[string]struct {
+		scheduled bool
+		wantTail  int64
+	}{
+		"scheduled in the window": {scheduled: true, wantTail: 0},
+		"no schedule":             {scheduled: false, wantTail: 1},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := NewCollector()
+			c.StageStarted(mark("sweep", "c1", 0, 0, 0))
+			for i := range 5 {
+				c.IterationStarted(engine.IterationMark{Scenario: "sweep", Stage: "c1", Scheduled: at(float64(i)), Started: at(float64(i))})
+				s := okSample("c1", float64(i), 100*time.Millisecond)
+				s.Scheduled = s.Start
+				c.Sample(s)
+			}
+			c.StageEnded(mark("sweep", "c1", 0, 0, 6))
+			// Due at 5.99 s, started 60 ms late, after the window's end.
+			it := engine.IterationMark{Scenario: "sweep", Stage: "c1", Started: at(6.05)}
+			s := okSample("c1", 6.05, 100*time.Millisecond)
+			if tt.scheduled {
+				it.Scheduled, s.Scheduled = at(5.99), at(5.99)
+			}
+			c.IterationStarted(it)
+			c.Sample(s)
+			st := findStage(t, c.Close(), "c1")
+			if got := st.TailRequests; got != tt.wantTail {
+				t.Errorf("tail requests = %d, want %d", got, tt.wantTail)
+			}
+			if got, want := st.WindowRequests(), 6-tt.wantTail; got != want {
+				t.Errorf("window requests = %d, want %d", got, want)
+			}
+			if got, want := st.ReqPerSec, float64(6-tt.wantTail)/6; got != want {
+				t.Errorf("req/s = %v, want %v", got, want)
+			}
+		})
+	}
+}
