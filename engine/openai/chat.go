@@ -25,7 +25,8 @@ const (
 
 // outcome is what Preflight needs to know beyond the Result.
 type outcome struct {
-	location string // a redirect's Location header
+	location   string // a redirect's Location header
+	retryAfter string // the Retry-After header
 }
 
 // Chat sends req to its endpoint (chat or legacy completions), streamed
@@ -126,7 +127,7 @@ func (c *Client) newRequest(ctx context.Context, r *engine.ChatRequest, body []b
 func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog,
 	req *engine.ChatRequest) outcome {
 	res.Status = resp.StatusCode
-	out := outcome{location: resp.Header.Get("Location")}
+	out := outcome{location: resp.Header.Get("Location"), retryAfter: resp.Header.Get("Retry-After")}
 	ctype := mediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:

@@ -5,6 +5,7 @@
 package openai
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -86,6 +87,9 @@ type Client struct {
 	// Preflight when a request went through a proxy.
 	proxy     func(*http.Request) (*url.URL, error)
 	proxyFrom func(scheme string) string
+	// sleep and now time Preflight's retries; tests fake them.
+	sleep func(context.Context, time.Duration) error
+	now   func() time.Time
 }
 
 // New validates cfg and returns a client with its own connection pool. The
@@ -127,6 +131,8 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 		http:           &http.Client{Transport: tr, CheckRedirect: noRedirect},
 		proxy:          proxy,
 		proxyFrom:      proxyFrom,
+		sleep:          sleepCtx,
+		now:            time.Now,
 	}
 	if cfg.APIKey != "" {
 		c.auth = "Bearer " + cfg.APIKey

@@ -28,6 +28,9 @@ type PreflightInfo struct {
 	// UsageReported is false when the server sent no believable usage, so
 	// output tokens are counted offline by the tokenizer, or from events.
 	UsageReported bool
+	// Retried says what transient answers were retried before the
+	// success, e.g. "503 twice, then ok after 1.2 s"; empty when none.
+	Retried string
 }
 
 // preflightError is a preflight failure explained for a human; it wraps the
@@ -45,39 +48,56 @@ func (e *preflightError) Unwrap() error { return e.err }
 // on (wrong key, missing /v1, nothing listening, a proxy in the way). It
 // always uses the chat endpoint, also for scenarios that send completions,
 // so a server without a chat template fails it. With an empty model it
-// uses the first model {BaseURL}/models lists. Safe for concurrent use.
+// uses the first model {BaseURL}/models lists. Transient answers (429,
+// 502, 503, 504, a reset connection, and a refused one in the first
+// seconds, while a server starts) are retried with backoff, honouring
+// Retry-After: at most PreflightAttempts tries per request and
+// PreflightRetryBudget of waiting in all. Safe for concurrent use.
 func (c *Client) Preflight(ctx context.Context, model string) (*PreflightInfo, error) {
+	r := c.newRetries()
 	if model == "" {
-		m, err := c.firstModel(ctx)
+		err := r.do(ctx, func() (a attempt, err error) {
+			model, a, err = c.firstModel(ctx)
+			return a, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		model = m
 	}
-	res, out := c.chat(ctx, &engine.ChatRequest{
-		Model:     model,
-		Messages:  []engine.Message{{Role: "user", Content: "ping"}},
-		MaxTokens: 4,
+	var info *PreflightInfo
+	err := r.do(ctx, func() (attempt, error) {
+		res, out := c.chat(ctx, &engine.ChatRequest{
+			Model:     model,
+			Messages:  []engine.Message{{Role: "user", Content: "ping"}},
+			MaxTokens: 4,
+		})
+		if res.Err != nil {
+			return attempt{class: res.Err.Class, status: res.Status, retryAfter: out.retryAfter},
+				c.explain(c.chatURL, model, res.Err, res.Status, out.location)
+		}
+		info = &PreflightInfo{
+			Model:         model,
+			Latency:       res.E2E,
+			TTFT:          res.TTFT,
+			Streamed:      res.Streamed,
+			UsageReported: res.TokensSource == engine.TokensFromUsage,
+		}
+		return attempt{}, nil
 	})
-	if res.Err != nil {
-		return nil, c.explain(c.chatURL, model, res.Err, res.Status, out.location)
+	if err != nil {
+		return nil, err
 	}
-	return &PreflightInfo{
-		Model:         model,
-		Latency:       res.E2E,
-		TTFT:          res.TTFT,
-		Streamed:      res.Streamed,
-		UsageReported: res.TokensSource == engine.TokensFromUsage,
-	}, nil
+	info.Retried = r.summary()
+	return info, nil
 }
 
 // firstModel asks the server which models it serves and returns the first.
-func (c *Client) firstModel(ctx context.Context) (string, error) {
+func (c *Client) firstModel(ctx context.Context) (string, attempt, error) {
 	tctx, cancel := context.WithTimeoutCause(ctx, c.t.ttft, causeTTFT)
 	defer cancel()
 	req, err := http.NewRequestWithContext(tctx, http.MethodGet, c.modelsURL, nil)
 	if err != nil {
-		return "", fmt.Errorf("listing models: %s", c.redact(innerMessage(err)))
+		return "", attempt{}, fmt.Errorf("listing models: %s", c.redact(innerMessage(err)))
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "llmload")
@@ -90,18 +110,21 @@ func (c *Client) firstModel(ctx context.Context) (string, error) {
 		if e.Class == engine.ErrTimeoutTTFT {
 			e.Message = "no answer within " + c.t.ttft.String()
 		}
-		return "", c.explain(c.modelsURL, "", e, 0, "")
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, "", e, 0, "")
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCompletionBody))
 	if err != nil {
-		return "", c.explain(c.modelsURL, "", c.fail(ctx, tctx, err, phaseBody), resp.StatusCode, "")
+		e := c.fail(ctx, tctx, err, phaseBody)
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, "", e, resp.StatusCode, "")
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.serverMessage(body)}
-		return "", c.explain(c.modelsURL, "", e, resp.StatusCode, resp.Header.Get("Location"))
+		a := attempt{class: e.Class, status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+		return "", a, c.explain(c.modelsURL, "", e, resp.StatusCode, resp.Header.Get("Location"))
 	}
-	return c.parseModels(body)
+	m, err := c.parseModels(body)
+	return m, attempt{}, err
 }
 
 func (c *Client) parseModels(body []byte) (string, error) {

@@ -1,11 +1,14 @@
 package openai
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -119,7 +122,39 @@ func testClient(t testing.TB, base string, edit ...func(*Config)) *Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseIdle)
+	// Preflight's retries wait on a fake clock, so that a test of a
+	// failing server does not sleep through the backoff.
+	clk := &fakeClock{t: time.Unix(1e9, 0)}
+	c.sleep, c.now = clk.sleep, clk.now
 	return c
+}
+
+// fakeClock is a clock that sleeping advances at once. Safe for
+// concurrent use.
+type fakeClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	slept []time.Duration
+}
+
+func (f *fakeClock) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeClock) sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = f.t.Add(d)
+	f.slept = append(f.slept, d)
+	return ctx.Err()
+}
+
+func (f *fakeClock) sleeps() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.slept)
 }
 
 // Event payloads in the shape vLLM and OpenAI send them.
