@@ -20,7 +20,7 @@ import (
 // DefaultInterval is how often a Watcher reads the process's memory: short
 // enough that a script doubling a string is caught within a few doublings,
 // cheap enough (runtime/metrics reads no heap) to be invisible in timings.
-const DefaultInterval = 50 * time.Millisecond
+const DefaultInterval = 25 * time.Millisecond
 
 // GCShare is the share of the bound given to debug.SetMemoryLimit, so the
 // garbage collector works harder before the bound is reached and only
