@@ -168,9 +168,12 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	kill := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	kill := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer kill.Stop()
-	time.Sleep(7 * time.Second)
+	defer cmd.Process.Kill() // a failed wait leaves no run behind; a no-op after Wait
+	// Interrupt once c1 has answered requests, however long a busy machine
+	// takes to compile the script and warm up: not after a fixed sleep.
+	waitForFileText(t, csv, ",sweep,c1,", time.Minute)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +207,19 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 	rows, err := os.ReadFile(csv)
 	if err != nil || !strings.Contains(string(rows), ",sweep,c1,") {
 		t.Errorf("per-request CSV after Ctrl-C lacks stage c1 rows (%v):\n%s", err, rows)
+	}
+}
+
+// waitForFileText polls path until it holds text, failing after limit.
+func waitForFileText(t *testing.T, path, text string, limit time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still lacks %q after %v", path, text, limit)
+		}
 	}
 }
 
