@@ -164,17 +164,23 @@ func (c Config) validate() error {
 	return nil
 }
 
-// parseBase checks that s is an absolute http(s) URL with a host.
+// parseBase checks that s is an absolute http(s) URL with a host, written
+// with characters a URL may hold and without a fragment.
 func parseBase(s string) (*url.URL, error) {
-	if strings.TrimSpace(s) == "" {
+	s = strings.TrimSpace(s)
+	if s == "" {
 		return nil, errors.New("openai: empty base URL")
 	}
 	if !strings.Contains(s, "://") {
 		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", engine.RedactURL(s))
 	}
-	u, err := url.Parse(strings.TrimSpace(s))
+	if err := checkURLChars(s); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("openai: invalid base URL %q", engine.RedactURL(s))
+		return nil, fmt.Errorf("openai: invalid base URL %q: %s", engine.RedactURL(s),
+			engine.NewRedactor("", s).Redact(innerMessage(err)))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", engine.RedactURL(s))
@@ -182,13 +188,53 @@ func parseBase(s string) (*url.URL, error) {
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, fmt.Errorf("openai: base URL %q has no host", engine.RedactURL(s))
 	}
-	u.Fragment, u.RawFragment = "", ""
+	if u.Fragment != "" || strings.HasSuffix(s, "#") {
+		// A fragment is never sent: whatever it was meant to say (a
+		// query, a path) the server would not see it.
+		return nil, fmt.Errorf("openai: base URL %q has a fragment (#%s), which is never sent to a server; remove it (a query starts with ?)",
+			engine.RedactURL(s), u.Fragment)
+	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	for _, suffix := range []string{"/chat/completions", "/completions"} {
 		u.Path = strings.TrimSuffix(u.Path, suffix)
 	}
 	u.RawPath = ""
 	return u, nil
+}
+
+// checkURLChars refuses characters that a URL cannot hold unescaped
+// (RFC 3986): left in, Go sends them percent-encoded, so a stray space in
+// "/v 1" becomes a request to /v%201 and a puzzling 404.
+func checkURLChars(s string) error {
+	for i, r := range s {
+		var name string
+		switch {
+		case r == ' ':
+			name = "a space"
+		case r == '\t':
+			name = "a tab"
+		case r < 0x20 || r == 0x7f:
+			name = fmt.Sprintf("the control character %U", r)
+		case strings.ContainsRune(`"<>\^`+"`"+`{|}`, r):
+			name = fmt.Sprintf("the character %q", r)
+		default:
+			continue
+		}
+		where := fmt.Sprintf("after %q", engine.RedactURL(s[:i]))
+		if inUserinfo(s, i) {
+			where = "in its user name or password" // the text before it is secret
+		}
+		return fmt.Errorf("openai: base URL %q has %s %s; remove it, or percent-encode it (a space is %%20)",
+			engine.RedactURL(s), name, where)
+	}
+	return nil
+}
+
+// inUserinfo reports whether byte i of a URL lies in its "user:pass@".
+func inUserinfo(s string, i int) bool {
+	start := strings.Index(s, "://") + 3
+	at := strings.LastIndexByte(s, '@')
+	return start >= 3 && i >= start && i < at
 }
 
 // endpoint appends path to the base URL's path, keeping its query.

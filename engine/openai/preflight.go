@@ -170,10 +170,53 @@ func (c *Client) explain(target, model string, e *engine.Error, status int, loca
 			status, engine.RedactURL(target), engine.RedactURL(location))
 	case e.Class == engine.ErrConnRefused:
 		msg = c.refusedAdvice(target)
+	case schemeAdvice(e, status) != "":
+		msg = fmt.Sprintf("preflight request to %s failed: %s; try --target %s",
+			engine.RedactURL(target), schemeAdvice(e, status), c.baseWithScheme(otherScheme(c.base.Scheme)))
+	case isCertError(e.Message):
+		msg = fmt.Sprintf("preflight request to %s failed: the server's TLS certificate is not trusted (%s); "+
+			"for a private CA add it to SSL_CERT_FILE or the system trust store; if the server speaks plain HTTP, use --target %s",
+			engine.RedactURL(target), e.Message, c.baseWithScheme("http"))
 	default:
 		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", engine.RedactURL(target), e.Class, e.Message)
 	}
 	return &preflightError{msg: msg + c.proxyNote(target), err: e}
+}
+
+// schemeAdvice explains a request in the wrong scheme: HTTPS to a plain
+// HTTP server (Go's "server gave HTTP response to HTTPS client") or plain
+// HTTP to an HTTPS one (Go's and nginx's 400 answers); "" otherwise.
+func schemeAdvice(e *engine.Error, status int) string {
+	m := e.Message
+	switch {
+	case strings.Contains(m, "server gave HTTP response to HTTPS client"),
+		strings.Contains(m, "first record does not look like a TLS handshake"):
+		return "the server speaks plain HTTP, not HTTPS"
+	case status == http.StatusBadRequest && (strings.Contains(m, "HTTP request to an HTTPS server") ||
+		strings.Contains(m, "plain HTTP request was sent to HTTPS port")):
+		return "the server speaks HTTPS, not plain HTTP"
+	}
+	return ""
+}
+
+func otherScheme(scheme string) string {
+	if scheme == "https" {
+		return "http"
+	}
+	return "https"
+}
+
+// isCertError spots a certificate that failed verification (unknown
+// authority, wrong host name, expired), whose types the message keeps.
+func isCertError(msg string) bool {
+	return strings.Contains(msg, "x509:") || strings.Contains(msg, "tls: failed to verify certificate")
+}
+
+// baseWithScheme is the base URL, redacted, with another scheme.
+func (c *Client) baseWithScheme(scheme string) string {
+	u := *c.base
+	u.Scheme = scheme
+	return engine.RedactURL(u.String())
 }
 
 // versioned matches a base path with an API version segment such as /v1.

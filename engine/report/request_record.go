@@ -109,7 +109,10 @@ func jsonString(s string) string {
 func requestRecord(s *engine.Sample, start time.Time) []cell {
 	class, msg := "", ""
 	if s.Err != nil {
-		class, msg = s.Err.Class, s.Err.Message
+		// The client redacted the credentials it sent; this is the last
+		// guard against any that look like one (a Basic or Bearer value,
+		// an sk- key), from whatever produced the sample.
+		class, msg = s.Err.Class, engine.RedactCredentials(s.Err.Message)
 	}
 	offset, lag := absent, absent
 	if !s.Start.IsZero() {

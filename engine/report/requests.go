@@ -36,7 +36,7 @@ const (
 	colTags           = "tags"                 // CSV: k=v;k=v sorted by key; JSONL: an object
 	colStatus         = "status"               // HTTP status; empty when no response arrived
 	colErrorClass     = "error_class"          // DESIGN.md's error class; empty on success
-	colErrorMessage   = "error_message"        // as the client recorded it (already redacted)
+	colErrorMessage   = "error_message"        // as the client recorded it, credentials redacted
 	colTTFB           = "ttfb_ms"              // headers received − t0
 	colTTFT           = "ttft_ms"              // first text of any kind − t0
 	colTTFC           = "ttfc_ms"              // first answer (content) text − t0

@@ -431,3 +431,23 @@ func TestRequestWriterCloseDuringWrites(t *testing.T) {
 		t.Errorf("%d records, want at most 8000", len(ids))
 	}
 }
+
+// TestRequestRecordsRedactCredentials: a credential that reached a sample's
+// message unredacted (echoed Authorization values) is not written.
+func TestRequestRecordsRedactCredentials(t *testing.T) {
+	const basic = "Basic YWxpY2U6c2stc2VjcmV0LXB3" // alice:sk-secret-pw
+	const bearer = "Bearer sk-live-0123456789abcdef"
+	s := engine.Sample{Result: engine.Result{Status: 401,
+		Err: &engine.Error{Class: "http_4xx:401", Message: "bad header " + basic + " / " + bearer}}}
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		out := string(writeRecords(t, format, []engine.Sample{s}))
+		for _, secret := range []string{"YWxpY2U6c2stc2VjcmV0LXB3", "sk-live-0123456789abcdef"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s record keeps %q:\n%s", format, secret, out)
+			}
+		}
+		if !strings.Contains(out, "bad header Basic [redacted] / Bearer [redacted]") {
+			t.Errorf("%s record lost the message:\n%s", format, out)
+		}
+	}
+}
