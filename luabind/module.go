@@ -49,6 +49,8 @@ type module struct {
 	// paramsRead are the keys llm.param was asked for, so Compile can tell
 	// a --set key the script never reads.
 	paramsRead map[string]bool
+	// loading is the data file being read when init ran out of time.
+	loading string
 }
 
 // newModule seeds the VU's random source from the run seed and the VU id,

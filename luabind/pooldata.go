@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -21,9 +22,10 @@ type poolSpec struct {
 }
 
 // loadPool reads the file and keeps the items whose input length is within
-// [minTokens, maxTokens] when either bound is set.
-func loadPool(spec poolSpec) (*dataset.Pool, error) {
-	p, err := readPool(spec)
+// [minTokens, maxTokens] when either bound is set. Reading stops once ctx
+// is done, so the init time limit covers loading a large file.
+func loadPool(ctx context.Context, spec poolSpec) (*dataset.Pool, error) {
+	p, err := readPool(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -37,16 +39,16 @@ func loadPool(spec poolSpec) (*dataset.Pool, error) {
 	return p.Filter(spec.minTokens, spec.maxTokens, codec)
 }
 
-func readPool(spec poolSpec) (*dataset.Pool, error) {
+func readPool(ctx context.Context, spec poolSpec) (*dataset.Pool, error) {
 	switch spec.format {
 	case "text":
-		return dataset.LoadText(spec.path)
+		return dataset.LoadText(ctx, spec.path)
 	case "jsonl":
-		return dataset.LoadJSONL(spec.path, spec.opts)
+		return dataset.LoadJSONL(ctx, spec.path, spec.opts)
 	case "sharegpt":
-		return dataset.LoadShareGPT(spec.path, spec.opts)
+		return dataset.LoadShareGPT(ctx, spec.path, spec.opts)
 	case "csv":
-		return dataset.LoadCSV(spec.path, spec.opts)
+		return dataset.LoadCSV(ctx, spec.path, spec.opts)
 	}
 	return nil, fmt.Errorf("unknown pool format %q", spec.format)
 }
@@ -93,7 +95,11 @@ func (m *module) loadPoolArg(L *lua.LState, format string) int {
 	}
 	// dataset memoises loads and filters per process, so the VUs, which
 	// all run this top level, share the *Pool that Compile loaded.
-	p, err := loadPool(spec)
+	m.loading = spec.path
+	p, err := loadPool(m.ctx, spec)
+	if m.ctx.Err() == nil {
+		m.loading = "" // kept when cut short, for Compile's time-limit message
+	}
 	if err != nil {
 		L.RaiseError("%s(%q): %v", name, L.CheckString(1), err)
 	}

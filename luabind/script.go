@@ -148,6 +148,9 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, e
 	defer cancel()
 	if err := s.runInit(ctx, L, m); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
+			if m.loading != "" {
+				return nil, fmt.Errorf("%s: the top level did not finish within %v: still loading %s (too large a file?)", s.path, timeout, m.loading)
+			}
 			return nil, fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
 		}
 		return nil, err

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -10,14 +11,15 @@ import (
 
 // LoadCSV loads the o.Column column of a CSV file whose first row names
 // the columns; blank cells are skipped. The file loads once per process per
-// options: later calls return the same *Pool. Safe for concurrent use.
-func LoadCSV(path string, o Options) (*Pool, error) {
+// options: later calls return the same *Pool. Reading stops with an error
+// once ctx is done. Safe for concurrent use.
+func LoadCSV(ctx context.Context, path string, o Options) (*Pool, error) {
 	o = Options{Column: o.column()}
-	return cached(path, "csv", o, func() (*Pool, error) { return loadCSV(path, o.Column) })
+	return cached(path, "csv", o, func() (*Pool, error) { return loadCSV(ctx, path, o.Column) })
 }
 
-func loadCSV(path, column string) (*Pool, error) {
-	s, err := openSource(path)
+func loadCSV(ctx context.Context, path, column string) (*Pool, error) {
+	s, err := openSource(ctx, path, textLimits)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +72,9 @@ func csvColumn(r *csv.Reader, column string) (int, error) {
 
 // csvError puts the file and line first, as every other loader error does.
 func csvError(path string, err error) error {
+	if isSourceError(err) {
+		return err
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s:%d: %w", path, pe.Line, pe.Err)

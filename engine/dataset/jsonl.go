@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,15 +16,16 @@ import (
 // o.Field: a string gives a prompt, an OpenAI messages array
 // ([{"role":..., "content":...}]) a conversation. Blank lines and blank
 // prompts are skipped. The file loads once per process per options: later
-// calls return the same *Pool. Safe for concurrent use.
-func LoadJSONL(path string, o Options) (*Pool, error) {
+// calls return the same *Pool. Reading stops with an error once ctx is
+// done. Safe for concurrent use.
+func LoadJSONL(ctx context.Context, path string, o Options) (*Pool, error) {
 	o = Options{Field: o.field()} // the other options do not apply
-	return cached(path, "jsonl", o, func() (*Pool, error) { return loadJSONL(path, o.Field) })
+	return cached(path, "jsonl", o, func() (*Pool, error) { return loadJSONL(ctx, path, o.Field) })
 }
 
-func loadJSONL(path, field string) (*Pool, error) {
+func loadJSONL(ctx context.Context, path, field string) (*Pool, error) {
 	var items []Item
-	err := eachLine(path, func(line int, b []byte) error {
+	err := eachLine(ctx, path, func(line int, b []byte) error {
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"sync"
@@ -11,11 +12,16 @@ import (
 
 type loaderFunc func(path string, o Options) (*Pool, error)
 
+// loaders call each format's loader without a deadline.
 var loaders = map[string]loaderFunc{
-	"text":     func(p string, _ Options) (*Pool, error) { return LoadText(p) },
-	"jsonl":    LoadJSONL,
-	"sharegpt": LoadShareGPT,
-	"csv":      LoadCSV,
+	"text": func(p string, _ Options) (*Pool, error) { return LoadText(context.Background(), p) },
+	"jsonl": func(p string, o Options) (*Pool, error) {
+		return LoadJSONL(context.Background(), p, o)
+	},
+	"sharegpt": func(p string, o Options) (*Pool, error) {
+		return LoadShareGPT(context.Background(), p, o)
+	},
+	"csv": func(p string, o Options) (*Pool, error) { return LoadCSV(context.Background(), p, o) },
 }
 
 func texts(p *Pool) []string {
@@ -143,10 +149,13 @@ func TestLoadCachesPool(t *testing.T) {
 	pools := make([]*Pool, 8)
 	for i := range pools {
 		wg.Add(1)
-		go func() { defer wg.Done(); pools[i], _ = LoadJSONL("testdata/prompts.jsonl", Options{}) }()
+		go func() {
+			defer wg.Done()
+			pools[i], _ = LoadJSONL(context.Background(), "testdata/prompts.jsonl", Options{})
+		}()
 	}
 	wg.Wait()
-	again, err := LoadJSONL("./testdata/../testdata/prompts.jsonl", Options{Field: "prompt"})
+	again, err := LoadJSONL(context.Background(), "./testdata/../testdata/prompts.jsonl", Options{Field: "prompt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +164,8 @@ func TestLoadCachesPool(t *testing.T) {
 			t.Errorf("load %d returned another pool", i)
 		}
 	}
-	other, _ := LoadCSV("testdata/prompts.csv", Options{Column: "category"})
-	if def, _ := LoadCSV("testdata/prompts.csv", Options{}); def == other {
+	other, _ := LoadCSV(context.Background(), "testdata/prompts.csv", Options{Column: "category"})
+	if def, _ := LoadCSV(context.Background(), "testdata/prompts.csv", Options{}); def == other {
 		t.Error("different columns share a pool")
 	}
 }

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func BenchmarkSharedPool(b *testing.B) {
 	st, _ := os.Stat(path)
 	for b.Loop() {
 		base := heapMB()
-		p, err := loadJSONL(path, DefaultField)
+		p, err := loadJSONL(context.Background(), path, DefaultField)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestFilter(t *testing.T) {
 func TestFilterMemoised(t *testing.T) {
 	cl, _ := tokenize.Get("cl100k_base")
 	o2, _ := tokenize.Get("o200k_base")
-	p, err := LoadText("testdata/prompts.txt")
+	p, err := LoadText(context.Background(), "testdata/prompts.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,21 +17,21 @@ import (
 // record gives its first human turn, or with o.Conversations its whole
 // conversation up to its last human turn (a chat request must end with the
 // user's turn). Records without a human turn are skipped. The file loads
-// once per process per options: later calls return the same *Pool. Safe for
-// concurrent use.
-func LoadShareGPT(path string, o Options) (*Pool, error) {
+// once per process per options: later calls return the same *Pool. Reading
+// stops with an error once ctx is done. Safe for concurrent use.
+func LoadShareGPT(ctx context.Context, path string, o Options) (*Pool, error) {
 	o = Options{Conversations: o.Conversations} // the other options do not apply
-	return cached(path, "sharegpt", o, func() (*Pool, error) { return loadShareGPT(path, o.Conversations) })
+	return cached(path, "sharegpt", o, func() (*Pool, error) { return loadShareGPT(ctx, path, o.Conversations) })
 }
 
-func loadShareGPT(path string, whole bool) (*Pool, error) {
-	s, err := openSource(path)
+func loadShareGPT(ctx context.Context, path string, whole bool) (*Pool, error) {
+	s, err := openSource(ctx, path, recordLimits)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	var items []Item
-	err = eachRecord(s.r, func(n int, raw json.RawMessage) error {
+	err = eachRecord(s.r, s.g.recordEnded, func(n int, raw json.RawMessage) error {
 		it, err := shareGPTItem(raw, whole)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", n, err)
@@ -40,6 +41,10 @@ func loadShareGPT(path string, whole bool) (*Pool, error) {
 		}
 		return nil
 	})
+	var se *sourceError
+	if errors.As(err, &se) { // the guard refused the content: it knows the line
+		return nil, se
+	}
 	var re *recordError
 	if errors.As(err, &re) {
 		return nil, fmt.Errorf("%s:%d: %w", path, lineAt(path, re.offset), re.err)
@@ -57,11 +62,18 @@ type recordError struct {
 }
 
 func (e *recordError) Error() string { return e.err.Error() }
+func (e *recordError) Unwrap() error { return e.err }
+
+// recordLimits are the limits of a ShareGPT file, whose records may share
+// one line (a JSON array written without indentation): a record, not a
+// line, is bounded.
+var recordLimits = limits{maxRecord: MaxLineBytes, maxTotal: MaxFileBytes}
 
 // eachRecord calls fn with every record (numbered from 1) of a JSON array,
 // or of a stream of JSON values (one a line, as in JSONL), decoding one at
-// a time so that a large file never sits in memory whole.
-func eachRecord(r io.Reader, fn func(n int, raw json.RawMessage) error) error {
+// a time so that a large file never sits in memory whole. ended is told
+// the input offset after each record, so the reader can bound the next.
+func eachRecord(r io.Reader, ended func(off int64), fn func(n int, raw json.RawMessage) error) error {
 	br := bufio.NewReader(r)
 	c, err := firstNonSpace(br)
 	if err == io.EOF {
@@ -82,6 +94,7 @@ func eachRecord(r io.Reader, fn func(n int, raw json.RawMessage) error) error {
 		if err := fn(n, raw); err != nil {
 			return &recordError{dec.InputOffset() - int64(len(raw)), err}
 		}
+		ended(dec.InputOffset())
 	}
 	if c != '[' {
 		return nil

@@ -4,53 +4,74 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
-// maxLine bounds one line of a text or JSONL file: generous for long-context
-// prompts, yet a file without newlines cannot eat all memory.
-const maxLine = 256 << 20
+// MaxLineBytes bounds one line of a text, JSONL or CSV file and one record
+// of a ShareGPT file: generous for long-context prompts (16 MB is about
+// 4M tokens), yet a file without newlines fails fast instead of filling
+// memory.
+const MaxLineBytes = 16 << 20
 
-// source is an open data file, transparently gunzipped.
+// MaxFileBytes bounds a data file's content after decompression, so a
+// gzip bomb cannot take the process down.
+const MaxFileBytes = 2 << 30
+
+// source is an open data file, transparently gunzipped, whose content is
+// checked as it is read (see guard).
 type source struct {
 	f *os.File
-	r io.Reader
+	r *bufio.Reader
+	g *guard
 }
 
 // openSource opens path and, when its first bytes are gzip's magic (1f 8b)
-// whatever its name, decompresses it. A UTF-8 byte order mark, which
-// spreadsheet exports add, is dropped so it does not glue to the first
-// prompt or column name.
-func openSource(path string) (*source, error) {
+// whatever its name, decompresses it; a name ending in .gz over bytes that
+// are not gzip is an error, as it is most likely a truncated download or a
+// mislabelled file. A UTF-8 byte order mark, which spreadsheet exports add,
+// is dropped so it does not glue to the first prompt or column name.
+// Reads fail once ctx is done, and with lim's limits.
+func openSource(ctx context.Context, path string, lim limits) (*source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: gzip: %w", path, err)
-		}
-		r = bufio.NewReaderSize(gz, 1<<16)
+	r, err := decompressed(path, bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	s := &source{f: f, r: r}
-	if err := s.skipBOM(); err != nil {
+	if err := skipBOM(r); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: reading: %w", path, err)
 	}
-	return s, nil
+	g := newGuard(ctx, path, r, lim)
+	return &source{f: f, r: bufio.NewReaderSize(g, 1<<16), g: g}, nil
 }
 
-func (s *source) skipBOM() error {
-	br, ok := s.r.(*bufio.Reader)
-	if !ok {
-		return nil
+// decompressed returns br itself, or a reader of its gunzipped content
+// when it starts with gzip's magic.
+func decompressed(path string, br *bufio.Reader) (*bufio.Reader, error) {
+	magic, _ := br.Peek(2)
+	if !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		if strings.HasSuffix(strings.ToLower(path), ".gz") && len(magic) > 0 {
+			return nil, fmt.Errorf("%s: named .gz but not gzip data (it does not start with 1f 8b); rename it without .gz, or compress it", path)
+		}
+		return br, nil
 	}
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("%s: gzip: %w", path, err)
+	}
+	return bufio.NewReaderSize(gz, 1<<16), nil
+}
+
+func skipBOM(br *bufio.Reader) error {
 	b, err := br.Peek(3)
 	if err != nil && err != io.EOF {
 		return err
@@ -65,36 +86,60 @@ func (s *source) skipBOM() error {
 // Close closes the file.
 func (s *source) Close() error { return s.f.Close() }
 
+// textLimits are the limits of line-oriented files.
+var textLimits = limits{maxLine: MaxLineBytes, maxTotal: MaxFileBytes}
+
 // eachLine calls fn with every line of path (numbered from 1, without its
 // line ending). The slice is reused: fn must copy what it keeps.
-func eachLine(path string, fn func(line int, b []byte) error) error {
-	s, err := openSource(path)
+func eachLine(ctx context.Context, path string, fn func(line int, b []byte) error) error {
+	s, err := openSource(ctx, path, textLimits)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	sc := bufio.NewScanner(s.r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := fn(n, bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})); err != nil {
+	err = scanLines(s.r, fn)
+	if err != nil && !isSourceError(err) {
+		return fmt.Errorf("%s:%d: reading: %w", path, s.g.line, err)
+	}
+	return err
+}
+
+// scanLines calls fn with every line of r. It reads with ReadSlice, so
+// each byte is looked at once however long the line: bufio.Scanner
+// rescans a growing buffer from its start after every read, which is
+// quadratic in the length of a line. r's reader bounds a line's length.
+func scanLines(r *bufio.Reader, fn func(line int, b []byte) error) error {
+	var long []byte // a line longer than r's buffer, joined from fragments
+	for n := 1; ; n++ {
+		b, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull {
+				b, err = r.ReadSlice('\n')
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if err != nil && err != io.EOF {
 			return err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
-			return fmt.Errorf("%s:%d: line longer than %d MB", path, n+1, maxLine>>20)
+		if err == io.EOF && len(b) == 0 {
+			return nil
 		}
-		return fmt.Errorf("%s:%d: reading: %w", path, n+1, err)
+		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte{'\n'}), []byte{'\r'})
+		if ferr := fn(n, b); ferr != nil {
+			return ferr
+		}
+		if err == io.EOF {
+			return nil
+		}
 	}
-	return nil
 }
 
 // lineAt returns the line number of byte offset off of path's (decompressed)
 // content. It rereads the file, which is fine on the error path only.
 func lineAt(path string, off int64) int {
-	s, err := openSource(path)
+	s, err := openSource(context.Background(), path, limits{})
 	if err != nil {
 		return 0
 	}
@@ -119,4 +164,10 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// isSourceError reports whether err already names the file and line.
+func isSourceError(err error) bool {
+	var se *sourceError
+	return errors.As(err, &se)
 }
