@@ -54,8 +54,10 @@ func newGuard(ctx context.Context, path string, r io.Reader, lim limits) *guard 
 	return &guard{ctx: ctx, path: path, r: r, lim: lim, line: 1}
 }
 
-// Read reads from the underlying reader and checks what it got. Data
-// before the first bad byte is still returned, with the error.
+// Read reads from the underlying reader and checks what it got. A read
+// with a bad byte returns none of its bytes, so the reader above never
+// parses what the guard refused; a line's end (and the file's) is withheld
+// until the line has passed the checks made there.
 func (g *guard) Read(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err
@@ -67,12 +69,12 @@ func (g *guard) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
 	if cerr := g.check(p[:n]); cerr != nil {
 		g.err = cerr
-		return n, cerr
+		return 0, cerr
 	}
 	if err == io.EOF {
 		if cerr := g.finish(); cerr != nil {
 			g.err = cerr
-			return n, cerr
+			return 0, cerr
 		}
 	}
 	return n, err
@@ -87,7 +89,9 @@ func (g *guard) recordEnded(off int64) { g.recStart = off }
 
 func (g *guard) fail(err error) error { return &sourceError{path: g.path, line: g.line, err: err} }
 
-// check looks at each byte of b once.
+// check looks at each byte of b once. A line's length is checked at its
+// end and at the end of each read, which finds an overlong line within one
+// read of its limit.
 func (g *guard) check(b []byte) error {
 	g.total += int64(len(b))
 	if g.lim.maxTotal > 0 && g.total > g.lim.maxTotal {
@@ -104,6 +108,11 @@ func (g *guard) check(b []byte) error {
 	}
 	for i := 0; i < len(b); {
 		c := b[i]
+		if c >= 0x20 && c < 0x7f { // the common case, kept inline
+			g.lineLen++
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
 			if err := g.ascii(c); err != nil {
 				return err
@@ -113,19 +122,16 @@ func (g *guard) check(b []byte) error {
 		}
 		if !utf8.FullRune(b[i:]) {
 			g.partial = append(g.partial[:0], b[i:]...)
-			return nil
+			break
 		}
 		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && size == 1 {
 			return g.fail(binaryData(fmt.Sprintf("invalid UTF-8 byte 0x%02x at column %d", c, g.lineLen+1)))
 		}
 		g.lineLen += size
-		if err := g.checkLen(); err != nil {
-			return err
-		}
 		i += size
 	}
-	return nil
+	return g.checkLen()
 }
 
 // completeRune finishes the multi-byte character that the previous read
@@ -144,13 +150,16 @@ func (g *guard) completeRune(b []byte) ([]byte, error) {
 	}
 	g.lineLen += len(g.partial)
 	g.partial = g.partial[:0]
-	return b, g.checkLen()
+	return b, nil
 }
 
 // ascii accounts for one single-byte character.
 func (g *guard) ascii(c byte) error {
 	switch {
 	case c == '\n':
+		if err := g.checkLen(); err != nil {
+			return err
+		}
 		if err := g.endLine(); err != nil {
 			return err
 		}
@@ -163,7 +172,7 @@ func (g *guard) ascii(c byte) error {
 		g.lineCtrl++
 	}
 	g.lineLen++
-	return g.checkLen()
+	return nil
 }
 
 func (g *guard) checkLen() error {
