@@ -167,7 +167,11 @@ func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 		return nil, fmt.Errorf("preflight failed, no load sent: %w", err)
 	}
 	c.Plan.Target.Model = info.Model
-	c.log("target %s, model %s: preflight ok in %v", engine.RedactURL(t.BaseURL), info.Model, info.Latency.Round(time.Millisecond))
+	ok := fmt.Sprintf("preflight ok in %v", info.Latency.Round(time.Millisecond))
+	if info.Retried != "" {
+		ok = "preflight retried: " + info.Retried // a busy server: worth knowing before the load
+	}
+	c.log("target %s, model %s: %s", engine.RedactURL(t.BaseURL), info.Model, ok)
 	return client, nil
 }
 

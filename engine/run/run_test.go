@@ -3,6 +3,9 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -295,5 +298,33 @@ func TestMemoryError(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A busy server that answers the preflight with a 503 first is retried,
+// and the log says so before the load starts.
+func TestPreflightRetriesAreLogged(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := testPlan(100 * time.Millisecond)
+	p.Target.BaseURL = srv.URL + "/v1"
+	cfg := testConfig(t, p, &fakeRunner{})
+	cfg.Client = nil
+	var log strings.Builder
+	cfg.Log = func(format string, a ...any) { fmt.Fprintf(&log, format+"\n", a...) }
+	if _, _, err := Run(testContext(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.Contains(got, "preflight retried: 503") {
+		t.Errorf("log does not say the preflight was retried:\n%s", got)
 	}
 }

@@ -37,7 +37,7 @@ const accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;versio
 // goroutine of its own. Its methods are safe for concurrent use.
 type Scraper struct {
 	url, redacted string
-	secrets       []string // userinfo pieces that must not reach an error message
+	redactor      *engine.Redactor // the URL's credentials, in every encoding, out of error messages
 	every         time.Duration
 	start         time.Time
 	client        *http.Client
@@ -71,7 +71,7 @@ func startWith(rawURL string, every time.Duration, start time.Time, timeout time
 		every = MinEvery
 	}
 	s := &Scraper{
-		url: rawURL, redacted: engine.RedactURL(rawURL), secrets: userinfo(rawURL),
+		url: rawURL, redacted: engine.RedactURL(rawURL), redactor: engine.NewRedactor("", rawURL),
 		every: every, start: start, client: newClient(timeout),
 		stop: make(chan struct{}), done: make(chan struct{}), b: newBuilder(),
 	}
@@ -187,24 +187,9 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// scrub removes the URL's credentials from a message, as a last guard.
+// scrub removes the URL's credentials from a message, in any encoding a
+// server might echo them in, as a last guard.
 func (s *Scraper) scrub(msg string) string {
 	msg = strings.ReplaceAll(msg, s.url, s.redacted)
-	for _, secret := range s.secrets {
-		msg = strings.ReplaceAll(msg, secret, "REDACTED")
-	}
-	return oneLine(msg, 300)
-}
-
-// userinfo returns the credential strings embedded in a URL.
-func userinfo(rawURL string) []string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.User == nil {
-		return nil
-	}
-	out := []string{u.User.String()}
-	if p, ok := u.User.Password(); ok && p != "" {
-		out = append(out, p)
-	}
-	return out
+	return oneLine(s.redactor.Redact(msg), 300)
 }

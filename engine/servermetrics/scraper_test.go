@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -283,5 +284,27 @@ func TestScraperFormats(t *testing.T) {
 				t.Errorf("failures %d (%q), running %+v; want 3", res.Failures, res.Errors, s)
 			}
 		})
+	}
+}
+
+// An error message that quotes the URL's credentials in another encoding
+// (a proxy or server echoing the Authorization header) is scrubbed too.
+func TestScrubCoversEveryEncoding(t *testing.T) {
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	u := strings.Replace(srv.URL, "http://", "http://admin:s3cr3t!pw@", 1) + "/metrics"
+	s := Start(u, MinEvery, time.Now())
+	defer s.Stop()
+	basic := base64.StdEncoding.EncodeToString([]byte("admin:s3cr3t!pw"))
+	for _, msg := range []string{
+		"got Authorization: Basic " + basic,
+		"password s3cr3t%21pw rejected",
+		"user admin:s3cr3t!pw",
+	} {
+		got := s.scrub(msg)
+		for _, secret := range []string{basic, "s3cr3t%21pw", "s3cr3t!pw"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("scrub(%q) = %q: still holds %q", msg, got, secret)
+			}
+		}
 	}
 }
