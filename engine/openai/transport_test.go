@@ -15,7 +15,7 @@ func TestNewExplainsBadBaseURL(t *testing.T) {
 			`openai: base URL "http://127.0.0.1:18290/v 1" has a space after "http://127.0.0.1:18290/v"; remove it, or percent-encode it (a space is %20)`},
 		"trailing tab": {"http://h/v1\t/x",
 			`openai: base URL "http://h/v1\t/x" has a tab after "http://h/v1"; remove it, or percent-encode it (a space is %20)`},
-		"pipe": {"http://h/v1|", `openai: base URL "http://h/v1|" has the character '|' after "http://h/v1"; remove it, or percent-encode it (a space is %20)`},
+		"pipe":    {"http://h/v1|", `openai: base URL "http://h/v1|" has the character '|' after "http://h/v1"; remove it, or percent-encode it (a space is %20)`},
 		"control": {"http://h\x00/v1", `openai: base URL "http://h\x00/v1" has the control character U+0000 after "http://h"; remove it, or percent-encode it (a space is %20)`},
 		"space in password": {"http://u:pa ss@h/v1",
 			`openai: base URL "http://h/v1" has a space in its user name or password; remove it, or percent-encode it (a space is %20)`},
