@@ -9,16 +9,21 @@ import (
 
 // stateOptions keep an idle VU's LState small: thousands of VUs share one
 // process, so the registry starts at gopher-lua's minimum and grows on
-// demand, and the call stack grows in segments. CallStackSize matches
-// Lua 5.1's C-call limit, which is ample for scenarios.
+// demand. CallStackSize matches Lua 5.1's C-call limit, which is ample for
+// scenarios. The call stack is allocated whole (16 KB) rather than grown
+// in segments (MinimizeStackMemory): gopher-lua's growing stack overflows
+// with a bare "lua callstack overflow" panic, the fixed one with a Lua
+// error at the line of the call that went too deep.
 var stateOptions = lua.Options{
-	CallStackSize:       200,
-	RegistrySize:        256,
-	RegistryGrowStep:    256,
-	RegistryMaxSize:     256 * 1024,
-	SkipOpenLibs:        true,
-	MinimizeStackMemory: true,
+	CallStackSize:    MaxCallDepth,
+	RegistrySize:     256,
+	RegistryGrowStep: 256,
+	RegistryMaxSize:  256 * 1024,
+	SkipOpenLibs:     true,
 }
+
+// MaxCallDepth is how deep a script's calls may nest.
+const MaxCallDepth = 200
 
 // removedBase are base functions a scenario must not have: they read files
 // or compile code at run time (the script is compiled once, up front),
@@ -54,6 +59,7 @@ func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
 	}
 	restrictPackage(L)
 	restrictOS(L)
+	explainRemoved(L)
 	boundStringRep(L)
 	seedMath(L, src, stream)
 	return L
@@ -162,4 +168,36 @@ func checkInteger(L *lua.LState, n int) int64 {
 		L.ArgError(n, "integer expected, got "+lua.LNumber(f).String())
 	}
 	return int64(f)
+}
+
+// removedGlobals are the globals the sandbox leaves out, and removedOS the
+// os functions; explainRemoved makes each say so.
+var (
+	removedGlobals = append([]string{"io", "debug", "coroutine", "channel"}, removedBase...)
+	removedOS      = []string{"execute", "exit", "getenv", "remove", "rename", "tmpname", "setlocale", "difftime"}
+)
+
+// sandboxHint is what every refusal adds: what is out, and what to use.
+const sandboxHint = "the sandbox leaves out io, os.execute, os.getenv, load, dofile, require of files, coroutines and debug; " +
+	"read data files with llm.pool.text/jsonl/csv/sharegpt and the environment with llm.env"
+
+// explainRemoved gives the globals table and os an __index that raises
+// "name is not available in llmload scripts" at the script's line for a
+// name the sandbox left out, where Lua would give nil and the script
+// would fail later with "attempt to index a non-table object(nil)". It
+// only raises errors: nothing removed becomes reachable, and rawget still
+// sees nil.
+func explainRemoved(L *lua.LState) {
+	refuse := func(prefix string, names []string) *lua.LTable {
+		mt := L.CreateTable(0, 1)
+		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+			if k, ok := L.Get(2).(lua.LString); ok && contains(names, string(k)) {
+				L.RaiseError("%s%s is not available in llmload scripts (%s)", prefix, string(k), sandboxHint)
+			}
+			return 0
+		}))
+		return mt
+	}
+	L.SetMetatable(L.G.Global, refuse("", removedGlobals))
+	L.SetMetatable(L.GetGlobal(lua.OsLibName), refuse("os.", removedOS))
 }

@@ -153,7 +153,7 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, e
 			}
 			return nil, fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
 		}
-		return nil, err
+		return nil, explainOverflow(err)
 	}
 	d := &decoder{}
 	opts := d.decodeOptions(L.GetGlobal("options"))
@@ -268,6 +268,15 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// explainOverflow says what gopher-lua's "file:line: stack overflow"
+// means for the script.
+func explainOverflow(err error) error {
+	if err != nil && strings.HasSuffix(err.Error(), ": stack overflow") {
+		return fmt.Errorf("%w (recursion deeper than %d calls)", err, MaxCallDepth)
+	}
+	return err
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
