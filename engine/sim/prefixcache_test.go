@@ -1,12 +1,11 @@
 package sim
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
@@ -120,22 +119,17 @@ func TestUsageReportsCachedTokens(t *testing.T) {
 }
 
 // meanTTFT streams prompts one after another and averages their TTFT.
-func meanTTFT(t *testing.T, url string, prompts []string) time.Duration {
+func meanTTFT(t *testing.T, s *Server, prompts []string) time.Duration {
 	t.Helper()
 	var sum time.Duration
 	for _, p := range prompts {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		res, err := streamChat(ctx, http.DefaultClient, url, chatBody(t, p, map[string]any{"max_tokens": 1, "stream": true}))
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum += res.ttft
+		sum += streamInProcess(s, chatBody(t, p, map[string]any{"max_tokens": 1, "stream": true})).ttft
 	}
 	return sum / time.Duration(len(prompts))
 }
 
 // A shared 1,000-token prefix is prefilled once; a unique start defeats it.
+// On a fake clock the simulated prefill times come out exact.
 func TestSharedPrefixLowersTTFT(t *testing.T) {
 	cfg := Config{PrefillBase: time.Millisecond, PrefillPerToken: 100 * time.Microsecond, DecodeBase: -1}
 	shared := strings.Repeat("abcd", 1000) // 1,000 tokens
@@ -150,14 +144,17 @@ func TestSharedPrefixLowersTTFT(t *testing.T) {
 		}
 		return ps
 	}
-	warm := New(cfg)
-	url := startServer(t, warm)
-	meanTTFT(t, url, prompts(false)[:1]) // fills the cache
-	hit := meanTTFT(t, url, prompts(false)[1:])
-	cold := New(cfg)
-	miss := meanTTFT(t, startServer(t, cold), prompts(true))
-	t.Logf("mean TTFT with a shared 1,000-token prefix %v, with a unique start %v", hit, miss)
-	if hit*2 > miss { // ~5 ms against ~102 ms when the machine is quiet
-		t.Errorf("mean TTFT with a shared prefix %v is not under half of %v without", hit, miss)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		warm := New(cfg)
+		defer warm.Close()
+		meanTTFT(t, warm, prompts(false)[:1]) // fills the cache
+		hit := meanTTFT(t, warm, prompts(false)[1:])
+		cold := New(cfg)
+		defer cold.Close()
+		miss := meanTTFT(t, cold, prompts(true))
+		t.Logf("mean TTFT with a shared 1,000-token prefix %v, with a unique start %v", hit, miss)
+		if hit*2 > miss { // ~2 ms against ~102 ms
+			t.Errorf("mean TTFT with a shared prefix %v is not under half of %v without", hit, miss)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -147,45 +148,59 @@ func concurrentStreams(t *testing.T, url, body string, n int) []streamResult {
 	return res
 }
 
+// The batch queue on a fake clock: the first two requests start at once,
+// the last two wait for a slot.
 func TestRequestsBeyondTheBatchQueue(t *testing.T) {
-	s := New(Config{MaxBatch: 2, PrefillBase: time.Millisecond, PrefillPerToken: -1,
-		DecodeBase: 5 * time.Millisecond, DecodePerSeq: -1, PrefillInterference: -1, StopFraction: -1})
-	url := startServer(t, s)
-	body := chatBody(t, "queue me", map[string]any{"stream": true, "max_tokens": 60}) // ≈ 300 ms each
-	done := make(chan []streamResult)
-	go func() { done <- concurrentStreams(t, url, body, 4) }()
-	waitFor(t, func() bool { st := s.Stats(); return st.Running == 2 && st.Waiting == 2 })
-	res := <-done
-	ttft := make([]time.Duration, len(res))
-	for i, r := range res {
-		ttft[i] = r.ttft
-	}
-	slices.Sort(ttft)
-	// The first two start at once; the last two wait a whole request.
-	if ttft[2] < 2*ttft[1] || ttft[2] < 100*time.Millisecond {
-		t.Errorf("TTFTs %v: want the last two well above the first two", ttft)
-	}
-	if st := s.Stats(); st.Completed != 4 || st.Running != 0 || st.Waiting != 0 {
-		t.Errorf("stats after the run = %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{MaxBatch: 2, PrefillBase: time.Millisecond, PrefillPerToken: -1,
+			DecodeBase: 5 * time.Millisecond, DecodePerSeq: -1, PrefillInterference: -1, StopFraction: -1})
+		defer s.Close()
+		body := chatBody(t, "queue me", map[string]any{"stream": true, "max_tokens": 60}) // ≈ 300 ms each
+		done := make(chan []streamResult)
+		go func() { done <- streamsInProcess(s, body, 4) }()
+		synctest.Wait()
+		if st := s.Stats(); st.Running != 2 || st.Waiting != 2 {
+			t.Errorf("running %d, waiting %d; want 2, 2", st.Running, st.Waiting)
+		}
+		res := <-done
+		ttft := make([]time.Duration, len(res))
+		for i, r := range res {
+			ttft[i] = r.ttft
+			if !r.done {
+				t.Errorf("stream %d did not end with [DONE]", i)
+			}
+		}
+		slices.Sort(ttft)
+		// The first two start at once; the last two wait a whole request.
+		if ttft[2] < 2*ttft[1] || ttft[2] < 100*time.Millisecond {
+			t.Errorf("TTFTs %v: want the last two well above the first two", ttft)
+		}
+		if st := s.Stats(); st.Completed != 4 || st.Running != 0 || st.Waiting != 0 {
+			t.Errorf("stats after the run = %+v", st)
+		}
+	})
 }
 
 func TestDecodeSlowsWithTheBatch(t *testing.T) {
-	s := New(Config{MaxBatch: 8, PrefillBase: -1, PrefillPerToken: -1,
-		DecodeBase: 3 * time.Millisecond, DecodePerSeq: 3 * time.Millisecond, PrefillInterference: -1, StopFraction: -1})
-	url := startServer(t, s)
-	body := chatBody(t, "decode me", map[string]any{"stream": true, "max_tokens": 60})
-	alone := concurrentStreams(t, url, body, 1)[0].tpot()
-	batched := concurrentStreams(t, url, body, 4)
-	var sum time.Duration
-	for _, r := range batched {
-		sum += r.tpot()
-	}
-	mean := sum / time.Duration(len(batched))
-	// A step is 3 ms alone and 12 ms with 4 running: expect about 4×.
-	if mean < 2*alone {
-		t.Errorf("TPOT alone %v, in a batch of 4 %v: want at least 2× slower", alone, mean)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{MaxBatch: 8, PrefillBase: -1, PrefillPerToken: -1,
+			DecodeBase: 3 * time.Millisecond, DecodePerSeq: 3 * time.Millisecond, PrefillInterference: -1, StopFraction: -1})
+		defer s.Close()
+		body := chatBody(t, "decode me", map[string]any{"stream": true, "max_tokens": 60})
+		alone := streamInProcess(s, body).tpot()
+		batched := streamsInProcess(s, body, 4)
+		var sum time.Duration
+		for _, r := range batched {
+			sum += r.tpot()
+		}
+		mean := sum / time.Duration(len(batched))
+		t.Logf("TPOT alone %v, in a batch of 4 %v", alone, mean)
+		// A step is 3 ms alone and 12 ms with 4 running: on a fake clock
+		// about 4× exactly (the batch fills over the first steps).
+		if mean < 2*alone {
+			t.Errorf("TPOT alone %v, in a batch of 4 %v: want at least 2× slower", alone, mean)
+		}
+	})
 }
 
 func TestClientDisconnectFreesTheSlot(t *testing.T) {
