@@ -110,6 +110,12 @@ func restrictPackage(L *lua.LState) {
 	for loaders.Len() > 1 {
 		loaders.Remove(loaders.Len())
 	}
+	// A last searcher finds nothing either; its message, which require
+	// appends to "module x not found", says why.
+	loaders.Append(L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString("llmload scripts can require only " + ModuleName + " (" + sandboxHint + ")"))
+		return 1
+	}))
 }
 
 func restrictOS(L *lua.LState) {
