@@ -2,6 +2,14 @@
 // warmup, then every scenario's stages — closed (VUs), open (arrival rate)
 // or iteration-count executors — and finally teardown, marking each stage's
 // measurement window and each iteration's start in the sink.
+//
+// Channels follow one rule, so none is ever closed under a sender: a
+// channel with one sender is closed by that sender's goroutine after its
+// last send (the controller closes each slot's acts; the scheduler's
+// goroutine closes grow, and every VU's jobs once the grower has
+// stopped); a channel many goroutines send on (the idle list) is never
+// closed, and engine.Outbox is the way when one must be. Stop signals are
+// chan struct{} closed once by their owner and polled with closed.
 package executor
 
 import (
