@@ -165,8 +165,10 @@ type Scenario struct {
 	Iterations int
 }
 
-// Stage is one measurement window: it steps to Target VUs at its start (or
-// ramps linearly over Ramp from the previous target) and holds for Duration.
+// Stage is one measurement window of Duration: it steps to its Target VUs
+// (or Rate) at its start, or ramps linearly from the previous level over
+// its first Ramp, then holds. A Ramp longer than Duration keeps its slope
+// and the stage ends part-way up it; StageLoads gives every stage's shape.
 type Stage struct {
 	Name     string
 	Target   int     // VUs (closed-model and iteration-count executors)
