@@ -308,15 +308,13 @@ func TestStopCutsSetupAndTeardown(t *testing.T) {
 	}
 }
 
-// TestStopInitOnCutsCompileAtTheLine: a top level that never ends is cut
-// by StopInitOn's context in Compile, and the error names its line.
-func TestStopInitOnCutsCompileAtTheLine(t *testing.T) {
+// TestStopCutsCompileAtTheLine: a top level that never ends is cut by
+// Options.Stop in Compile, and the error names its line.
+func TestStopCutsCompileAtTheLine(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	StopInitOn(ctx)
-	t.Cleanup(func() { StopInitOn(nil) })
 	path := writeScript(t, "s.lua", "local t = {}\nlocal i = 0\nwhile true do i = i + 1; t[i % 100] = i end\n")
 	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("memory limit 1 MB exceeded")) })
-	_, err := Compile(path, Options{Env: func(string) (string, bool) { return "", false }})
+	_, err := Compile(path, Options{Env: func(string) (string, bool) { return "", false }, Stop: ctx})
 	if err == nil {
 		t.Fatal("Compile returned no error")
 	}

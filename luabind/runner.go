@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync/atomic"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
@@ -77,22 +76,6 @@ func (r *runner) vuConfig() *RunnerConfig {
 	return &cfg
 }
 
-// initStop, when set, ends every top level that runs (see StopInitOn).
-var initStop atomic.Pointer[context.Context]
-
-// StopInitOn makes every script top level run from now on — Compile's, a
-// new VU's, setup's LState — end where it stands when ctx ends, with
-// ctx's cause; nil undoes it. It is process-wide because what it serves
-// is: cmd hands it the memory bound's context, and Compile, which runs
-// the top level once, takes no context of its own.
-func StopInitOn(ctx context.Context) {
-	if ctx == nil {
-		initStop.Store(nil)
-		return
-	}
-	initStop.Store(&ctx)
-}
-
 // stopWith is ctx, also ended with stop's cause when stop ends; nil stop
 // leaves ctx as it is.
 func stopWith(ctx, stop context.Context) (context.Context, func()) {
@@ -105,11 +88,11 @@ func stopWith(ctx, stop context.Context) (context.Context, func()) {
 }
 
 // runInit runs the compiled chunk in L: the script's top level. Cut by
-// ctx (or StopInitOn's), its error names the line it stopped at.
+// ctx (or Options.Stop), its error names the line it stopped at.
 func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
-	if p := initStop.Load(); p != nil {
+	if s.stop != nil {
 		var release func()
-		ctx, release = stopWith(ctx, *p)
+		ctx, release = stopWith(ctx, s.stop)
 		defer release()
 	}
 	if ctx.Done() != nil {
@@ -153,7 +136,7 @@ func (s *Script) scriptError(err error) error {
 	if !strings.HasPrefix(msg, s.path+":") {
 		msg = s.path + ": " + msg
 	}
-	return errors.New(msg)
+	return explainOverflow(errors.New(msg))
 }
 
 // maxErrorLen bounds a script error's message in summaries and files.

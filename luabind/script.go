@@ -41,6 +41,10 @@ type Options struct {
 	// InitTimeout bounds the script's top level when Compile runs it, so a
 	// script that never returns fails before load; 0 means DefaultInitTimeout.
 	InitTimeout time.Duration
+	// Stop, when it ends, ends every top level the script runs where it
+	// stands, with its cause: Compile's, each new VU's and setup's. The
+	// memory bound hands its context here, as Compile takes no other.
+	Stop context.Context
 }
 
 // DefaultInitTimeout is how long a script's top level may run in Compile.
@@ -65,6 +69,8 @@ type Script struct {
 	// hasSetup and hasTeardown tell whether the script defines the
 	// lifecycle functions, so a Runner skips the extra LState otherwise.
 	hasSetup, hasTeardown bool
+	// stop is Options.Stop; nil when none.
+	stop context.Context
 }
 
 // Compile reads the scenario at path, compiles it once, runs its top level
@@ -81,7 +87,7 @@ func Compile(path string, opts Options) (*Script, error) {
 		return nil, err
 	}
 	s := &Script{path: path, linePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
-		proto: proto, params: opts.Params, env: opts.Env}
+		proto: proto, params: opts.Params, env: opts.Env, stop: opts.Stop}
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}
@@ -153,7 +159,7 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, e
 			}
 			return nil, fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
 		}
-		return nil, explainOverflow(err)
+		return nil, err
 	}
 	d := &decoder{}
 	opts := d.decodeOptions(L.GetGlobal("options"))

@@ -45,7 +45,7 @@ func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
 		return v.script.at(err, interrupted(ctx, "iteration"))
 	}
 	if err != nil {
-		return explainOverflow(v.script.scriptError(err))
+		return v.script.scriptError(err)
 	}
 	return nil
 }

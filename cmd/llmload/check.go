@@ -54,7 +54,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer mem.Stop()
-	script, err := luabind.Compile(fs.Arg(0), luabind.Options{Params: params, Seed: f.seed})
+	script, err := luabind.Compile(fs.Arg(0), luabind.Options{Params: params, Seed: f.seed, Stop: mem.Context()})
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}

@@ -166,7 +166,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	defer mem.Stop()
 	// --seed wins over options.seed; with neither, Compile picks one from
 	// the clock and reports it in the plan.
-	script, err := luabind.Compile(path, luabind.Options{Params: params, Seed: f.seed})
+	// The memory bound's context cuts the script's top level too: at
+	// Compile, in each new VU and in setup.
+	script, err := luabind.Compile(path, luabind.Options{Params: params, Seed: f.seed, Stop: mem.Context()})
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}
@@ -255,11 +257,7 @@ func watchMemory(flag string) (*memlimit.Watcher, error) {
 			return nil, usagef("--max-memory: %v", err)
 		}
 	}
-	mem := memlimit.Start(limit, memlimit.Options{})
-	// Compile runs the script's top level with no context of its own: the
-	// bound must be able to cut it too.
-	luabind.StopInitOn(mem.Context())
-	return mem, nil
+	return memlimit.Start(limit, memlimit.Options{}), nil
 }
 
 // resolveTarget applies the precedence flag > environment > script.
