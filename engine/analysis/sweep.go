@@ -6,9 +6,7 @@ package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
@@ -139,8 +137,8 @@ func StageSuspect(st metrics.StageSummary) []string {
 	if c := st.Client; c != nil && c.MachineBusy {
 		why = append(why, "the machine was busy with other processes")
 	}
-	if st.Slipped() {
-		why = append(why, fmt.Sprintf("its window was %.1f s, planned %s s", st.DurationS, strconv.FormatFloat(st.PlannedS, 'f', -1, 64)))
+	if r := st.SlipReason(); r != "" {
+		why = append(why, r)
 	}
 	return why
 }

@@ -93,10 +93,12 @@ func (a *aggregator) add(e *event) {
 			s.start, s.started, s.startSeq = e.at, true, a.starts
 		}
 		s.index, s.vus, s.rate, s.planned = e.index, e.target, e.value, e.planned
+		s.late = max(s.late, e.late)
 	case evStageEnd:
 		a.series.mark(e.at)
 		s.end, s.ended, s.cut = e.at, true, e.cut
 		s.index, s.vus, s.rate, s.planned = e.index, e.target, e.value, e.planned
+		s.late = max(s.late, e.late)
 	}
 }
 

@@ -42,6 +42,7 @@ type event struct {
 	e2e      time.Duration
 	sched    time.Duration // start − intended start, never negative
 	planned  time.Duration // a stage mark's planned window
+	late     time.Duration // a stage mark's lateness (engine.StageMark.Late)
 	itl      []time.Duration
 	tokenITL []time.Duration
 	inTok    int
@@ -129,7 +130,7 @@ func metricEvent(m *engine.MetricSample) event {
 func markEvent(k eventKind, m engine.StageMark) event {
 	return event{
 		kind: k, scenario: m.Scenario, stage: m.Stage, at: m.At,
-		index: m.Index, target: m.Target, value: m.Rate, cut: m.Cut, planned: m.Planned,
+		index: m.Index, target: m.Target, value: m.Rate, cut: m.Cut, planned: m.Planned, late: m.Late,
 	}
 }
 

@@ -15,6 +15,7 @@ type stageAgg struct {
 	started, ended  bool
 	cut             bool          // ended before its planned end
 	planned         time.Duration // the window's planned length, 0 when not time-bound
+	late            time.Duration // the larger lateness of its start and end marks
 	tail            tailCounts
 	startSeq        int
 	firstAt, lastAt time.Time // earliest start seen, latest completion
@@ -301,7 +302,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	st := StageSummary{
 		Scenario: s.key.scenario, Stage: s.key.stage, Index: s.index, VUs: s.vus,
 		Start: ss.start, End: ss.end, DurationS: secs, Complete: s.started && s.ended && !s.cut,
-		PlannedS: s.planned.Seconds(),
+		PlannedS: s.planned.Seconds(), LateS: s.late.Seconds(),
 		Requests: requests, OK: requests - failed, Failed: failed,
 		IterationErrors: c[mIterErrors].n,
 		DirtyRequests:   s.dirty,

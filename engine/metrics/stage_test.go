@@ -337,11 +337,33 @@ func TestSlipped(t *testing.T) {
 		{"short", StageSummary{Complete: true, PlannedS: 20, DurationS: 17.5}, true},
 		{"cut by Ctrl-C", StageSummary{Complete: false, PlannedS: 20, DurationS: 3}, false},
 		{"no plan", StageSummary{Complete: true, DurationS: 3}, false},
+		{"load changed late", StageSummary{Complete: true, PlannedS: 20, DurationS: 20, LateS: 3}, true},
+		{"a little late", StageSummary{Complete: true, PlannedS: 20, DurationS: 20, LateS: 0.1}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.s.Slipped(); got != tt.want {
 			t.Errorf("%s: Slipped = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// The controller's lateness at either boundary reaches the summary, the
+// larger of the two: windows are the planned ones, so only Late can show
+// that a busy machine changed the load late.
+func TestStageLateness(t *testing.T) {
+	c := NewCollector()
+	start := mark("sweep", "c1", 0, 1, 0)
+	start.Planned, start.Late = 20*time.Second, 300*time.Millisecond
+	c.StageStarted(start)
+	end := mark("sweep", "c1", 0, 1, 20)
+	end.Planned, end.Late = 20*time.Second, 3*time.Second
+	c.StageEnded(end)
+	st := findStage(t, c.Close(), "c1")
+	if got, want := st.LateS, 3.0; got != want {
+		t.Errorf("late = %v s, want %v", got, want)
+	}
+	if got, want := st.SlipReason(), "its load changed 3.0 s late in its 20 s window"; got != want {
+		t.Errorf("slip reason = %q, want %q", got, want)
 	}
 }
 

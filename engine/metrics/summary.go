@@ -60,6 +60,11 @@ type StageSummary struct {
 	// its work is done (shared-iterations, per-vu-iterations) and in files
 	// written before it was recorded.
 	PlannedS float64 `json:"planned_s,omitempty"`
+	// LateS is how late the stage controller marked the stage's start or
+	// end, the larger of the two: the window is the planned one, but on a
+	// busy machine the load level (a closed model's VU count) changed that
+	// much after the boundary. See Slipped.
+	LateS float64 `json:"late_s,omitempty"`
 
 	Requests        int64 `json:"requests"` // OK + Failed
 	OK              int64 `json:"ok"`

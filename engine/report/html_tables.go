@@ -59,6 +59,8 @@ func stageRow(r *Result, s *metrics.StageSummary, label string) []htmlCell {
 	switch {
 	case !s.Complete:
 		window += " (cut)"
+	case s.Slipped() && s.LateS > metrics.MaxWindowSlip*s.PlannedS:
+		window += fmt.Sprintf(" (load changed %.1fs late)", s.LateS)
 	case s.Slipped():
 		window += fmt.Sprintf(" (planned %gs)", s.PlannedS)
 	}

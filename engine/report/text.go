@@ -280,6 +280,8 @@ func windowText(s *metrics.StageSummary) string {
 	switch {
 	case !s.Complete:
 		w += " cut"
+	case s.Slipped() && s.LateS > metrics.MaxWindowSlip*s.PlannedS:
+		w += fmt.Sprintf(", %.1fs late", s.LateS)
 	case s.Slipped():
 		w += " of " + strconv.FormatFloat(s.PlannedS, 'f', -1, 64) + "s"
 	}

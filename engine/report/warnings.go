@@ -143,6 +143,11 @@ func its(n int) string { return plural(int64(n), "its", "their") }
 // load level held for another time than asked, and the next stage's
 // window usually slipped the other way.
 func slipWarning(name string, s *metrics.StageSummary) string {
+	if s.LateS > metrics.MaxWindowSlip*s.PlannedS {
+		return fmt.Sprintf("%s: the stage controller changed the load %.1f s late at a boundary of the planned %s s window (%.0f%% of it), "+
+			"usually on a busy machine: for that long this window ran at the neighbouring stage's load; rates are per the planned window",
+			name, s.LateS, strconv.FormatFloat(s.PlannedS, 'f', -1, 64), 100*s.LateS/s.PlannedS)
+	}
 	return fmt.Sprintf("%s: the window was %.1f s, planned %s s (%+.0f%%): the stage controller woke late, "+
 		"usually on a busy machine; rates are per the actual window, but the stage did not hold its load for the planned time",
 		name, s.DurationS, strconv.FormatFloat(s.PlannedS, 'f', -1, 64), 100*(s.DurationS-s.PlannedS)/s.PlannedS)

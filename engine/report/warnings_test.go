@@ -32,6 +32,8 @@ func TestWarnings(t *testing.T) {
 			[]string{"s/c8: the machine running llmload was busy with other processes (the machine's CPU was over 90% busy in 6 of 10 samples)", "rerun on a quiet machine"}},
 		{"slipped window", metrics.StageSummary{Scenario: "s", Stage: "c1", VUs: 1, Complete: true, PlannedS: 20, DurationS: 23},
 			[]string{"s/c1: the window was 23.0 s, planned 20 s (+15%)"}},
+		{"load changed late", metrics.StageSummary{Scenario: "s", Stage: "c1", VUs: 1, Complete: true, PlannedS: 20, DurationS: 20, LateS: 3},
+			[]string{"s/c1: the stage controller changed the load 3.0 s late at a boundary of the planned 20 s window (15% of it)"}},
 		{"window on plan", metrics.StageSummary{Scenario: "s", Stage: "c1", VUs: 1, Complete: true, PlannedS: 20, DurationS: 20.1}, nil},
 		{"cut window is no slip", metrics.StageSummary{Scenario: "s", Stage: "c1", VUs: 1, PlannedS: 20, DurationS: 3}, nil},
 		{"one dropped iteration", open(100, 99.9, 60, 1, 0.4), []string{"s/r: 1 iteration dropped"}},
