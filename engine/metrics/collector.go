@@ -6,7 +6,6 @@ package metrics
 import (
 	"errors"
 	"maps"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -43,10 +42,9 @@ var ErrClosed = errors.New("metrics: collector closed")
 type Collector struct {
 	buffer  int
 	slo     engine.SLO
-	events  chan event
+	events  *engine.Outbox[event]
 	result  chan result
-	closing atomic.Bool
-	senders atomic.Int64 // calls between their closing check and their send
+	closing atomic.Bool // Close has begun: warmup counters refuse too
 
 	requests, failed, outputTokens, iterErrors     atomic.Int64
 	iterations, dropped, dirty                     atomic.Int64
@@ -67,8 +65,8 @@ func NewCollector(opts ...Option) *Collector {
 	for _, o := range opts {
 		o(c)
 	}
-	c.events = make(chan event, c.buffer)
-	go func() { c.result <- aggregate(c.events) }()
+	c.events = engine.NewOutbox[event](c.buffer)
+	go func() { c.result <- aggregate(c.events.Receive()) }()
 	return c
 }
 
@@ -194,7 +192,7 @@ func (c *Collector) Track(metric string, f Filter) error {
 
 // call sends a request to the aggregator and waits for its answer.
 func (c *Collector) call(r *request) error {
-	if !c.send(event{kind: evRequest, req: r}) {
+	if !c.events.Send(event{kind: evRequest, req: r}) {
 		return ErrClosed
 	}
 	return <-r.err
@@ -206,7 +204,7 @@ func (c *Collector) call(r *request) error {
 // After Close it returns the final state.
 func (c *Collector) Snapshot() *Snapshot {
 	r := &request{op: reqSnapshot, snapshot: make(chan *Snapshot, 1)}
-	if c.send(event{kind: evRequest, req: r}) {
+	if c.events.Send(event{kind: evRequest, req: r}) {
 		return <-r.snapshot
 	}
 	<-c.done
@@ -222,26 +220,14 @@ func (c *Collector) open() bool {
 	return true
 }
 
-// accept sends a measurement, counting it late when Close has begun.
+// accept hands e to the aggregator, blocking while the buffer is full,
+// and counts it late when Close has begun; the Outbox never closes under
+// a sender, so nothing accepted is lost.
 func (c *Collector) accept(e event) bool {
-	if !c.send(e) {
+	if !c.events.Send(e) {
 		c.late.Add(1)
 		return false
 	}
-	return true
-}
-
-// send hands e to the aggregator, blocking while the buffer is full, and
-// reports whether it was accepted. The senders count lets Close wait for
-// sends already past the closing check, so the channel is never closed
-// under a sender and nothing accepted is lost.
-func (c *Collector) send(e event) bool {
-	c.senders.Add(1)
-	defer c.senders.Add(-1)
-	if c.closing.Load() {
-		return false
-	}
-	c.events <- e
 	return true
 }
 
@@ -250,10 +236,7 @@ func (c *Collector) send(e event) bool {
 func (c *Collector) Close() *Summary {
 	c.closeOnce.Do(func() {
 		c.closing.Store(true)
-		for c.senders.Load() > 0 {
-			runtime.Gosched() // the aggregator keeps draining meanwhile
-		}
-		close(c.events)
+		c.events.Close() // the aggregator keeps draining meanwhile
 		r := <-c.result
 		c.summary, c.final = r.summary, r.final
 		c.summary.Warmup = WarmupSummary{

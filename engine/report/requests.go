@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -78,14 +77,12 @@ const requestFlushEvery = time.Second
 // (buffered channel; never drops; blocks when full), which flushes at
 // least every second. Close flushes and returns the first error.
 type RequestWriter struct {
-	mu     sync.RWMutex // held shared while sending, so Close never closes ch under a sender
-	closed bool
-	ch     chan engine.Sample
-	done   chan struct{}
-	err    error // written by the writer goroutine, read after done is closed
-	enc    recordEncoder
-	start  time.Time
-	flush  time.Duration
+	queue *engine.Outbox[engine.Sample]
+	done  chan struct{}
+	err   error // written by the writer goroutine, read after done is closed
+	enc   recordEncoder
+	start time.Time
+	flush time.Duration
 }
 
 // NewRequestWriter starts a writer of per-request records in format
@@ -109,7 +106,7 @@ func NewRequestWriter(w io.Writer, format string, start time.Time) (*RequestWrit
 		return nil, fmt.Errorf("%w %q: want %q or %q", ErrRequestFormat, format, FormatCSV, FormatJSONL)
 	}
 	rw := &RequestWriter{
-		ch:    make(chan engine.Sample, DefaultRequestBuffer),
+		queue: engine.NewOutbox[engine.Sample](DefaultRequestBuffer),
 		done:  make(chan struct{}),
 		enc:   enc,
 		start: start,
@@ -126,23 +123,13 @@ func (w *RequestWriter) Write(s engine.Sample) {
 	// The record needs none of these, and the queue should not keep a
 	// whole answer alive per entry.
 	s.Text, s.ITL, s.TokenITL = "", nil, nil
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
-		return
-	}
-	w.ch <- s
+	w.queue.Send(s)
 }
 
 // Close writes what is queued, flushes, and returns the first error of
 // the writer's life. Calling it again returns the same error.
 func (w *RequestWriter) Close() error {
-	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
-	}
-	w.mu.Unlock()
+	w.queue.Close()
 	<-w.done
 	return w.err
 }
@@ -156,7 +143,7 @@ func (w *RequestWriter) run() {
 	pending := false
 	for {
 		select {
-		case s, ok := <-w.ch:
+		case s, ok := <-w.queue.Receive():
 			if !ok {
 				w.keep(w.enc.flush())
 				return
