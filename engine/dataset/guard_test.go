@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,23 +122,11 @@ func TestLoadKeepsText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := texts(p); !equalStrings(got, tt.want) {
+			if got := texts(p); !slices.Equal(got, tt.want) {
 				t.Errorf("prompts = %.80q, want %.80q", got, tt.want)
 			}
 		})
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestLoadStopsWithContext(t *testing.T) {
@@ -236,7 +225,7 @@ func FuzzLineReader(f *testing.F) {
 		if refusable(data, maxLine) {
 			t.Fatalf("accepted %q", data)
 		}
-		if !equalStrings(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("lines = %q, want %q", got, want)
 		}
 	})

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -236,24 +237,12 @@ func TestArrivalsAreReproducible(t *testing.T) {
 			t.Fatalf("arrival %d differs with the same seed: %v vs %v", i, a[i], b[i])
 		}
 	}
-	if equalArrivals(a, c) {
+	if slices.Equal(a, c) {
 		t.Error("another seed gave the same arrivals")
 	}
-	if equalArrivals(a, d) {
+	if slices.Equal(a, d) {
 		t.Error("another scenario name gave the same arrivals")
 	}
-}
-
-func equalArrivals(a, b []arrival) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestBadArrivalSettingsAreErrors(t *testing.T) {
