@@ -21,7 +21,7 @@ type Finding struct {
 	Stage    string  `json:"stage,omitempty"`
 	Load     float64 `json:"load,omitempty"`
 	LoadUnit string  `json:"load_unit"`
-	Metric   string  `json:"metric"`          // "req/s", "ttft_p99" or "e2e_p99"
+	Metric   string  `json:"metric"`          // "req/s", or a percentile: "ttft_p50", "ttft_p90", "ttft_p99", "e2e_p50", …
 	Value    float64 `json:"value,omitempty"` // the metric at that point (req/s or ms)
 	Rule     string  `json:"rule"`
 	Text     string  `json:"text"` // one line for a human
@@ -30,6 +30,14 @@ type Finding struct {
 	// machine-busy, or had a window that slipped from the plan. "" when
 	// nothing is known against it.
 	Suspect string `json:"suspect,omitempty"`
+	// Tentative says why the figures a finding was read from are too thin
+	// to state it as fact: a percentile it compared was flagged unreliable
+	// at a stage (too few samples). Text then starts with "tentative".
+	Tentative string `json:"tentative,omitempty"`
+	// Growth and LoadGrowth are the growth rule's ratios at a cliff: the
+	// percentile's and the load's, from the level before. Zero otherwise.
+	Growth     float64 `json:"growth,omitempty"`
+	LoadGrowth float64 `json:"load_growth,omitempty"`
 }
 
 // loadText renders a load level with its unit: "1 VU", "8 VUs", "2.5 req/s".

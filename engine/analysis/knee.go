@@ -12,21 +12,27 @@ const (
 // KneeRule states the knee rule in words.
 var KneeRule = fmt.Sprintf("the last load level before the first step where added load yields < %.0f%% of "+
 	"proportional throughput gain (e = (T_i/T_i-1 - 1) / (L_i/L_i-1 - 1) < %.1f), provided an earlier step "+
-	"had e >= %.1f; T is the delivered request rate (the smaller of req/s and VUs / mean E2E in closed models)",
-	KneeEfficiency*100, KneeEfficiency, GrowEfficiency)
+	"had e >= %.1f; when the first step has e < %.1f and no later step reaches %.1f, the first level (saturated from the start); "+
+	"T is the delivered request rate (the smaller of req/s and VUs / mean E2E in closed models)",
+	KneeEfficiency*100, KneeEfficiency, GrowEfficiency, KneeEfficiency, GrowEfficiency)
 
 // Knee finds the throughput knee of s: the last point before the first
 // step whose marginal efficiency is below KneeEfficiency, provided an
-// earlier step reached GrowEfficiency. A curve that kept growing has no
-// knee, nor has one that never grew (it was saturated from the start, or
-// the load did not reach the server). Points without throughput are
-// skipped.
+// earlier step reached GrowEfficiency. A curve whose first step is flat (or
+// falling) and that never grows after has its knee at the first point:
+// the server was saturated before the sweep began, which is a reading, not
+// an absence of one. A flat step before growth that follows is read as
+// noise at the bottom of the curve. A curve that kept growing has no knee.
+// Points without throughput are skipped.
 func Knee(s Sweep) Finding {
 	f := Finding{Kind: KindKnee, Scenario: s.Scenario, LoadUnit: s.LoadUnit, Metric: "req/s", Rule: KneeRule}
 	pts := withThroughput(s.Points)
 	if len(pts) < 2 {
 		f.Text = "no throughput knee: too few load levels with throughput"
 		return f
+	}
+	if efficiency(pts[0], pts[1]) < KneeEfficiency && !growsAfter(pts, 1) {
+		return saturatedAtFirst(f, pts, s.LoadUnit)
 	}
 	grew := false
 	for i := 1; i < len(pts); i++ {
@@ -36,7 +42,10 @@ func Knee(s Sweep) Finding {
 			continue
 		}
 		if !grew {
-			f.Text = fmt.Sprintf("no throughput knee: throughput did not grow with load (from %s to %s)",
+			if growsAfter(pts, i) {
+				continue
+			}
+			f.Text = fmt.Sprintf("no throughput knee: throughput did not grow in proportion to load (from %s to %s)",
 				loadText(pts[i-1].Load, s.LoadUnit), loadText(pts[i].Load, s.LoadUnit))
 			return f
 		}
@@ -48,6 +57,32 @@ func Knee(s Sweep) Finding {
 		return f
 	}
 	f.Text = "no throughput knee within the sweep (throughput kept growing)"
+	return f
+}
+
+// growsAfter says whether a step after pts[i] reaches GrowEfficiency.
+func growsAfter(pts []Point, i int) bool {
+	for j := i + 1; j < len(pts); j++ {
+		if efficiency(pts[j-1], pts[j]) >= GrowEfficiency {
+			return true
+		}
+	}
+	return false
+}
+
+// saturatedAtFirst is the knee of a curve flat or falling from its first
+// level, with the whole sweep's throughput ratio against its load ratio.
+func saturatedAtFirst(f Finding, pts []Point, unit string) Finding {
+	first, last := pts[0], pts[len(pts)-1]
+	f.Found, f.Stage, f.Load, f.Value = true, first.Stage, first.Load, throughputOf(first)
+	shape := "flat"
+	if throughputOf(last) < throughputOf(first) {
+		shape = "falling"
+	}
+	f.Text = fmt.Sprintf("throughput %s from the first level: saturated at %s (%s, ×%s at ×%s load; "+
+		"start the sweep lower, or the server has one worker)", shape, loadText(first.Load, unit), rateText(f.Value),
+		ratioText(throughputOf(last)/f.Value), ratioText(last.Load/first.Load))
+	f.Suspect = suspectOf(pts...)
 	return f
 }
 

@@ -33,15 +33,24 @@ type Point struct {
 	// Throughput); 0 falls back to ReqPerSec.
 	Throughput float64 `json:"throughput"`
 	TTFTP50    float64 `json:"ttft_p50"`
+	TTFTP90    float64 `json:"ttft_p90,omitempty"`
 	TTFTP99    float64 `json:"ttft_p99"`
 	TPOTP50    float64 `json:"tpot_p50"`
 	TPOTP99    float64 `json:"tpot_p99"`
 	E2EP50     float64 `json:"e2e_p50"`
+	E2EP90     float64 `json:"e2e_p90,omitempty"`
 	E2EP99     float64 `json:"e2e_p99"`
 	// E2EMean (ms) and VUs say how Throughput was bounded in a closed
 	// model (VUs / mean E2E).
 	E2EMean float64 `json:"e2e_mean,omitempty"`
 	VUs     int     `json:"vus,omitempty"`
+	// TTFTCount and E2ECount are the samples behind the percentiles.
+	TTFTCount int64 `json:"ttft_count,omitempty"`
+	E2ECount  int64 `json:"e2e_count,omitempty"`
+	// Unreliable names the percentiles the stage flagged as resting on
+	// too few samples ("ttft_p50", "e2e_p99"; see metrics.Dist): a finding
+	// read from one is tentative.
+	Unreliable []string `json:"unreliable,omitempty"`
 	// Suspect says why the stage's figures may be the client side's (see
 	// StageSuspect); empty when nothing is known against them.
 	Suspect []string `json:"suspect,omitempty"`
@@ -114,15 +123,30 @@ func pointOf(st metrics.StageSummary) Point {
 		TokPerSec:  st.OutputTokPerSec,
 		Throughput: Throughput(st),
 		TTFTP50:    st.TTFT.P50,
+		TTFTP90:    st.TTFT.P90,
 		TTFTP99:    st.TTFT.P99,
 		TPOTP50:    st.TPOT.P50,
 		TPOTP99:    st.TPOT.P99,
 		E2EP50:     st.E2E.P50,
+		E2EP90:     st.E2E.P90,
 		E2EP99:     st.E2E.P99,
 		E2EMean:    st.E2E.Mean,
 		VUs:        st.VUs,
+		TTFTCount:  st.TTFT.Count,
+		E2ECount:   st.E2E.Count,
+		Unreliable: slices.Concat(prefixed("ttft_", st.TTFT.Unreliable), prefixed("e2e_", st.E2E.Unreliable)),
 		Suspect:    StageSuspect(st),
 	}
+}
+
+// prefixed names a distribution's flagged percentiles as Point.Unreliable
+// does.
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
 }
 
 // StageSuspect says why a stage's figures may be the client side's rather

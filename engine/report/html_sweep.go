@@ -95,6 +95,9 @@ func sweepSectionOf(s analysis.Sweep, a analysis.SweepAnalysis, i int) sweepSect
 			if f.Suspect != "" {
 				sec.Notes = append(sec.Notes, "⚠ suspect "+f.Kind+": "+f.Suspect+" (see the warnings)")
 			}
+			if f.Tentative != "" {
+				sec.Notes = append(sec.Notes, "⚠ tentative "+f.Kind+": "+f.Tentative+"; a reading, not a fact")
+			}
 			sec.Notes = append(sec.Notes, f.Kind+" rule: "+f.Rule)
 		}
 	}

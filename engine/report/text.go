@@ -341,7 +341,7 @@ func fmtRate(v float64) string {
 func writeSweepFindings(b *bytes.Buffer, r *Result) {
 	a := r.Analysis
 	if len(a.Sweeps) == 0 {
-		a = analysis.Analyze(r.Stages, engine.SLO{})
+		a = analysis.Analyze(r.Stages, engineSLO(r.Run.SLO)) // a file written before Analysis existed
 	}
 	if len(a.Sweeps) == 0 {
 		return
@@ -356,6 +356,9 @@ func writeSweepFindings(b *bytes.Buffer, r *Result) {
 			fmt.Fprintf(b, "%s%s\n", prefix, f.Text)
 			if f.Suspect != "" {
 				b.WriteString(wrap("suspect: "+f.Suspect+" (see WARNING)", "  ", "    ", maxWidth))
+			}
+			if f.Tentative != "" {
+				b.WriteString(wrap("tentative: "+f.Tentative+"; a reading, not a fact", "  ", "    ", maxWidth))
 			}
 		}
 	}

@@ -255,7 +255,8 @@ func TestTextNamesKneeAndCliff(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(render(t, Text(r)))
-	assertText(t, text, []string{"throughput knee at 8 VUs", "TTFT p99 cliff at 16 VUs"}, nil)
+	assertText(t, text, []string{"throughput knee at 8 VUs", "tentative TTFT cliff at 16 VUs: p50 ×81.4 for ×2 load",
+		"  tentative: TTFT p50 flagged unreliable at"}, nil)
 }
 
 func TestTextNotesServerMetrics(t *testing.T) {
