@@ -15,6 +15,10 @@ type SweepAnalysis struct {
 	Scenario string  `json:"scenario"`
 	Knee     Finding `json:"knee"`
 	Cliff    Finding `json:"cliff"`
+	// TagCliffs are the cliffs found on a user tag value's own curve (by
+	// the growth rule) at a lower load than Cliff's, or when Cliff found
+	// none: one mode's cliff hidden by another's tail. Empty when none is.
+	TagCliffs []Finding `json:"tag_cliffs,omitempty"`
 }
 
 // Analyze finds the knee and the cliff of each sweep among stages (see
@@ -23,7 +27,14 @@ type SweepAnalysis struct {
 func Analyze(stages []metrics.StageSummary, slo engine.SLO) Analysis {
 	a := Analysis{Sweeps: []SweepAnalysis{}}
 	for _, s := range Sweeps(stages) {
-		a.Sweeps = append(a.Sweeps, SweepAnalysis{Scenario: s.Scenario, Knee: Knee(s), Cliff: Cliff(s, slo)})
+		sa := SweepAnalysis{Scenario: s.Scenario, Knee: Knee(s), Cliff: Cliff(s, slo)}
+		for _, f := range TagCliffs(s, stages) {
+			// A tag's cliff at or after the sweep's is not hidden by it.
+			if !sa.Cliff.Found || f.Load < sa.Cliff.Load {
+				sa.TagCliffs = append(sa.TagCliffs, f)
+			}
+		}
+		a.Sweeps = append(a.Sweeps, sa)
 	}
 	return a
 }

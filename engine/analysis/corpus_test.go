@@ -31,6 +31,7 @@ type corpusCase struct {
 	SLOTTFTMS  float64    `json:"slo_ttft_ms"`
 	Knee       reading    `json:"knee"`
 	Cliff      reading    `json:"cliff"`
+	TagCliffs  []string   `json:"tag_cliffs"` // texts of the per-tag cliffs
 }
 
 // reading is the expected Finding.
@@ -114,6 +115,13 @@ func TestCorpus(t *testing.T) {
 			}
 			checkReading(t, a.Sweeps[0].Knee, c.Knee)
 			checkReading(t, a.Sweeps[0].Cliff, c.Cliff)
+			var tags []string
+			for _, f := range a.Sweeps[0].TagCliffs {
+				tags = append(tags, f.Text)
+			}
+			if got, want := strings.Join(tags, "\n"), strings.Join(c.TagCliffs, "\n"); got != want {
+				t.Errorf("tag cliffs\n got %q\nwant %q", got, want)
+			}
 		})
 	}
 }

@@ -36,6 +36,8 @@ type Finding struct {
 	Tentative string `json:"tentative,omitempty"`
 	// Growth and LoadGrowth are the growth rule's ratios at a cliff: the
 	// percentile's and the load's, from the level before. Zero otherwise.
+	// Tag is "key=value" for a cliff read on one tag value's curve.
+	Tag        string  `json:"tag,omitempty"`
 	Growth     float64 `json:"growth,omitempty"`
 	LoadGrowth float64 `json:"load_growth,omitempty"`
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
@@ -89,7 +90,7 @@ func sweepSectionOf(s analysis.Sweep, a analysis.SweepAnalysis, i int) sweepSect
 	}
 	sec := sweepSection{Title: fmt.Sprintf("%s (load in %s)", s.Scenario, s.LoadUnit),
 		Charts: []chartOut{req.render(), tok.render(), lat.render()}}
-	for _, f := range []analysis.Finding{a.Knee, a.Cliff} {
+	for _, f := range slices.Concat([]analysis.Finding{a.Knee, a.Cliff}, a.TagCliffs) {
 		if f.Text != "" {
 			sec.Notes = append(sec.Notes, f.Text)
 			if f.Suspect != "" {
@@ -98,7 +99,9 @@ func sweepSectionOf(s analysis.Sweep, a analysis.SweepAnalysis, i int) sweepSect
 			if f.Tentative != "" {
 				sec.Notes = append(sec.Notes, "⚠ tentative "+f.Kind+": "+f.Tentative+"; a reading, not a fact")
 			}
-			sec.Notes = append(sec.Notes, f.Kind+" rule: "+f.Rule)
+			if f.Tag == "" { // a tag's cliff follows the cliff rule already written
+				sec.Notes = append(sec.Notes, f.Kind+" rule: "+f.Rule)
+			}
 		}
 	}
 	return sec

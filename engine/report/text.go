@@ -352,7 +352,7 @@ func writeSweepFindings(b *bytes.Buffer, r *Result) {
 		if len(a.Sweeps) > 1 {
 			prefix = sw.Scenario + ": "
 		}
-		for _, f := range []analysis.Finding{sw.Knee, sw.Cliff} {
+		for _, f := range slices.Concat([]analysis.Finding{sw.Knee, sw.Cliff}, sw.TagCliffs) {
 			fmt.Fprintf(b, "%s%s\n", prefix, f.Text)
 			if f.Suspect != "" {
 				b.WriteString(wrap("suspect: "+f.Suspect+" (see WARNING)", "  ", "    ", maxWidth))

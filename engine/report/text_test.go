@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"os"
 	"strings"
@@ -264,4 +265,18 @@ func TestTextNotesServerMetrics(t *testing.T) {
 	r.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8000/metrics", Scrapes: 5, Failures: 2,
 		Errors: []string{"HTTP 500 Internal Server Error (2×)"}, Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting"}}}
 	assertText(t, string(render(t, Text(r))), []string{"server metrics: 1 series from http://127.0.0.1:8000/metrics (5 scrapes, 2 failed: HTTP 500"}, nil)
+}
+
+func TestTextTentativeAndTagCliffs(t *testing.T) {
+	r := New(Meta{Complete: true}, &metrics.Summary{Stages: []metrics.StageSummary{{Scenario: "sweep", Stage: "c1", VUs: 1, Requests: 1, OK: 1}}})
+	r.Analysis = analysis.Analysis{Sweeps: []analysis.SweepAnalysis{{Scenario: "sweep",
+		Knee: analysis.Finding{Kind: analysis.KindKnee, Found: true, Text: "throughput flat from the first level: saturated at 1 VU"},
+		Cliff: analysis.Finding{Kind: analysis.KindCliff, Found: true, Text: "tentative TTFT cliff at 8 VUs: p50 ×16.4 for ×2 load",
+			Tentative: "TTFT p50 flagged unreliable at c4 (39 samples), c8 (44 samples)"},
+		TagCliffs: []analysis.Finding{{Kind: analysis.KindCliff, Found: true, Tag: "prompt=short", Text: "prompt=short: TTFT cliff at 4 VUs"}},
+	}}}
+	assertText(t, string(render(t, Text(r))), []string{
+		"throughput flat from the first level: saturated at 1 VU\ntentative TTFT cliff at 8 VUs",
+		"  tentative: TTFT p50 flagged unreliable at c4 (39 samples), c8 (44 samples); a reading, not a fact\nprompt=short: TTFT cliff at 4 VUs\n",
+	}, nil)
 }
