@@ -39,10 +39,7 @@ func engineSLO(s *SLO) engine.SLO {
 // sweepSections draws every sweep engine/analysis finds among the stages,
 // with its knee and cliff.
 func sweepSections(r *Result) []sweepSection {
-	found := r.Analysis
-	if len(found.Sweeps) == 0 { // a file written before Analysis existed
-		found = analysis.Analyze(r.Stages, engineSLO(r.Run.SLO))
-	}
+	found := readings(r)
 	var out []sweepSection
 	for i, s := range analysis.Sweeps(r.Stages) {
 		var a analysis.SweepAnalysis

@@ -336,13 +336,22 @@ func fmtRate(v float64) string {
 	}
 }
 
+// readings are the knee and cliff of r's sweeps as this llmload reads
+// them: recomputed from the stages and the run's SLO (both in every file),
+// so re-reporting a file written by an older llmload gives today's rules'
+// reading. The stored Analysis is kept only when no stage is left to read
+// (a hand-made result).
+func readings(r *Result) analysis.Analysis {
+	if a := analysis.Analyze(r.Stages, engineSLO(r.Run.SLO)); len(a.Sweeps) > 0 || len(r.Analysis.Sweeps) == 0 {
+		return a
+	}
+	return r.Analysis
+}
+
 // writeSweepFindings names the knee and the cliff of each concurrency or
 // rate sweep in one line each, with the rule that found them.
 func writeSweepFindings(b *bytes.Buffer, r *Result) {
-	a := r.Analysis
-	if len(a.Sweeps) == 0 {
-		a = analysis.Analyze(r.Stages, engineSLO(r.Run.SLO)) // a file written before Analysis existed
-	}
+	a := readings(r)
 	if len(a.Sweeps) == 0 {
 		return
 	}

@@ -280,3 +280,20 @@ func TestTextTentativeAndTagCliffs(t *testing.T) {
 		"  tentative: TTFT p50 flagged unreliable at c4 (39 samples), c8 (44 samples); a reading, not a fact\nprompt=short: TTFT cliff at 4 VUs\n",
 	}, nil)
 }
+
+// TestTextRereadsStaleAnalysis: a file written by an older llmload is
+// reported with today's rules, not the reading stored in it.
+func TestTextRereadsStaleAnalysis(t *testing.T) {
+	f, err := os.Open("testdata/r4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Analysis = analysis.Analysis{Sweeps: []analysis.SweepAnalysis{{Scenario: "sweep",
+		Cliff: analysis.Finding{Kind: analysis.KindCliff, Text: "no latency cliff within the sweep (stale)"}}}}
+	assertText(t, string(render(t, Text(r))), []string{"TTFT cliff at 16 VUs: p50"}, []string{"(stale)"})
+}
