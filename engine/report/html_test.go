@@ -151,15 +151,7 @@ func TestHTMLRendersWhatExists(t *testing.T) {
 }
 
 func TestHTMLFromEarlyFile(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "v1_early.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readTestdata(t, "v1_early.json")
 	if got, want := len(r.Stages), 4; got != want {
 		t.Fatalf("stages = %d, want %d", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -246,15 +247,7 @@ func assertText(t *testing.T, text string, want, absent []string) {
 }
 
 func TestTextNamesKneeAndCliff(t *testing.T) {
-	f, err := os.Open("testdata/r4.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readTestdata(t, "r4.json")
 	text := string(render(t, Text(r)))
 	assertText(t, text, []string{"throughput knee at 8 VUs", "tentative TTFT cliff at 16 VUs: p50 ×81.4 for ×2 load",
 		"  tentative: TTFT p50 flagged unreliable at"}, nil)
@@ -284,7 +277,16 @@ func TestTextTentativeAndTagCliffs(t *testing.T) {
 // TestTextRereadsStaleAnalysis: a file written by an older llmload is
 // reported with today's rules, not the reading stored in it.
 func TestTextRereadsStaleAnalysis(t *testing.T) {
-	f, err := os.Open("testdata/r4.json")
+	r := readTestdata(t, "r4.json")
+	r.Analysis = analysis.Analysis{Sweeps: []analysis.SweepAnalysis{{Scenario: "sweep",
+		Cliff: analysis.Finding{Kind: analysis.KindCliff, Text: "no latency cliff within the sweep (stale)"}}}}
+	assertText(t, string(render(t, Text(r))), []string{"TTFT cliff at 16 VUs: p50"}, []string{"(stale)"})
+}
+
+// readTestdata reads a result file from testdata.
+func readTestdata(t *testing.T, name string) *Result {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,5 @@ func TestTextRereadsStaleAnalysis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Analysis = analysis.Analysis{Sweeps: []analysis.SweepAnalysis{{Scenario: "sweep",
-		Cliff: analysis.Finding{Kind: analysis.KindCliff, Text: "no latency cliff within the sweep (stale)"}}}}
-	assertText(t, string(render(t, Text(r))), []string{"TTFT cliff at 16 VUs: p50"}, []string{"(stale)"})
+	return r
 }
