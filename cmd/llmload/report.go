@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine/report"
+	enginerun "github.com/llmload/llmload/engine/run"
 )
 
 const reportUsage = `Usage: llmload report [flags] RESULT.json
@@ -51,7 +52,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return writeRenderings(res, html, stagesCSV, func(string, ...any) {})
+	return enginerun.WriteRenderings(res, html, stagesCSV, func(string, ...any) {})
 }
 
 // readResult reads and checks a result file, naming it in every error.
@@ -66,21 +67,4 @@ func readResult(path string) (*report.Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return res, nil
-}
-
-// writeRenderings writes the optional HTML and per-stage CSV files.
-func writeRenderings(res *report.Result, html, stagesCSV string, say func(string, ...any)) error {
-	for _, out := range []struct {
-		path string
-		rep  report.Reporter
-	}{{html, report.HTML(res)}, {stagesCSV, report.StagesCSV(res)}} {
-		if out.path == "" {
-			continue
-		}
-		if err := writeFile(out.path, out.rep); err != nil {
-			return err
-		}
-		say("written %s", out.path)
-	}
-	return nil
 }

@@ -34,22 +34,13 @@ Flags:
 // runFlags are the parsed flags of 'llmload run'.
 type runFlags struct {
 	target, model, apiKey string
-	outputs
-	quiet     bool
-	sets      []string
-	maxMemory string
-	seed      int64
-	baseline  string
-	gate      gateFlags
-}
-
-// outputs are the files a run writes.
-type outputs struct {
-	out   string // result JSON, at the end
-	csv   string // per-request CSV, as the run goes
-	jsonl string // per-request JSON lines, as the run goes
-	html  string // HTML report, at the end
-	stage string // per-stage CSV, at the end
+	out                   enginerun.Outputs
+	quiet                 bool
+	sets                  []string
+	maxMemory             string
+	seed                  int64
+	baseline              string
+	gate                  gateFlags
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -65,11 +56,11 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.target, "target", "", "base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1")
 	fs.StringVar(&f.model, "model", "", "model name (default: the script's, else the server's first model)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (prefer LLMLOAD_API_KEY: flags show in process lists)")
-	fs.StringVar(&f.out, "out", "", "write the results as JSON to this file")
-	fs.StringVar(&f.csv, "csv", "", "write one CSV row per request to this file, as the run goes")
-	fs.StringVar(&f.jsonl, "requests-jsonl", "", "write one JSON line per request to this file, as the run goes")
-	fs.StringVar(&f.html, "html", "", "write a self-contained HTML report to this file")
-	fs.StringVar(&f.stage, "csv-stages", "", "write one CSV row per stage to this file")
+	fs.StringVar(&f.out.Out, "out", "", "write the results as JSON to this file")
+	fs.StringVar(&f.out.CSV, "csv", "", "write one CSV row per request to this file, as the run goes")
+	fs.StringVar(&f.out.JSONL, "requests-jsonl", "", "write one JSON line per request to this file, as the run goes")
+	fs.StringVar(&f.out.HTML, "html", "", "write a self-contained HTML report to this file")
+	fs.StringVar(&f.out.Stages, "csv-stages", "", "write one CSV row per stage to this file")
 	fs.StringVar(&f.baseline, "baseline", "", "compare the results with this earlier result file; exit 99 on a regression")
 	// The gate flags go through a set of their own, so that every flag
 	// gateFlags registers, now or later, is known to need --baseline.
@@ -156,7 +147,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs(f.out, f.csv, f.jsonl, f.html, f.stage); err != nil {
+	if err := checkOutputs(f.out.Out, f.out.CSV, f.out.JSONL, f.out.HTML, f.out.Stages); err != nil {
 		return err
 	}
 	mem, err := watchMemory(f.maxMemory)
@@ -192,7 +183,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return script.NewRunner(luabind.RunnerConfig{Client: d.Client, Sink: d.Sink, Model: d.Model,
 				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop})
 		},
-		Outputs: enginerun.Outputs{Out: f.out, CSV: f.csv, JSONL: f.jsonl, HTML: f.html, Stages: f.stage},
+		Outputs: f.out,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
 		Progress: func(l enginerun.Live) func() {
 			p := newProgress(stderr, l, f.quiet)
@@ -277,12 +268,6 @@ func resolveTarget(t engine.Target, f *runFlags, env func(string) (string, bool)
 	return t
 }
 
-// writeFile writes through a temporary file so a failed write never leaves
-// a half-written result behind.
-func writeFile(path string, rep report.Reporter) error { return enginerun.WriteFile(path, rep) }
-
-func dirOf(path string) string { return filepath.Dir(path) }
-
 // checkOutputs fails early, before any load, when an output file could not
 // be written at the end of the run, or two outputs would overwrite each other.
 func checkOutputs(paths ...string) error {
@@ -312,7 +297,7 @@ func checkWritable(path string) error {
 	if path == "" {
 		return nil
 	}
-	tmp, err := os.CreateTemp(dirOf(path), ".llmload-*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".llmload-*.tmp")
 	if err != nil {
 		return fmt.Errorf("%s: cannot write there: %w", path, err)
 	}
