@@ -39,6 +39,7 @@ func build(t *testing.T, scrapes ...string) *Result {
 func TestBuilderSeries(t *testing.T) {
 	vllm := build(t, "testdata/vllm_1.txt", "testdata/vllm_2.txt")
 	sglang := build(t, "testdata/sglang_1.txt", "testdata/sglang_2.txt")
+	llamacpp := build(t, "testdata/llamacpp_1.txt", "testdata/llamacpp_2.txt")
 	tests := []struct {
 		res   *Result
 		name  string
@@ -57,6 +58,8 @@ func TestBuilderSeries(t *testing.T) {
 		{sglang, "sglang:token_usage", UnitFraction, []float64{0, 10}, []float64{0.1, 0.93}},
 		{sglang, "sglang:time_to_first_token_seconds:p50", UnitMS, []float64{10}, []float64{200}},
 		{sglang, "sglang:time_to_first_token_seconds:p99", UnitMS, []float64{10}, []float64{596}},
+		{llamacpp, "llamacpp:requests_processing", UnitRequests, []float64{0, 10}, []float64{1, 4}},
+		{llamacpp, "llamacpp:requests_deferred", UnitRequests, []float64{0, 10}, []float64{0, 3}},
 	}
 	for _, tt := range tests {
 		s := tt.res.Lookup(tt.name)
@@ -100,6 +103,15 @@ func TestBuilderLeavesOut(t *testing.T) {
 	}
 	if got, want := len(res.Series), 6; got != want {
 		t.Errorf("%d series, want %d: %v", got, want, names(res))
+	}
+}
+
+// llama.cpp's running and waiting gauges are all of its exposition kept:
+// its token counters and throughput gauges explain no latency.
+func TestBuilderLlamaCpp(t *testing.T) {
+	res := build(t, "testdata/llamacpp_1.txt", "testdata/llamacpp_2.txt")
+	if got, want := strings.Join(names(res), ","), "llamacpp:requests_processing,llamacpp:requests_deferred"; got != want {
+		t.Errorf("series %s, want %s", got, want)
 	}
 }
 

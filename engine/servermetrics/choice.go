@@ -42,6 +42,8 @@ var chosen = []choice{
 	{"sglang:time_to_first_token_seconds", kindHistogram, UnitMS},
 	{"tgi_queue_size", kindGauge, UnitRequests},
 	{"tgi_batch_current_size", kindGauge, UnitRequests},
+	{"llamacpp:requests_processing", kindGauge, UnitRequests},
+	{"llamacpp:requests_deferred", kindGauge, UnitRequests},
 }
 
 // Quantiles derived from each chosen histogram, with their name suffixes.
