@@ -24,9 +24,9 @@ an error body) unless told to mishandle chosen kinds with --defect.
 Flags:
 `
 
-func mockCmd(args []string, stdout, stderr io.Writer) error {
+func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	var cfg sim.Config
-	var addr string
+	var addr, truthPath string
 	var defects []string
 	fs := pflag.NewFlagSet("mock", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -41,6 +41,10 @@ func mockCmd(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.PrefillPerToken, "prefill-per-token", 0, "prefill cost per prompt token (default 100µs; negative: none)")
 	fs.DurationVar(&cfg.DecodeBase, "decode-base", 0, "time per decode step at batch 1 (default 8ms; negative: none)")
 	fs.DurationVar(&cfg.DecodePerSeq, "decode-per-seq", 0, "extra decode time per step per other running request (default 250µs; negative: none)")
+	fs.DurationVar(&cfg.FixedTTFT, "fixed-ttft", 0, "fixed-delay mode: every request's first token this long after it arrived, however many run (needs --fixed-itl)")
+	fs.DurationVar(&cfg.FixedITL, "fixed-itl", 0, "fixed-delay mode: one token this often after the first; answers run to max_tokens (needs --fixed-ttft)")
+	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", 0, "tokens in each streamed chunk (default 1)")
+	fs.StringVar(&truthPath, "truth-log", "", "write each request as the server saw it (arrival, TTFT, TPOT, E2E, tokens) to this JSONL file, for `llmload report --truth`")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -51,7 +55,6 @@ func mockCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 {
 		return usagef("mock: unexpected arguments %v", fs.Args())
 	}
-	var err error
 	if cfg.Defects, err = sim.ParseDefects(defects); err != nil {
 		return usagef("mock: %v", err)
 	}
@@ -61,12 +64,24 @@ func mockCmd(args []string, stdout, stderr io.Writer) error {
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv("LLMLOAD_MOCK_API_KEY")
 	}
+	if truthPath != "" {
+		f, err := os.Create(truthPath)
+		if err != nil {
+			return fmt.Errorf("mock: truth log: %w", err)
+		}
+		defer f.Close()
+		cfg.TruthLog = f
+	}
 	srv := sim.New(cfg)
 	url, err := srv.Start(addr)
 	if err != nil {
 		return fmt.Errorf("mock: %w", err)
 	}
-	defer srv.Close()
+	defer func() {
+		if cerr := srv.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("mock: %w", cerr)
+		}
+	}()
 	model := cfg.Model
 	if model == "" {
 		model = sim.DefaultModel

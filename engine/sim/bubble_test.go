@@ -43,7 +43,7 @@ func (w *timedWriter) event(line string) {
 	case !ok:
 	case data == "[DONE]":
 		w.res.done = true
-	case strings.Contains(data, `"content":"`):
+	case strings.Contains(data, `"content":"`) && !strings.Contains(data, `"content":""`): // not the role chunk
 		w.res.last = time.Now()
 		if w.res.contents == 0 {
 			w.res.first, w.res.ttft = w.res.last, w.res.last.Sub(w.t0)

@@ -32,7 +32,19 @@ type parser func(*Config, []byte) (*completion, *apiError)
 // the completion — unless Config.Defects picks a misbehaviour for its kind.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, text bool) {
 	s.requests.Add(1)
+	arrived := time.Now()
+	var rec *TruthRecord
+	if s.truth != nil {
+		sr := &statusRecorder{ResponseWriter: w}
+		w, rec = sr, &TruthRecord{Arrival: arrived}
+		// Deferred, so a handler ended by a reset's panic is logged too.
+		defer func() { rec.finish(sr.status); s.truth.write(rec) }()
+	}
 	in := s.read(w, r, parse, text)
+	in.arrived, in.truth = arrived, rec
+	if in.c != nil {
+		in.c.arrived, in.c.truth = arrived, rec
+	}
 	if behaviour, ok := s.cfg.Defects[in.kind()]; ok {
 		s.misbehave(w, r, in, behaviour)
 		return
@@ -66,6 +78,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	default:
 		err = s.answerCompletion(ctx, w, c, id)
 	}
+	if c.truth != nil {
+		c.truth.ID, c.truth.Complete = id, err == nil
+	}
 	if err != nil {
 		s.canceled.Add(1)
 		return
@@ -77,10 +92,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 // incoming is a request read and judged: its completion, or the error a
 // careful server answers with; either way its dirty-data kind.
 type incoming struct {
-	body []byte
-	text bool // a legacy /v1/completions request
-	c    *completion
-	aerr *apiError
+	body    []byte
+	text    bool // a legacy /v1/completions request
+	c       *completion
+	aerr    *apiError
+	arrived time.Time
+	truth   *TruthRecord // nil without a truth log
 }
 
 // kind is the request's dirty-data kind, "" for a plain valid request.
@@ -96,7 +113,9 @@ func (in *incoming) completion(cfg *Config) *completion {
 	if in.c != nil {
 		return in.c
 	}
-	return fallbackCompletion(cfg, in.body, in.text)
+	c := fallbackCompletion(cfg, in.body, in.text)
+	c.arrived, c.truth = in.arrived, in.truth
+	return c
 }
 
 // read reads the body within MaxBodyBytes and judges it: the Content-Type
@@ -123,6 +142,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, parse parser, text
 // text at the moment the simulated model has produced it. It returns early
 // with ctx's error, or with emit's, freeing the slot at once.
 func (s *Server) generate(ctx context.Context, c *completion, emit func(text string) error) error {
+	if s.cfg.fixed() {
+		return s.generateFixed(ctx, c, emit)
+	}
 	if err := s.sched.acquire(ctx); err != nil {
 		return err
 	}
@@ -146,11 +168,25 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 		}
 		chunk.WriteString(words.next())
 		if (i+1)%s.cfg.TokensPerChunk == 0 || i == c.outputTokens-1 {
-			if err := emit(chunk.String()); err != nil {
+			if err := c.emit(emit, chunk.String(), (i%s.cfg.TokensPerChunk)+1); err != nil {
 				return err
 			}
 			chunk.Reset()
 		}
+	}
+	return nil
+}
+
+// emit passes one chunk of n tokens to the answer's writer and, once a
+// streamed chunk is flushed, notes it in the truth log's record.
+func (c *completion) emit(emit func(string) error, text string, n int) error {
+	if err := emit(text); err != nil {
+		return err
+	}
+	if c.stream {
+		c.truth.text(n)
+	} else if c.truth != nil {
+		c.truth.Tokens += n
 	}
 	return nil
 }

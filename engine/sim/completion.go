@@ -37,6 +37,8 @@ type completion struct {
 	cachedTokens int       // prompt tokens found in the prefix cache, set at prefill
 	firstToken   time.Time // when the first token existed, set by generate
 	kind         string    // the valid-but-odd dirty kind, "" for plain text
+	arrived      time.Time // when the handler began
+	truth        *TruthRecord
 }
 
 // parseCompletion decodes and validates a chat completion body against cfg.
@@ -244,7 +246,7 @@ func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int, ex
 // drawLength decides the output length and finish reason of a request.
 // ignore_eos runs to max_tokens; min_tokens raises the shortest stop.
 func drawLength(cfg *Config, key uint64, maxTokens int, ext extensions) (int, openai.FinishReason) {
-	if ext.ignoreEOS() {
+	if ext.ignoreEOS() || cfg.fixed() {
 		return maxTokens, openai.FinishReasonLength
 	}
 	rng := rand.New(rand.NewPCG(key, uint64(cfg.Seed)))

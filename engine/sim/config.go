@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -96,6 +97,17 @@ type Config struct {
 	// (whole blocks of BlockTokens); negative disables the cache. Cached
 	// prompt tokens cost no prefill time.
 	PrefixCacheTokens int
+	// FixedTTFT and FixedITL, both set, select the fixed-delay mode: every
+	// request's first token exists FixedTTFT after it arrived and each
+	// next one FixedITL later, however many run at once (no batch slots,
+	// no queue, no prefill lane); answers run to max_tokens, and streams
+	// carry the role in the first content chunk rather than a chunk of
+	// its own. It is the reference a client's accuracy is measured against.
+	FixedTTFT, FixedITL time.Duration
+	// TruthLog, when set, receives one JSON line (a TruthRecord) per
+	// completion request, written when its handler returns and flushed by
+	// Close.
+	TruthLog io.Writer
 	// Defects maps a dirty-data kind (DirtyKinds) to a misbehaviour
 	// (DefectBehaviours) the server shows on requests of that kind instead
 	// of its careful answer, to test how a client copes. See ParseDefects.
@@ -120,6 +132,8 @@ func (c Config) Validate() error {
 	bad(c.MaxBodyBytes < 0, "max body bytes %d is negative", c.MaxBodyBytes)
 	bad(!(c.StopFraction <= 1), "stop fraction %v is not at most 1", c.StopFraction)
 	bad(!(c.PrefillInterference <= 1), "prefill interference %v is not at most 1", c.PrefillInterference)
+	bad(c.FixedTTFT < 0 || c.FixedITL < 0, "fixed delays %s, %s are negative", c.FixedTTFT, c.FixedITL)
+	bad((c.FixedTTFT > 0) != (c.FixedITL > 0), "fixed-delay mode needs both a TTFT and an ITL (got %s, %s)", c.FixedTTFT, c.FixedITL)
 	for _, kind := range slices.Sorted(maps.Keys(c.Defects)) {
 		if err := checkDefect(kind, c.Defects[kind]); err != nil {
 			errs = append(errs, fmt.Errorf("sim: defect %s=%s: %w", kind, c.Defects[kind], err))
@@ -153,6 +167,9 @@ func (c Config) withDefaults() Config {
 		c.PrefixCacheTokens = DefaultPrefixCacheTokens
 	}
 	c.Defects = validDefects(c.Defects)
+	if c.FixedTTFT <= 0 || c.FixedITL <= 0 {
+		c.FixedTTFT, c.FixedITL = 0, 0
+	}
 	return c
 }
 

@@ -27,7 +27,8 @@ type Server struct {
 	sched   *scheduler
 	cache   *prefixCache // nil when disabled
 	metrics *serverMetrics
-	born    int64 // Unix time of New, the model's "created"
+	truth   *truthLog // nil without Config.TruthLog
+	born    int64     // Unix time of New, the model's "created"
 
 	ctx    context.Context // ends in-flight requests on Close
 	cancel context.CancelFunc
@@ -65,6 +66,7 @@ func New(cfg Config) *Server {
 	s.sched = newScheduler(&s.cfg)
 	s.cache = newPrefixCache(s.cfg.PrefixCacheTokens)
 	s.metrics = newServerMetrics()
+	s.truth = newTruthLog(s.cfg.TruthLog)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -202,8 +204,8 @@ func baseURL(addr net.Addr) string {
 
 // Close stops listening, ends in-flight streams (clients see them cut
 // before [DONE]), answers non-streamed requests still in the queue or the
-// batch with 503, and waits briefly for handlers to return. Later requests
-// get 503 too. Calling it again does nothing.
+// batch with 503, waits briefly for handlers to return and flushes the
+// truth log. Later requests get 503 too. Calling it again does nothing.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -226,6 +228,9 @@ func (s *Server) Close() error {
 	case <-done:
 	case <-time.After(closeWait):
 		err = errors.Join(err, fmt.Errorf("sim: handlers still running %v after close", closeWait))
+	}
+	if terr := s.truth.flush(); terr != nil {
+		err = errors.Join(err, fmt.Errorf("sim: truth log: %w", terr))
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -43,39 +44,102 @@ func (e *eventStream) write(event []byte) error {
 	return e.rc.Flush()
 }
 
+// chatChunk is one event of a streamed chat answer, in vLLM's shape.
+type chatChunk struct {
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	Created           int64             `json:"created"`
+	Model             string            `json:"model"`
+	Choices           []chatChunkChoice `json:"choices"`
+	SystemFingerprint string            `json:"system_fingerprint,omitempty"`
+	Usage             *openai.Usage     `json:"usage,omitempty"`
+}
+
+type chatChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        chatDelta `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+// chatDelta carries the role, or a content that may be "" (vLLM's role
+// chunk sends both), or nothing (the finish chunk).
+type chatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+// contentMark stands for the content in a chunk template.
+const contentMark = `\u0000content`
+
+// contentEvents writes the content chunks of one stream: each is the
+// template's bytes with the content's JSON string spliced in, since a
+// struct encoded per token would be most of the simulator's cost at
+// thousands of streams.
+type contentEvents struct {
+	head, tail, buf []byte
+}
+
+func newContentEvents(base chatChunk) *contentEvents {
+	base.Choices = []chatChunkChoice{{Delta: chatDelta{Content: ptr("\x00content")}}}
+	b, _ := json.Marshal(base) // of plain strings and numbers: cannot fail
+	i := bytes.Index(b, []byte(`"`+contentMark+`"`))
+	return &contentEvents{head: append([]byte("data: "), b[:i]...), tail: append(b[i+len(contentMark)+2:], "\n\n"...)}
+}
+
+// event returns the chunk carrying text; it is valid until the next call.
+func (c *contentEvents) event(text string) []byte {
+	q, _ := json.Marshal(text) // a string always encodes
+	c.buf = append(append(append(c.buf[:0], c.head...), q...), c.tail...)
+	return c.buf
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // streamCompletion streams c: the role chunk at once (before any queueing,
 // so TTFB stays small while TTFT includes the wait), the content chunks as
 // they are generated, the finish chunk, the usage-only chunk when asked
-// for, and [DONE]. A stream ended early stops without [DONE].
+// for, and [DONE]. In the fixed-delay mode the first content chunk carries
+// the role instead. A stream ended early stops without [DONE].
 func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
 	es := newEventStream(w)
-	base := openai.ChatCompletionStreamResponse{
+	base := chatChunk{
 		ID:                id,
 		Object:            "chat.completion.chunk",
 		Created:           time.Now().Unix(),
 		Model:             s.cfg.Model,
 		SystemFingerprint: systemFingerprint,
 	}
-	chunk := func(delta openai.ChatCompletionStreamChoiceDelta, finish openai.FinishReason) error {
+	chunk := func(delta chatDelta, finish *string) error {
 		ev := base
-		ev.Choices = []openai.ChatCompletionStreamChoice{{Delta: delta, FinishReason: finish}}
+		ev.Choices = []chatChunkChoice{{Delta: delta, FinishReason: finish}}
 		return es.send(ev)
 	}
-	if err := chunk(openai.ChatCompletionStreamChoiceDelta{Role: openai.ChatMessageRoleAssistant}, ""); err != nil {
-		return err
+	role := openai.ChatMessageRoleAssistant
+	if !s.cfg.fixed() {
+		if err := chunk(chatDelta{Role: role, Content: ptr("")}, nil); err != nil {
+			return err
+		}
+		role = ""
 	}
+	content := newContentEvents(base)
 	err := s.generate(ctx, c, func(text string) error {
-		return chunk(openai.ChatCompletionStreamChoiceDelta{Content: text}, "")
+		if role != "" {
+			d := chatDelta{Role: role, Content: &text}
+			role = ""
+			return chunk(d, nil)
+		}
+		return es.write(content.event(text))
 	})
 	if err != nil {
 		return err
 	}
-	if err := chunk(openai.ChatCompletionStreamChoiceDelta{}, c.finish); err != nil {
+	if err := chunk(chatDelta{}, ptr(string(c.finish))); err != nil {
 		return err
 	}
 	if c.includeUsage {
 		ev, u := base, usage(c)
-		ev.Choices, ev.Usage = []openai.ChatCompletionStreamChoice{}, &u
+		ev.Choices, ev.Usage = []chatChunkChoice{}, &u
 		if err := es.send(ev); err != nil {
 			return err
 		}

@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// TruthRecord is one request as the simulator saw it, a line of the truth
+// log (Config.TruthLog). Times are the server's own: Arrival when the
+// handler began (the request's headers were read), the first and last text
+// chunk when their Flush returned, the end when the last byte was flushed.
+// A client's figures for the same requests, less these, are the client's
+// own error.
+type TruthRecord struct {
+	ID      string    `json:"id,omitempty"` // the response id, "" for a rejected request
+	Arrival time.Time `json:"arrival"`
+	Status  int       `json:"status"`           // the HTTP status written, 0 when none was (a reset)
+	Tokens  int       `json:"tokens"`           // generated tokens sent
+	TTFTMS  float64   `json:"ttft_ms,omitzero"` // first text chunk flushed − arrival
+	// TPOTMS is (last text chunk − first) / (tokens − 1), DESIGN.md's
+	// TPOT, with two or more tokens.
+	TPOTMS float64 `json:"tpot_ms,omitzero"`
+	E2EMS  float64 `json:"e2e_ms"` // response complete − arrival
+	// Complete says the answer was generated and sent to its end.
+	Complete bool `json:"complete"`
+
+	first, last time.Time
+}
+
+// text notes a flushed chunk carrying n generated tokens; nil does nothing.
+func (r *TruthRecord) text(n int) {
+	if r == nil {
+		return
+	}
+	now := time.Now()
+	if r.first.IsZero() {
+		r.first = now
+	}
+	r.last = now
+	r.Tokens += n
+}
+
+// finish fills the durations once the handler is done.
+func (r *TruthRecord) finish(status int) {
+	r.Status = status
+	r.E2EMS = ms(time.Since(r.Arrival))
+	if !r.first.IsZero() {
+		r.TTFTMS = ms(r.first.Sub(r.Arrival))
+	}
+	if r.Tokens >= 2 {
+		r.TPOTMS = ms(r.last.Sub(r.first)) / float64(r.Tokens-1)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// truthLog writes TruthRecords as JSON lines, buffered; one mutex keeps
+// lines whole. Safe for concurrent use.
+type truthLog struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	enc *json.Encoder
+	err error // the first write error; later records are dropped
+}
+
+func newTruthLog(w io.Writer) *truthLog {
+	if w == nil {
+		return nil
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &truthLog{w: bw, enc: json.NewEncoder(bw)}
+}
+
+func (l *truthLog) write(r *TruthRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = l.enc.Encode(r)
+	}
+}
+
+// flush writes what is buffered and returns the first error seen.
+func (l *truthLog) flush() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = l.w.Flush()
+	}
+	return l.err
+}
+
+// statusRecorder remembers the status a handler wrote. Unwrap lets
+// http.ResponseController reach the connection's Flush and Hijack.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
