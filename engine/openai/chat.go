@@ -199,7 +199,6 @@ func putDecoder(d *decoder) {
 	d.er.reset(nil)
 	d.head.r = nil
 	d.chunk.reset()
-	d.cd.src.data = nil
 	decoders.Put(d)
 }
 

@@ -44,7 +44,7 @@ func TestChunkDecoderSequence(t *testing.T) {
 		if content != tt.content || finish != tt.finish {
 			t.Errorf("payload %d: content %q finish %q, want %q %q", i, content, finish, tt.content, tt.finish)
 		}
-		if _, got := c.apiError(); got != tt.isError {
+		if _, got := c.apiError([]byte(tt.data)); got != tt.isError {
 			t.Errorf("payload %d: apiError = %v, want %v", i, got, tt.isError)
 		}
 	}

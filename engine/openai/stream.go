@@ -68,7 +68,7 @@ func (s *stream) handle(ev event) *engine.Error {
 		return &engine.Error{Class: engine.ErrStreamMalformed,
 			Message: "undecodable event: " + err.Error() + "; data: " + truncate(string(ev.Data), 100)}
 	}
-	if msg, ok := s.chunk.apiError(); ok {
+	if msg, ok := s.chunk.apiError(ev.Data); ok {
 		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
 	}
 	s.events++

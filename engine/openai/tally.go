@@ -27,30 +27,57 @@ const (
 // that produced it (DESIGN.md "output_tokens"): server usage when it is
 // sane, else the offline tokenizer, else the number of text events. It runs
 // after the stream ended, so the tokenizer's cost never shows in a timing.
-// The parts are counted apart: they are separate token sequences.
+// The parts are counted apart: they are separate token sequences. When the
+// server sent a completion count the tokenizer runs only on a sample of
+// requests (tokenCounter.sample), enough for the token check, since it
+// costs as much CPU as the whole stream did.
 func (c *Client) countTokens(r *engine.Result, t *tally, req *engine.ChatRequest) {
-	reasoning, okR := c.tok.count(t.reasoning)
-	answer, okA := c.tok.count(t.content)
-	other, okO := c.tok.count(t.other)
-	client := -1
-	if okR && okA && okO {
-		client = reasoning + answer + other
-		r.ClientOutputTokens = client
+	client, reasoning := -1, -1
+	if !t.usage.Completion.ok || c.tok.sample() {
+		var okR, okA, okO bool
+		var answer, other int
+		reasoning, okR = c.tok.count(t.reasoning)
+		answer, okA = c.tok.count(t.content)
+		other, okO = c.tok.count(t.other)
+		if okR && okA && okO {
+			client = reasoning + answer + other
+			r.ClientOutputTokens = client
+		}
+		if !okR {
+			reasoning = -1
+		}
 	}
-	if !okR {
-		reasoning = -1
+	r.OutputTokens, r.TokensSource = outputTokens(t.visibleUsage(), t.textEvents, client, t.bytes())
+	if r.TokensSource == engine.TokensFromUsage {
+		r.OutputTokens = t.usage.Completion.n
 	}
-	r.OutputTokens, r.TokensSource = outputTokens(t.usage.Completion, t.textEvents, client)
 	r.ReasoningTokens = reasoningTokens(r, t, reasoning)
 	r.InputTokens, r.InputTokensSource = c.inputTokens(t.usage.Prompt, req)
+}
+
+// bytes is the length of the generated text of every kind.
+func (t *tally) bytes() int { return len(t.content) + len(t.reasoning) + len(t.other) }
+
+// visibleUsage is usage's completion count less the reasoning tokens it
+// says it holds when no reasoning text was streamed (OpenAI's reasoning
+// models count hidden reasoning in completion_tokens): the tokens the
+// streamed text can vouch for.
+func (t *tally) visibleUsage() tokenCount {
+	u := t.usage.Completion
+	if d := t.usage.Details.Reasoning; u.ok && d.ok && t.reasoningEvents == 0 && d.n <= u.n {
+		u.n -= d.n
+	}
+	return u
 }
 
 // outputTokens picks the output token count and its source. Every text
 // event carries at least one token, so the number of events is a lower
 // bound for any count: usage below it is nonsense, and a tokenizer count
-// below it (a token split across events) is beaten by the events.
-func outputTokens(u tokenCount, events, client int) (int, string) {
-	if saneUsage(u, events, client) {
+// below it (a token split across events) is beaten by the events. client
+// is the tokenizer's count, -1 when it did not count; textBytes the length
+// of the text, which bounds usage when the tokenizer did not count.
+func outputTokens(u tokenCount, events, client, textBytes int) (int, string) {
+	if saneUsage(u, events, client, textBytes) {
 		return u.n, engine.TokensFromUsage
 	}
 	if client >= 0 && client >= events {
@@ -60,15 +87,20 @@ func outputTokens(u tokenCount, events, client int) (int, string) {
 }
 
 // saneUsage reports whether a usage count is believable: known, not below
-// the events seen, positive unless nothing was generated, and, when the
-// tokenizer counted too (client ≥ 0), not absurdly above its count.
-func saneUsage(u tokenCount, events, client int) bool {
+// the events seen, positive unless nothing was generated, and not absurdly
+// above what the text holds: the tokenizer's count when it counted (client
+// ≥ 0; tokenizers differ, but not tenfold), else the text's bytes (a token
+// is at least a byte of text, give or take a few special tokens), when
+// they are known (textBytes ≥ 0).
+func saneUsage(u tokenCount, events, client, textBytes int) bool {
 	switch {
 	case !u.ok || u.n < events:
 		return false
 	case u.n == 0 && events > 0:
 		return false
 	case client >= 0 && u.n > absurdFactor*client+absurdSlack:
+		return false
+	case client < 0 && textBytes >= 0 && u.n > textBytes+absurdSlack:
 		return false
 	}
 	return true

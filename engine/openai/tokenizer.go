@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/llmload/llmload/engine/tokenize"
 )
@@ -16,6 +17,24 @@ const TokenizerNone = "none"
 // every request of a client. Safe for concurrent use.
 type tokenCounter struct {
 	codec tokenize.Codec
+	seen  atomic.Int64 // calls of sample
+}
+
+// Sampling of the tokenizer where usage already gave the count: every
+// request among the first sampleAll, then one in sampleEvery.
+const (
+	sampleAll   = 64
+	sampleEvery = 16
+)
+
+// sample says whether a request whose usage gave its count is counted
+// offline too, for the token check; false without a tokenizer.
+func (t *tokenCounter) sample() bool {
+	if t == nil {
+		return false
+	}
+	n := t.seen.Add(1)
+	return n <= sampleAll || n%sampleEvery == 0
 }
 
 // loadTokenizer returns the counter for a Config.Tokenizer name: nil for

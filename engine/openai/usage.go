@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // usage is a usage object as servers send it, decoded leniently: it is
@@ -36,7 +38,14 @@ func usageShapeError(err error) bool {
 		return false // without the allocation errors.As costs
 	}
 	var te *json.UnmarshalTypeError
-	return errors.As(err, &te) && (te.Field == "usage" || strings.HasPrefix(te.Field, "usage."))
+	var gte *gojson.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		return te.Field == "usage" || strings.HasPrefix(te.Field, "usage.")
+	case errors.As(err, &gte):
+		return gte.Field == "usage" || strings.HasPrefix(gte.Field, "usage.")
+	}
+	return false
 }
 
 // maxTokenCount bounds a believable token count; larger is nonsense.
