@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -36,6 +37,7 @@ type runFlags struct {
 	target, model, apiKey string
 	out                   enginerun.Outputs
 	quiet                 bool
+	cpuProfile            string
 	sets                  []string
 	maxMemory             string
 	seed                  int64
@@ -68,6 +70,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	f.gate.register(gfs)
 	fs.AddFlagSet(gfs)
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
+	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of llmload itself to this file (go tool pprof reads it)")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
@@ -155,6 +158,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer mem.Stop()
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	// --seed wins over options.seed; with neither, Compile picks one from
 	// the clock and reports it in the plan.
 	// The memory bound's context cuts the script's top level too: at
@@ -316,4 +326,17 @@ func checkMetricsURL(raw string) error {
 		return fmt.Errorf("%q is not an http(s) URL", engine.RedactURL(raw))
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

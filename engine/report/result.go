@@ -70,11 +70,31 @@ type Meta struct {
 	// Tokenizer is the offline tokenizer that counted tokens beside the
 	// server's usage; empty means engine.DefaultTokenizer.
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// Process is what llmload's own process used while the load ran; nil
+	// where the platform does not say.
+	Process *Process `json:"process,omitempty"`
 	// Verdict is why the run exits 1 although it ran: "nothing measured:
 	// ..." or "target unreachable: ..."; empty when it measured. Thresholds
 	// and the baseline gate keep their own fields.
 	Verdict string `json:"verdict,omitempty"`
 }
+
+// Process is the CPU, memory and garbage collection of llmload's process
+// over the load (from its first VU to its last request): the cost of
+// measuring, which `llmload report --truth` reads per streamed token.
+type Process struct {
+	CPUUserS   float64 `json:"cpu_user_s"`
+	CPUSystemS float64 `json:"cpu_system_s"`
+	MaxRSSMB   float64 `json:"max_rss_mb"` // the process's peak resident set, also before the load
+	GCCycles   uint32  `json:"gc_cycles"`
+	GCPauseMS  float64 `json:"gc_pause_ms"` // total stop-the-world time
+	// WithSimulator says the built-in simulator ran in the same process,
+	// so its cost is in these figures too.
+	WithSimulator bool `json:"with_simulator,omitempty"`
+}
+
+// CPUS is the process's user plus system CPU time in seconds.
+func (p *Process) CPUS() float64 { return p.CPUUserS + p.CPUSystemS }
 
 // SLO is the service level a request had to meet to count toward goodput,
 // in milliseconds; zero fields were not checked.

@@ -64,10 +64,13 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
 	}
 	stopProgress := c.startProgress(eng, col)
+	meter := startProcessMeter()
 	end := c.execute(runCtx, cancel, eng)
+	process := meter.stop(simulated)
 	stopProgress()
 	mon.Stop()
 	meta := c.meta(simulated, start, time.Now(), &end)
+	meta.Process = process
 	var server *servermetrics.Result
 	if scraper != nil && !end.aborted { // a scrape in flight could take seconds
 		server = scraper.Stop()
