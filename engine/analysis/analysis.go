@@ -19,12 +19,17 @@ type SweepAnalysis struct {
 	// the growth rule) at a lower load than Cliff's, or when Cliff found
 	// none: one mode's cliff hidden by another's tail. Empty when none is.
 	TagCliffs []Finding `json:"tag_cliffs,omitempty"`
+	// Server is the server's queue along the sweep, from which the knee's
+	// and the cliff's Server checks were read; nil when the run has no
+	// server queue gauges.
+	Server *ServerCurve `json:"server,omitempty"`
 }
 
 // Analyze finds the knee and the cliff of each sweep among stages (see
-// Sweeps, Knee and Cliff). Sweeps is empty, never nil, when no scenario ran
-// a sweep.
-func Analyze(stages []metrics.StageSummary, slo engine.SLO) Analysis {
+// Sweeps, Knee and Cliff) and checks them against the server's queue
+// gauges in server, when it has any. Sweeps is empty, never nil, when no
+// scenario ran a sweep.
+func Analyze(stages []metrics.StageSummary, slo engine.SLO, server Server) Analysis {
 	a := Analysis{Sweeps: []SweepAnalysis{}}
 	for _, s := range Sweeps(stages) {
 		sa := SweepAnalysis{Scenario: s.Scenario, Knee: Knee(s), Cliff: Cliff(s, slo)}
@@ -33,6 +38,10 @@ func Analyze(stages []metrics.StageSummary, slo engine.SLO) Analysis {
 			if !sa.Cliff.Found || f.Load < sa.Cliff.Load {
 				sa.TagCliffs = append(sa.TagCliffs, f)
 			}
+		}
+		if c := server.curve(s, stages); c != nil {
+			sa.Server = c
+			sa.Knee.Server, sa.Cliff.Server = c.check(sa.Knee, s.LoadUnit), c.check(sa.Cliff, s.LoadUnit)
 		}
 		a.Sweeps = append(a.Sweeps, sa)
 	}

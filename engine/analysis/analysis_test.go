@@ -177,7 +177,7 @@ func TestRealSweep(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	a := Analyze(r.Stages, engine.SLO{})
+	a := Analyze(r.Stages, engine.SLO{}, Server{})
 	if got, want := len(a.Sweeps), 1; got != want {
 		t.Fatalf("%d sweeps, want %d", got, want)
 	}
@@ -188,7 +188,7 @@ func TestRealSweep(t *testing.T) {
 	if got, want := sa.Cliff.Text, "tentative TTFT cliff at 16 VUs: p50 ×81.4 for ×2 load (19.9 ms → 1.62 s): requests queue"; got != want {
 		t.Errorf("cliff = %q, want %q", got, want)
 	}
-	slo := Analyze(r.Stages, engine.SLO{TTFT: 80 * time.Millisecond})
+	slo := Analyze(r.Stages, engine.SLO{TTFT: 80 * time.Millisecond}, Server{})
 	if got, want := slo.Sweeps[0].Cliff.Stage, "c8"; got != want {
 		t.Errorf("cliff with a TTFT SLO of 80ms at %q, want %q", got, want)
 	}
@@ -245,7 +245,7 @@ func TestSuspectFindings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := Analyze(stages(tt.mod), engine.SLO{})
+			a := Analyze(stages(tt.mod), engine.SLO{}, Server{})
 			sa := a.Sweeps[0]
 			if sa.Knee.Stage != "c4" || sa.Cliff.Stage != "c16" {
 				t.Fatalf("knee %q cliff %q, want c4 and c16", sa.Knee.Stage, sa.Cliff.Stage)
@@ -281,7 +281,7 @@ func TestKneeNamesItsFigure(t *testing.T) {
 }
 
 func TestAnalyzeNoSweep(t *testing.T) {
-	a := Analyze(nil, engine.SLO{})
+	a := Analyze(nil, engine.SLO{}, Server{})
 	if a.Sweeps == nil || len(a.Sweeps) != 0 {
 		t.Errorf("Sweeps = %#v, want empty and non-nil", a.Sweeps)
 	}

@@ -54,6 +54,19 @@ var latencies = []latency{
 	}, func(p Point) int64 { return p.E2ECount }, func(o engine.SLO) time.Duration { return o.E2E }},
 }
 
+// Latency is p's percentile named as Finding.Metric names one
+// ("ttft_p50", "e2e_p99"); 0 for any other name.
+func (p Point) Latency(metric string) float64 {
+	for _, l := range latencies {
+		for _, pc := range l.percentiles {
+			if pc.metric == metric {
+				return pc.of(p)
+			}
+		}
+	}
+	return 0
+}
+
 // Cliff finds the latency cliff of s. With a TTFT or E2E objective in slo
 // it is first the first point whose p99 breaks the objective (TTFT, then
 // E2E). Without one, or when none is broken, it is the first point where
@@ -63,6 +76,11 @@ var latencies = []latency{
 // that percentile are skipped, never divided by. A cliff read from a
 // percentile flagged unreliable is Tentative.
 func Cliff(s Sweep, slo engine.SLO) Finding {
+	return cliff(s, slo, func(breakAt) bool { return true })
+}
+
+// cliff is Cliff counting only the growth-rule breaks that accept takes.
+func cliff(s Sweep, slo engine.SLO, accept func(breakAt) bool) Finding {
 	f := Finding{Kind: KindCliff, Scenario: s.Scenario, LoadUnit: s.LoadUnit, Rule: cliffRule(slo)}
 	bySLO := slo.TTFT > 0 || slo.E2E > 0
 	if bySLO {
@@ -73,7 +91,7 @@ func Cliff(s Sweep, slo engine.SLO) Finding {
 		}
 	}
 	for _, l := range latencies {
-		if b, ok := growthBreak(s.Points, l); ok {
+		if b, ok := growthBreak(s.Points, l, accept); ok {
 			return growthFinding(f, s, l, b, bySLO)
 		}
 	}
@@ -146,9 +164,9 @@ type breakAt struct {
 
 // growthBreak returns the first point where one of l's percentiles is at
 // least CliffGrowth times its value at the previous point that has it, and
-// at least CliffGrowth times the load ratio; of several at that point, the
-// one with the largest ratio.
-func growthBreak(points []Point, l latency) (breakAt, bool) {
+// at least CliffGrowth times the load ratio, and accept takes the break; of
+// several at that point, the one with the largest ratio.
+func growthBreak(points []Point, l latency, accept func(breakAt) bool) (breakAt, bool) {
 	prev := make([]*Point, len(l.percentiles))
 	for i := range points {
 		p := &points[i]
@@ -162,8 +180,8 @@ func growthBreak(points []Point, l latency) (breakAt, bool) {
 			}
 			if q := prev[j]; q != nil {
 				r := pc.of(*p) / pc.of(*q)
-				if r >= CliffGrowth && r >= CliffGrowth*p.Load/q.Load && r > best.growth {
-					best = breakAt{pc, *p, *q, r}
+				if b := (breakAt{pc, *p, *q, r}); grows(r, p.Load/q.Load) && r > best.growth && accept(b) {
+					best = b
 				}
 			}
 			prev[j] = p
@@ -174,6 +192,10 @@ func growthBreak(points []Point, l latency) (breakAt, bool) {
 	}
 	return breakAt{}, false
 }
+
+// grows says whether a percentile's ratio r between two levels is the
+// growth rule's break for their load ratio.
+func grows(r, loadRatio float64) bool { return r >= CliffGrowth && r >= CliffGrowth*loadRatio }
 
 func cliffRule(slo engine.SLO) string {
 	growth := fmt.Sprintf("the first load level where a TTFT percentile (p50, p90 or p99; then E2E's) grows much faster than load: "+

@@ -40,6 +40,10 @@ type Finding struct {
 	Tag        string  `json:"tag,omitempty"`
 	Growth     float64 `json:"growth,omitempty"`
 	LoadGrowth float64 `json:"load_growth,omitempty"`
+	// Server is what the server's own queue gauges say about the finding:
+	// agreeing, disagreeing, or neither; nil without them (tag cliffs
+	// are never checked: the server's queue is not per tag).
+	Server *ServerCheck `json:"server,omitempty"`
 }
 
 // loadText renders a load level with its unit: "1 VU", "8 VUs", "2.5 req/s".

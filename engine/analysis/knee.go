@@ -13,18 +13,24 @@ const (
 var KneeRule = fmt.Sprintf("the last load level before the first step where added load yields < %.0f%% of "+
 	"proportional throughput gain (e = (T_i/T_i-1 - 1) / (L_i/L_i-1 - 1) < %.1f), provided an earlier step "+
 	"had e >= %.1f; when the first step has e < %.1f and no later step reaches %.1f, the first level (saturated from the start); "+
-	"T is the delivered request rate (the smaller of req/s and VUs / mean E2E in closed models)",
-	KneeEfficiency*100, KneeEfficiency, GrowEfficiency, KneeEfficiency, GrowEfficiency)
+	"T is the delivered request rate (the smaller of req/s and VUs / mean E2E in closed models); "+
+	"tentative when, within the 95%% noise of the two figures it compared (a count's 1/√n, a mean's CV/√n), that step (for a curve saturated from the start, the whole sweep) could have been growth (e >= %.1f)",
+	KneeEfficiency*100, KneeEfficiency, GrowEfficiency, KneeEfficiency, GrowEfficiency, GrowEfficiency)
 
-// Knee finds the throughput knee of s: the last point before the first
+// Knee finds the throughput knee of s. An open-model sweep (rates) is read
+// by OpenKnee. In a closed model it is the last point before the first
 // step whose marginal efficiency is below KneeEfficiency, provided an
 // earlier step reached GrowEfficiency. A curve whose first step is flat (or
 // falling) and that never grows after has its knee at the first point:
 // the server was saturated before the sweep began, which is a reading, not
 // an absence of one. A flat step before growth that follows is read as
 // noise at the bottom of the curve. A curve that kept growing has no knee.
-// Points without throughput are skipped.
+// Points without throughput are skipped. A knee whose deciding comparison
+// is within the noise of its figures is Tentative (see kneeNoise).
 func Knee(s Sweep) Finding {
+	if s.LoadUnit == UnitReqRate {
+		return OpenKnee(s)
+	}
 	f := Finding{Kind: KindKnee, Scenario: s.Scenario, LoadUnit: s.LoadUnit, Metric: "req/s", Rule: KneeRule}
 	pts := withThroughput(s.Points)
 	if len(pts) < 2 {
@@ -54,7 +60,7 @@ func Knee(s Sweep) Finding {
 		f.Text = fmt.Sprintf("throughput knee at %s: %s", loadText(k.Load, s.LoadUnit), figureText(k))
 		// The knee is read from the step to the next level too.
 		f.Suspect = suspectOf(k, pts[i])
-		return f
+		return kneeNoise(f, k, pts[i], "the step to "+loadText(pts[i].Load, s.LoadUnit))
 	}
 	f.Text = "no throughput knee within the sweep (throughput kept growing)"
 	return f
@@ -83,7 +89,8 @@ func saturatedAtFirst(f Finding, pts []Point, unit string) Finding {
 		"start the sweep lower, or the server has one worker)", shape, loadText(first.Load, unit), rateText(f.Value),
 		ratioText(throughputOf(last)/f.Value), ratioText(last.Load/first.Load))
 	f.Suspect = suspectOf(pts...)
-	return f
+	// The reading is about the whole curve, so its noise is the span's.
+	return kneeNoise(f, first, last, "the sweep from "+loadText(first.Load, unit)+" to "+loadText(last.Load, unit))
 }
 
 // efficiency is the marginal efficiency of the step from a to b; both have
@@ -96,11 +103,17 @@ func efficiency(a, b Point) float64 {
 // req/s, or the delivered rate VUs / mean E2E when that was smaller.
 func figureText(p Point) string {
 	v := throughputOf(p)
-	if p.Throughput > 0 && p.Throughput < p.ReqPerSec && p.E2EMean > 0 {
+	if delivered(p) {
 		return fmt.Sprintf("%s delivered (%s ÷ mean E2E %s; the table's %.2f req/s counts requests started)",
 			rateText(v), loadText(float64(p.VUs), UnitVUs), msText(p.E2EMean), p.ReqPerSec)
 	}
 	return rateText(v) + " (the table's req/s)"
+}
+
+// delivered says whether p's throughput figure is the delivered rate VUs
+// / mean E2E rather than the table's req/s.
+func delivered(p Point) bool {
+	return p.Throughput > 0 && p.Throughput < p.ReqPerSec && p.E2EMean > 0
 }
 
 func throughputOf(p Point) float64 {

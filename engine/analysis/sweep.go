@@ -1,13 +1,13 @@
 // Package analysis reads a load sweep — one scenario's stages at growing
 // load — and names its knee (where throughput stops growing with load) and
-// its cliff (where tail latency breaks away). Everything here is a pure
-// function of the stage summaries: no I/O, safe for concurrent use.
+// its cliff (where tail latency breaks away), and checks them against the
+// server's own queue gauges. Everything here is a pure function of the
+// stage summaries and the server's metrics: no I/O, safe for concurrent
+// use.
 package analysis
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
 )
@@ -41,9 +41,12 @@ type Point struct {
 	E2EP90     float64 `json:"e2e_p90,omitempty"`
 	E2EP99     float64 `json:"e2e_p99"`
 	// E2EMean (ms) and VUs say how Throughput was bounded in a closed
-	// model (VUs / mean E2E).
-	E2EMean float64 `json:"e2e_mean,omitempty"`
-	VUs     int     `json:"vus,omitempty"`
+	// model (VUs / mean E2E); E2EStddev (ms) says how noisy that bound is.
+	E2EMean   float64 `json:"e2e_mean,omitempty"`
+	E2EStddev float64 `json:"e2e_stddev,omitempty"`
+	VUs       int     `json:"vus,omitempty"`
+	// Requests started in the window: what ReqPerSec counts.
+	Requests int64 `json:"requests,omitempty"`
 	// TTFTCount and E2ECount are the samples behind the percentiles.
 	TTFTCount int64 `json:"ttft_count,omitempty"`
 	E2ECount  int64 `json:"e2e_count,omitempty"`
@@ -51,6 +54,16 @@ type Point struct {
 	// too few samples ("ttft_p50", "e2e_p99"; see metrics.Dist): a finding
 	// read from one is tentative.
 	Unreliable []string `json:"unreliable,omitempty"`
+	// CI holds each percentile's 95% confidence interval by the same
+	// names, where the stage had one.
+	CI map[string]metrics.Interval `json:"ci,omitempty"`
+	// Open models only: the iterations per second started (Achieved), and
+	// due ones that found every VU busy (Dropped, a count), over a window
+	// of WindowS seconds, and the schedule lag's p99 (ms).
+	Achieved float64 `json:"achieved,omitempty"`
+	Dropped  int64   `json:"dropped,omitempty"`
+	WindowS  float64 `json:"window_s,omitempty"`
+	LagP99   float64 `json:"lag_p99,omitempty"`
 	// Suspect says why the stage's figures may be the client side's (see
 	// StageSuspect); empty when nothing is known against them.
 	Suspect []string `json:"suspect,omitempty"`
@@ -131,12 +144,39 @@ func pointOf(st metrics.StageSummary) Point {
 		E2EP90:     st.E2E.P90,
 		E2EP99:     st.E2E.P99,
 		E2EMean:    st.E2E.Mean,
+		E2EStddev:  st.E2E.Stddev,
 		VUs:        st.VUs,
+		Requests:   st.WindowRequests(),
 		TTFTCount:  st.TTFT.Count,
 		E2ECount:   st.E2E.Count,
 		Unreliable: slices.Concat(prefixed("ttft_", st.TTFT.Unreliable), prefixed("e2e_", st.E2E.Unreliable)),
+		CI:         intervals(st.TTFT, st.E2E),
+		Achieved:   st.AchievedRate,
+		Dropped:    st.DroppedIterations,
+		WindowS:    st.DurationS,
+		LagP99:     st.ScheduleLag.P99,
 		Suspect:    StageSuspect(st),
 	}
+}
+
+// intervals names the confidence intervals of a TTFT and an E2E
+// distribution as Point.CI does; nil when neither has any.
+func intervals(ttft, e2e metrics.Dist) map[string]metrics.Interval {
+	var out map[string]metrics.Interval
+	for _, d := range []struct {
+		prefix string
+		ci     metrics.Intervals
+	}{{"ttft_", ttft.CI}, {"e2e_", e2e.CI}} {
+		for name, iv := range map[string]metrics.Interval{"p50": d.ci.P50, "p90": d.ci.P90, "p99": d.ci.P99} {
+			if iv[1] > 0 {
+				if out == nil {
+					out = map[string]metrics.Interval{}
+				}
+				out[d.prefix+name] = iv
+			}
+		}
+	}
+	return out
 }
 
 // prefixed names a distribution's flagged percentiles as Point.Unreliable
@@ -147,49 +187,6 @@ func prefixed(prefix string, names []string) []string {
 		out[i] = prefix + n
 	}
 	return out
-}
-
-// StageSuspect says why a stage's figures may be the client side's rather
-// than the server's: llmload was client-bound, the machine was busy with
-// other processes, or the window slipped from its planned length; empty
-// when none of these is known.
-func StageSuspect(st metrics.StageSummary) []string {
-	var why []string
-	if c := st.Client; c != nil && c.Bound {
-		why = append(why, "llmload itself was the bottleneck")
-	}
-	if c := st.Client; c != nil && c.MachineBusy {
-		why = append(why, "the machine was busy with other processes")
-	}
-	if r := st.SlipReason(); r != "" {
-		why = append(why, r)
-	}
-	return why
-}
-
-// suspectOf joins the reasons of the points a finding was computed from,
-// each reason once with the stages it holds for, in load order: "c8, c16:
-// the machine was busy with other processes".
-func suspectOf(points ...Point) string {
-	points = slices.Clone(points)
-	slices.SortFunc(points, func(a, b Point) int { return cmp.Compare(a.Load, b.Load) })
-	var reasons []string
-	stages := map[string][]string{}
-	for _, p := range points {
-		for _, r := range p.Suspect {
-			if _, seen := stages[r]; !seen {
-				reasons = append(reasons, r)
-			}
-			if !slices.Contains(stages[r], p.Stage) {
-				stages[r] = append(stages[r], p.Stage)
-			}
-		}
-	}
-	parts := make([]string, len(reasons))
-	for i, r := range reasons {
-		parts[i] = strings.Join(stages[r], ", ") + ": " + r
-	}
-	return strings.Join(parts, "; ")
 }
 
 // Throughput estimates the requests per second a stage delivered. A

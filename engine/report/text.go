@@ -337,12 +337,13 @@ func fmtRate(v float64) string {
 }
 
 // readings are the knee and cliff of r's sweeps as this llmload reads
-// them: recomputed from the stages and the run's SLO (both in every file),
-// so re-reporting a file written by an older llmload gives today's rules'
-// reading. The stored Analysis is kept only when no stage is left to read
+// them: recomputed from the stages, the run's SLO and the server's metrics
+// (all kept in the file), so re-reporting a file written by an older
+// llmload gives today's rules' reading. The stored Analysis is kept only when no stage is left to read
 // (a hand-made result).
 func readings(r *Result) analysis.Analysis {
-	if a := analysis.Analyze(r.Stages, engineSLO(r.Run.SLO)); len(a.Sweeps) > 0 || len(r.Analysis.Sweeps) == 0 {
+	server := analysis.Server{Metrics: r.ServerMetrics, Start: r.Run.Start}
+	if a := analysis.Analyze(r.Stages, engineSLO(r.Run.SLO), server); len(a.Sweeps) > 0 || len(r.Analysis.Sweeps) == 0 {
 		return a
 	}
 	return r.Analysis
@@ -369,8 +370,20 @@ func writeSweepFindings(b *bytes.Buffer, r *Result) {
 			if f.Tentative != "" {
 				b.WriteString(wrap("tentative: "+f.Tentative+"; a reading, not a fact", "  ", "    ", maxWidth))
 			}
+			if f.Server != nil {
+				b.WriteString(wrap(serverLine(f.Server), "  ", "    ", maxWidth))
+			}
 		}
 	}
+}
+
+// serverLine is what the server's queue gauges say about a finding:
+// "server agrees: queue grows from 8 VUs (...)".
+func serverLine(c *analysis.ServerCheck) string {
+	if c.Verdict == "" {
+		return "server: " + c.Text
+	}
+	return "server " + c.Verdict + ": " + c.Text
 }
 
 // writeServerMetricsNote says how the server's metrics endpoint fared; the

@@ -246,11 +246,50 @@ func assertText(t *testing.T, text string, want, absent []string) {
 	}
 }
 
+// TestTextNamesKneeAndCliff: the 4 s simulator sweep's short prompts'
+// p99 rose ×5.4 on 2 and 6 samples, one slow request: no tag cliff.
 func TestTextNamesKneeAndCliff(t *testing.T) {
 	r := readTestdata(t, "r4.json")
 	text := string(render(t, Text(r)))
 	assertText(t, text, []string{"throughput knee at 8 VUs", "tentative TTFT cliff at 16 VUs: p50 ×81.4 for ×2 load",
-		"  tentative: TTFT p50 flagged unreliable at"}, nil)
+		"  tentative: TTFT p50 flagged unreliable at"}, []string{"prompt=short:"})
+}
+
+// TestTextRecordedLlamaCpp is issue 12's done-when: the recorded llama.cpp
+// sweep reads saturated from the first level, with a TTFT cliff at 8 VUs.
+func TestTextRecordedLlamaCpp(t *testing.T) {
+	r := readTestdata(t, "llamacpp-sweep-4slots.json")
+	assertText(t, string(render(t, Text(r))), []string{
+		"throughput flat from the first level: saturated at 1 VU (1.81 req/s",
+		"tentative TTFT cliff at 8 VUs: p50 ×16.4 for ×2 load (129 ms → 2.1 s): requests queue\n",
+		"prompt=short: tentative TTFT cliff at 4 VUs: p99 ×72.4",
+	}, []string{"server agrees", "server disagrees"})
+}
+
+// TestTextServerReading: each finding is followed by what the server's
+// queue gauges say of it, in the server's words.
+func TestTextServerReading(t *testing.T) {
+	start := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	var stages []metrics.StageSummary
+	var tt, waiting, running []float64
+	for i, vus := range []int{1, 2, 4, 8} {
+		st := metrics.StageSummary{Scenario: "sweep", Stage: fmt.Sprintf("c%d", vus), Index: i, VUs: vus, Complete: true,
+			Start: start.Add(time.Duration(10+20*i) * time.Second), DurationS: 20, PlannedS: 20, ReqPerSec: float64(vus),
+			TTFT: metrics.Dist{Count: 2000, P50: []float64{50, 51, 52, 400}[i], P90: 60, P99: 70}}
+		st.End = st.Start.Add(20 * time.Second)
+		stages = append(stages, st)
+		// The server's queue stays empty and its batch follows the VUs.
+		tt, waiting, running = append(tt, float64(20+20*i)), append(waiting, 0), append(running, float64(vus))
+	}
+	r := New(Meta{Start: start, Complete: true}, &metrics.Summary{Stages: stages})
+	r.ServerMetrics = &servermetrics.Result{Series: []servermetrics.Series{
+		{Name: "vllm:num_requests_running", T: tt, V: running}, {Name: "vllm:num_requests_waiting", T: tt, V: waiting}}}
+	assertText(t, string(render(t, Text(r))), []string{
+		"no throughput knee within the sweep (throughput kept growing)\n  server agrees: queue empty (vllm:num_requests_waiting 0 at every level)\n",
+		"TTFT cliff at 8 VUs: p50 ×7.69 for ×2 load (52 ms → 400 ms): requests queue\n" +
+			"  server disagrees: queue empty (vllm:num_requests_waiting 0 at every level) and running not at a plateau\n" +
+			"    (vllm:num_requests_running 1 → 8): the delay may be client-side or in the network\n",
+	}, nil)
 }
 
 func TestTextNotesServerMetrics(t *testing.T) {

@@ -27,7 +27,7 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 	}
 	res = report.New(meta, summary)
 	res.ServerMetrics = server
-	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO)
+	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
 	results, passed := c.Thresholds.Evaluate(col.Snapshot())
 	if abort := c.thresholdAbort(e); abort != nil {
 		markAborted(results, abort.T.Expr)
