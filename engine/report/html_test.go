@@ -105,7 +105,7 @@ func TestHTMLDeterministic(t *testing.T) {
 
 // wantCharts are the data-chart names the rich fixture must draw.
 var wantCharts = []string{
-	"sweep-0-throughput", "sweep-0-tokens", "sweep-0-latency",
+	"sweep-0-throughput", "sweep-0-tokens", "sweep-0-latency", "sweep-0-server",
 	"ts-inflight", "ts-tokens", "ts-errors", "ts-ttft",
 	"hist-0-ttft", "hist-0-e2e", "hist-3-ttft-by-0", "hist-7-e2e-by-0", "server-0", "server-1",
 }
@@ -130,6 +130,31 @@ func TestHTMLContent(t *testing.T) {
 		if strings.Contains(page, bad) {
 			t.Errorf("page contains %q", bad)
 		}
+	}
+}
+
+// TestHTMLSweepLines: the latency chart draws the p90 the cliff rule reads
+// and each tag value's curve where its cliff was found, with the rules
+// written under the charts.
+func TestHTMLSweepLines(t *testing.T) {
+	page := string(render(t, HTML(readTestdata(t, "llamacpp-sweep-4slots.json"))))
+	latency := regexp.MustCompile(`(?s)data-chart="sweep-0-latency".*?</figure>`).FindString(page)
+	for _, want := range []string{">TTFT p90<", ">E2E p90<", ">prompt=medium TTFT p99<", ">prompt=short TTFT p99<"} {
+		if !strings.Contains(latency, want) {
+			t.Errorf("latency chart lacks the line %q", want)
+		}
+	}
+	if strings.Contains(latency, "prompt=long") {
+		t.Error("latency chart draws prompt=long, which has no cliff")
+	}
+	for _, want := range []string{"<li>knee rule: the last load level", "<li>cliff rule: the first load level",
+		"<li>tag cliff rule: the cliff rule; on a tag value&#39;s curve"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `data-chart="sweep-0-server"`) {
+		t.Error("a server chart without the server's queue gauges")
 	}
 }
 
