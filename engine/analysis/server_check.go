@@ -21,7 +21,8 @@ const QueueFormed = 0.5
 var ServerRule = fmt.Sprintf("the mean of the server's waiting and running gauges over each level's window; its queue grows from the first level "+
 	"whose mean waiting is >= %g, its running requests are at a plateau from the first level where they grew < %.0f%% of "+
 	"proportional to load; a cliff agrees when the queue formed at or before it (or, with none, running was at a plateau), "+
-	"a knee when either did by the level after it; a cliff with neither, or a queue without a cliff, disagrees",
+	"a knee when either did by the level after it; a TTFT p50 cliff with neither (Little's law: half the requests waiting fill the mean queue), "+
+	"or a queue without a cliff, disagrees",
 	QueueFormed, 100*KneeEfficiency)
 
 // ServerCheck is what the server's own series say about a finding.

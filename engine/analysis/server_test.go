@@ -39,28 +39,32 @@ func TestServerCheck(t *testing.T) {
 	tests := []struct {
 		name             string
 		waiting, running []float64
-		kind, at         string // at: the finding's stage, "" for none found
+		kind, at, metric string // at: the finding's stage, "" for none found
 		verdict, text    string // text "" expects no check at all
 	}{
-		{"cliff by a full batch", []float64{0, 0, 0, 0.2}, []float64{1, 2, 3.9, 4}, KindCliff, "c8", ServerAgrees,
+		{"cliff by a full batch", []float64{0, 0, 0, 0.2}, []float64{1, 2, 3.9, 4}, KindCliff, "c8", "ttft_p50", ServerAgrees,
 			"running at a plateau from 8 VUs (r 3.9 → 4), queue flat (w ≤ 0.2 at every level)"},
-		{"cliff before the queue", []float64{0, 0, 0, 5}, []float64{1, 2, 4, 8}, KindCliff, "c4", ServerDisagrees,
+		{"cliff before the queue", []float64{0, 0, 0, 5}, []float64{1, 2, 4, 8}, KindCliff, "c4", "ttft_p50", ServerDisagrees,
 			"queue grows only from 8 VUs (w 0 → 5) and running not at a plateau (r 1 → 4): the delay may be client-side or in the network"},
-		{"queue from the first level", []float64{2, 4, 8, 16}, []float64{1, 1, 1, 1}, KindCliff, "c2", ServerAgrees,
+		{"a tail before the queue", []float64{0, 0, 0, 5}, []float64{1, 2, 4, 8}, KindCliff, "c4", "ttft_p99", "",
+			"queue grows only from 8 VUs (w 0 → 5) and running not at a plateau (r 1 → 4): a tail of a few waiting requests need not show in the mean queue"},
+		{"E2E, server calm", []float64{0, 0, 0, 0}, []float64{1, 2, 4, 8}, KindCliff, "c8", "e2e_p50", "",
+			"queue empty (w 0 at every level) and running not at a plateau (r 1 → 8): E2E grows in decode too, which a queue does not show"},
+		{"queue from the first level", []float64{2, 4, 8, 16}, []float64{1, 1, 1, 1}, KindCliff, "c2", "ttft_p50", ServerAgrees,
 			"queue from the first level (w 2 at 1 VU)"},
-		{"knee, the server never saturates", []float64{0, 0, 0, 0}, []float64{1, 2, 4, 8}, KindKnee, "c2", ServerDisagrees,
+		{"knee, the server never saturates", []float64{0, 0, 0, 0}, []float64{1, 2, 4, 8}, KindKnee, "c2", "", ServerDisagrees,
 			"queue empty (w 0 at every level) and running not at a plateau (r 1 → 8): throughput may be limited client-side or in the network"},
-		{"knee, a plateau the level after", nil, []float64{1, 2, 4, 4.1}, KindKnee, "c4", ServerAgrees,
+		{"knee, a plateau the level after", nil, []float64{1, 2, 4, 4.1}, KindKnee, "c4", "", ServerAgrees,
 			"running at a plateau from 8 VUs (r 4 → 4.1)"},
-		{"knee, a plateau much later", nil, []float64{1, 2, 4, 4.1}, KindKnee, "c1", "",
+		{"knee, a plateau much later", nil, []float64{1, 2, 4, 4.1}, KindKnee, "c1", "", "",
 			"running at a plateau from 8 VUs (r 4 → 4.1)"},
-		{"running only, no cliff", nil, []float64{1, 2, 4, 8}, KindCliff, "", "", ""},
-		{"a level without scrapes is skipped", []float64{0, nan, 3, 3}, []float64{1, nan, 4, 4}, KindCliff, "c4", ServerAgrees,
+		{"running only, no cliff", nil, []float64{1, 2, 4, 8}, KindCliff, "", "", "", ""},
+		{"a level without scrapes is skipped", []float64{0, nan, 3, 3}, []float64{1, nan, 4, 4}, KindCliff, "c4", "ttft_p50", ServerAgrees,
 			"queue grows from 4 VUs (w 0 → 3)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := Finding{Kind: tt.kind, Found: tt.at != "", Stage: tt.at}
+			f := Finding{Kind: tt.kind, Found: tt.at != "", Stage: tt.at, Metric: tt.metric}
 			got := curveOf(loads, tt.waiting, tt.running).check(f, UnitVUs)
 			if tt.text == "" {
 				if got != nil {

@@ -15,7 +15,22 @@ func (c *ServerCurve) check(f Finding, unit string) *ServerCheck {
 	if f.Kind == KindKnee {
 		return r.knee(at)
 	}
-	return r.cliff(at)
+	return r.cliff(at, f.Metric)
+}
+
+// unseen says why a cliff read from metric need not show in the server's
+// mean queue, or "" when it must: by Little's law the mean queue is the
+// arrival rate times the mean wait, so the median TTFT jumping (half the
+// requests waiting) fills it, while a p90 or p99 is a few requests' wait
+// and E2E grows in decode too, which no queue shows.
+func unseen(metric string) string {
+	switch {
+	case metric == "ttft_p50":
+		return ""
+	case strings.HasPrefix(metric, "e2e_"):
+		return "E2E grows in decode too, which a queue does not show"
+	}
+	return "a tail of a few waiting requests need not show in the mean queue"
 }
 
 // reader words a curve's queue onset and running plateau.
@@ -25,11 +40,11 @@ type reader struct {
 	q, p change
 }
 
-// cliff: a client cliff at level at (-1: none) agrees with a queue formed
-// by then, or else with a full batch; with neither the wait is not the
-// server's. A queue with no cliff at all is the disagreement the other
-// way round.
-func (r reader) cliff(at int) *ServerCheck {
+// cliff: a client cliff at level at (-1: none), read from metric, agrees
+// with a queue formed by then, or else with a full batch; with neither,
+// a cliff the mean queue must show (see unseen) is not the server's wait.
+// A queue with no cliff at all is the disagreement the other way round.
+func (r reader) cliff(at int, metric string) *ServerCheck {
 	q, p := r.q, r.p
 	switch {
 	case at < 0 && q.i >= 0:
@@ -42,6 +57,9 @@ func (r reader) cliff(at int) *ServerCheck {
 		return r.verdict(ServerAgrees, q, r.queue(false))
 	case p.i >= 0 && p.i <= at:
 		return r.verdict(ServerAgrees, p, joinNonEmpty(", ", r.running(at), r.queue(true)))
+	}
+	if why := unseen(metric); why != "" {
+		return r.verdict("", q, joinNonEmpty(" and ", r.queue(q.i > at), r.running(at))+": "+why)
 	}
 	return r.verdict(ServerDisagrees, q, joinNonEmpty(" and ", r.queue(q.i > at), r.running(at))+
 		": the delay may be client-side or in the network")
