@@ -255,6 +255,14 @@ func TestTextNamesKneeAndCliff(t *testing.T) {
 		"  tentative: TTFT p50 flagged unreliable at"}, []string{"prompt=short:"})
 }
 
+// TestLagBoundsAgree: a stage the warnings say fell behind its schedule
+// is the one whose findings are suspect for it, and no other.
+func TestLagBoundsAgree(t *testing.T) {
+	if analysis.LagSuspectMS != LagWarnMS {
+		t.Errorf("analysis.LagSuspectMS = %g, report.LagWarnMS = %g: one bound, two values", analysis.LagSuspectMS, LagWarnMS)
+	}
+}
+
 // TestTextRecordedLlamaCpp is issue 12's done-when: the recorded llama.cpp
 // sweep reads saturated from the first level, with a TTFT cliff at 8 VUs.
 func TestTextRecordedLlamaCpp(t *testing.T) {
