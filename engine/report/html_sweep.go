@@ -104,9 +104,7 @@ func (sp sweepPlot) chart(suffix, title, yLabel string, series ...lineSeries) li
 
 func sweepSectionOf(s analysis.Sweep, a analysis.SweepAnalysis, stages []metrics.StageSummary, i int) sweepSection {
 	sp := newSweepPlot(s, a, i)
-	req := sp.chart("throughput", "requests/s against load", "requests/s",
-		sp.line("req/s (started)", func(p analysis.Point) float64 { return p.ReqPerSec }),
-		dashed(sp.line("delivered (knee rule)", func(p analysis.Point) float64 { return p.Throughput })))
+	req := sp.chart("throughput", "requests/s against load", "requests/s", throughputLines(sp)...)
 	tok := sp.chart("tokens", "output tokens/s against load", "output tokens/s",
 		withColor(sp.line("output tok/s", func(p analysis.Point) float64 { return p.TokPerSec }), palette[2]))
 	lat := sp.chart("latency", "latency against load", "latency (ms, log scale)", latencyLines(sp, a, stages)...)
@@ -116,6 +114,19 @@ func sweepSectionOf(s analysis.Sweep, a analysis.SweepAnalysis, stages []metrics
 		charts = append(charts, c.render())
 	}
 	return sweepSection{Title: fmt.Sprintf("%s (load in %s)", s.Scenario, s.LoadUnit), Charts: charts, Notes: sweepNotes(a)}
+}
+
+// throughputLines are what the knee rule read: in a closed model the
+// delivered rate beside the started one, in an open model the achieved
+// iterations/s against the offered rate.
+func throughputLines(sp sweepPlot) []lineSeries {
+	started := sp.line("req/s (started)", func(p analysis.Point) float64 { return p.ReqPerSec })
+	if sp.s.LoadUnit == analysis.UnitReqRate {
+		return []lineSeries{started,
+			dashed(sp.line("achieved iterations/s (knee rule)", func(p analysis.Point) float64 { return p.Achieved })),
+			withColor(dashed(sp.line("offered", func(p analysis.Point) float64 { return p.Load })), palette[6])}
+	}
+	return []lineSeries{started, dashed(sp.line("delivered (knee rule)", func(p analysis.Point) float64 { return p.Throughput }))}
 }
 
 // latencyLines are the metrics' percentiles, then each tag value's curve

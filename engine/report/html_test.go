@@ -158,6 +158,26 @@ func TestHTMLSweepLines(t *testing.T) {
 	}
 }
 
+// TestHTMLOpenSweep: an open-model sweep draws the achieved rate the knee
+// rule read against the offered one.
+func TestHTMLOpenSweep(t *testing.T) {
+	var stages []metrics.StageSummary
+	for i, rate := range []float64{10, 20, 40} {
+		stages = append(stages, metrics.StageSummary{Scenario: "open", Stage: fmt.Sprintf("r%g", rate), Index: i,
+			TargetRate: rate, AchievedRate: []float64{10, 20, 30}[i], ReqPerSec: []float64{10, 20, 30}[i], DurationS: 60})
+	}
+	page := string(render(t, HTML(New(Meta{Complete: true}, &metrics.Summary{Stages: stages}))))
+	chart := regexp.MustCompile(`(?s)data-chart="sweep-0-throughput".*?</figure>`).FindString(page)
+	for _, want := range []string{">achieved iterations/s (knee rule)<", ">offered<"} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("throughput chart lacks the line %q", want)
+		}
+	}
+	if !strings.Contains(page, "<li>knee rule: open model:") {
+		t.Error("page lacks the open-model knee rule")
+	}
+}
+
 func TestHTMLRendersWhatExists(t *testing.T) {
 	meta, sum := singleFixture()
 	for name, r := range map[string]*Result{
