@@ -102,15 +102,24 @@ const (
 // are measured from t0 (Start) on the monotonic clock; zero means "not
 // measured" (no text arrived, fewer than two tokens, ...).
 type Result struct {
-	Start  time.Time
-	Status int // HTTP status, 0 when no response arrived
-	Err    *Error
-	TTFB   time.Duration
-	TTFT   time.Duration // first text of any kind, reasoning included
-	TTFC   time.Duration // first content (answer) text; equals TTFT without reasoning
-	E2E    time.Duration
-	TPOT   time.Duration
-	ITL    []time.Duration // one per gap between text-carrying events
+	// Start is t0, the moment the request was handed to its connection
+	// (its headers written), from which every latency is timed; when no
+	// connection was reached, the moment the request was issued.
+	Start time.Time
+	// Connect is the time from issuing the request to t0: obtaining a
+	// connection (dialing, TLS) and the client's own delay in writing to
+	// it. It is not in any latency, so a burst of requests that the
+	// client itself queues cannot inflate TTFT; a slow accept or
+	// handshake shows here instead.
+	Connect time.Duration
+	Status  int // HTTP status, 0 when no response arrived
+	Err     *Error
+	TTFB    time.Duration
+	TTFT    time.Duration // first text of any kind, reasoning included
+	TTFC    time.Duration // first content (answer) text; equals TTFT without reasoning
+	E2E     time.Duration
+	TPOT    time.Duration
+	ITL     []time.Duration // one per gap between text-carrying events
 	// TokenITL holds one gap per token, a chunk's gap divided by the tokens
 	// it carried, when per-chunk usage says how many; nil otherwise.
 	TokenITL          []time.Duration

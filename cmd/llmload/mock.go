@@ -26,7 +26,7 @@ Flags:
 
 func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	var cfg sim.Config
-	var addr, truthPath string
+	var addr, truthPath, cpuProfile string
 	var defects []string
 	fs := pflag.NewFlagSet("mock", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -45,6 +45,7 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&cfg.FixedITL, "fixed-itl", 0, "fixed-delay mode: one token this often after the first; answers run to max_tokens (needs --fixed-ttft)")
 	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", 0, "tokens in each streamed chunk (default 1)")
 	fs.StringVar(&truthPath, "truth-log", "", "write each request as the server saw it (arrival, TTFT, TPOT, E2E, tokens) to this JSONL file, for `llmload report --truth`")
+	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulator to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -63,6 +64,13 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv("LLMLOAD_MOCK_API_KEY")
+	}
+	if cpuProfile != "" {
+		stop, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if truthPath != "" {
 		f, err := os.Create(truthPath)

@@ -52,6 +52,7 @@ const (
 	mITLToken
 	mE2E
 	mTTFB
+	mConnect
 	mScheduleLag
 	mTTFTSched
 	mE2ESched
@@ -94,6 +95,7 @@ var builtins = [numBuiltin]builtinDef{
 	mITLToken:     {"itl_token", kindTrend, true},
 	mE2E:          {"e2e", kindTrend, true},
 	mTTFB:         {"ttfb", kindTrend, true},
+	mConnect:      {"connect", kindTrend, true},
 	mScheduleLag:  {"schedule_lag", kindTrend, false},
 	mTTFTSched:    {"ttft_sched", kindTrend, true},
 	mE2ESched:     {"e2e_sched", kindTrend, true},
@@ -118,7 +120,7 @@ var builtins = [numBuiltin]builtinDef{
 
 // sampleMetrics are the built-ins a request sample feeds.
 var sampleMetrics = [...]metricID{
-	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mTTFTSched, mE2ESched,
+	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mConnect, mTTFTSched, mE2ESched,
 	mRequests, mOutTok, mInTok, mReasoningTok, mGoodput, mErrors, mGoodShare,
 }
 

@@ -262,7 +262,7 @@ func TestDeclare(t *testing.T) {
 func TestBuiltin(t *testing.T) {
 	b := Builtin()
 	for name, want := range map[string]string{
-		"ttft": "trend", "tpot": "trend", "itl": "trend", "e2e": "trend", "ttfb": "trend",
+		"ttft": "trend", "tpot": "trend", "itl": "trend", "e2e": "trend", "ttfb": "trend", "connect": "trend",
 		"schedule_lag": "trend", "ttft_sched": "trend", "e2e_sched": "trend",
 		"requests": "counter", "iterations": "counter", "dropped_iterations": "counter",
 		"iteration_errors": "counter", "output_tokens": "counter", "input_tokens": "counter",
@@ -275,7 +275,7 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 25; got != want {
+	if got, want := len(b), 26; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

@@ -412,3 +412,20 @@ func TestLateScheduledStartsStayInTheirWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectDist: the time to reach a connection is a stage distribution
+// of its own, of successful requests, beside (never inside) TTFB and TTFT.
+func TestConnectDist(t *testing.T) {
+	c := NewCollector()
+	c.StageStarted(engine.StageMark{Scenario: "s", Stage: "c1", Target: 1, At: at(0)})
+	for i, connect := range []time.Duration{3 * time.Millisecond, 0, 40 * time.Microsecond} {
+		s := req("s", "c1", float64(i), 100, 200, 0, nil)
+		s.Connect = connect
+		c.Sample(s)
+	}
+	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "c1", At: at(10)})
+	st := c.Close().Stages[0]
+	if st.Connect.Count != 2 || st.Connect.Max != 3 || st.Connect.Min != 0.04 || st.TTFT.Min != 100 {
+		t.Errorf("connect %+v, TTFT min %v; want 2 values from 0.04 to 3 ms, TTFT untouched", st.Connect, st.TTFT.Min)
+	}
+}

@@ -100,9 +100,12 @@ type StageSummary struct {
 	GoodShare    float64 `json:"good_share"`
 
 	TTFB Dist `json:"ttfb"`
-	TTFT Dist `json:"ttft"` // first text of any kind, reasoning included
-	TTFC Dist `json:"ttfc"` // first answer (content) text
-	TPOT Dist `json:"tpot"`
+	// Connect is the time from issuing a request to t0: obtaining its
+	// connection and the client's own delay in writing it; in no latency.
+	Connect Dist `json:"connect,omitzero"`
+	TTFT    Dist `json:"ttft"` // first text of any kind, reasoning included
+	TTFC    Dist `json:"ttfc"` // first answer (content) text
+	TPOT    Dist `json:"tpot"`
 	// ITL is chunk-level: one value per gap between text-carrying events,
 	// whatever number of tokens each carried. ITLToken is token-level: one
 	// value per token (a gap divided among the tokens its chunk carried),

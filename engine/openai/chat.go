@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"time"
@@ -31,8 +32,9 @@ type outcome struct {
 
 // Chat sends req to its endpoint (chat or legacy completions), streamed
 // unless req.NoStream, and measures it; failures are classified into
-// Result.Err. Times are from t0 (Result.Start), taken just before the
-// request is handed to the transport, so connection set-up counts. TTFB is
+// Result.Err. Times are from t0 (Result.Start), when the request's headers
+// were handed to its connection (see stamp); the time to get there is
+// Result.Connect. TTFB is
 // when Do returns, i.e. when the status line and all headers have been read
 // and parsed. Every event is stamped when the read that completed it
 // returned, before any JSON decoding; tokens are counted after the stream
@@ -58,15 +60,17 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	hreq, err := c.newRequest(rctx, req, body)
+	var t0 stamp
+	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace()), req, body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
 	}
-	res.Start = time.Now()
-	w := startWatchdog(res.Start, c.timeoutsFor(req), cancel)
+	issued := time.Now()
+	w := startWatchdog(issued, c.timeoutsFor(req), cancel)
 	defer w.stop()
 	resp, err := c.http.Do(hreq)
+	res.Start, res.Connect = t0.from(issued)
 	if err != nil {
 		res.Err = c.fail(ctx, rctx, err, phaseRequest)
 		return res, outcome{}
@@ -237,9 +241,12 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 	s.tpot()
 }
 
+// itlHint sizes a request's ITL slice from its max_tokens, up to 256 gaps
+// (2 KB): a longer answer grows it as it goes, while a hint of thousands
+// would reserve tens of KB per in-flight request that most never fill.
 func itlHint(maxTokens int) int {
 	if maxTokens > 1 {
-		return min(maxTokens-1, 4096)
+		return min(maxTokens-1, 256)
 	}
 	return 64
 }

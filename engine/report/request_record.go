@@ -131,7 +131,7 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		tokensCell(s.InputTokens, s.InputTokensSource), strCell(s.InputTokensSource),
 		tokensCell(s.OutputTokens, s.TokensSource), strCell(s.TokensSource),
 		countCell(s.ReasoningTokens), countCell(s.ClientOutputTokens),
-		boolCell(s.Streamed), lag, strCell(s.Dirty), boolCell(s.Warmup),
+		boolCell(s.Streamed), lag, strCell(s.Dirty), boolCell(s.Warmup), measuredCell(s.Connect),
 	}
 }
 

@@ -51,13 +51,14 @@ const (
 	colScheduledLag   = "scheduled_lag_ms"     // Start − Scheduled; empty without an intended start
 	colDirty          = "dirty"                // dirty-data kind; empty for clean requests
 	colWarmup         = "warmup"               // true or false
-	numRequestColumns = 22
+	colConnect        = "connect_ms"           // t0 − issued: getting a connection and writing to it
+	numRequestColumns = 23
 )
 
 var requestColumns = [numRequestColumns]string{
 	colStartOffset, colScenario, colStage, colTags, colStatus, colErrorClass, colErrorMessage,
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
-	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup,
+	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

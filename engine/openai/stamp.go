@@ -1,0 +1,39 @@
+package openai
+
+import (
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+)
+
+// stamp takes t0 where DESIGN.md puts it: the moment a request is handed
+// to its connection. The transport's writer goroutine reports it through
+// httptrace's WroteHeaders, called once the headers are in the
+// connection's buffer, just before they are flushed to the socket; a
+// request resent on a fresh connection (a keep-alive race) is stamped
+// again, and the last stamp is the one the answer belongs to. A clock
+// read before the transport would instead count the time the request
+// waited for a connection and for the CPU: in a burst of a thousand VUs
+// starting at once, tens of milliseconds that are the client's, not the
+// server's.
+type stamp struct {
+	wrote atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
+}
+
+// trace returns the hooks that stamp s.
+func (s *stamp) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{WroteHeaders: func() {
+		now := time.Now()
+		s.wrote.Store(&now)
+	}}
+}
+
+// from returns t0 and the time from issued to it. A request that never
+// reached a connection has t0 = issued.
+func (s *stamp) from(issued time.Time) (t0 time.Time, connect time.Duration) {
+	p := s.wrote.Load()
+	if p == nil || p.Before(issued) {
+		return issued, 0
+	}
+	return *p, p.Sub(issued)
+}
