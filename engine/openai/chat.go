@@ -75,9 +75,9 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 		res.Err = c.fail(ctx, rctx, err, phaseRequest)
 		return res, outcome{}
 	}
-	res.TTFB = time.Since(res.Start)
+	res.TTFB = t0.now(res.Start).Sub(res.Start)
 	defer resp.Body.Close()
-	return res, c.read(ctx, rctx, res, resp, w, req)
+	return res, c.read(ctx, rctx, res, resp, w, req, &t0)
 }
 
 // timeoutsFor returns the deadlines of req. A non-streamed answer sends
@@ -129,7 +129,7 @@ func (c *Client) newRequest(ctx context.Context, r *engine.ChatRequest, body []b
 // Any 2xx answer in JSON is read as a complete answer, any other as an
 // event stream: what the server sent decides, not what was asked for.
 func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog,
-	req *engine.ChatRequest) outcome {
+	req *engine.ChatRequest, t0 *stamp) outcome {
 	res.Status = resp.StatusCode
 	out := outcome{location: resp.Header.Get("Location"), retryAfter: resp.Header.Get("Retry-After")}
 	ctype := mediaType(resp.Header.Get("Content-Type"))
@@ -143,7 +143,7 @@ func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *htt
 		w.activity(time.Now())
 		c.readCompletion(parent, ctx, res, resp.Body, req)
 	default:
-		c.readStream(parent, ctx, res, resp, ctype, w, req)
+		c.readStream(parent, ctx, res, resp, ctype, w, req, t0)
 	}
 	return out
 }
@@ -208,7 +208,7 @@ func putDecoder(d *decoder) {
 
 // readStream measures an event stream.
 func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, resp *http.Response, ctype string,
-	w *watchdog, req *engine.ChatRequest) {
+	w *watchdog, req *engine.ChatRequest, t0 *stamp) {
 	res.Streamed = ctype == "text/event-stream"
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
 		// Decoders buffer, which would shift every event's timestamp.
@@ -218,6 +218,7 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 	}
 	d := getDecoder(resp.Body)
 	defer putDecoder(d)
+	d.er.clock = func() time.Time { return t0.now(res.Start) }
 	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(req.MaxTokens)}
 	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
 	if e := res.Err; e != nil && s.events == 0 && (e.Class == engine.ErrStreamTruncated || e.Class == engine.ErrStreamMalformed) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/rxtime"
 )
 
 // DefaultMaxConns is the idle connection pool size when Config.MaxConns is 0.
@@ -259,7 +260,7 @@ func newTransport(connect time.Duration, conns int, proxy func(*http.Request) (*
 	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy:               proxy,
-		DialContext:         d.DialContext,
+		DialContext:         rxtime.Dial(d),
 		TLSHandshakeTimeout: connect,
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,

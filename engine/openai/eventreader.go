@@ -48,6 +48,9 @@ type eventReader struct {
 	r, w   int // unread bytes are buf[r:w]
 	err    error
 	readAt time.Time
+	// clock stamps the reads, nil for time.Now: the client gives the
+	// kernel's receive time where the connection keeps it.
+	clock func() time.Time
 
 	data    []byte
 	typ     []byte
@@ -69,7 +72,7 @@ func (r *eventReader) reset(src io.Reader) {
 	r.src = src
 	r.r, r.w = 0, 0
 	r.err = nil
-	r.readAt = time.Time{}
+	r.readAt, r.clock = time.Time{}, nil
 	r.data, r.typ = r.data[:0], r.typ[:0]
 	r.hasData, r.skipLF = false, false
 }
@@ -185,7 +188,7 @@ func (r *eventReader) fill() error {
 	for range maxEmptyReads {
 		n, err := r.src.Read(r.buf[r.w:])
 		if n > 0 {
-			r.readAt = time.Now()
+			r.readAt = r.now()
 			r.w += n
 		}
 		if err != nil {
@@ -200,6 +203,14 @@ func (r *eventReader) fill() error {
 	}
 	r.err = io.ErrNoProgress
 	return r.err
+}
+
+// now is the time of a read that just returned.
+func (r *eventReader) now() time.Time {
+	if r.clock != nil {
+		return r.clock()
+	}
+	return time.Now()
 }
 
 // end turns the error that stopped reading into next's result. At EOF the

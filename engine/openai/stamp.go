@@ -4,6 +4,8 @@ import (
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmload/llmload/engine/rxtime"
 )
 
 // stamp takes t0 where DESIGN.md puts it: the moment a request is handed
@@ -16,17 +18,29 @@ import (
 // waited for a connection and for the CPU: in a burst of a thousand VUs
 // starting at once, tens of milliseconds that are the client's, not the
 // server's.
+//
+// The connection the request got is kept too: where it keeps the kernel's
+// receive times (rxtime.Conn), now stamps the response's bytes with them.
 type stamp struct {
 	wrote atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
+	conn  atomic.Pointer[rxtime.Conn]
 }
 
 // trace returns the hooks that stamp s.
 func (s *stamp) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{WroteHeaders: func() {
-		now := time.Now()
-		s.wrote.Store(&now)
-	}}
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { s.conn.Store(rxtime.Of(info.Conn)) },
+		WroteHeaders: func() {
+			now := time.Now()
+			s.wrote.Store(&now)
+		},
+	}
 }
+
+// now is when the bytes of the response's latest read arrived: the
+// kernel's receive time where the connection has one, else the time of
+// the call. It never goes before t0.
+func (s *stamp) now(t0 time.Time) time.Time { return rxtime.Stamp(s.conn.Load(), t0) }
 
 // from returns t0 and the time from issued to it. A request that never
 // reached a connection has t0 = issued.

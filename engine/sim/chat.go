@@ -32,7 +32,7 @@ type parser func(*Config, []byte) (*completion, *apiError)
 // the completion — unless Config.Defects picks a misbehaviour for its kind.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, text bool) {
 	s.requests.Add(1)
-	arrived := time.Now()
+	arrived := arrival(r)
 	var rec *TruthRecord
 	if s.truth != nil {
 		sr := &statusRecorder{ResponseWriter: w}
@@ -180,11 +180,12 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 // emit passes one chunk of n tokens to the answer's writer and, once a
 // streamed chunk is flushed, notes it in the truth log's record.
 func (c *completion) emit(emit func(string) error, text string, n int) error {
+	sent := time.Now()
 	if err := emit(text); err != nil {
 		return err
 	}
 	if c.stream {
-		c.truth.text(n)
+		c.truth.text(n, sent)
 	} else if c.truth != nil {
 		c.truth.Tokens += n
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmload/llmload/engine/rxtime"
 )
 
 // ErrClosed is returned by Start after Close.
@@ -180,13 +182,30 @@ func (s *Server) Start(addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sim: %w", err)
 	}
-	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: withConn}
+	ln = rxtime.Listener{Listener: ln}
 	s.serveDone = make(chan struct{})
 	go func() {
 		defer close(s.serveDone)
 		_ = s.httpSrv.Serve(ln) // always ErrServerClosed once Close runs
 	}()
 	return baseURL(ln.Addr()), nil
+}
+
+// connKey holds a request's connection in its context.
+type connKey struct{}
+
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, rxtime.Of(c))
+}
+
+// arrival is when r reached the server: the kernel's receive time of the
+// read that brought its headers where the connection keeps one (so time
+// spent queued for the accept loop or the CPU counts, as it does for a
+// real server's client), else now.
+func arrival(r *http.Request) time.Time {
+	c, _ := r.Context().Value(connKey{}).(*rxtime.Conn)
+	return rxtime.Stamp(c, time.Time{})
 }
 
 // baseURL names a listening address the way a client on this machine

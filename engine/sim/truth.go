@@ -11,8 +11,10 @@ import (
 
 // TruthRecord is one request as the simulator saw it, a line of the truth
 // log (Config.TruthLog). Times are the server's own: Arrival when the
-// handler began (the request's headers were read), the first and last text
-// chunk when their Flush returned, the end when the last byte was flushed.
+// request's headers reached its socket (the kernel's receive time, on
+// Linux; else when the handler began), the first and last text chunk when
+// they were handed to the connection, the end when the last byte was
+// flushed.
 // A client's figures for the same requests, less these, are the client's
 // own error.
 type TruthRecord struct {
@@ -20,7 +22,7 @@ type TruthRecord struct {
 	Arrival time.Time `json:"arrival"`
 	Status  int       `json:"status"`           // the HTTP status written, 0 when none was (a reset)
 	Tokens  int       `json:"tokens"`           // generated tokens sent
-	TTFTMS  float64   `json:"ttft_ms,omitzero"` // first text chunk flushed − arrival
+	TTFTMS  float64   `json:"ttft_ms,omitzero"` // first text chunk sent − arrival
 	// TPOTMS is (last text chunk − first) / (tokens − 1), DESIGN.md's
 	// TPOT, with two or more tokens.
 	TPOTMS float64 `json:"tpot_ms,omitzero"`
@@ -31,12 +33,12 @@ type TruthRecord struct {
 	first, last time.Time
 }
 
-// text notes a flushed chunk carrying n generated tokens; nil does nothing.
-func (r *TruthRecord) text(n int) {
+// text notes a chunk carrying n generated tokens, handed to the
+// connection at sent and flushed; nil does nothing.
+func (r *TruthRecord) text(n int, now time.Time) {
 	if r == nil {
 		return
 	}
-	now := time.Now()
 	if r.first.IsZero() {
 		r.first = now
 	}

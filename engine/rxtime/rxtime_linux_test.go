@@ -1,0 +1,131 @@
+//go:build linux
+
+package rxtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestArrival: bytes read late still carry the time they reached the
+// socket, so a reader that was kept from the CPU does not stretch the
+// latencies it stamps. The kernel turns receive stamping on for the whole
+// machine lazily, once a first socket asks for it, so the very first
+// packets after that may carry no time; the exchange is retried for them.
+func TestArrival(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for attempt := 1; ; attempt++ {
+		if exchange(t, ln) || attempt == 5 {
+			return
+		}
+	}
+}
+
+// exchange sends a request, reads the answer late and checks its stamp;
+// false when the kernel stamped nothing yet.
+func exchange(t *testing.T, ln net.Listener) bool {
+	t.Helper()
+	sent := make(chan time.Time, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		// Answer a request, as a server does: bytes sent before the
+		// client turned stamps on would carry none.
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			return
+		}
+		sent <- time.Now()
+		_, _ = c.Write([]byte("data: x\n\n"))
+		time.Sleep(50 * time.Millisecond)
+		_ = c.(*net.TCPConn).SetLinger(0)
+		_ = c.Close() // a reset
+	}()
+	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c, ok := nc.(*Conn)
+	if !ok {
+		t.Skipf("the kernel refused SO_TIMESTAMPNS: %T", nc)
+	}
+	if _, err := c.Write([]byte("?")); err != nil {
+		t.Fatal(err)
+	}
+	at := <-sent
+	const late = 300 * time.Millisecond
+	time.Sleep(late) // the reader is busy elsewhere
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	readAt := time.Now()
+	if err != nil || string(buf[:n]) != "data: x\n\n" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	arrived, ok := c.Arrival()
+	if !ok {
+		if got := Stamp(c, at); got.Before(readAt) {
+			t.Errorf("Stamp without a stamp = %v before the read: want now", readAt.Sub(got))
+		}
+		return false
+	}
+	if arrived.Before(at) || readAt.Sub(arrived) < late-50*time.Millisecond {
+		t.Errorf("arrival %v after the write, read %v after arrival; want ≥ 0 and ≈ %v", arrived.Sub(at), readAt.Sub(arrived), late)
+	}
+	if got := Stamp(c, at); got.Sub(arrived).Abs() > time.Microsecond {
+		t.Errorf("Stamp = %v, want the arrival %v", got, arrived)
+	}
+	if got := Stamp(c, readAt); got.Before(readAt) {
+		t.Error("Stamp went below its floor")
+	}
+	_, err = c.Read(buf)
+	var op *net.OpError
+	if !errors.Is(err, syscall.ECONNRESET) || !errors.As(err, &op) || op.Op != "read" {
+		t.Errorf("after a reset: %v (%T), want a net.OpError wrapping ECONNRESET", err, err)
+	}
+	return true
+}
+
+func TestEOF(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			_, _ = c.Write([]byte("ab"))
+			_ = c.Close()
+		}
+	}()
+	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	got, err := io.ReadAll(nc)
+	if err != nil || string(got) != "ab" {
+		t.Errorf("ReadAll = %q, %v; want ab, nil", got, err)
+	}
+	if n, err := nc.Read(nil); n != 0 || err != nil {
+		t.Errorf("Read(nil) = %d, %v", n, err)
+	}
+}
+
+func TestRxTimeMalformed(t *testing.T) {
+	for _, oob := range [][]byte{nil, make([]byte, 3), make([]byte, 64)} {
+		if _, ok := rxTime(oob); ok {
+			t.Errorf("rxTime(%v) found a time", oob)
+		}
+	}
+}
