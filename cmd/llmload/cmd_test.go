@@ -348,7 +348,7 @@ end`)
 			"run: --max-regression has no effect without --baseline BASE.json"},
 		{"--metrics and --format without --baseline", append([]string{"run", "--metrics", "ttft.p99", "--format", "md", params}, target...),
 			"run: --format, --metrics have no effect without --baseline BASE.json"},
-		{"report --quiet alone", []string{"report", "--quiet", res}, "report: --quiet with neither --html nor --csv-stages would do nothing"},
+		{"report --quiet alone", []string{"report", "--quiet", res}, "report: --quiet with neither --html, --csv-stages nor --truth would do nothing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
