@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -132,19 +131,10 @@ func parseSets(sets []string) (map[string]string, error) {
 	return params, nil
 }
 
-// runGCPercent is the GC target during a run unless GOGC is set: fewer
-// collections mean fewer stop-the-world pauses landing between an arrival's
-// intended time and its start (measured: at 2,000 req/s schedule-lag p99
-// fell from about 4 ms to under 0.5 ms going from 100 to 400).
-const runGCPercent = 400
-
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	f, path, err := parseRunFlags(args, stderr)
 	if err != nil {
 		return err
-	}
-	if _, set := os.LookupEnv("GOGC"); !set {
-		defer debug.SetGCPercent(debug.SetGCPercent(runGCPercent))
 	}
 	params, err := parseSets(f.sets)
 	if err != nil {

@@ -20,8 +20,15 @@ import (
 type Conn struct {
 	*net.TCPConn
 	raw  syscall.RawConn
-	oob  [64]byte
 	last atomic.Int64 // kernel receive time of the latest read, Unix ns; 0 when none was given
+
+	// One read's arguments and results, for recv: a method value made
+	// once, so that a read allocates no closure.
+	recvFn  func(fd uintptr) bool
+	p       []byte
+	n, oobn int
+	rerr    error
+	oob     [64]byte
 }
 
 // Dial returns d's DialContext with receive times turned on; where the
@@ -52,24 +59,21 @@ func wrap(c net.Conn) net.Conn {
 	}); err != nil || serr != nil {
 		return c
 	}
-	return &Conn{TCPConn: tc, raw: raw}
+	rc := &Conn{TCPConn: tc, raw: raw}
+	rc.recvFn = rc.recv
+	return rc
 }
 
-// Read is net.Conn's Read through recvmsg, keeping the receive time.
+// Read is net.Conn's Read through recvmsg, keeping the receive time. Like
+// any net.Conn's, it is called by one goroutine at a time.
 func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n, oobn int
-	var rerr error
-	err := c.raw.Read(func(fd uintptr) bool {
-		for {
-			n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, c.oob[:], 0)
-			if rerr != syscall.EINTR {
-				return rerr != syscall.EAGAIN
-			}
-		}
-	})
+	c.p = p
+	err := c.raw.Read(c.recvFn)
+	n, oobn, rerr := c.n, c.oobn, c.rerr
+	c.p, c.rerr = nil, nil
 	if err == nil && rerr != nil {
 		err = os.NewSyscallError("recvmsg", rerr)
 	}
@@ -83,6 +87,17 @@ func (c *Conn) Read(p []byte) (int, error) {
 		c.last.Store(ns)
 	}
 	return n, nil
+}
+
+// recv is one recvmsg attempt for syscall.RawConn.Read: false to wait
+// until the socket is readable.
+func (c *Conn) recv(fd uintptr) bool {
+	for {
+		c.n, c.oobn, _, _, c.rerr = syscall.Recvmsg(int(fd), c.p, c.oob[:], 0)
+		if c.rerr != syscall.EINTR {
+			return c.rerr != syscall.EAGAIN
+		}
+	}
 }
 
 // Arrival is the kernel's receive time of the latest read, as a time with
