@@ -64,7 +64,7 @@ func newModule(s *Script, cfg *RunnerConfig, vuID int, seed int64) *module {
 // newState returns the VU's sandbox with require("llmload") available.
 func (m *module) newState() *lua.LState {
 	L := newSandbox(m.src, uint64(m.vuID))
-	m.views = guardReadOnly(L)
+	m.views = sharedLibraries().ro
 	L.PreloadModule(ModuleName, m.loader)
 	return L
 }
@@ -76,39 +76,73 @@ func (m *module) begin(ctx context.Context, it *engine.Iteration) {
 
 func (m *module) end() { m.ctx, m.it, m.phase = context.Background(), nil, phaseIdle }
 
-// loader builds the module table, gopher-lua-libs style.
+// loader builds the module table, gopher-lua-libs style. Its members are
+// made on first use (an __index on the module table): a VU holds only the
+// functions its script touches, where building all of them cost 28 KB a
+// VU, a third of an idle VU. pairs(llm) lists only the members used so
+// far; every other access behaves as if the table were full.
 func (m *module) loader(L *lua.LState) int {
-	mod := L.SetFuncs(L.CreateTable(0, 10), m.api())
-	think := L.SetFuncs(L.CreateTable(0, 5), map[string]lua.LGFunction{
-		"constant": m.thinkConstant, "between": m.thinkBetween, "exponential": m.thinkExponential,
-		"normal": m.thinkNormal, "constant_pacing": m.thinkConstantPacing,
-	})
-	mod.RawSetString("think", think)
-	metric := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
-		"trend":   m.declareMetric(engine.MetricTrend),
-		"counter": m.declareMetric(engine.MetricCounter),
-		"rate":    m.declareMetric(engine.MetricRate),
-	})
-	mod.RawSetString("metric", metric)
-	mod.RawSetString("pool", m.poolTable(L))
-	mod.RawSetString("dist", m.distTable(L))
-	mod.RawSetString("dirty", m.dirtyTable(L))
+	mod := L.CreateTable(0, 8)
+	mt := L.CreateTable(0, 2)
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		k, ok := L.Get(2).(lua.LString)
+		build, known := members[string(k)]
+		if !ok || !known {
+			return 0
+		}
+		v := build(m, L)
+		mod.RawSetString(string(k), v)
+		L.Push(v)
+		return 1
+	}))
+	mt.RawSetString("__metatable", lua.LString(ModuleName))
+	L.SetMetatable(mod, mt)
 	L.Push(mod)
 	return 1
 }
 
-func (m *module) api() map[string]lua.LGFunction {
-	return map[string]lua.LGFunction{
-		"env":          m.env,
-		"param":        m.param,
-		"synthetic":    m.newSynthetic,
-		"conversation": m.newConversation,
-		"weighted":     m.weighted,
-		"rand_int":     m.randInt,
-		"sleep":        m.sleep,
-		"check":        m.check,
-		"chat":         m.chat,
-		"complete":     m.complete,
+// members builds each member of the module table for one VU's module.
+var members = map[string]func(m *module, L *lua.LState) lua.LValue{
+	"env":          fn((*module).env),
+	"param":        fn((*module).param),
+	"synthetic":    fn((*module).newSynthetic),
+	"conversation": fn((*module).newConversation),
+	"weighted":     fn((*module).weighted),
+	"rand_int":     fn((*module).randInt),
+	"sleep":        fn((*module).sleep),
+	"check":        fn((*module).check),
+	"chat":         fn((*module).chat),
+	"complete":     fn((*module).complete),
+	"think": table(func(m *module) map[string]lua.LGFunction {
+		return map[string]lua.LGFunction{
+			"constant": m.thinkConstant, "between": m.thinkBetween, "exponential": m.thinkExponential,
+			"normal": m.thinkNormal, "constant_pacing": m.thinkConstantPacing,
+		}
+	}),
+	"metric": table(func(m *module) map[string]lua.LGFunction {
+		return map[string]lua.LGFunction{
+			"trend":   m.declareMetric(engine.MetricTrend),
+			"counter": m.declareMetric(engine.MetricCounter),
+			"rate":    m.declareMetric(engine.MetricRate),
+		}
+	}),
+	"pool":  func(m *module, L *lua.LState) lua.LValue { return m.poolTable(L) },
+	"dist":  func(m *module, L *lua.LState) lua.LValue { return m.distTable(L) },
+	"dirty": func(m *module, L *lua.LState) lua.LValue { return m.dirtyTable(L) },
+}
+
+// fn builds a member that is one function of the module.
+func fn(f func(*module, *lua.LState) int) func(*module, *lua.LState) lua.LValue {
+	return func(m *module, L *lua.LState) lua.LValue {
+		return L.NewFunction(func(L *lua.LState) int { return f(m, L) })
+	}
+}
+
+// table builds a member that is a table of the module's functions.
+func table(funcs func(*module) map[string]lua.LGFunction) func(*module, *lua.LState) lua.LValue {
+	return func(m *module, L *lua.LState) lua.LValue {
+		f := funcs(m)
+		return L.SetFuncs(L.CreateTable(0, len(f)), f)
 	}
 }
 

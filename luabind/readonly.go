@@ -50,10 +50,12 @@ func viewBacking(v lua.LValue) (*lua.LTable, bool) {
 	return b, ok
 }
 
-// guardReadOnly makes L's library functions that bypass metatables see
-// through views (pairs, ipairs, next, rawget, unpack, table.concat, ...)
-// and refuse to change them (rawset, table.insert, table.remove,
-// table.sort); # works through __len.
+// guardReadOnly makes L's base functions that bypass metatables see
+// through views (pairs, ipairs, next, rawget, unpack) and refuse to change
+// them (rawset); guardTableLib does the same for table.concat,
+// table.insert, ...; # works through __len. It runs once, on the template
+// state of the shared libraries (sharedLibs), whose functions every VU
+// gets: neither the wrappers nor the returned views' functions hold state.
 func guardReadOnly(L *lua.LState) *readOnlyViews {
 	v := &readOnlyViews{
 		newIndex: L.NewFunction(func(L *lua.LState) int {
@@ -66,21 +68,28 @@ func guardReadOnly(L *lua.LState) *readOnlyViews {
 		}),
 	}
 	base := L.G.Global
-	tbl, _ := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	for _, name := range []string{"next", "rawget", "unpack"} {
 		wrapLib(L, base, name, readThrough)
 	}
 	wrapLib(L, base, "rawset", refuseView)
-	if tbl != nil {
-		for _, name := range []string{"concat", "getn", "maxn"} {
-			wrapLib(L, tbl, name, readThrough)
-		}
-		for _, name := range []string{"insert", "remove", "sort"} {
-			wrapLib(L, tbl, name, refuseView)
-		}
-	}
 	wrapPairs(L, base)
 	return v
+}
+
+// guardTableLib does for the table library what guardReadOnly does for the
+// base functions. It runs once, on the shared libraries (sharedLibs): the
+// wrappers hold no state of their own.
+func guardTableLib(L *lua.LState) {
+	tbl, ok := L.GetGlobal(lua.TabLibName).(*lua.LTable)
+	if !ok {
+		return
+	}
+	for _, name := range []string{"concat", "getn", "maxn"} {
+		wrapLib(L, tbl, name, readThrough)
+	}
+	for _, name := range []string{"insert", "remove", "sort"} {
+		wrapLib(L, tbl, name, refuseView)
+	}
 }
 
 // wrapLib replaces lib[name] with wrap applied to the original function.

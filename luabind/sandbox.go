@@ -16,8 +16,8 @@ import (
 // error at the line of the call that went too deep.
 var stateOptions = lua.Options{
 	CallStackSize:    MaxCallDepth,
-	RegistrySize:     256,
-	RegistryGrowStep: 256,
+	RegistrySize:     128,
+	RegistryGrowStep: 128,
 	RegistryMaxSize:  256 * 1024,
 	SkipOpenLibs:     true,
 }
@@ -45,11 +45,7 @@ func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
-	}{
-		{lua.LoadLibName, lua.OpenPackage}, {lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs},
-	} {
+	}{{lua.LoadLibName, lua.OpenPackage}} {
 		L.Push(L.NewFunction(lib.open))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
@@ -58,9 +54,8 @@ func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
 		L.SetGlobal(name, lua.LNil)
 	}
 	restrictPackage(L)
-	restrictOS(L)
+	sharedLibraries().install(L)
 	explainRemoved(L)
-	boundStringRep(L)
 	seedMath(L, src, stream)
 	return L
 }
@@ -187,7 +182,7 @@ var (
 const sandboxHint = "the sandbox leaves out io, os.execute, os.getenv, load, dofile, require of files, coroutines and debug; " +
 	"read data files with llm.pool.text/jsonl/csv/sharegpt and the environment with llm.env"
 
-// explainRemoved gives the globals table and os an __index that raises
+// explainRemoved gives the globals table an __index that raises
 // "name is not available in llmload scripts" at the script's line for a
 // name the sandbox left out, where Lua would give nil and the script
 // would fail later with "attempt to index a non-table object(nil)". It
@@ -205,5 +200,4 @@ func explainRemoved(L *lua.LState) {
 		return mt
 	}
 	L.SetMetatable(L.G.Global, refuse("", removedGlobals))
-	L.SetMetatable(L.GetGlobal(lua.OsLibName), refuse("os.", removedOS))
 }

@@ -1,0 +1,127 @@
+package luabind
+
+import (
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// sharedLibs are the string, table, math and os libraries, built once per
+// process in a template state and shared by every VU: a VU's `string`,
+// `table`, `math` and `os` are empty views whose metatable reads through
+// to them. That is 14 KB a VU that thousands of VUs no longer each hold.
+//
+// Nothing can write to a shared table, so VUs read them concurrently
+// without a lock: a script reaches only its views, whose metatables are
+// protected (__metatable), and an assignment to a view (function
+// string.trim(s) ... end) lands in the view, so it stays the VU's own and
+// shadows the shared entry. The string type's metatable is the VU's string
+// view, so ("x"):trim() finds the VU's additions too. The shared functions
+// are Go functions, which run on whichever state calls them. pairs over a
+// view lists only what the VU added.
+//
+// The base functions (print, pairs, pcall, ...) are shared the same way,
+// as the values of each VU's own globals: they are Go functions too, and
+// gopher-lua gives a Go function the caller's environment (getfenv) and
+// refuses to change it (setfenv).
+type sharedLibs struct {
+	tables map[string]*lua.LTable // by library name
+	views  map[string]*lua.LTable // the metatable of each library's views
+	base   map[string]lua.LValue  // the base library's globals, guarded
+	ro     *readOnlyViews         // the functions of setup data's views
+}
+
+var (
+	libsOnce sync.Once
+	libs     *sharedLibs
+)
+
+// sharedLibraries returns the process's shared libraries, building them
+// on first use.
+func sharedLibraries() *sharedLibs {
+	libsOnce.Do(func() { libs = buildSharedLibs() })
+	return libs
+}
+
+// sharedLibNames are the libraries shared through views.
+var sharedLibNames = []string{lua.StringLibName, lua.TabLibName, lua.MathLibName, lua.OsLibName}
+
+func buildSharedLibs() *sharedLibs {
+	// The template state lives as long as the process: its functions are
+	// the ones every VU calls.
+	L := lua.NewState(stateOptions)
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.LoadLibName, lua.OpenPackage}, {lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	for _, name := range removedBase {
+		L.SetGlobal(name, lua.LNil)
+	}
+	restrictOS(L)
+	boundStringRep(L)
+	s := &sharedLibs{tables: map[string]*lua.LTable{}, views: map[string]*lua.LTable{}, base: map[string]lua.LValue{}}
+	s.ro = guardReadOnly(L)
+	guardTableLib(L)
+	// Every global but the tables (the libraries, package, _G itself),
+	// which each VU has of its own or as views.
+	L.G.Global.ForEach(func(k, v lua.LValue) {
+		name, ok := k.(lua.LString)
+		if _, table := v.(*lua.LTable); ok && !table {
+			s.base[string(name)] = v
+		}
+	})
+	for _, name := range sharedLibNames {
+		t := L.GetGlobal(name).(*lua.LTable)
+		s.tables[name] = t
+		mt := L.CreateTable(0, 2)
+		mt.RawSetString("__index", t)
+		mt.RawSetString("__metatable", lua.LString(name))
+		s.views[name] = mt
+	}
+	// os's views explain the functions the sandbox left out.
+	os := s.tables[lua.OsLibName]
+	s.views[lua.OsLibName].RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		k := L.Get(2)
+		if name, ok := k.(lua.LString); ok && contains(removedOS, string(name)) {
+			L.RaiseError("os.%s is not available in llmload scripts (%s)", string(name), sandboxHint)
+		}
+		L.Push(os.RawGet(k))
+		return 1
+	}))
+	return s
+}
+
+// install gives L the shared base functions and its views of the shared
+// libraries, as globals and in package.loaded, with the string view as
+// the string type's metatable.
+func (s *sharedLibs) install(L *lua.LState) {
+	g := L.G.Global
+	for name, fn := range s.base {
+		g.RawSetString(name, fn)
+	}
+	g.RawSetString("_G", g)
+	loaded, _ := L.GetField(L.GetGlobal(lua.LoadLibName), "loaded").(*lua.LTable)
+	if loaded != nil {
+		loaded.RawSetString("_G", g)
+	}
+	for _, name := range sharedLibNames {
+		view := L.CreateTable(0, 0)
+		L.SetMetatable(view, s.views[name])
+		L.SetGlobal(name, view)
+		if loaded != nil {
+			loaded.RawSetString(name, view)
+		}
+		if name == lua.StringLibName {
+			view.RawSetString("__index", view)
+			L.SetMetatable(lua.LString(""), view)
+		}
+	}
+}
