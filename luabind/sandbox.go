@@ -42,22 +42,19 @@ var keptOS = []string{"time", "clock", "date"}
 // backs math.random.
 func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
 	L := lua.NewState(stateOptions)
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{{lua.LoadLibName, lua.OpenPackage}} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
-	}
-	for _, name := range removedBase {
-		L.SetGlobal(name, lua.LNil)
-	}
+	openLib(L, lua.LoadLibName, lua.OpenPackage)
 	restrictPackage(L)
 	sharedLibraries().install(L)
 	explainRemoved(L)
 	seedMath(L, src, stream)
 	return L
+}
+
+// openLib opens one standard library in L under name.
+func openLib(L *lua.LState, name string, open lua.LGFunction) {
+	L.Push(L.NewFunction(open))
+	L.Push(lua.LString(name))
+	L.Call(1, 0)
 }
 
 // MaxRepBytes bounds string.rep's result: one line such as

@@ -58,9 +58,7 @@ func buildSharedLibs() *sharedLibs {
 		{lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
 		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs},
 	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+		openLib(L, lib.name, lib.open)
 	}
 	for _, name := range removedBase {
 		L.SetGlobal(name, lua.LNil)
