@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -149,7 +148,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer mem.Stop()
-	defer memlimit.TuneGC(time.Second, mem.Limit()/10*9)()
+	defer memlimit.TuneGC(mem.Limit() / 10 * 9)()
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
