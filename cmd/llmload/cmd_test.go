@@ -135,6 +135,11 @@ function f() end`)}, exitError, "warp"},
 		{"help", []string{"run", "--help"}, exitOK, ""},
 		{"version", []string{"version"}, exitOK, ""},
 		{"mock bad flag", []string{"mock", "--max-batch", "x"}, exitUsage, "max-batch"},
+		{"mock fixed ttft alone", []string{"mock", "--fixed-ttft", "200ms"}, exitUsage, "fixed-delay mode needs both a TTFT and an ITL"},
+		{"mock negative fixed itl", []string{"mock", "--fixed-ttft", "1s", "--fixed-itl", "-1ms"}, exitUsage, "negative"},
+		{"mock truth log dir missing", []string{"mock", "--addr", "127.0.0.1:0", "--truth-log", "/nonexistent/dir/t.jsonl"}, exitError, "/nonexistent/dir"},
+		{"mock cpu profile dir missing", []string{"mock", "--addr", "127.0.0.1:0", "--cpu-profile", "/nonexistent/dir/p"}, exitError, "--cpu-profile"},
+		{"run cpu profile dir missing", []string{"run", "--cpu-profile", "/nonexistent/dir/p", ok}, exitError, "--cpu-profile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
