@@ -139,6 +139,11 @@ func TestHappyRun(t *testing.T) {
 	if !strings.Contains(summary.String(), "c2") {
 		t.Errorf("summary lacks the stage:\n%s", summary.String())
 	}
+	// The process's own cost is recorded, and read back from the file.
+	if p := readBack(t, cfg.Outputs.Out).Run.Process; runtime.GOOS == "linux" &&
+		(p == nil || p.MaxRSSMB <= 0 || p.CPUS() <= 0 || p.CPUS() > 60) {
+		t.Errorf("run.process = %+v, want the CPU and memory of the load", p)
+	}
 }
 
 func TestOutcomes(t *testing.T) {
