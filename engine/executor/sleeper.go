@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// Waits shorter than preciseWindow are finished with preciseSleep: the Go
-// runtime parks timers in epoll with millisecond resolution, which would add
-// up to a millisecond of schedule lag to every arrival.
+// Waits shorter than preciseWindow are finished with the sleeper's precise
+// sleep (newPrecise): the Go runtime parks timers in epoll with millisecond
+// resolution, which would add up to a millisecond of schedule lag to every
+// arrival.
 const (
 	preciseWindow = 2 * time.Millisecond
 	preciseMargin = 1500 * time.Microsecond
@@ -16,13 +17,16 @@ const (
 // sleeper waits for absolute deadlines, so errors never accumulate into
 // drift. It reuses one timer; it is owned by one goroutine.
 type sleeper struct {
-	timer *time.Timer
+	timer   *time.Timer
+	precise func(time.Duration)
+	release func()
 }
 
 func newSleeper() *sleeper {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &sleeper{timer: t}
+	precise, release := newPrecise()
+	return &sleeper{timer: t, precise: precise, release: release}
 }
 
 // until waits for t, returning at once when t has passed; it reports
@@ -37,7 +41,7 @@ func (s *sleeper) until(ctx context.Context, t time.Time) bool {
 			if ctx.Err() != nil {
 				return false
 			}
-			preciseSleep(d)
+			s.precise(d)
 			continue
 		}
 		s.timer.Reset(d - preciseMargin)
@@ -50,5 +54,8 @@ func (s *sleeper) until(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// stop releases the timer.
-func (s *sleeper) stop() { s.timer.Stop() }
+// stop releases the timers.
+func (s *sleeper) stop() {
+	s.timer.Stop()
+	s.release()
+}

@@ -4,7 +4,7 @@ package executor
 
 import "time"
 
-// preciseSleep is a plain sleep where nanosleep is not available, so
-// schedule lag there is bounded by the runtime's timer resolution. It is a
+// newPrecise is a plain sleep where no timerfd is available, so schedule
+// lag there is bounded by the runtime's timer resolution. It is a
 // variable, as on Linux, so tests can swap it.
-var preciseSleep = time.Sleep
+var newPrecise = func() (sleep func(time.Duration), release func()) { return time.Sleep, func() {} }
