@@ -290,3 +290,19 @@ func TestE2ECheckPrintsPlanAndSendsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EEveryShippedScenarioChecks: each scenario of the library compiles
+// and plans without a server.
+func TestE2EEveryShippedScenarioChecks(t *testing.T) {
+	paths, err := filepath.Glob("../../scenarios/*.lua")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			if stdout, stderr, code := runBinary(t, nil, "check", p); code != exitOK || !strings.Contains(stdout, "nothing was sent") {
+				t.Errorf("check exited %d\n%s\n%s", code, stdout, stderr)
+			}
+		})
+	}
+}
