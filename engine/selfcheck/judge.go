@@ -2,6 +2,7 @@ package selfcheck
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -88,7 +89,7 @@ func ownText(c *engine.ClientCheck) string {
 func delayReasons(c *engine.ClientCheck, window time.Duration) []string {
 	var out []string
 	if ms := float64(MaxSchedLatency) / 1e6; c.SchedLatencyP99MS > ms {
-		out = append(out, fmt.Sprintf("runnable goroutines waited %.2f ms (p99) to run, so chunk timestamps may be that late", c.SchedLatencyP99MS))
+		out = append(out, fmt.Sprintf("runnable goroutines waited %.2f ms (p99) to run, so %s", c.SchedLatencyP99MS, lateEffect))
 	}
 	if ms := float64(MaxGCPause) / 1e6; c.GCPauseP99MS > ms {
 		out = append(out, fmt.Sprintf("GC pauses p99 %.2f ms", c.GCPauseP99MS))
@@ -98,6 +99,17 @@ func delayReasons(c *engine.ClientCheck, window time.Duration) []string {
 	}
 	return out
 }
+
+// lateEffect says what goroutines that wait to run do to the figures. On
+// Linux a stream event keeps the kernel's receive time (engine/rxtime), so
+// only requests that start late and events that pile up behind a late
+// read, which share the newest one's arrival, are touched.
+var lateEffect = func() string {
+	if runtime.GOOS == "linux" {
+		return "requests may start that late, and events that pile up behind a late read carry the newest one's arrival"
+	}
+	return "chunk timestamps may be that late"
+}()
 
 // machineReasons names what shows other processes holding the CPU.
 func machineReasons(c *engine.ClientCheck) []string {

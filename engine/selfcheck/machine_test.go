@@ -87,7 +87,7 @@ func TestJudge(t *testing.T) {
 		{"gc share, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseTotalMS: 200}, true, false, "GC paused the process 2.0%", "", false},
 		// The case: never blame llmload at 7% CPU.
 		{"scheduling at 7% CPU, no machine figures", engine.ClientCheck{Cores: 2, CPUPercent: 7, SchedLatencyP99MS: 4}, false, true,
-			"waited 4.00 ms (p99) to run, so chunk timestamps may be that late while llmload used only 7% CPU", "", true},
+			"waited 4.00 ms (p99) to run, so " + lateEffect + " while llmload used only 7% CPU", "", true},
 		{"scheduling at 7% CPU, machine saturated by others",
 			machine(engine.ClientCheck{CPUPercent: 7, SchedLatencyP99MS: 4, MachineCPUPercent: 97, OwnSharePercent: 4, SaturatedSamples: 6, RunQueue: 5.2}), false, true,
 			"the machine's CPU was over 90% busy in 6 of 10 samples (highest 97%), llmload's share of the busy CPU 4%", "", true},
