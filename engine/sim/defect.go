@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmload/llmload/engine/rxtime"
 )
 
 // Defect behaviours besides an HTTP status.
@@ -126,6 +128,9 @@ func reset(w http.ResponseWriter) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler)
+	}
+	if rc, ok := conn.(*rxtime.Conn); ok {
+		conn = rc.TCPConn // the listener's connection keeps receive times
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0) // RST instead of FIN
