@@ -89,6 +89,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteTo copies through Read, so that a copy keeps the receive times
+// (the embedded TCPConn's WriteTo would splice around them).
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(w, struct{ io.Reader }{c})
+}
+
 // recv is one recvmsg attempt for syscall.RawConn.Read: false to wait
 // until the socket is readable.
 func (c *Conn) recv(fd uintptr) bool {

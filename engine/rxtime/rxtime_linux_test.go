@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -127,5 +128,37 @@ func TestRxTimeMalformed(t *testing.T) {
 		if _, ok := rxTime(oob); ok {
 			t.Errorf("rxTime(%v) found a time", oob)
 		}
+	}
+}
+
+// TestWriteToKeepsStamps: copying the connection reads through Read.
+func TestWriteToKeepsStamps(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			_, _ = c.Read(make([]byte, 1))
+			_, _ = c.Write([]byte("payload"))
+			_ = c.Close()
+		}
+	}()
+	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c, ok := nc.(*Conn)
+	if !ok {
+		t.Skip("no receive times here")
+	}
+	if _, err := c.Write([]byte("?")); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if n, err := c.WriteTo(&b); err != nil || n != 7 || b.String() != "payload" {
+		t.Errorf("WriteTo = %d, %v, %q", n, err, b.String())
 	}
 }
