@@ -60,7 +60,19 @@ func (d *decoder) record(path string, v lua.LValue, valid []string) map[string]l
 		d.errorf(path, "expected table, got %s", v.Type())
 		return nil
 	}
-	fields := map[string]lua.LValue{}
+	fields, clean := map[string]lua.LValue{}, true
+	// Every request passes here: read in the table's own order, and sort
+	// the keys (for errors in a stable order) only when one is wrong.
+	tbl.ForEach(func(k, val lua.LValue) {
+		if s, isStr := k.(lua.LString); isStr && contains(valid, string(s)) {
+			fields[string(s)] = val
+		} else {
+			clean = false
+		}
+	})
+	if clean {
+		return fields
+	}
 	for _, k := range sortedKeys(tbl) {
 		s, isStr := k.(lua.LString)
 		if !isStr || !contains(valid, string(s)) {
@@ -81,9 +93,17 @@ func (d *decoder) list(path string, v lua.LValue) []lua.LValue {
 		return nil
 	}
 	n := tbl.Len()
-	for _, k := range sortedKeys(tbl) {
-		if i, isNum := k.(lua.LNumber); !isNum || float64(i) != math.Trunc(float64(i)) || i < 1 || int(i) > n {
-			d.errorf(keyPath(path, k), "unexpected key in a list")
+	inList := func(k lua.LValue) bool {
+		i, isNum := k.(lua.LNumber)
+		return isNum && float64(i) == math.Trunc(float64(i)) && i >= 1 && int(i) <= n
+	}
+	clean := true
+	tbl.ForEach(func(k, _ lua.LValue) { clean = clean && inList(k) })
+	if !clean {
+		for _, k := range sortedKeys(tbl) {
+			if !inList(k) {
+				d.errorf(keyPath(path, k), "unexpected key in a list")
+			}
 		}
 	}
 	items := make([]lua.LValue, n)
