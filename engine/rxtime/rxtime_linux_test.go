@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestArrival: bytes read late still carry the time they reached the
@@ -161,4 +162,25 @@ func TestWriteToKeepsStamps(t *testing.T) {
 	if n, err := c.WriteTo(&b); err != nil || n != 7 || b.String() != "payload" {
 		t.Errorf("WriteTo = %d, %v, %q", n, err, b.String())
 	}
+}
+
+// FuzzRxTime: any control-message bytes (as aligned as the kernel's)
+// give a time or none, never a panic or a read out of bounds.
+func FuzzRxTime(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(make([]byte, 32))
+	good := make([]byte, syscall.CmsgSpace(16))
+	h := (*syscall.Cmsghdr)(unsafe.Pointer(&good[0]))
+	h.Level, h.Type = syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS
+	h.SetLen(syscall.CmsgLen(16))
+	good[syscall.CmsgLen(0)] = 7
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var oob struct {
+			_   uint64 // aligns buf as the kernel aligns control messages
+			buf [64]byte
+		}
+		n := copy(oob.buf[:], data)
+		rxTime(oob.buf[:n])
+	})
 }

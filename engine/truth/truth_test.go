@@ -131,3 +131,20 @@ func TestRead(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRead: any bytes are records or an error naming the file, never a
+// panic.
+func FuzzRead(f *testing.F) {
+	f.Add(`{"id":"a","arrival":"2026-12-01T10:00:00Z","status":200,"tokens":3,"ttft_ms":1.5,"e2e_ms":4,"complete":true}` + "\n")
+	f.Add("{}\n\n[]\n")
+	f.Add(`{"arrival":"2026-12-01T10:00:00Z","ttft_ms":-1}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		recs, err := Read(strings.NewReader(in), "t.jsonl")
+		if err != nil && !strings.HasPrefix(err.Error(), "t.jsonl") {
+			t.Errorf("error %q does not name the file", err)
+		}
+		if err == nil && len(recs) == 0 {
+			t.Error("no error and no records")
+		}
+	})
+}
