@@ -48,11 +48,43 @@ func warnings(stages []metrics.StageSummary) []string {
 		if s.TargetRate > 0 {
 			out = append(out, arrivalWarnings(name, &s)...)
 		}
+		if w := connectWarning(name, &s); w != "" {
+			out = append(out, w)
+		}
 	}
 	if w := robustnessWarning(metrics.MergeRobustness(stages)); w != "" {
 		out = append(out, w)
 	}
 	return out
+}
+
+// Bounds on the time to reach a connection (StageSummary.Connect), which
+// no latency includes: most requests paying ConnectTypicalMS means
+// connections are not reused; a p99 of ConnectTailMS is the mark of a
+// connection attempt retried after a dropped SYN (an accept queue full).
+const (
+	ConnectTypicalMS = 100.0
+	ConnectTailMS    = 1000.0
+)
+
+// connectWarning says that requests waited long to be sent; "" when they
+// did not.
+func connectWarning(name string, s *metrics.StageSummary) string {
+	c := s.Connect
+	var why string
+	switch {
+	case c.Count == 0:
+		return ""
+	case c.P50 >= ConnectTypicalMS:
+		why = "most requests opened a connection of their own (does the server close them, or a proxy?)"
+	case c.P99 >= ConnectTailMS:
+		why = "some waited for a connection attempt to be retried: the server's accept queue overflowed, or a connection limit"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s: requests waited %s (p50) and %s (p99) to reach a connection before they were sent: %s. "+
+		"TTFT and E2E leave that time out; it is the stage's connect distribution and each request's connect_ms",
+		name, fmtMS(c, c.P50)+" ms", fmtMS(c, c.P99)+" ms", why)
 }
 
 // robustnessWarning says that the server mishandled malformed input; ""

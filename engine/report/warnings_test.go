@@ -76,3 +76,28 @@ func TestWarningsGroupStagesOfOneCause(t *testing.T) {
 		}
 	}
 }
+
+func TestConnectWarning(t *testing.T) {
+	dist := func(p50, p99 float64) metrics.Dist { return metrics.Dist{Count: 100, P50: p50, P99: p99} }
+	for _, tt := range []struct {
+		name    string
+		connect metrics.Dist
+		want    string // "" for no warning
+	}{
+		{"none measured", metrics.Dist{}, ""},
+		{"reused connections", dist(0.05, 40), ""},
+		{"cold connections over a WAN", dist(0.2, 350), ""},
+		{"no reuse", dist(180, 420), "most requests opened a connection of their own"},
+		{"dropped SYNs", dist(0.3, 1030), "accept queue overflowed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := connectWarning("s/c1", &metrics.StageSummary{Connect: tt.connect})
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("warning %q, want one containing %q", got, tt.want)
+			}
+			if got != "" && !strings.HasPrefix(got, "s/c1: requests waited ") {
+				t.Errorf("warning %q does not name the stage first", got)
+			}
+		})
+	}
+}
