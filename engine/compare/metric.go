@@ -70,15 +70,8 @@ type metric struct {
 	read      func(st *metrics.StageSummary, r *report.Result) sample
 }
 
-var dists = map[string]func(*metrics.StageSummary) metrics.Dist{
-	"ttft": func(s *metrics.StageSummary) metrics.Dist { return s.TTFT },
-	"ttfc": func(s *metrics.StageSummary) metrics.Dist { return s.TTFC },
-	"tpot": func(s *metrics.StageSummary) metrics.Dist { return s.TPOT },
-	"itl":  func(s *metrics.StageSummary) metrics.Dist { return s.ITL },
-	"e2e":  func(s *metrics.StageSummary) metrics.Dist { return s.E2E },
-	"ttfb": func(s *metrics.StageSummary) metrics.Dist { return s.TTFB },
-}
-
+// distOrder are the latencies compared (metrics.StageSummary.Latency
+// names), in report order.
 var distOrder = []string{"ttft", "ttfc", "tpot", "itl", "e2e", "ttfb"}
 var statOrder = []string{"p50", "p90", "p95", "p99", "p99.9", "mean", "max"}
 
@@ -106,9 +99,10 @@ func lookup(name string) (metric, error) {
 		return metric{name, true, "share", errorRate}, nil
 	}
 	d, stat, ok := strings.Cut(name, ".")
-	if get, known := dists[d]; ok && known && slices.Contains(statOrder, stat) {
+	if ok && slices.Contains(distOrder, d) && slices.Contains(statOrder, stat) {
 		return metric{name, true, "ms", func(st *metrics.StageSummary, _ *report.Result) sample {
-			return distSample(get(st), stat)
+			dist, _ := st.Latency(d)
+			return distSample(dist, stat)
 		}}, nil
 	}
 	return metric{}, fmt.Errorf("unknown metric %q: valid metrics are %s", name, strings.Join(ValidMetrics(), ", "))

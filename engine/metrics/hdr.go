@@ -107,6 +107,13 @@ func HDRBuckets(h *hdrhistogram.PackedHistogram) []HDRBucket {
 	return out
 }
 
+// HDRBucketAt is the bucket of the latency geometry that holds tick v.
+func HDRBucketAt(v int64) HDRBucket {
+	w := bucketWidth(v)
+	lo := v &^ (w - 1)
+	return HDRBucket{Lo: lo, Hi: lo + w - 1}
+}
+
 // subBucketMask has the bits of the first, unit-width, bucket of the
 // latency geometry: lowest value 1 and three significant digits give
 // 2,048 sub-buckets, after which each bucket is twice as wide as the last.

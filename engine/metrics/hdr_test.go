@@ -9,6 +9,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/llmload/llmload/engine"
 )
 
 // hdrPercentiles are the percentiles the round-trip tests read back.
@@ -205,6 +207,29 @@ func TestHDRSizeAndTime(t *testing.T) {
 		t.Logf("%7d values: %5d bytes encoded, %v to encode", n, len(s), per)
 		if len(s) > 16<<10 {
 			t.Errorf("%d values encode to %d bytes, want under 16 KB", n, len(s))
+		}
+	}
+}
+
+// TestHDRBucketAt: the bucket holding a tick is the one HDRBuckets lists
+// for it, at both its ends, across the unit-width and the widening ranges.
+func TestHDRBucketAt(t *testing.T) {
+	c := NewCollector()
+	c.StageStarted(engine.StageMark{Scenario: "s", Stage: "c1", Target: 1, At: at(0)})
+	for _, ms := range []float64{0.001, 1.5, 2.047, 2.049, 37.3, 999.9, 61_000} {
+		c.Sample(req("s", "c1", 1, ms, ms, 0, nil))
+	}
+	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "c1", At: at(10)})
+	h, err := c.Close().Stages[0].TTFT.HDRHistogram()
+	if err != nil || h == nil {
+		t.Fatalf("histogram: %v, %v", h, err)
+	}
+	for _, b := range HDRBuckets(h) {
+		if got := HDRBucketAt(b.Lo); got.Lo != b.Lo || got.Hi != b.Hi {
+			t.Errorf("HDRBucketAt(%d) = %+v, want %+v", b.Lo, got, b)
+		}
+		if got := HDRBucketAt(b.Hi); got.Lo != b.Lo || got.Hi != b.Hi {
+			t.Errorf("HDRBucketAt(%d) = %+v, want %+v", b.Hi, got, b)
 		}
 	}
 }

@@ -191,3 +191,33 @@ type Live struct {
 	// Late counts calls that arrived after Close and were ignored.
 	Late int64
 }
+
+// Latency returns the stage's latency distribution named as in the result
+// file ("ttft", "tpot", "e2e", ...); false for any other name.
+func (s *StageSummary) Latency(name string) (Dist, bool) {
+	switch name {
+	case "ttfb":
+		return s.TTFB, true
+	case "connect":
+		return s.Connect, true
+	case "ttft":
+		return s.TTFT, true
+	case "ttfc":
+		return s.TTFC, true
+	case "tpot":
+		return s.TPOT, true
+	case "itl":
+		return s.ITL, true
+	case "itl_token":
+		return s.ITLToken, true
+	case "e2e":
+		return s.E2E, true
+	case "schedule_lag":
+		return s.ScheduleLag, true
+	case "ttft_sched":
+		return s.TTFTSched, true
+	case "e2e_sched":
+		return s.E2ESched, true
+	}
+	return Dist{}, false
+}

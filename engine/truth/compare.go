@@ -1,11 +1,11 @@
 package truth
 
 import (
-	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
@@ -82,14 +82,9 @@ func Compare(res *report.Result, recs []sim.TruthRecord) (*Comparison, error) {
 	}
 	for _, m := range []struct {
 		name   string
-		dist   func(*metrics.StageSummary) metrics.Dist
 		server []float64
-	}{
-		{"ttft", func(s *metrics.StageSummary) metrics.Dist { return s.TTFT }, ttft},
-		{"tpot", func(s *metrics.StageSummary) metrics.Dist { return s.TPOT }, tpot},
-		{"e2e", func(s *metrics.StageSummary) metrics.Dist { return s.E2E }, e2e},
-	} {
-		row, err := compareRow(m.name, res.Stages, m.dist, m.server)
+	}{{"ttft", ttft}, {"tpot", tpot}, {"e2e", e2e}} {
+		row, err := compareRow(m.name, res.Stages, m.server)
 		if err != nil {
 			return nil, err
 		}
@@ -111,13 +106,14 @@ func Compare(res *report.Result, recs []sim.TruthRecord) (*Comparison, error) {
 	return c, nil
 }
 
-// compareRow reads one metric: the client's from the stages' merged
-// histograms, the server's exactly from its values.
-func compareRow(name string, stages []metrics.StageSummary, dist func(*metrics.StageSummary) metrics.Dist, server []float64) (Row, error) {
-	row := Row{Metric: name}
-	var buckets []metrics.HDRBucket
+// compareRow reads one metric: the client's from the stages' histograms
+// merged, the server's exactly from its values, both at HDR's rank of a
+// percentile.
+func compareRow(name string, stages []metrics.StageSummary, server []float64) (Row, error) {
+	row := Row{Metric: name, Client: Figures{At: make([]float64, len(Quantiles))}, Resolution: make([]float64, len(Quantiles))}
+	var merged *hdrhistogram.PackedHistogram
 	for i := range stages {
-		d := dist(&stages[i])
+		d, _ := stages[i].Latency(name)
 		if d.Count == 0 {
 			continue
 		}
@@ -128,38 +124,27 @@ func compareRow(name string, stages []metrics.StageSummary, dist func(*metrics.S
 		if h == nil {
 			return row, fmt.Errorf("stage %s %s: the result keeps no histogram (written by an older llmload): run again", stages[i].Stage, name)
 		}
-		buckets = append(buckets, metrics.HDRBuckets(h)...)
+		if merged == nil {
+			merged = h
+		} else {
+			merged.Merge(h)
+		}
 		row.Client.Count += d.Count
 		row.Client.Max = max(row.Client.Max, d.Max)
 	}
-	row.Client.At, row.Resolution = bucketQuantiles(buckets, row.Client.Count)
+	if merged != nil {
+		for i, q := range Quantiles {
+			b := metrics.HDRBucketAt(merged.ValueAtPercentile(q))
+			row.Client.At[i] = float64(b.Lo+b.Hi) / 2 / metrics.HDRTicksPerMs
+			row.Resolution[i] = float64(b.Hi-b.Lo+1) / 2 / metrics.HDRTicksPerMs
+		}
+	}
 	row.Server = exact(server)
 	return row, nil
 }
 
-// bucketQuantiles reads Quantiles from merged HDR buckets: the midpoint of
-// the bucket holding the value of rank ⌈q·n⌉, and its half-width.
-func bucketQuantiles(buckets []metrics.HDRBucket, n int64) (at, half []float64) {
-	at, half = make([]float64, len(Quantiles)), make([]float64, len(Quantiles))
-	if n == 0 {
-		return at, half
-	}
-	slices.SortFunc(buckets, func(a, b metrics.HDRBucket) int { return cmp.Compare(a.Lo, b.Lo) })
-	for i, q := range Quantiles {
-		rank := rankOf(q, int(n))
-		var seen int64
-		for _, b := range buckets {
-			if seen += b.Count; seen >= int64(rank) {
-				at[i] = float64(b.Lo+b.Hi) / 2 / metrics.HDRTicksPerMs
-				half[i] = float64(b.Hi-b.Lo+1) / 2 / metrics.HDRTicksPerMs
-				break
-			}
-		}
-	}
-	return at, half
-}
-
-// exact is the server's figures: the value of rank ⌈q·n⌉ of the sorted values.
+// exact is the server's figures: the value of HDR's rank of each quantile
+// among the sorted values.
 func exact(v []float64) Figures {
 	f := Figures{Count: int64(len(v)), At: make([]float64, len(Quantiles))}
 	if len(v) == 0 {
@@ -174,7 +159,9 @@ func exact(v []float64) Figures {
 	return f
 }
 
-// rankOf is the 1-based rank of quantile q (percent) among n values.
+// rankOf is the 1-based rank hdrhistogram-go reads quantile q (percent)
+// at among n values, round(q·n), so that both sides of a row are the same
+// order statistic.
 func rankOf(q float64, n int) int {
-	return max(1, min(n, int(math.Ceil(q*float64(n)/100-1e-9))))
+	return max(1, min(n, int(q*float64(n)/100+0.5)))
 }
