@@ -13,6 +13,9 @@ import (
 	"unsafe"
 )
 
+// Available says connections here keep the kernel's receive times.
+const Available = true
+
 // Conn is a TCP connection whose reads keep the kernel's receive time of
 // the bytes they returned (see the package doc). A read that returns bytes
 // which arrived over time keeps the latest arrival, never later than the

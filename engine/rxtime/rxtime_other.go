@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// Available says connections here keep the kernel's receive times.
+const Available = false
+
 // Conn is never made where the kernel's receive times are not read.
 type Conn struct{ net.Conn }
 

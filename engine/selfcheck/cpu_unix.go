@@ -8,15 +8,6 @@ import (
 	"time"
 )
 
-// processCPU is the user plus system CPU time this process has used.
-func processCPU() (time.Duration, bool) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, false
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
-}
-
 // ReadUsage reads what the process has used so far; ok is false where
 // the platform does not say.
 func ReadUsage() (u Usage, ok bool) {

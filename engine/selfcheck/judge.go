@@ -2,10 +2,10 @@ package selfcheck
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/rxtime"
 )
 
 // Limits beyond which a stage is client-bound or machine-busy.
@@ -100,12 +100,12 @@ func delayReasons(c *engine.ClientCheck, window time.Duration) []string {
 	return out
 }
 
-// lateEffect says what goroutines that wait to run do to the figures. On
-// Linux a stream event keeps the kernel's receive time (engine/rxtime), so
+// lateEffect says what goroutines that wait to run do to the figures.
+// Where a stream event keeps the kernel's receive time (engine/rxtime),
 // only requests that start late and events that pile up behind a late
 // read, which share the newest one's arrival, are touched.
 var lateEffect = func() string {
-	if runtime.GOOS == "linux" {
+	if rxtime.Available {
 		return "requests may start that late, and events that pile up behind a late read carry the newest one's arrival"
 	}
 	return "chunk timestamps may be that late"

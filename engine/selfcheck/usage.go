@@ -10,3 +10,9 @@ type Usage struct {
 
 // CPU is user plus system time.
 func (u Usage) CPU() time.Duration { return u.User + u.System }
+
+// processCPU is the user plus system CPU time this process has used.
+func processCPU() (time.Duration, bool) {
+	u, ok := ReadUsage()
+	return u.CPU(), ok
+}

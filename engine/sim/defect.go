@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/llmload/llmload/engine/rxtime"
 )
 
 // Defect behaviours besides an HTTP status.
@@ -129,10 +126,9 @@ func reset(w http.ResponseWriter) {
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	if rc, ok := conn.(*rxtime.Conn); ok {
-		conn = rc.TCPConn // the listener's connection keeps receive times
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	// Any TCP connection, also one the listener wrapped to keep receive
+	// times (rxtime.Conn), lingers.
+	if tc, ok := conn.(interface{ SetLinger(sec int) error }); ok {
 		_ = tc.SetLinger(0) // RST instead of FIN
 	}
 	_ = conn.Close()
