@@ -14,34 +14,63 @@ import (
 	"unsafe"
 )
 
-// TestArrival: bytes read late still carry the time they reached the
-// socket, so a reader that was kept from the CPU does not stretch the
-// latencies it stamps. The kernel turns receive stamping on for the whole
-// machine lazily, once a first socket asks for it, so the very first
-// packets after that may carry no time; the exchange is retried for them.
-func TestArrival(t *testing.T) {
+// connect dials a loopback server that runs serve on its end of the one
+// connection, and returns the client's end; both close with the test.
+func connect(t *testing.T, serve func(c net.Conn)) net.Conn {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	for attempt := 1; ; attempt++ {
-		if exchange(t, ln) || attempt == 5 {
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			serve(c)
+		}
+	}()
+	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// stamped dials a Conn; it skips the test where the kernel gives none.
+func stamped(t *testing.T, serve func(c net.Conn)) *Conn {
+	t.Helper()
+	nc := connect(t, serve)
+	c, ok := nc.(*Conn)
+	if !ok {
+		t.Skipf("the kernel refused SO_TIMESTAMPNS: %T", nc)
+	}
+	return c
+}
+
+// retried runs attempt until it reports a receive time: the kernel turns
+// receive stamping on for the whole machine lazily, once a first socket
+// asks for it, so the very first packets after that may carry none.
+func retried(t *testing.T, attempt func() bool) {
+	t.Helper()
+	for range 5 {
+		if attempt() {
 			return
 		}
 	}
+	t.Error("no read carried a receive time in 5 attempts")
 }
+
+// TestArrival: bytes read late still carry the time they reached the
+// socket, so a reader that was kept from the CPU does not stretch the
+// latencies it stamps.
+func TestArrival(t *testing.T) { retried(t, func() bool { return exchange(t) }) }
 
 // exchange sends a request, reads the answer late and checks its stamp;
 // false when the kernel stamped nothing yet.
-func exchange(t *testing.T, ln net.Listener) bool {
+func exchange(t *testing.T) bool {
 	t.Helper()
 	sent := make(chan time.Time, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
+	c := stamped(t, func(c net.Conn) {
 		// Answer a request, as a server does: bytes sent before the
 		// client turned stamps on would carry none.
 		if _, err := c.Read(make([]byte, 1)); err != nil {
@@ -52,16 +81,7 @@ func exchange(t *testing.T, ln net.Listener) bool {
 		time.Sleep(50 * time.Millisecond)
 		_ = c.(*net.TCPConn).SetLinger(0)
 		_ = c.Close() // a reset
-	}()
-	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c, ok := nc.(*Conn)
-	if !ok {
-		t.Skipf("the kernel refused SO_TIMESTAMPNS: %T", nc)
-	}
+	})
 	if _, err := c.Write([]byte("?")); err != nil {
 		t.Fatal(err)
 	}
@@ -99,22 +119,10 @@ func exchange(t *testing.T, ln net.Listener) bool {
 }
 
 func TestEOF(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			_, _ = c.Write([]byte("ab"))
-			_ = c.Close()
-		}
-	}()
-	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connect(t, func(c net.Conn) {
+		_, _ = c.Write([]byte("ab"))
+		_ = c.Close()
+	})
 	got, err := io.ReadAll(nc)
 	if err != nil || string(got) != "ab" {
 		t.Errorf("ReadAll = %q, %v; want ab, nil", got, err)
@@ -132,36 +140,25 @@ func TestRxTimeMalformed(t *testing.T) {
 	}
 }
 
-// TestWriteToKeepsStamps: copying the connection reads through Read.
+// TestWriteToKeepsStamps: copying the connection reads through Read, so
+// the copy's bytes carry their receive time.
 func TestWriteToKeepsStamps(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		if c, err := ln.Accept(); err == nil {
+	retried(t, func() bool {
+		c := stamped(t, func(c net.Conn) {
 			_, _ = c.Read(make([]byte, 1))
 			_, _ = c.Write([]byte("payload"))
 			_ = c.Close()
+		})
+		if _, err := c.Write([]byte("?")); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	nc, err := Dial(&net.Dialer{})(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c, ok := nc.(*Conn)
-	if !ok {
-		t.Skip("no receive times here")
-	}
-	if _, err := c.Write([]byte("?")); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if n, err := c.WriteTo(&b); err != nil || n != 7 || b.String() != "payload" {
-		t.Errorf("WriteTo = %d, %v, %q", n, err, b.String())
-	}
+		var b strings.Builder
+		if n, err := c.WriteTo(&b); err != nil || n != 7 || b.String() != "payload" {
+			t.Errorf("WriteTo = %d, %v, %q", n, err, b.String())
+		}
+		_, ok := c.Arrival()
+		return ok
+	})
 }
 
 // FuzzRxTime: any control-message bytes (as aligned as the kernel's)
