@@ -42,9 +42,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, tex
 	}
 	in := s.read(w, r, parse, text)
 	in.arrived, in.truth = arrived, rec
-	if in.c != nil {
-		in.c.arrived, in.c.truth = arrived, rec
-	}
 	if behaviour, ok := s.cfg.Defects[in.kind()]; ok {
 		s.misbehave(w, r, in, behaviour)
 		return
@@ -54,7 +51,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, tex
 		in.aerr.write(w)
 		return
 	}
-	s.answer(w, r, in.c)
+	s.answer(w, r, in.completion(&s.cfg))
 }
 
 // answer generates c, streamed or whole.
@@ -108,12 +105,13 @@ func (in *incoming) kind() string {
 	return in.c.kind
 }
 
-// completion is what to generate for in, even when it was rejected.
+// completion is what to generate for in, even when it was rejected, with
+// its arrival and truth record.
 func (in *incoming) completion(cfg *Config) *completion {
-	if in.c != nil {
-		return in.c
+	c := in.c
+	if c == nil {
+		c = fallbackCompletion(cfg, in.body, in.text)
 	}
-	c := fallbackCompletion(cfg, in.body, in.text)
 	c.arrived, c.truth = in.arrived, in.truth
 	return c
 }

@@ -16,11 +16,7 @@ func (c *Config) fixed() bool { return c.FixedTTFT > 0 }
 func (s *Server) generateFixed(ctx context.Context, c *completion, emit func(text string) error) error {
 	var z sleeper
 	defer z.stop()
-	start := c.arrived
-	if start.IsZero() {
-		start = time.Now()
-	}
-	first := start.Add(s.cfg.FixedTTFT)
+	first := c.arrived.Add(s.cfg.FixedTTFT)
 	c.firstToken = first
 	words := newWordSource(c.key, s.cfg.Seed)
 	per := s.cfg.TokensPerChunk
