@@ -1,21 +1,16 @@
 package main
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/llmload/llmload/engine/secrettest"
 	"github.com/llmload/llmload/engine/sim"
 )
 
@@ -26,60 +21,6 @@ const (
 	leakPass = `sk-pw/e2e+odd&<pass>"`
 	leakKey  = "sk-e2e-Bearer_0123456789abcdefXYZ"
 )
-
-func lowerPercent(s string) string {
-	return regexp.MustCompile(`%[0-9A-F]{2}`).ReplaceAllStringFunc(s, strings.ToLower)
-}
-
-func jsonQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// leakEchoes are the ways the hostile server quotes what it received.
-var leakEchoes = []func(string) string{
-	func(s string) string { return s },
-	url.QueryEscape,
-	url.PathEscape,
-	func(s string) string { return lowerPercent(url.QueryEscape(s)) },
-	func(s string) string { return strings.ReplaceAll(strings.Trim(jsonQuote(s), `"`), "/", `\/`) },
-	html.EscapeString,
-	func(s string) string { // the Basic pair, decoded
-		if b64, ok := strings.CutPrefix(s, "Basic "); ok {
-			pair, _ := base64.StdEncoding.DecodeString(b64)
-			return string(pair)
-		}
-		return s
-	},
-}
-
-// leakAnswers are the failures that carry the quote: 4xx, 5xx, an error
-// in the stream, a malformed stream, and a quote at the 200-byte cut.
-var leakAnswers = []func(w http.ResponseWriter, quoted string){
-	func(w http.ResponseWriter, q string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"error":{"message":%s}}`, jsonQuote("bad credentials "+q))
-	},
-	func(w http.ResponseWriter, q string) {
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusInternalServerError)
-		io.WriteString(w, "<html>crash serving "+q+"</html>")
-	},
-	func(w http.ResponseWriter, q string) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: "+`{"error":{"message":`+jsonQuote("stream failed for "+q)+`}}`+"\n\n")
-	},
-	func(w http.ResponseWriter, q string) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: {not json "+q+"\n\n")
-	},
-	func(w http.ResponseWriter, q string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"detail":%s}`, jsonQuote(strings.Repeat("x", 185)+" "+q))
-	},
-}
 
 // hostileServer passes the preflight, then answers each request with the
 // next failure, quoting the Authorization header and the URL it received.
@@ -96,26 +37,12 @@ func hostileServer(t *testing.T) *httptest.Server {
 			simulator.ServeHTTP(w, r)
 			return
 		}
-		echo := leakEchoes[int(i)%len(leakEchoes)]
-		answer := leakAnswers[int(i)/len(leakEchoes)%len(leakAnswers)]
-		answer(w, echo(r.Header.Get("Authorization"))+" at "+echo(r.URL.String()))
+		echo := secrettest.Echoes[int(i)%len(secrettest.Echoes)]
+		answer := secrettest.Answers[int(i)/len(secrettest.Echoes)%len(secrettest.Answers)]
+		answer.Write(w, echo.Quote(r.Header.Get("Authorization"))+" at "+echo.Quote(r.URL.String()))
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// leakForms are every encoding of the credentials sent.
-func leakForms() []string {
-	pair := leakUser + ":" + leakPass
-	var forms []string
-	for _, v := range []string{leakKey, leakPass, pair} {
-		forms = append(forms, v, url.QueryEscape(v), url.PathEscape(v), lowerPercent(url.QueryEscape(v)),
-			strings.Trim(jsonQuote(v), `"`), html.EscapeString(v))
-	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		forms = append(forms, enc.EncodeToString([]byte(pair)))
-	}
-	return forms
 }
 
 // TestE2ESecretsNeverLeak runs the binary against a server that quotes
@@ -164,8 +91,9 @@ function iteration(vu) llm.chat { messages = { { role = "user", content = "hi" }
 			if !strings.Contains(outputs["requests.csv"], "[redacted]") {
 				t.Errorf("requests.csv redacted nothing; did the server quote anything?\n%s", outputs["requests.csv"])
 			}
+			forms := secrettest.Forms(leakUser, leakPass, leakKey)
 			for out, text := range outputs {
-				for _, form := range leakForms() {
+				for _, form := range forms {
 					if strings.Contains(text, form) {
 						t.Errorf("%s holds the credential form %q", out, form)
 					}
