@@ -268,17 +268,7 @@ func (m *module) sleep(L *lua.LState) int {
 }
 
 // pause waits d or until the VU's context ends, whichever comes first.
-func (m *module) pause(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-m.ctx.Done():
-	}
-}
+func (m *module) pause(d time.Duration) { engine.Sleep(m.ctx, d) }
 
 // checkDuration reads argument n as a duration string or seconds.
 func checkDuration(L *lua.LState, n int) time.Duration {

@@ -270,17 +270,4 @@ func drain(done <-chan struct{}, cancel context.CancelCauseFunc, grace time.Dura
 }
 
 // sleepUntil waits for t or ctx's end; it reports whether t was reached.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleepUntil(ctx context.Context, t time.Time) bool { return engine.Sleep(ctx, time.Until(t)) }

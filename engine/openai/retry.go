@@ -161,14 +161,10 @@ func (r *retries) annotate(err error, last attempt) error {
 	return fmt.Errorf("%w%s", err, note)
 }
 
-// sleepCtx waits d or until ctx ends.
+// sleepCtx waits d or until ctx ends, with its cause.
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
+	if engine.Sleep(ctx, d) {
 		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
+	return context.Cause(ctx)
 }
