@@ -14,6 +14,7 @@ import (
 type arrival struct {
 	at    time.Duration // offset from the scenario's start
 	stage int           // index of the stage it is scheduled in
+	seq   int64         // 0-based position in the scenario's sequence: segment seq mod n owns it
 }
 
 // arrivals generates an arrival-rate scenario's intended start times. It
@@ -78,7 +79,7 @@ func (a *arrivals) next() (arr arrival, ok bool) {
 	for a.stage < len(a.p.stageEnds)-1 && off >= a.p.stageEnds[a.stage] {
 		a.stage++
 	}
-	return arrival{at: off, stage: a.stage}, true
+	return arrival{at: off, stage: a.stage, seq: a.count - 1}, true
 }
 
 // gammaSampler draws gamma variates of a fixed shape scaled to mean 1, by

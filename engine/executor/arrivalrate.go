@@ -54,6 +54,9 @@ func (r *arrivalRateRun) prepare() error {
 	if err := r.needStages(); err != nil {
 		return err
 	}
+	if err := checkOpenSplit(r.sc, r.eng.seg); err != nil {
+		return err
+	}
 	p, err := newRateProfile(r.sc)
 	if err != nil {
 		return err
@@ -63,11 +66,12 @@ func (r *arrivalRateRun) prepare() error {
 	return err
 }
 
-// initialVUs is only the pre-allocated VUs: the cap may be thousands, made
-// on demand.
-func (r *arrivalRateRun) initialVUs() int { return max(r.sc.PreAllocatedVUs, 0) }
+// initialVUs is only the (segment's share of the) pre-allocated VUs: the
+// cap may be thousands, made on demand.
+func (r *arrivalRateRun) initialVUs() int { return r.eng.seg.Share(max(r.sc.PreAllocatedVUs, 0)) }
 
-func (r *arrivalRateRun) maxVUs() int { return max(r.sc.MaxVUs(), len(r.vus)) }
+// maxVUs is the segment's share of the cap.
+func (r *arrivalRateRun) maxVUs() int { return max(r.eng.seg.Share(r.sc.MaxVUs()), len(r.vus)) }
 
 func (r *arrivalRateRun) progress(st *ScenarioStatus) {
 	st.BusyVUs = int(r.busy.Load())
@@ -75,7 +79,7 @@ func (r *arrivalRateRun) progress(st *ScenarioStatus) {
 	st.AllocatedVUs = int(r.allocated.Load())
 	st.Dropped = r.dropped.Load()
 	if start := r.start.Load(); start != 0 && !r.done.Load() {
-		st.Rate = r.profile.rateAt(time.Since(time.Unix(0, start)))
+		st.Rate = rateShare(r.eng.seg, r.profile.rateAt(time.Since(time.Unix(0, start))))
 	}
 }
 
@@ -113,7 +117,7 @@ func (r *arrivalRateRun) schedule(ctx context.Context) {
 	s := newSleeper()
 	defer s.stop()
 	start := r.begin()
-	next, ok := r.gen.next()
+	next, ok := r.next()
 	for i := range r.sc.Stages {
 		mark := r.stageStarted(i, start.Add(r.profile.stageStart(i)))
 		for ok && next.stage == i {
@@ -122,13 +126,25 @@ func (r *arrivalRateRun) schedule(ctx context.Context) {
 				break
 			}
 			r.dispatch(i, at)
-			next, ok = r.gen.next()
+			next, ok = r.next()
 		}
 		end := start.Add(r.profile.stageEnds[i])
 		reached := s.until(ctx, end)
 		r.stageEnded(mark, end, reached)
 		if !reached {
 			return
+		}
+	}
+}
+
+// next is the segment's next arrival. Every segment draws the whole
+// sequence, with the same seed, and keeps its own, so together they
+// dispatch exactly the unsegmented schedule.
+func (r *arrivalRateRun) next() (arrival, bool) {
+	for {
+		a, ok := r.gen.next()
+		if !ok || r.eng.seg.Owns(a.seq) {
+			return a, ok
 		}
 	}
 }
@@ -186,7 +202,7 @@ func (r *arrivalRateRun) grower(ctx context.Context) <-chan struct{} {
 			if failed || int(r.allocated.Load()) >= r.maxVUs() {
 				continue
 			}
-			v, err := r.eng.newVU(ctx, int(r.eng.vuID.Add(1)))
+			v, err := r.eng.newVU(ctx, r.eng.nextVUID())
 			if err != nil {
 				failed = r.growFailed(ctx, err)
 				continue

@@ -20,8 +20,10 @@ type closedRun struct {
 	active atomic.Int32    // VUs currently activated
 }
 
-func (r *closedRun) prepare() error  { return r.needStages() }
-func (r *closedRun) initialVUs() int { return max(r.sc.MaxVUs(), 0) }
+func (r *closedRun) prepare() error { return r.needStages() }
+
+// initialVUs is the segment's share of the most VUs the scenario holds.
+func (r *closedRun) initialVUs() int { return r.eng.seg.Share(max(r.sc.MaxVUs(), 0)) }
 
 func (r *closedRun) progress(st *ScenarioStatus) {
 	st.ActiveVUs = int(r.active.Load())
@@ -43,15 +45,16 @@ func (r *closedRun) run(ctx context.Context) {
 		}()
 	}
 	at := r.begin()
-	r.setActive(ctx, r.sc.StartVUs, r.rampDown())
-	prev := r.sc.StartVUs
+	seg := r.eng.seg
+	r.setActive(ctx, seg.Share(r.sc.StartVUs), r.rampDown())
+	prev := r.sc.StartVUs // the whole plan's count; the segment holds its share
 	for i, st := range r.sc.Stages {
 		if ctx.Err() != nil {
 			break
 		}
 		mark := r.stageStarted(i, at)
 		prev = r.ramp(ctx, prev, st, at)
-		r.setActive(ctx, prev, r.rampDown())
+		r.setActive(ctx, seg.Share(prev), r.rampDown())
 		at = at.Add(st.Duration)
 		r.stageEnded(mark, at, sleepUntil(ctx, at))
 	}
@@ -86,27 +89,36 @@ func (r *closedRun) stageNow() string {
 	return r.sc.Stages[min(i, len(r.sc.Stages)-1)].Name
 }
 
-// ramp moves the active VU count from prev toward the stage's target one
-// VU at a time, each step at its exact time on the linear ramp, so no
-// polling, and returns the count reached. A ramp longer than its stage
-// stops at the last step within the stage (engine.LoadOf).
+// ramp moves the whole plan's VU count from prev toward the stage's
+// target one VU at a time, each step at its exact time on the linear
+// ramp, so no polling, and returns the count reached. A ramp longer than
+// its stage stops at the last step within the stage (engine.LoadOf). A
+// segment wakes only for the steps that add or remove one of its own VUs,
+// so the segments together step exactly as the whole plan does.
 func (r *closedRun) ramp(ctx context.Context, prev int, st engine.Stage, start time.Time) int {
 	delta := st.Target - prev
 	if st.Ramp <= 0 || delta == 0 {
 		return st.Target
 	}
+	seg := r.eng.seg
 	steps := max(delta, -delta)
 	n := prev
 	for k := 1; k <= steps; k++ {
 		off := st.Ramp * time.Duration(k) / time.Duration(steps)
-		if off > st.Duration || !sleepUntil(ctx, start.Add(off)) {
+		if off > st.Duration {
 			return n
 		}
-		n = prev + k
+		next := prev + k
 		if delta < 0 {
-			n = prev - k
+			next = prev - k
 		}
-		r.setActive(ctx, n, r.rampDown())
+		if local := seg.Share(next); local != seg.Share(n) {
+			if !sleepUntil(ctx, start.Add(off)) {
+				return n
+			}
+			r.setActive(ctx, local, r.rampDown())
+		}
+		n = next
 	}
 	return n
 }

@@ -30,10 +30,12 @@ const WarmupStage = "warmup"
 // TeardownTimeout bounds teardown when the run's context has already ended.
 const TeardownTimeout = 30 * time.Second
 
-// Engine runs one plan. Run is called once; Status is safe for concurrent
+// Engine runs one plan, or the share of it that plan.Segment names (see
+// share.go). Run is called once; Status is safe for concurrent
 // use while Run is in progress.
 type Engine struct {
 	plan   engine.Plan
+	seg    engine.Segment // plan.Segment: the share of the plan this engine runs
 	runner engine.Runner
 	sink   engine.Sink
 
@@ -43,6 +45,7 @@ type Engine struct {
 	warmupDone atomic.Int64
 	scenarios  []scenario
 	initial    []*vuHandle // made before load, in scenario order
+	loadStart  atomic.Pointer[loadStart]
 
 	mu  sync.Mutex
 	all []*vuHandle // every VU made, closed when Run ends
@@ -50,7 +53,7 @@ type Engine struct {
 
 // New prepares an Engine for plan; nothing starts until Run.
 func New(plan engine.Plan, runner engine.Runner, sink engine.Sink) *Engine {
-	e := &Engine{plan: plan, runner: runner, sink: sink}
+	e := &Engine{plan: plan, seg: plan.Segment, runner: runner, sink: sink}
 	e.phase.Store(PhaseInit)
 	for _, sc := range plan.Scenarios {
 		e.scenarios = append(e.scenarios, newScenario(sc, e))
@@ -60,8 +63,11 @@ func New(plan engine.Plan, runner engine.Runner, sink engine.Sink) *Engine {
 
 // Phases reported by Status.
 const (
-	PhaseInit    = "init"
-	PhaseWarmup  = "warmup"
+	PhaseInit   = "init"
+	PhaseWarmup = "warmup"
+	// PhaseWaiting: VUs, setup and warmup are done and the load is held
+	// at the plan's start barrier (StartAt, --start-at).
+	PhaseWaiting = "waiting"
 	PhaseRunning = "running"
 	PhaseDone    = "done"
 )
@@ -102,8 +108,12 @@ func (e *Engine) load(ctx context.Context) error {
 	if err := e.warmup(ctx, e.initial); err != nil {
 		return err
 	}
+	if !e.awaitStart(ctx) {
+		return ctx.Err()
+	}
 	e.phase.Store(PhaseRunning)
 	start := time.Now()
+	e.loadStart.Store(&loadStart{planned: e.plan.StartAt, actual: start})
 	var wg sync.WaitGroup
 	for _, s := range e.scenarios {
 		wg.Add(1)
@@ -121,6 +131,31 @@ func (e *Engine) load(ctx context.Context) error {
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// awaitStart holds the load until the plan's StartAt, so segments on
+// several machines start together; a barrier already passed (VU init or
+// warmup outlasted it) starts at once, and the result tells how late. It
+// reports whether the load should go on.
+func (e *Engine) awaitStart(ctx context.Context) bool {
+	if e.plan.StartAt.IsZero() {
+		return true
+	}
+	e.phase.Store(PhaseWaiting)
+	return sleepUntil(ctx, e.plan.StartAt)
+}
+
+// loadStart is when the load was planned to start and when it did.
+type loadStart struct{ planned, actual time.Time }
+
+// LoadStart returns when the load was planned to start (the plan's
+// StartAt; zero without one) and when it actually started; both are zero
+// before the load starts. Safe for concurrent use.
+func (e *Engine) LoadStart() (planned, actual time.Time) {
+	if s := e.loadStart.Load(); s != nil {
+		return s.planned, s.actual
+	}
+	return time.Time{}, time.Time{}
 }
 
 // teardown calls lc.Teardown, with a fresh bounded context when ctx has
@@ -166,7 +201,7 @@ func (e *Engine) newVUs(ctx context.Context, n int) ([]*vuHandle, error) {
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i := range vus {
-		id := int(e.vuID.Add(1))
+		id := e.nextVUID()
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -183,6 +218,12 @@ func (e *Engine) newVUs(ctx context.Context, n int) ([]*vuHandle, error) {
 	}
 	return vus, ctx.Err()
 }
+
+// nextVUID is the id of the next VU made: the segment's next local id
+// mapped to the whole plan's, so ids never collide across segments (the
+// runner seeds each VU and offsets its pool cursors by it). Ids are
+// therefore not dense within a segment. Safe for concurrent use.
+func (e *Engine) nextVUID() int { return int(e.seg.Global(e.vuID.Add(1))) }
 
 // newVU makes VU id and registers it for closing. Safe for concurrent use.
 func (e *Engine) newVU(ctx context.Context, id int) (*vuHandle, error) {
@@ -213,7 +254,7 @@ func (e *Engine) iterate(ctx context.Context, stop <-chan struct{}, v *vuHandle,
 	ctx = engine.WithStopping(ctx, stop)
 	it.VUID = v.id
 	it.Iteration = v.iter
-	it.RequestID = e.requestID.Add(1)
+	it.RequestID = e.seg.Global(e.requestID.Add(1)) // unique across segments
 	v.iter++
 	e.sink.IterationStarted(engine.IterationMark{
 		Scenario: it.Scenario, Stage: it.Stage, Warmup: it.Warmup,

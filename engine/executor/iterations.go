@@ -28,20 +28,27 @@ func (r *iterationsRun) prepare() error {
 	return nil
 }
 
-func (r *iterationsRun) initialVUs() int { return r.sc.VUs }
+// initialVUs is the segment's share of the VUs.
+func (r *iterationsRun) initialVUs() int { return r.eng.seg.Share(r.sc.VUs) }
 
-// total is the number of iterations the scenario runs when not cut short.
+// sharedIterations is shared-iterations' total for the segment.
+func (r *iterationsRun) sharedIterations() int {
+	return sharedIterationsShare(r.eng.seg, r.sc.VUs, r.sc.Iterations)
+}
+
+// total is the number of iterations the segment runs when not cut short;
+// per-vu-iterations' VUs each run all of Iterations.
 func (r *iterationsRun) total() int64 {
 	if r.shared {
-		return int64(r.sc.Iterations)
+		return int64(r.sharedIterations())
 	}
-	return int64(r.sc.Iterations) * int64(r.sc.VUs)
+	return int64(r.sc.Iterations) * int64(r.initialVUs())
 }
 
 func (r *iterationsRun) progress(st *ScenarioStatus) {
 	st.ActiveVUs = int(r.running.Load())
 	st.BusyVUs = st.ActiveVUs
-	st.AllocatedVUs = r.sc.VUs
+	st.AllocatedVUs = r.initialVUs()
 	st.IterationsDone = r.finished.Load()
 	st.IterationsTotal = r.total()
 }
@@ -98,7 +105,7 @@ func (r *iterationsRun) spawn(ctx context.Context, stop chan struct{}, stage str
 // claim reserves the next iteration for a VU that has run *mine so far.
 func (r *iterationsRun) claim(mine *int) bool {
 	if r.shared {
-		return r.claimed.Add(1) <= int64(r.sc.Iterations)
+		return r.claimed.Add(1) <= int64(r.sharedIterations())
 	}
 	if *mine >= r.sc.Iterations {
 		return false

@@ -83,14 +83,17 @@ func (b *scenarioBase) begin() time.Time {
 func (b *scenarioBase) stageStarted(i int, at time.Time) engine.StageMark {
 	b.stage.Store(int32(i))
 	st := b.sc.Stages[i]
-	m := engine.StageMark{Scenario: b.sc.Name, Stage: st.Name, Index: i, Target: st.Target, At: at, Late: lateSince(at)}
+	// A segment's mark holds its own share of the load, so the segments'
+	// marks sum to the whole plan's.
+	seg := b.eng.seg
+	m := engine.StageMark{Scenario: b.sc.Name, Stage: st.Name, Index: i, Target: seg.Share(st.Target), At: at, Late: lateSince(at)}
 	if !iterationsBound(b.sc.Executor) {
 		// An iterations stage ends when its work is done: its Duration is
 		// a bound, not a planned window.
 		m.Planned = st.Duration
 	}
 	if engine.OpenModel(b.sc.Executor) {
-		m.Target, m.Rate = 0, b.sc.StageLoads()[i].Mean()
+		m.Target, m.Rate = 0, rateShare(seg, b.sc.StageLoads()[i].Mean())
 	}
 	b.eng.sink.StageStarted(m)
 	return m

@@ -45,7 +45,7 @@ type ScenarioStatus struct {
 
 // Status returns the current progress; safe for concurrent use.
 func (e *Engine) Status() Status {
-	st := Status{Phase: e.phase.Load().(string), WarmupDone: e.warmupDone.Load(), WarmupTotal: e.plan.Warmup.Requests}
+	st := Status{Phase: e.phase.Load().(string), WarmupDone: e.warmupDone.Load(), WarmupTotal: e.warmupRequests()}
 	for _, s := range e.scenarios {
 		b := s.base()
 		ss := ScenarioStatus{

@@ -17,6 +17,11 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	if (w.Requests <= 0 && w.Duration <= 0) || len(e.scenarios) == 0 {
 		return nil
 	}
+	if w.Requests > 0 {
+		if w.Requests = e.warmupRequests(); w.Requests == 0 {
+			return nil // the other segments run the few warmup requests
+		}
+	}
 	e.phase.Store(PhaseWarmup)
 	sc := e.scenarios[0].base().sc
 	n := min(max(sc.MaxVUs(), 1), len(vus))
@@ -47,3 +52,6 @@ func (e *Engine) warmup(ctx context.Context, vus []*vuHandle) error {
 	wg.Wait()
 	return ctx.Err()
 }
+
+// warmupRequests is the segment's share of the warmup's requests.
+func (e *Engine) warmupRequests() int { return e.seg.Share(e.plan.Warmup.Requests) }

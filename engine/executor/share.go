@@ -1,0 +1,52 @@
+package executor
+
+import (
+	"fmt"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// A segmented plan (engine.Segment, --segment i/n) runs each executor's
+// share of the whole plan, dealt round robin: the whole plan's k-th VU,
+// arrival or iteration belongs to segment k mod n. Schedules stay global
+// (a closed model follows the whole ramp, an open model draws the whole
+// arrival sequence) and each segment acts on its own items only, so the n
+// segments together are exactly the unsegmented run.
+
+// rateShare is the segment's share of a whole-plan rate: it dispatches
+// every n-th arrival.
+func rateShare(seg engine.Segment, rate float64) float64 {
+	if seg.Whole() {
+		return rate
+	}
+	return rate / float64(seg.Count)
+}
+
+// sharedIterationsShare is the segment's share of shared-iterations'
+// total. Only the min(n, vus) segments that hold a VU take part, so that
+// no iteration goes to a segment that could never run it.
+func sharedIterationsShare(seg engine.Segment, vus, iterations int) int {
+	if seg.Whole() {
+		return iterations
+	}
+	m := min(seg.Count, max(vus, 0))
+	if seg.Index >= m {
+		return 0
+	}
+	return engine.Segment{Index: seg.Index, Count: m}.Share(iterations)
+}
+
+// checkOpenSplit refuses an open-model scenario whose VUs cannot give
+// every segment at least one: a segment without a VU would drop every
+// arrival it owns.
+func checkOpenSplit(sc engine.Scenario, seg engine.Segment) error {
+	if seg.Whole() || sc.MaxVUs() >= seg.Count {
+		return nil
+	}
+	key, n := "max_vus", sc.MaxVUsCap
+	if sc.PreAllocatedVUs > sc.MaxVUsCap {
+		key, n = "pre_allocated_vus", sc.PreAllocatedVUs
+	}
+	return fmt.Errorf("scenario %q: %s %d cannot be split into %d segments: each segment needs at least one VU (raise max_vus to %d or more)",
+		sc.Name, key, n, seg.Count, seg.Count)
+}
