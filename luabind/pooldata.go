@@ -87,6 +87,7 @@ func (m *module) poolCSV(L *lua.LState) int { return m.loadPoolArg(L, "csv") }
 func (m *module) loadPoolArg(L *lua.LState, format string) int {
 	name := "llm.pool." + format
 	spec := poolSpec{format: format, path: L.CheckString(1), tokenizer: m.initTokenizer(L)}
+	m.noteFile(spec.path)
 	if !filepath.IsAbs(spec.path) {
 		spec.path = filepath.Join(filepath.Dir(m.script.path), spec.path)
 	}
