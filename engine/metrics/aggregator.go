@@ -39,10 +39,13 @@ func newAggregator() *aggregator {
 	}
 }
 
-// result is what the aggregator hands to Close.
+// result is what the aggregator hands to Close: the summary, and what
+// State derives its answer from.
 type result struct {
 	summary *Summary
 	final   *Snapshot
+	series  *series
+	views   map[string]*view
 }
 
 // aggregate consumes events until the channel closes, then summarises.
@@ -54,7 +57,7 @@ func aggregate(events <-chan event) result {
 	closedAt := time.Now()
 	a.sortStages()
 	final := a.snapshot(closedAt, true)
-	return result{summary: a.summary(final), final: final}
+	return result{summary: a.summary(final), final: final, series: &a.series, views: a.views}
 }
 
 func (a *aggregator) add(e *event) {

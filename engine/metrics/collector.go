@@ -59,6 +59,8 @@ type Collector struct {
 	done      chan struct{} // closed when Close has its result
 	summary   *Summary
 	final     *Snapshot
+	series    *series          // for State
+	views     map[string]*view // for State: the views' metrics and filters
 }
 
 var _ engine.Sink = (*Collector)(nil)
@@ -242,7 +244,7 @@ func (c *Collector) Close() *Summary {
 		c.closing.Store(true)
 		c.events.Close() // the aggregator keeps draining meanwhile
 		r := <-c.result
-		c.summary, c.final = r.summary, r.final
+		c.summary, c.final, c.series, c.views = r.summary, r.final, r.series, r.views
 		c.summary.Warmup = WarmupSummary{
 			Requests:        c.warmupRequests.Load(),
 			Failed:          c.warmupFailed.Load(),

@@ -58,7 +58,7 @@ func (a *aggregator) track(metric string, f Filter) error {
 	if !builtin {
 		g = valueGeo
 	}
-	v := newView(key, id, k, g, f)
+	v := newView(key, metric, id, k, g, f)
 	a.views[key] = v
 	if builtin && metric != checksName {
 		a.sampleViews = append(a.sampleViews, v)

@@ -26,6 +26,7 @@ type Snapshot struct {
 // stageSnap is one stage's part of a Snapshot.
 type stageSnap struct {
 	scenario, stage string
+	index           int
 	start, end      time.Time
 	timed           bool // the stage has a window (see stageAgg.window)
 	cells           [numBuiltin]cellSnap

@@ -276,7 +276,7 @@ func (s *stageAgg) window(now time.Time, final bool) (start, end time.Time, ok b
 // snap copies what queries need. share: see recorder.freeze.
 func (s *stageAgg) snap(now time.Time, final bool) stageSnap {
 	ss := stageSnap{
-		scenario: s.key.scenario, stage: s.key.stage,
+		scenario: s.key.scenario, stage: s.key.stage, index: s.index,
 		checks: make(map[string]cellSnap, len(s.checks)),
 		custom: make(map[string]cellSnap, len(s.custom)),
 		dirty:  s.robust.counts(),

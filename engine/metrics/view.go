@@ -4,6 +4,7 @@ package metrics
 // metric that matches the filter. Owned by the aggregator.
 type view struct {
 	key    string
+	metric string
 	id     metricID // built-in metrics fed by samples
 	filter []tagPair
 	c      cell
@@ -11,8 +12,8 @@ type view struct {
 
 type tagPair struct{ key, value string }
 
-func newView(key string, id metricID, k kind, g geometry, f Filter) *view {
-	v := &view{key: key, id: id, c: newCell(k, g)}
+func newView(key, metric string, id metricID, k kind, g geometry, f Filter) *view {
+	v := &view{key: key, metric: metric, id: id, c: newCell(k, g)}
 	for key, value := range f {
 		v.filter = append(v.filter, tagPair{key, value})
 	}

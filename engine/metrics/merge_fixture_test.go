@@ -1,0 +1,324 @@
+package metrics
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// A seeded run for the merge tests: stages of two scenarios (and one
+// that only the first segment runs, and one never marked), whose events
+// are dealt out to segments. Every time is at least 50 ms from a whole
+// second and from a stage boundary, so that the segments' skewed marks
+// cannot move a request to another second or out of its window, and
+// every streamed request lies within one second, so that no skew changes
+// how its tokens spread over the time series.
+
+// planStage is one stage of the seeded run, with its whole load.
+type planStage struct {
+	scenario, stage string
+	index, vus      int
+	rate            float64
+	from, to        int // seconds
+}
+
+var mergePlan = []planStage{
+	{scenario: "open", stage: "s1", index: 0, rate: 4, from: 0, to: 10},
+	{scenario: "closed", stage: "c1", index: 0, vus: 4, from: 0, to: 15},
+	{scenario: "solo", stage: "x", index: 0, vus: 1, from: 5, to: 12},
+	{scenario: "open", stage: "s2", index: 1, rate: 8, from: 10, to: 20},
+	{scenario: "closed", stage: "c2", index: 1, vus: 6, from: 15, to: 30},
+	{scenario: "open", stage: "s3", index: 2, rate: 12, from: 20, to: 30},
+}
+
+// mergeSkews are the segments' clock offsets: the first has none.
+var mergeSkews = []time.Duration{0, 3 * time.Millisecond, -2 * time.Millisecond, 4 * time.Millisecond}
+
+// runEvent is one call of the run: a stage mark, which every segment gets
+// (shifted by its skew, with its share of the load), or a unit of work
+// (an iteration and what it records), which one segment gets.
+type runEvent struct {
+	at    float64
+	mark  *planStage
+	start bool
+	part  int // for work: the segment, before reduction modulo n; -1: the first
+	work  func(*Collector)
+}
+
+// mergeSetup declares and tracks what the run's queries need.
+func mergeSetup(t testing.TB, c *Collector) {
+	if err := c.Declare(engine.MetricDef{Name: "ratio", Kind: engine.MetricTrend},
+		engine.MetricDef{Name: "bytes", Kind: engine.MetricCounter},
+		engine.MetricDef{Name: "unused", Kind: engine.MetricCounter}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range mergeViews {
+		if err := c.Track(v.metric, v.f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var mergeViews = []struct {
+	metric string
+	f      Filter
+}{
+	{"ttft", Filter{"prompt": "short"}},
+	{"requests", Filter{"prompt": "short"}},
+	{"output_tokens", Filter{"prompt": "short"}},
+	{"errors", Filter{"prompt": "long"}},
+	{"e2e", Filter{"prompt": "long", "scenario": "open"}},
+	{"ratio", Filter{"region": "eu"}},
+	{"checks", Filter{"check": "status 200", "prompt": "short"}},
+}
+
+// seededRun returns the run's events in time order.
+func seededRun(seed uint64) []runEvent {
+	r := rand.New(rand.NewPCG(seed, 7))
+	var evs []runEvent
+	for i := range mergePlan {
+		p := &mergePlan[i]
+		evs = append(evs, runEvent{at: float64(p.from), mark: p, start: true},
+			runEvent{at: float64(p.to), mark: p})
+		n := 12 * (p.to - p.from)
+		for range n {
+			evs = append(evs, work(r, p, inWindow(r, p)))
+		}
+		for range 6 { // the graceful-stop tail
+			evs = append(evs, work(r, p, float64(p.to)+0.1+0.35*r.Float64()))
+		}
+	}
+	for range 20 { // a stage no mark names
+		evs = append(evs, work(r, &planStage{scenario: "closed", stage: "orphan"}, float64(31+r.IntN(3))+0.1+0.3*r.Float64()))
+	}
+	slices.SortStableFunc(evs, func(x, y runEvent) int {
+		switch {
+		case x.at < y.at:
+			return -1
+		case x.at > y.at:
+			return 1
+		}
+		return 0
+	})
+	return evs
+}
+
+// inWindow is a start time in the stage, 0.1-0.45 s into a second.
+func inWindow(r *rand.Rand, p *planStage) float64 {
+	return float64(p.from+r.IntN(p.to-p.from)) + 0.1 + 0.35*r.Float64()
+}
+
+// work is one iteration starting at atS: its mark, one or two requests
+// (or a dirty one), checks, custom metrics, now and then a script error.
+func work(r *rand.Rand, p *planStage, atS float64) runEvent {
+	open := p.rate > 0
+	lagMS := 0.0
+	if open {
+		lagMS = 1 + 40*r.Float64()
+	}
+	seed := r.Uint64()
+	ev := runEvent{at: atS, part: r.IntN(1 << 20)}
+	if p.scenario == "solo" {
+		ev.part = -1
+	}
+	ev.work = func(c *Collector) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		m := engine.IterationMark{Scenario: p.scenario, Stage: p.stage, Started: at(atS)}
+		if open {
+			m.Scheduled = m.Started.Add(-msD(lagMS))
+		}
+		c.IterationStarted(m)
+		if open && r.IntN(10) == 0 {
+			c.Dropped(engine.DropMark{Scenario: p.scenario, Stage: p.stage, Scheduled: at(atS)})
+		}
+		if r.IntN(12) == 0 {
+			c.Sample(randomDirty(r, p, atS))
+			return
+		}
+		for turn := range 1 + r.IntN(2) {
+			s := randomSample(r, p, atS+0.02*float64(turn))
+			if turn == 0 && open {
+				s.Scheduled = m.Scheduled
+			}
+			c.Sample(s)
+			c.Metric(taggedCheck(p, "status 200", s.Err == nil, s.Tags))
+			if s.Err == nil {
+				c.Metric(taggedCheck(p, "has text", s.OutputTokens > 3, s.Tags))
+			}
+		}
+		randomMetrics(r, c, p)
+	}
+	return ev
+}
+
+// taggedCheck is an llm.check result carrying its request's tags.
+func taggedCheck(p *planStage, name string, pass bool, tags map[string]string) engine.MetricSample {
+	m := check(p.scenario, p.stage, name, pass)
+	maps.Copy(m.Tags, tags)
+	return m
+}
+
+var (
+	errorClasses = []string{"http_5xx:503", engine.ErrTimeoutTTFT, engine.ErrConnReset}
+	prompts      = []map[string]string{{"prompt": "short"}, {"prompt": "long"}, {"prompt": "short", "model": "m2"}}
+	regions      = []map[string]string{{"region": "eu"}, {"region": "us"}, nil}
+	scriptErrs   = []string{"s.lua:1: a", "s.lua:2: b", "s.lua:3: c"}
+)
+
+// randomSample is a clean request: failed one time in eight; streamed
+// within its second, or not streamed and up to 2.5 s long.
+func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
+	s := engine.Sample{Scenario: p.scenario, Stage: p.stage, Tags: prompts[r.IntN(len(prompts))]}
+	s.Start, s.Status = at(atS), 200
+	if r.IntN(8) == 0 {
+		s.Status, s.TTFB, s.E2E = 503, msD(5+20*r.Float64()), msD(30+100*r.Float64())
+		s.Err = &engine.Error{Class: errorClasses[r.IntN(len(errorClasses))], Message: "boom"}
+		return s
+	}
+	s.OutputTokens, s.InputTokens = 1+r.IntN(200), 10+r.IntN(500)
+	s.TokensSource, s.InputTokensSource = engine.TokensFromUsage, engine.TokensFromUsage
+	if r.IntN(3) == 0 {
+		s.ClientOutputTokens = s.OutputTokens + r.IntN(20) - 5
+	}
+	if r.IntN(6) == 0 { // not streamed: E2E and TTFB only
+		s.TTFB, s.E2E = msD(20+50*r.Float64()), msD(float64(1+r.IntN(2))*1000+50*r.Float64())
+		return s
+	}
+	s.Connect = msD(2 * r.Float64())
+	s.TTFT = msD(20 + 280*r.Float64())
+	s.TTFB, s.TTFC = s.TTFT/2, s.TTFT
+	if r.IntN(4) == 0 {
+		s.TTFC, s.ReasoningTokens = s.TTFT+msD(30*r.Float64()), r.IntN(s.OutputTokens)
+	}
+	s.E2E = s.TTFT + msD(20+180*r.Float64())
+	if s.OutputTokens >= 2 {
+		s.TPOT = (s.E2E - s.TTFT) / time.Duration(s.OutputTokens-1)
+	}
+	for range min(s.OutputTokens-1, 8) {
+		s.ITL = append(s.ITL, msD(1+30*r.Float64()))
+	}
+	if r.IntN(2) == 0 {
+		s.TokenITL = slices.Clone(s.ITL)
+	}
+	return s
+}
+
+// randomDirty is a malformed request, of each verdict in turn.
+func randomDirty(r *rand.Rand, p *planStage, atS float64) engine.Sample {
+	s := engine.Sample{Scenario: p.scenario, Stage: p.stage, Dirty: []string{"empty", "overlong"}[r.IntN(2)]}
+	s.Start, s.TTFB, s.E2E = at(atS), msD(10), msD(40)
+	switch r.IntN(4) {
+	case 0:
+		s.Status = 200 // accepted
+	case 1:
+		s.Status, s.Err = 400, &engine.Error{Class: "http_4xx:400", Message: "bad request"} // handled
+	case 2:
+		s.Status, s.Err = 500, &engine.Error{Class: "http_5xx:500", Message: "crash"} // a defect
+	default:
+		s.Err = &engine.Error{Class: engine.ErrCanceled}
+	}
+	return s
+}
+
+// randomMetrics records custom metrics, now and then a bad one or a
+// script error.
+func randomMetrics(r *rand.Rand, c *Collector, p *planStage) {
+	tags := regions[r.IntN(len(regions))]
+	c.Metric(metricSample(p.scenario, p.stage, "ratio", engine.MetricTrend, float64(r.IntN(15001)-5000)/1000, tags))
+	c.Metric(metricSample(p.scenario, p.stage, "bytes", engine.MetricCounter, float64(r.IntN(1000)), nil))
+	c.Metric(metricSample(p.scenario, p.stage, "hit", engine.MetricRate, float64(r.IntN(2)), nil))
+	switch r.IntN(25) {
+	case 0:
+		c.Metric(metricSample(p.scenario, p.stage, "bytes", engine.MetricTrend, 1, nil)) // a metric error
+	case 1:
+		c.IterationError(engine.IterationError{Scenario: p.scenario, Stage: p.stage, Message: scriptErrs[r.IntN(len(scriptErrs))]})
+	case 2:
+		c.Sample(engine.Sample{Scenario: p.scenario, Stage: p.stage, Warmup: true})
+	}
+}
+
+// share is part's share of a load of n split among parts: the first
+// n%parts get one more, as engine.Segment splits VUs.
+func share(n, part, parts int) int {
+	s := n / parts
+	if part < n%parts {
+		s++
+	}
+	return s
+}
+
+// markOf is the stage mark a segment sends: shifted by its skew, with its
+// share of the VUs and of the rate.
+func markOf(p *planStage, start bool, part, parts int) engine.StageMark {
+	atS := p.from
+	if !start {
+		atS = p.to
+	}
+	m := engine.StageMark{
+		Scenario: p.scenario, Stage: p.stage, Index: p.index,
+		At:      at(float64(atS)).Add(mergeSkews[part]),
+		Target:  share(p.vus, part, parts),
+		Rate:    p.rate / float64(parts),
+		Planned: time.Duration(p.to-p.from) * time.Second,
+	}
+	if p.scenario == "solo" {
+		m.Target, m.Rate = p.vus, p.rate
+	}
+	return m
+}
+
+// play plays the run into the whole collector and n segment collectors.
+func play(evs []runEvent, whole *Collector, parts []*Collector) {
+	n := len(parts)
+	for _, e := range evs {
+		if e.mark != nil {
+			send := (*Collector).StageStarted
+			if !e.start {
+				send = (*Collector).StageEnded
+			}
+			send(whole, markOf(e.mark, e.start, 0, 1))
+			for i, c := range parts {
+				if e.mark.scenario != "solo" || i == 0 {
+					send(c, markOf(e.mark, e.start, i, n))
+				}
+			}
+			continue
+		}
+		e.work(whole)
+		e.work(parts[max(e.part, 0)%n])
+	}
+}
+
+// mergeRun builds the whole collector and n segments of one seeded run,
+// closed.
+func mergeRun(t testing.TB, seed uint64, n int) (*Collector, []*Collector) {
+	slo := WithSLO(engine.SLO{TTFT: 200 * time.Millisecond})
+	whole := NewCollector(slo)
+	mergeSetup(t, whole)
+	parts := make([]*Collector, n)
+	for i := range parts {
+		parts[i] = NewCollector(slo)
+		mergeSetup(t, parts[i])
+	}
+	play(seededRun(seed), whole, parts)
+	whole.Close()
+	for _, c := range parts {
+		c.Close()
+	}
+	return whole, parts
+}
+
+func partsOf(cs []*Collector) []Part {
+	out := make([]Part, len(cs))
+	for i, c := range cs {
+		out[i] = Part{Summary: c.Close(), State: c.State()}
+	}
+	return out
+}
+
+func stageName(st *StageSummary) string { return fmt.Sprintf("%s/%s", st.Scenario, st.Stage) }
