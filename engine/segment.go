@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxSegments bounds --segment's n: far beyond any deployment, and small
@@ -79,4 +83,44 @@ func (s Segment) Global(local int64) int64 {
 		return local
 	}
 	return (local-1)*int64(s.Count) + int64(s.Index) + 1
+}
+
+// ParseStartAt reads --start-at: an RFC 3339 time, or "+30s" (a Go
+// duration) from now.
+func ParseStartAt(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("%q: want +DURATION from now, e.g. +30s or +2m", s)
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time such as 2026-12-01T15:04:05Z, or +30s from now", s)
+	}
+	return t, nil
+}
+
+// Fingerprint identifies a plan for llmload merge: a hash of the
+// scenario's source and of everything in the plan that shapes the load
+// and its judgement, but not the target (segments in different networks
+// may reach one server at different addresses), the segment or the start
+// barrier.
+func (p Plan) Fingerprint(source []byte) string {
+	h := sha256.New()
+	h.Write(source)
+	shape := struct {
+		Warmup     Warmup
+		Scenarios  []Scenario
+		Seed       int64
+		Thresholds []ThresholdSpec
+		Metrics    []MetricDef
+		SLO        SLO
+	}{p.Warmup, p.Scenarios, p.Seed, p.Thresholds, p.Metrics, p.SLO}
+	// Only the plan's own plain types go in, which always encode.
+	b, _ := json.Marshal(shape)
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -44,6 +44,7 @@ Usage:
   llmload check [flags] SCENARIO.lua validate a scenario and print its plan; sends nothing
   llmload report [flags] RESULT.json render a result file (text, --html, --csv-stages)
   llmload compare BASE.json NEW.json compare two results; exit 99 on a significant regression
+  llmload merge SEGMENT.json...      join a plan's segment results (run --segment i/n) exactly
   llmload mock [flags]               serve the built-in simulator
   llmload version                    print the version
 
@@ -68,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "compare":
 		err = compareCmd(args[1:], stdout, stderr)
+	case "merge":
+		err = mergeCmd(args[1:], stdout, stderr)
 	case "check":
 		err = checkCmd(args[1:], stdout, stderr)
 	case "mock":

@@ -102,6 +102,8 @@ func (p *progress) where() string {
 		return "starting VUs"
 	case executor.PhaseWarmup:
 		return fmt.Sprintf("warmup %d/%d", st.WarmupDone, st.WarmupTotal)
+	case executor.PhaseWaiting:
+		return "ready: holding the load until --start-at"
 	}
 	var parts []string
 	for _, s := range st.Scenarios {

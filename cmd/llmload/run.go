@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -42,6 +43,8 @@ type runFlags struct {
 	seed                  int64
 	baseline              string
 	gate                  gateFlags
+	segment               engine.Segment
+	startAt               time.Time
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -73,6 +76,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
+	segment := fs.String("segment", "", "run only the i-th (0-based) of n disjoint shares of the plan, e.g. 0/4;\njoin the n results with llmload merge")
+	startAt := fs.String("start-at", "", "hold the load until this wall-clock time (RFC 3339, or +30s from now),\nso that segments on several machines start together")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, "", errHelp
@@ -85,7 +90,31 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	if err := needBaseline(gfs, f.baseline); err != nil {
 		return nil, "", err
 	}
+	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
+		return nil, "", err
+	}
 	return &f, fs.Arg(0), nil
+}
+
+// parseSegment reads --segment and --start-at. A segment is only a share
+// of the load, so a baseline gate on it would judge the wrong figures: the
+// merged result is what compares.
+func (f *runFlags) parseSegment(segment, startAt string, now time.Time) error {
+	var err error
+	if segment != "" {
+		if f.segment, err = engine.ParseSegment(segment); err != nil {
+			return usagef("run: --segment %v", err)
+		}
+		if !f.segment.Whole() && f.baseline != "" {
+			return usagef("run: --baseline judges a whole run, not one segment: compare the merged result (llmload merge ... --out ALL.json, then llmload compare BASE.json ALL.json)")
+		}
+	}
+	if startAt != "" {
+		if f.startAt, err = engine.ParseStartAt(startAt, now); err != nil {
+			return usagef("run: --start-at %v", err)
+		}
+	}
+	return nil
 }
 
 // needBaseline refuses gate flags given without --baseline: they would
@@ -166,6 +195,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	plan := script.Plan()
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
+	plan.Segment, plan.StartAt = f.segment, f.startAt
+	source, err := os.ReadFile(path)
+	if err != nil {
+		return err // Compile just read it
+	}
 	if err := checkMetricsURL(plan.Target.MetricsURL); err != nil {
 		return fmt.Errorf("%s: options.target.metrics_url: %w", path, err)
 	}
@@ -186,6 +220,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		},
 		Outputs: f.out,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
+		Fingerprint: plan.Fingerprint(source),
 		Progress: func(l enginerun.Live) func() {
 			p := newProgress(stderr, l, f.quiet)
 			p.start()

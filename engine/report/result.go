@@ -4,6 +4,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
@@ -51,6 +53,9 @@ type Result struct {
 	// Analysis is the knee and cliff of each load sweep, as found when the
 	// run ended; absent from files written before it existed.
 	Analysis analysis.Analysis `json:"analysis,omitzero"`
+	// Mergeable is written by segment runs only (--segment), for
+	// llmload merge.
+	Mergeable *Mergeable `json:"mergeable,omitempty"`
 }
 
 // Meta describes the run as a whole.
@@ -77,6 +82,100 @@ type Meta struct {
 	// ..." or "target unreachable: ..."; empty when it measured. Thresholds
 	// and the baseline gate keep their own fields.
 	Verdict string `json:"verdict,omitempty"`
+	// Plan fingerprints the scenario's source and its plan (scenarios,
+	// stages, seed, thresholds; not the target): segment results merge
+	// only when it is equal.
+	Plan string `json:"plan,omitempty"`
+	// Segment is this run's share of a segmented plan (--segment); nil
+	// for a whole run and for a merged result.
+	Segment *Segment `json:"segment,omitempty"`
+	// Segments are the segment runs a merged result joins, by index; nil
+	// for any other result.
+	Segments []Segment `json:"segments,omitempty"`
+}
+
+// Segment is one segment run of a plan, as its result records it and as
+// a merged result lists it.
+type Segment struct {
+	Index int    `json:"index"` // 0-based
+	Count int    `json:"count"`
+	Host  string `json:"host,omitempty"`
+	// PlannedStart is the --start-at barrier; zero without one.
+	PlannedStart time.Time `json:"planned_start,omitzero"`
+	// ActualStart is when the segment's load started (after VU init,
+	// setup, warmup and the barrier).
+	ActualStart time.Time `json:"actual_start,omitzero"`
+	// The fields below are filled in by merge, from each segment's result.
+	File     string   `json:"file,omitempty"`
+	Complete bool     `json:"complete,omitempty"`
+	Aborted  string   `json:"aborted,omitempty"`
+	Verdict  string   `json:"verdict,omitempty"`
+	Process  *Process `json:"process,omitempty"`
+}
+
+// Label is "segment i/n".
+func (s Segment) Label() string { return fmt.Sprintf("segment %d/%d", s.Index, s.Count) }
+
+// Mergeable is what a segment result carries beyond the summary so that
+// llmload merge can rebuild the whole run exactly, thresholds included.
+type Mergeable struct {
+	// State holds the collector's histograms and cells (metrics.State).
+	State *metrics.State `json:"state"`
+	// Thresholds and Metrics are the plan's, as written, for evaluating
+	// the thresholds again on the merged data.
+	Thresholds []ThresholdSpec  `json:"thresholds,omitempty"`
+	Metrics    []MetricDef      `json:"metrics,omitempty"`
+	Outages    []backoff.Outage `json:"outages,omitempty"`
+	// OnUnreachable is the plan's on_unreachable ("" fails).
+	OnUnreachable string `json:"on_unreachable,omitempty"`
+}
+
+// ThresholdSpec is one entry of options.thresholds (engine.ThresholdSpec).
+type ThresholdSpec struct {
+	Expr        string   `json:"expr"`
+	Conditions  []string `json:"conditions"`
+	AbortOnFail bool     `json:"abort_on_fail,omitempty"`
+}
+
+// MetricDef is a custom metric the script declared (engine.MetricDef).
+type MetricDef struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// MergeableFrom keeps a plan's thresholds and metrics beside state.
+func MergeableFrom(p engine.Plan, state *metrics.State, outages []backoff.Outage, onUnreachable string) *Mergeable {
+	m := &Mergeable{State: state, Outages: outages, OnUnreachable: onUnreachable}
+	for _, t := range p.Thresholds {
+		m.Thresholds = append(m.Thresholds, ThresholdSpec{Expr: t.Expr, Conditions: t.Conditions, AbortOnFail: t.AbortOnFail})
+	}
+	for _, d := range p.Metrics {
+		m.Metrics = append(m.Metrics, MetricDef{Name: d.Name, Kind: d.Kind})
+	}
+	return m
+}
+
+// Plan is the part of a plan that thresholds are parsed against: the
+// thresholds, the custom metrics and every stage of the merged result.
+func (m *Mergeable) Plan(script string, stages []metrics.StageSummary) engine.Plan {
+	p := engine.Plan{Script: script}
+	for _, t := range m.Thresholds {
+		p.Thresholds = append(p.Thresholds, engine.ThresholdSpec{Expr: t.Expr, Conditions: t.Conditions, AbortOnFail: t.AbortOnFail})
+	}
+	for _, d := range m.Metrics {
+		p.Metrics = append(p.Metrics, engine.MetricDef{Name: d.Name, Kind: d.Kind})
+	}
+	idx := map[string]int{}
+	for _, s := range stages {
+		i, ok := idx[s.Scenario]
+		if !ok {
+			i = len(p.Scenarios)
+			idx[s.Scenario] = i
+			p.Scenarios = append(p.Scenarios, engine.Scenario{Name: s.Scenario})
+		}
+		p.Scenarios[i].Stages = append(p.Scenarios[i].Stages, engine.Stage{Name: s.Stage})
+	}
+	return p
 }
 
 // Process is the CPU, memory and garbage collection of llmload's process

@@ -49,6 +49,9 @@ func writeText(b *bytes.Buffer, r *Result) {
 	writeMetrics(b, r.Metrics)
 	writeMetricErrors(b, r.MetricErrors)
 	writeThresholds(b, r.Thresholds)
+	if r.Run.Segment != nil && len(r.Thresholds) > 0 {
+		b.WriteString("  (this segment's share only: the gate is the merged result's, from llmload merge)\n")
+	}
 	writeScriptErrors(b, r.ScriptErrors)
 	writeServerMetricsNote(b, r)
 	writeClamped(b, r.Stages)
@@ -86,6 +89,7 @@ func writeHeader(b *bytes.Buffer, r *Result) {
 	}
 	fmt.Fprintf(b, "run     %s, %s, seed %d (llmload%s)\n", cmp.Or(m.Scenario, "(no script)"), dur, m.Seed, version)
 	fmt.Fprintf(b, "target  %s, model %s\n", target, cmp.Or(m.Model, "(default)"))
+	writeSegments(b, m)
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
 		fmt.Fprintf(b, "warmup: %s, %d failed, %s (excluded from all figures)\n",
 			count(w.Requests, "request", "requests"), w.Failed, count(w.IterationErrors, "script error", "script errors"))
@@ -398,4 +402,44 @@ func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
 		fmt.Fprintf(b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
 	}
 	b.WriteString(")\n")
+}
+
+// writeSegments says that a result is one segment of a run, or which
+// segments a merged result joins and how far apart they started.
+func writeSegments(b *bytes.Buffer, m Meta) {
+	if s := m.Segment; s != nil {
+		fmt.Fprintf(b, "segment %d/%d of a segmented run%s: merge every segment's result with llmload merge\n", s.Index, s.Count, onHost(s.Host))
+		return
+	}
+	if len(m.Segments) == 0 {
+		return
+	}
+	var hosts []string
+	var first, last time.Time
+	for _, s := range m.Segments {
+		if s.Host != "" && !slices.Contains(hosts, s.Host) {
+			hosts = append(hosts, s.Host)
+		}
+		if s.ActualStart.IsZero() {
+			continue
+		}
+		if first.IsZero() || s.ActualStart.Before(first) {
+			first = s.ActualStart
+		}
+		if s.ActualStart.After(last) {
+			last = s.ActualStart
+		}
+	}
+	spread := ""
+	if !first.IsZero() {
+		spread = fmt.Sprintf(", started within %v", last.Sub(first).Round(time.Millisecond))
+	}
+	fmt.Fprintf(b, "merged  %d segments on %s%s\n", len(m.Segments), count(int64(len(hosts)), "host", "hosts"), spread)
+}
+
+func onHost(h string) string {
+	if h == "" {
+		return ""
+	}
+	return " on " + h
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -65,12 +66,14 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	}
 	stopProgress := c.startProgress(eng, col)
 	meter := startProcessMeter()
+	c.announceSegment(start)
 	end := c.execute(runCtx, cancel, eng)
 	process := meter.stop(simulated)
 	stopProgress()
 	mon.Stop()
 	meta := c.meta(simulated, start, time.Now(), &end)
 	meta.Process = process
+	meta.Segment = c.segment(eng)
 	var server *servermetrics.Result
 	if scraper != nil && !end.aborted { // a scrape in flight could take seconds
 		server = scraper.Stop()
@@ -150,10 +153,38 @@ func (c *Config) meta(simulated bool, start, end time.Time, e *ending) report.Me
 		Scenario: c.Plan.Script, Target: engine.RedactURL(t.BaseURL), Model: t.Model,
 		Simulator: simulated, Start: start, End: end, Version: c.Version, Seed: c.Plan.Seed,
 		SLO: report.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
-		Complete: e.err == nil,
+		Complete: e.err == nil, Plan: c.Fingerprint,
 	}
 	if e.err != nil && !e.aborted && !errors.Is(e.err, context.Canceled) {
 		meta.Aborted = "stopped by an error: " + e.err.Error()
 	}
 	return meta
+}
+
+// segment is the result's record of a segment run: which share, where,
+// and when its load started against the barrier; nil for a whole run.
+func (c *Config) segment(eng *executor.Engine) *report.Segment {
+	seg := c.Plan.Segment
+	if seg.Whole() {
+		return nil
+	}
+	host, _ := os.Hostname()
+	planned, actual := eng.LoadStart()
+	return &report.Segment{Index: seg.Index, Count: seg.Count, Host: host,
+		PlannedStart: planned.UTC(), ActualStart: actual.UTC()}
+}
+
+// announceSegment says which share of the plan runs and when its load is
+// held until, since a segment that waits looks idle.
+func (c *Config) announceSegment(now time.Time) {
+	if seg := c.Plan.Segment; !seg.Whole() {
+		c.log("segment %s: this process runs its share of the plan; thresholds are judged on the merged result (llmload merge)", seg)
+	}
+	if at := c.Plan.StartAt; !at.IsZero() {
+		if wait := at.Sub(now); wait > 0 {
+			c.log("--start-at: the load starts at %s, in %v (after VU init, setup and warmup)", at.UTC().Format(time.RFC3339Nano), wait.Round(time.Millisecond))
+		} else {
+			c.log("--start-at %s has passed: the load starts as soon as the VUs are ready", at.UTC().Format(time.RFC3339Nano))
+		}
+	}
 }

@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
@@ -26,9 +28,19 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 		s.Client = &check
 	}
 	res = report.New(meta, summary)
+	if w := LateStart(meta.Segment); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
 	results, passed := c.Thresholds.Evaluate(col.Snapshot())
+	if !c.Plan.Segment.Whole() {
+		// A segment's share of the load is not the gate: llmload merge
+		// evaluates the thresholds on the whole run. Only an abort_on_fail
+		// threshold, which stopped this segment, still fails it.
+		passed = true
+		res.Mergeable = report.MergeableFrom(c.Plan, col.State(), reach.Outages(meta.End), c.OnUnreachable)
+	}
 	if abort := c.thresholdAbort(e); abort != nil {
 		markAborted(results, abort.T.Expr)
 		res.Run.Aborted = abort.Error()
@@ -93,4 +105,18 @@ func judge(e *ending, reason string, abort *ThresholdAbort, passed bool) Outcome
 		return Outcome{GateFailed, "some thresholds failed"}
 	}
 	return Outcome{}
+}
+
+// LateStart warns when a segment's load started well after its barrier,
+// which the other segments may have kept.
+func LateStart(seg *report.Segment) string {
+	if seg == nil || seg.PlannedStart.IsZero() || seg.ActualStart.IsZero() {
+		return ""
+	}
+	late := seg.ActualStart.Sub(seg.PlannedStart)
+	if late <= SegmentSkew {
+		return ""
+	}
+	return fmt.Sprintf("%s started %v after --start-at %s: VU init, setup or warmup outlasted the barrier, so its load overlapped the other segments' for %v less than planned",
+		seg.Label(), late.Round(time.Millisecond), seg.PlannedStart.Format("15:04:05.000 UTC"), late.Round(time.Millisecond))
 }

@@ -64,7 +64,14 @@ type Config struct {
 	Memory *memlimit.Watcher
 	// Version is llmload's version, kept in the result.
 	Version string
+	// Fingerprint identifies the plan in the result (engine.Plan.Fingerprint),
+	// so llmload merge can refuse segments of different runs.
+	Fingerprint string
 }
+
+// SegmentSkew is how far apart segments may start before a result says
+// so: beyond it, the segments' loads overlap for less than the stage.
+const SegmentSkew = 100 * time.Millisecond
 
 // RunnerDeps is what Config.NewRunner gets to make VUs with.
 type RunnerDeps struct {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmload/llmload/engine/merge"
+	"github.com/llmload/llmload/engine/report"
+	enginerun "github.com/llmload/llmload/engine/run"
+)
+
+const mergeUsage = `Usage: llmload merge [flags] SEGMENT.json...
+
+Joins the results of one plan's segment runs ('llmload run --segment i/n
+--out FILE', one file per segment) into the result one process running the
+whole plan would have written: counts add, the stored histograms merge, and
+percentiles, confidence intervals, thresholds, the knee and cliff analysis,
+warnings and the verdict are computed again on the merged data. Files of
+different plans, seeds or segment counts, and a missing or repeated segment
+are errors. The exit code is the merged run's: 0 passed, 1 nothing measured
+or a segment incomplete, 99 a threshold failed.
+
+Flags:
+`
+
+// mergeFlags are the parsed flags of 'llmload merge'.
+type mergeFlags struct {
+	out, html, stagesCSV string
+	quiet                bool
+	wait                 time.Duration
+}
+
+func mergeCmd(args []string, stdout, stderr io.Writer) error {
+	var f mergeFlags
+	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, mergeUsage+fs.FlagUsages()) }
+	fs.StringVar(&f.out, "out", "", `write the merged result as JSON to this file ("-": standard output, the summary then on standard error)`)
+	fs.StringVar(&f.html, "html", "", "write the merged HTML report to this file")
+	fs.StringVar(&f.stagesCSV, "csv-stages", "", "write one CSV row per merged stage to this file")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the summary")
+	fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for every file to exist and be a whole result\n(a merge started beside the segment runs, as 'llmload k8s' does)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("merge: %v", err)
+	}
+	if fs.NArg() == 0 {
+		return usagef("merge: expected the segment result files, got none")
+	}
+	if f.wait < 0 {
+		return usagef("merge: --wait %v must not be negative", f.wait)
+	}
+	if f.out != "-" {
+		if err := checkOutputs(f.out, f.html, f.stagesCSV); err != nil {
+			return err
+		}
+	}
+	in, err := readSegments(fs.Args(), f.wait, time.Sleep)
+	if err != nil {
+		return err
+	}
+	res, out, err := merge.Merge(in, version)
+	if err != nil {
+		return err
+	}
+	summary := stdout
+	if f.out == "-" {
+		summary = stderr
+		if err := report.JSON(res)(stdout); err != nil {
+			return err
+		}
+	} else if f.out != "" {
+		if err := enginerun.WriteFile(f.out, report.JSON(res)); err != nil {
+			return err
+		}
+	}
+	if !f.quiet {
+		if err := report.Text(res)(summary); err != nil {
+			return err
+		}
+	}
+	if err := enginerun.WriteRenderings(res, f.html, f.stagesCSV, func(string, ...any) {}); err != nil {
+		return err
+	}
+	return outcomeError(out, nil)
+}
+
+// mergePoll is how often --wait looks for the files again.
+const mergePoll = time.Second
+
+// readSegments reads every file; with a wait, a file that is missing or
+// not yet a whole result is tried again until the wait is over, and then
+// its last error is the one reported.
+func readSegments(paths []string, wait time.Duration, sleep func(time.Duration)) ([]merge.Input, error) {
+	deadline := time.Now().Add(wait)
+	in := make([]merge.Input, len(paths))
+	for {
+		var pending error
+		for i, p := range paths {
+			if in[i].Result != nil {
+				continue
+			}
+			res, err := readResult(p)
+			if err != nil {
+				pending = errors.Join(pending, err)
+				continue
+			}
+			in[i] = merge.Input{Path: p, Result: res}
+		}
+		if pending == nil {
+			return in, nil
+		}
+		if wait == 0 {
+			return nil, pending
+		}
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("merge: --wait %v is over and not every segment result is there: %w", wait, pending)
+		}
+		sleep(min(mergePoll, time.Until(deadline)))
+	}
+}

@@ -1,0 +1,168 @@
+package merge
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/run"
+	"github.com/llmload/llmload/engine/servermetrics"
+)
+
+// clients gives each merged stage the worst of its segments' client
+// health: one client-bound segment distorts the merged percentiles as
+// surely as a client-bound single process would.
+func clients(stages []metrics.StageSummary, in []Input) {
+	for i := range stages {
+		st := &stages[i]
+		var merged *engine.ClientCheck
+		for _, x := range in {
+			for _, s := range x.Result.Stages {
+				if s.Scenario != st.Scenario || s.Stage != st.Stage || s.Index != st.Index || s.Client == nil {
+					continue
+				}
+				merged = worst(merged, s.Client, x.Result.Run.Segment.Label())
+			}
+		}
+		st.Client = merged
+	}
+}
+
+// worst combines two segments' health; the reasons say which segment.
+func worst(a, b *engine.ClientCheck, label string) *engine.ClientCheck {
+	out := &engine.ClientCheck{}
+	if a != nil {
+		*out = *a
+		out.Reasons = slices.Clone(a.Reasons)
+		out.MachineReasons = slices.Clone(a.MachineReasons)
+	} else {
+		out.OwnSharePercent = b.OwnSharePercent
+	}
+	out.CPUPercent = max(out.CPUPercent, b.CPUPercent)
+	out.Cores = max(out.Cores, b.Cores)
+	out.SchedLatencyP99MS = max(out.SchedLatencyP99MS, b.SchedLatencyP99MS)
+	out.GCPauseP99MS = max(out.GCPauseP99MS, b.GCPauseP99MS)
+	out.GCPauseTotalMS = max(out.GCPauseTotalMS, b.GCPauseTotalMS)
+	out.Bound = out.Bound || b.Bound
+	out.MachineMeasured = out.MachineMeasured || b.MachineMeasured
+	out.MachineCores = max(out.MachineCores, b.MachineCores)
+	out.MachineCPUPercent = max(out.MachineCPUPercent, b.MachineCPUPercent)
+	out.StealPercent = max(out.StealPercent, b.StealPercent)
+	out.RunQueue = max(out.RunQueue, b.RunQueue)
+	out.OwnSharePercent = min(out.OwnSharePercent, b.OwnSharePercent)
+	out.SaturatedSamples = max(out.SaturatedSamples, b.SaturatedSamples)
+	out.Samples = max(out.Samples, b.Samples)
+	out.MachineBusy = out.MachineBusy || b.MachineBusy
+	for _, r := range b.Reasons {
+		out.Reasons = append(out.Reasons, label+": "+r)
+	}
+	for _, r := range b.MachineReasons {
+		out.MachineReasons = append(out.MachineReasons, label+": "+r)
+	}
+	return out
+}
+
+// serverMetrics joins the segments' scrapes of the server's metrics. Every
+// segment of one run scrapes the same server, so a series' points from
+// all of them are one series sampled more often: they are put on the
+// merged run's clock and in time order.
+func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
+	var out *servermetrics.Result
+	index := map[string]int{}
+	for _, x := range in {
+		r := x.Result.ServerMetrics
+		if r == nil {
+			continue
+		}
+		if out == nil {
+			out = &servermetrics.Result{URL: r.URL, EveryS: r.EveryS}
+		}
+		out.Scrapes += r.Scrapes
+		out.Failures += r.Failures
+		for _, e := range r.Errors {
+			if !slices.Contains(out.Errors, e) && len(out.Errors) < servermetrics.MaxErrors {
+				out.Errors = append(out.Errors, e)
+			}
+		}
+		shift := x.Result.Run.Start.Sub(start).Seconds()
+		for _, s := range r.Series {
+			i, ok := index[s.Name]
+			if !ok {
+				i = len(out.Series)
+				index[s.Name] = i
+				out.Series = append(out.Series, servermetrics.Series{Name: s.Name, Help: s.Help, Unit: s.Unit})
+			}
+			dst := &out.Series[i]
+			for k := range min(len(s.T), len(s.V)) {
+				dst.T = append(dst.T, s.T[k]+shift)
+				dst.V = append(dst.V, s.V[k])
+			}
+		}
+	}
+	if out != nil {
+		for i := range out.Series {
+			sortPoints(&out.Series[i])
+		}
+	}
+	return out
+}
+
+// sortPoints orders a series' points by time, stably.
+func sortPoints(s *servermetrics.Series) {
+	idx := make([]int, len(s.T))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.T[idx[a]] < s.T[idx[b]] })
+	t, v := make([]float64, len(idx)), make([]float64, len(idx))
+	for k, i := range idx {
+		t[k], v[k] = s.T[i], s.V[i]
+	}
+	s.T, s.V = t, v
+}
+
+// segmentWarnings say where the segments did not run as one: they started
+// apart, one started late against the barrier, or one did not complete.
+func segmentWarnings(in []Input) []string {
+	var out []string
+	var first, last *Input
+	for i := range in {
+		x := &in[i]
+		seg := x.Result.Run.Segment
+		if w := run.LateStart(seg); w != "" {
+			out = append(out, w)
+		}
+		if seg.ActualStart.IsZero() {
+			continue
+		}
+		if first == nil || seg.ActualStart.Before(first.Result.Run.Segment.ActualStart) {
+			first = x
+		}
+		if last == nil || seg.ActualStart.After(last.Result.Run.Segment.ActualStart) {
+			last = x
+		}
+	}
+	if first != nil {
+		a, b := first.Result.Run.Segment, last.Result.Run.Segment
+		if spread := b.ActualStart.Sub(a.ActualStart); spread > run.SegmentSkew {
+			out = append(out, fmt.Sprintf("segments started %v apart (%s at %s, %s at %s): each stage's load was whole for %v less than planned; start them with one --start-at and keep the machines' clocks in sync (NTP, chrony)",
+				spread.Round(time.Millisecond), a.Label(), clock(a.ActualStart), b.Label(), clock(b.ActualStart), spread.Round(time.Millisecond)))
+		}
+	}
+	for _, x := range in {
+		r := x.Result.Run
+		if !r.Complete {
+			why := r.Aborted
+			if why == "" {
+				why = "interrupted"
+			}
+			out = append(out, fmt.Sprintf("%s (%s) did not complete (%s): the merged figures include only what it sent", r.Segment.Label(), x.Path, why))
+		}
+	}
+	return out
+}
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05.000 UTC") }

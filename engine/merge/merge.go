@@ -1,0 +1,246 @@
+// Package merge joins the results of a plan's segment runs (llmload run
+// --segment i/n) into the one result a single process would have written:
+// counts add, histograms merge (engine/metrics), and everything judged
+// from the data — thresholds, the knee and cliff analysis, warnings and
+// the verdict — is judged again on the merged data, never taken from a
+// segment, whose share of the load is not the run.
+package merge
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/run"
+	"github.com/llmload/llmload/engine/threshold"
+	"github.com/llmload/llmload/engine/verdict"
+)
+
+// Input is one segment's result, with the file it was read from for
+// messages.
+type Input struct {
+	Path   string
+	Result *report.Result
+}
+
+// ErrInputs is wrapped by every error about the set of files given: not
+// segment results, of different runs, a segment missing or given twice.
+var ErrInputs = errors.New("cannot merge")
+
+// Merge joins the segment results in into one result. The outcome is the
+// merged run's verdict as an exit code sees it: thresholds evaluated on
+// the merged data (99 when one fails, or when a segment was stopped by an
+// abort_on_fail threshold), 1 when the merged run measured nothing, lost
+// its target or a segment was interrupted. version is llmload's, for the
+// merged result.
+func Merge(in []Input, version string) (*report.Result, run.Outcome, error) {
+	if err := validate(in); err != nil {
+		return nil, run.Outcome{}, err
+	}
+	slices.SortFunc(in, func(a, b Input) int { return a.Result.Run.Segment.Index - b.Result.Run.Segment.Index })
+	parts := make([]metrics.Part, len(in))
+	for i, x := range in {
+		parts[i] = metrics.Part{Summary: summaryOf(x.Result), State: x.Result.Mergeable.State}
+	}
+	summary, snap, err := metrics.Merge(parts)
+	if err != nil {
+		return nil, run.Outcome{}, fmt.Errorf("%w: %v", ErrInputs, err)
+	}
+	clients(summary.Stages, in)
+	res := report.New(meta(in, version), summary)
+	res.ServerMetrics = serverMetrics(in, res.Run.Start)
+	res.Warnings = append(res.Warnings, segmentWarnings(in)...)
+	res.Analysis = analysis.Analyze(res.Stages, sloOf(res), analysis.Server{Metrics: res.ServerMetrics, Start: res.Run.Start})
+	first := in[0].Result
+	set, err := run.ParseThresholds(first.Mergeable.Plan(first.Run.Scenario, res.Stages))
+	if err != nil {
+		return nil, run.Outcome{}, fmt.Errorf("%s: thresholds: %w", in[0].Path, err)
+	}
+	results, passed := set.Evaluate(snap)
+	aborted := abortedBy(in, results)
+	res.Thresholds = results
+	onUnreachable := first.Mergeable.OnUnreachable
+	reason := verdict.Judge(res, verdict.Input{Outages: outages(in), Start: res.Run.Start, End: res.Run.End, OnUnreachable: onUnreachable})
+	return res, outcome(res, reason, aborted, passed), nil
+}
+
+// validate refuses a set of files that is not every segment of one run,
+// each once.
+func validate(in []Input) error {
+	if len(in) == 0 {
+		return fmt.Errorf("%w: no result files given", ErrInputs)
+	}
+	for _, x := range in {
+		r := x.Result
+		if r.Run.Segment == nil || r.Mergeable == nil || r.Mergeable.State == nil {
+			if len(r.Run.Segments) > 0 {
+				return fmt.Errorf("%w: %s is already a merged result; merge the segment files themselves", ErrInputs, x.Path)
+			}
+			return fmt.Errorf("%w: %s is not a segment result: only runs made with llmload run --segment i/n can be merged", ErrInputs, x.Path)
+		}
+	}
+	base := in[0]
+	n := base.Result.Run.Segment.Count
+	seen := make([]string, n)
+	for _, x := range in {
+		r, seg := x.Result, x.Result.Run.Segment
+		switch {
+		case seg.Count != n:
+			return fmt.Errorf("%w: %s is %s but %s is %s: results of different segment counts", ErrInputs, x.Path, seg.Label(), base.Path, base.Result.Run.Segment.Label())
+		case seg.Index < 0 || seg.Index >= n:
+			return fmt.Errorf("%w: %s: segment index %d is outside 0..%d", ErrInputs, x.Path, seg.Index, n-1)
+		case r.Run.Plan != base.Result.Run.Plan:
+			return fmt.Errorf("%w: %s and %s are of different plans (fingerprints %s and %s): another scenario, script, --set value or seed", ErrInputs, base.Path, x.Path, cmp.Or(base.Result.Run.Plan, "none"), cmp.Or(r.Run.Plan, "none"))
+		case r.Run.Seed != base.Result.Run.Seed:
+			return fmt.Errorf("%w: %s and %s ran with different seeds (%d and %d): their arrivals are not shares of one schedule", ErrInputs, base.Path, x.Path, base.Result.Run.Seed, r.Run.Seed)
+		case r.Run.Model != base.Result.Run.Model:
+			return fmt.Errorf("%w: %s and %s measured different models (%q and %q)", ErrInputs, base.Path, x.Path, base.Result.Run.Model, r.Run.Model)
+		case seen[seg.Index] != "":
+			return fmt.Errorf("%w: %s is in both %s and %s", ErrInputs, seg.Label(), seen[seg.Index], x.Path)
+		}
+		seen[seg.Index] = x.Path
+	}
+	var missing []string
+	for i, p := range seen {
+		if p == "" {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s missing (%d of %d given): a merge of some segments is not the run", ErrInputs, segmentList(missing), len(in), n)
+	}
+	return nil
+}
+
+func segmentList(ids []string) string {
+	if len(ids) == 1 {
+		return "segment " + ids[0] + " is"
+	}
+	return "segments " + strings.Join(ids, ", ") + " are"
+}
+
+// summaryOf is the collector's summary a result was built from.
+func summaryOf(r *report.Result) *metrics.Summary {
+	return &metrics.Summary{
+		Stages: r.Stages, Checks: r.Checks, Metrics: r.Metrics, MetricErrors: r.MetricErrors,
+		ScriptErrors: r.ScriptErrors, Warmup: r.Warmup, SLOSet: r.SLOSet,
+		TimeSeries: r.TimeSeries, Robustness: r.Robustness,
+	}
+}
+
+// meta describes the merged run: from the first segment's start to the
+// last one's end, complete only when every segment was, and the segments
+// listed with where and when each ran.
+func meta(in []Input, version string) report.Meta {
+	first := in[0].Result.Run
+	m := report.Meta{
+		Scenario: first.Scenario, Model: first.Model, Simulator: true, Start: first.Start, End: first.End,
+		Version: version, Complete: true, Seed: first.Seed, SLO: first.SLO, Tokenizer: first.Tokenizer,
+		Plan: first.Plan,
+	}
+	var targets []string
+	for _, x := range in {
+		r := x.Result.Run
+		m.Simulator = m.Simulator && r.Simulator
+		m.Start, m.End = minTime(m.Start, r.Start), maxTime(m.End, r.End)
+		if !slices.Contains(targets, r.Target) {
+			targets = append(targets, r.Target)
+		}
+		if !r.Complete {
+			m.Complete = false
+		}
+		if r.Aborted != "" && m.Aborted == "" {
+			m.Aborted = r.Segment.Label() + ": " + r.Aborted
+		}
+		seg := *r.Segment
+		seg.File, seg.Complete, seg.Aborted, seg.Verdict, seg.Process = x.Path, r.Complete, r.Aborted, r.Verdict, r.Process
+		m.Segments = append(m.Segments, seg)
+	}
+	m.Target = strings.Join(targets, ", ")
+	return m
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// sloOf is the plan's SLO, back from the result's milliseconds.
+func sloOf(res *report.Result) engine.SLO {
+	o := res.Run.SLO
+	if o == nil {
+		return engine.SLO{}
+	}
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return engine.SLO{TTFT: ms(o.TTFTMS), TPOT: ms(o.TPOTMS), E2E: ms(o.E2EMS)}
+}
+
+// abortedBy marks, in the merged thresholds, the abort_on_fail threshold
+// that stopped a segment, and says which; "" when none did. The merged
+// data may pass it — the segment saw only its share, and stopped early —
+// but a run cut short by its own gate has failed that gate.
+func abortedBy(in []Input, results []threshold.Result) string {
+	for _, x := range in {
+		for _, t := range x.Result.Thresholds {
+			if !t.Aborted {
+				continue
+			}
+			for i := range results {
+				if results[i].Expr == t.Expr {
+					results[i].Aborted, results[i].Passed = true, false
+				}
+			}
+			return x.Result.Run.Segment.Label() + ": threshold " + t.Expr + " failed: the segment was aborted"
+		}
+	}
+	return ""
+}
+
+// outcome is the merged run's verdict, in the order a single run's is
+// judged (engine/run): nothing measured or a lost target first, then an
+// interrupted segment, then the gates.
+func outcome(res *report.Result, reason, aborted string, passed bool) run.Outcome {
+	switch {
+	case reason != "":
+		return run.Outcome{Verdict: run.Failed, Reason: reason}
+	case aborted != "":
+		return run.Outcome{Verdict: run.GateFailed, Reason: aborted}
+	}
+	for _, s := range res.Run.Segments {
+		if !s.Complete {
+			why := cmp.Or(s.Aborted, "interrupted")
+			return run.Outcome{Verdict: run.Failed, Reason: fmt.Sprintf("%s (%s) did not complete (%s): the merged result covers what was sent", s.Label(), s.File, why)}
+		}
+	}
+	if !passed {
+		return run.Outcome{Verdict: run.GateFailed, Reason: "some thresholds failed"}
+	}
+	return run.Outcome{}
+}
+
+// outages are every segment's, in the order they began.
+func outages(in []Input) []backoff.Outage {
+	var all []backoff.Outage
+	for _, x := range in {
+		all = append(all, x.Result.Mergeable.Outages...)
+	}
+	slices.SortStableFunc(all, func(a, b backoff.Outage) int { return a.Start.Compare(b.Start) })
+	return all
+}

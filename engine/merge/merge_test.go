@@ -1,0 +1,229 @@
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/run"
+	"github.com/llmload/llmload/engine/servermetrics"
+	"github.com/llmload/llmload/engine/threshold"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// seg describes one synthetic segment run.
+type seg struct {
+	index, count int
+	ttft         time.Duration // of each of its requests
+	requests     int
+	failed       bool // every request fails
+	skew         time.Duration
+	thresholds   []engine.ThresholdSpec
+	edit         func(*report.Result)
+}
+
+// build runs a collector over the segment's requests and makes the
+// result file a segment run writes.
+func (s seg) build(t *testing.T) Input {
+	t.Helper()
+	plan := engine.Plan{Seed: 7, Thresholds: s.thresholds}
+	col := metrics.NewCollector()
+	start := t0.Add(s.skew)
+	col.StageStarted(engine.StageMark{Scenario: "sweep", Stage: "c4", Index: 0, Target: 1, At: start})
+	for i := range s.requests {
+		r := engine.Result{Start: start.Add(time.Duration(i) * 10 * time.Millisecond), Status: 200,
+			TTFB: s.ttft / 2, TTFT: s.ttft, TTFC: s.ttft, E2E: s.ttft + 50*time.Millisecond,
+			TPOT: 5 * time.Millisecond, OutputTokens: 10, TokensSource: engine.TokensFromUsage}
+		if s.failed {
+			r = engine.Result{Start: r.Start, Status: 500, Err: &engine.Error{Class: "http_5xx:500", Message: "boom"}}
+		}
+		col.Sample(engine.Sample{Scenario: "sweep", Stage: "c4", Result: r})
+	}
+	col.StageEnded(engine.StageMark{Scenario: "sweep", Stage: "c4", Index: 0, Target: 1, At: start.Add(2 * time.Second)})
+	summary := col.Close()
+	for i := range summary.Stages {
+		summary.Stages[i].Client = &engine.ClientCheck{CPUPercent: float64(10 * (s.index + 1)), Cores: 2}
+	}
+	res := report.New(report.Meta{Scenario: "seg.lua", Model: "m", Start: start.Add(-time.Second), End: start.Add(3 * time.Second),
+		Complete: true, Seed: 7, Plan: "abc"}, summary)
+	res.Run.Segment = &report.Segment{Index: s.index, Count: s.count, Host: fmt.Sprintf("h%d", s.index),
+		PlannedStart: t0, ActualStart: start}
+	res.Mergeable = report.MergeableFrom(plan, col.State(), nil, "")
+	if s.edit != nil {
+		s.edit(res)
+	}
+	return Input{Path: fmt.Sprintf("seg-%d.json", s.index), Result: res}
+}
+
+func inputs(t *testing.T, segs ...seg) []Input {
+	t.Helper()
+	var in []Input
+	for _, s := range segs {
+		in = append(in, s.build(t))
+	}
+	return in
+}
+
+func TestMergeRefusesSetsThatAreNotOneRun(t *testing.T) {
+	ok := func(i, n int) seg { return seg{index: i, count: n, ttft: 100 * time.Millisecond, requests: 3} }
+	edit := func(s seg, f func(*report.Result)) seg { s.edit = f; return s }
+	cases := []struct {
+		name string
+		segs []seg
+		want string
+	}{
+		{"none", nil, "no result files given"},
+		{"missing", []seg{ok(0, 3), ok(2, 3)}, "segment 1/3 is missing (2 of 3 given)"},
+		{"two missing", []seg{ok(0, 3)}, "segments 1/3, 2/3 are missing"},
+		{"twice", []seg{ok(0, 2), ok(1, 2), ok(1, 2)}, "segment 1/2 is in both seg-1.json and seg-1.json"},
+		{"counts", []seg{ok(0, 2), ok(1, 3)}, "results of different segment counts"},
+		{"index", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Segment.Index = 5 })}, "segment index 5 is outside 0..1"},
+		{"plans", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Plan = "def" })}, "different plans (fingerprints abc and def)"},
+		{"seeds", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Seed = 8 })}, "different seeds (7 and 8)"},
+		{"models", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Model = "other" })}, `different models ("m" and "other")`},
+		{"whole run", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Segment, r.Mergeable = nil, nil })}, "seg-1.json is not a segment result"},
+		{"merged", []seg{edit(ok(0, 2), func(r *report.Result) {
+			r.Run.Segment, r.Mergeable = nil, nil
+			r.Run.Segments = []report.Segment{{Index: 0, Count: 2}}
+		})}, "already a merged result"},
+		{"no state", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Mergeable.State = nil })}, "seg-1.json is not a segment result"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := Merge(inputs(t, c.segs...), "test")
+			if !errors.Is(err, ErrInputs) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want ErrInputs with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// The thresholds are judged on the merged run: 3 requests per segment fail
+// "count > 5" alone, and pass it merged.
+func TestMergeJudgesThresholdsOnTheMergedData(t *testing.T) {
+	cases := []struct {
+		name    string
+		conds   []string
+		verdict run.Verdict
+	}{
+		{"passes merged only", []string{"count > 5"}, run.Passed},
+		{"fails merged", []string{"count > 6"}, run.GateFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := []engine.ThresholdSpec{{Expr: "requests", Conditions: c.conds}}
+			in := inputs(t,
+				seg{index: 1, count: 2, ttft: 300 * time.Millisecond, requests: 3, thresholds: spec},
+				seg{index: 0, count: 2, ttft: 100 * time.Millisecond, requests: 3, thresholds: spec})
+			res, out, err := Merge(in, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Verdict != c.verdict {
+				t.Errorf("verdict %v (%s), want %v", out.Verdict, out.Reason, c.verdict)
+			}
+			if len(res.Thresholds) != 1 || res.Thresholds[0].Outcomes[0].Observed != 6 {
+				t.Errorf("thresholds %+v", res.Thresholds)
+			}
+			st := res.Stages[0]
+			if st.Requests != 6 || st.VUs != 2 || st.TTFT.Count != 6 || st.TTFT.Min != 100 || st.TTFT.Max != 300 {
+				t.Errorf("merged stage: requests %d, VUs %d, TTFT %+v", st.Requests, st.VUs, st.TTFT)
+			}
+			// Sorted by index, with the file each came from.
+			if len(res.Run.Segments) != 2 || res.Run.Segments[0].File != "seg-0.json" || res.Run.Segments[1].Host != "h1" {
+				t.Errorf("segments %+v", res.Run.Segments)
+			}
+			if c := st.Client; c == nil || c.CPUPercent != 20 {
+				t.Errorf("client health %+v, want the worst segment's (20%%)", c)
+			}
+			if res.Mergeable != nil || res.Run.Segment != nil || res.Run.Plan != "abc" {
+				t.Errorf("merged result: mergeable %v, segment %v, plan %q", res.Mergeable, res.Run.Segment, res.Run.Plan)
+			}
+		})
+	}
+}
+
+func TestMergeOutcomes(t *testing.T) {
+	good := func(i int) seg { return seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 3} }
+	cases := []struct {
+		name    string
+		segs    []seg
+		verdict run.Verdict
+		reason  string
+		warning string
+	}{
+		{"passed", []seg{good(0), good(1)}, run.Passed, "", ""},
+		{"nothing measured", []seg{{index: 0, count: 2, requests: 3, failed: true}, {index: 1, count: 2, requests: 2, failed: true}},
+			run.Failed, "nothing measured", ""},
+		{"interrupted", []seg{good(0), func() seg {
+			s := good(1)
+			s.edit = func(r *report.Result) { r.Run.Complete = false }
+			return s
+		}()}, run.Failed, "segment 1/2 (seg-1.json) did not complete (interrupted)", "segment 1/2 (seg-1.json) did not complete"},
+		{"aborted by a threshold", []seg{good(0), func() seg {
+			s := good(1)
+			s.thresholds = []engine.ThresholdSpec{{Expr: "ttft", Conditions: []string{"p(99) < 1ms"}, AbortOnFail: true}}
+			s.edit = func(r *report.Result) {
+				r.Run.Complete = false
+				r.Thresholds = append(r.Thresholds, thresholdAborted("ttft"))
+			}
+			return s
+		}()}, run.GateFailed, "segment 1/2: threshold ttft failed: the segment was aborted", ""},
+		{"started apart", []seg{good(0), func() seg { s := good(1); s.skew = 400 * time.Millisecond; return s }()},
+			run.Passed, "", "segments started 400ms apart"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, out, err := Merge(inputs(t, c.segs...), "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Verdict != c.verdict || !strings.Contains(out.Reason, c.reason) {
+				t.Errorf("outcome %v %q, want %v %q", out.Verdict, out.Reason, c.verdict, c.reason)
+			}
+			if c.warning != "" && !strings.Contains(strings.Join(res.Warnings, "\n"), c.warning) {
+				t.Errorf("warnings lack %q:\n%s", c.warning, strings.Join(res.Warnings, "\n"))
+			}
+		})
+	}
+}
+
+func thresholdAborted(expr string) threshold.Result {
+	return threshold.Result{Expr: expr, Aborted: true}
+}
+
+// Every segment scrapes the one server: the merged series are all their
+// points on the merged run's clock, in time order.
+func TestMergeJoinsServerMetrics(t *testing.T) {
+	mk := func(i int, ts ...float64) seg {
+		s := seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 2, skew: time.Duration(i) * time.Second}
+		s.edit = func(r *report.Result) {
+			r.ServerMetrics = &servermetrics.Result{URL: "http://srv/metrics", Scrapes: len(ts), Failures: i,
+				Errors: []string{"timeout"},
+				Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting", T: ts, V: ts}}}
+		}
+		return s
+	}
+	res, _, err := Merge(inputs(t, mk(0, 0, 2, 4), mk(1, 0, 2)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := res.ServerMetrics
+	if sm == nil || sm.Scrapes != 5 || sm.Failures != 1 || len(sm.Errors) != 1 || len(sm.Series) != 1 {
+		t.Fatalf("server metrics %+v", sm)
+	}
+	// Segment 1 started its run a second later: its t=0 is the merged t=1.
+	want := []float64{0, 1, 2, 3, 4}
+	if got := sm.Series[0].T; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("T = %v, want %v", got, want)
+	}
+	if got := sm.Series[0].V; fmt.Sprint(got) != "[0 0 2 2 4]" {
+		t.Errorf("V = %v", got)
+	}
+}
