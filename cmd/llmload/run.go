@@ -96,6 +96,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	return &f, fs.Arg(0), nil
 }
 
+// maxStartAhead bounds how far ahead --start-at may be.
+const maxStartAhead = 24 * time.Hour
+
 // parseSegment reads --segment and --start-at. A segment is only a share
 // of the load, so a baseline gate on it would judge the wrong figures: the
 // merged result is what compares.
@@ -112,6 +115,10 @@ func (f *runFlags) parseSegment(segment, startAt string, now time.Time) error {
 	if startAt != "" {
 		if f.startAt, err = engine.ParseStartAt(startAt, now); err != nil {
 			return usagef("run: --start-at %v", err)
+		}
+		if ahead := f.startAt.Sub(now); ahead > maxStartAhead {
+			return usagef("run: --start-at %s is %v away, more than %v: a mistyped date would hold the run that long",
+				startAt, ahead.Round(time.Minute), maxStartAhead)
 		}
 	}
 	return nil

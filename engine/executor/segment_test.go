@@ -554,3 +554,33 @@ func TestSegmentStatusShowsItsShare(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckSegmentRefusesASegmentWithoutVUs(t *testing.T) {
+	closed := func(vus int) engine.Scenario {
+		return engine.Scenario{Name: "c", Executor: engine.ExecutorConstantVUs, Stages: []engine.Stage{{Name: "s", Target: vus, Duration: time.Second}}}
+	}
+	iters := engine.Scenario{Name: "i", Executor: engine.ExecutorPerVUIterations, VUs: 2, Iterations: 3}
+	open := engine.Scenario{Name: "o", Executor: engine.ExecutorConstantArrivalRate, MaxVUsCap: 8}
+	tests := []struct {
+		name      string
+		scenarios []engine.Scenario
+		seg       engine.Segment
+		want      string
+	}{
+		{"whole", []engine.Scenario{closed(1)}, engine.Segment{}, ""},
+		{"a VU each", []engine.Scenario{closed(4)}, engine.Segment{Index: 3, Count: 4}, ""},
+		{"none for the last", []engine.Scenario{closed(3)}, engine.Segment{Index: 3, Count: 4},
+			"segment 3/4 gets no VU of this plan: its largest scenario has 3, fewer than the 4 segments; split it into at most 3"},
+		{"iterations", []engine.Scenario{iters}, engine.Segment{Index: 2, Count: 3}, "its largest scenario has 2"},
+		{"another scenario has one", []engine.Scenario{closed(1), closed(5)}, engine.Segment{Index: 4, Count: 5}, ""},
+		{"open model", []engine.Scenario{closed(1), open}, engine.Segment{Index: 6, Count: 8}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckSegment(engine.Plan{Scenarios: tc.scenarios, Segment: tc.seg})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -50,3 +50,23 @@ func checkOpenSplit(sc engine.Scenario, seg engine.Segment) error {
 	return fmt.Errorf("scenario %q: %s %d cannot be split into %d segments: each segment needs at least one VU (raise max_vus to %d or more)",
 		sc.Name, key, n, seg.Count, seg.Count)
 }
+
+// CheckSegment refuses a segment to which the plan gives no VU at all: it
+// would run, measure nothing and fail, when the mistake is asking for more
+// segments than the plan has VUs. Open models always have arrivals for
+// every segment (checkOpenSplit sees that they can be served).
+func CheckSegment(p engine.Plan) error {
+	seg := p.Segment
+	if seg.Whole() {
+		return nil
+	}
+	most := 0
+	for _, sc := range p.Scenarios {
+		if engine.OpenModel(sc.Executor) || seg.Share(sc.MaxVUs()) > 0 {
+			return nil
+		}
+		most = max(most, sc.MaxVUs())
+	}
+	return fmt.Errorf("segment %s gets no VU of this plan: its largest scenario has %d, fewer than the %d segments; split it into at most %d",
+		seg, most, seg.Count, max(most, 1))
+}

@@ -120,6 +120,9 @@ type Outcome struct {
 // writing a result (a preflight that failed, an output that cannot be
 // opened or written); the result is then nil or not written.
 func Run(ctx context.Context, cfg Config) (*report.Result, Outcome, error) {
+	if err := executor.CheckSegment(cfg.Plan); err != nil {
+		return nil, Outcome{}, err
+	}
 	simulated := cfg.Client == nil && cfg.Plan.Target.BaseURL == ""
 	if simulated {
 		srv, err := cfg.startSimulator()
