@@ -45,6 +45,7 @@ Usage:
   llmload report [flags] RESULT.json render a result file (text, --html, --csv-stages)
   llmload compare BASE.json NEW.json compare two results; exit 99 on a significant regression
   llmload merge SEGMENT.json...      join a plan's segment results (run --segment i/n) exactly
+  llmload k8s [flags] SCENARIO.lua   print Kubernetes manifests that run it as N segments and merge them
   llmload mock [flags]               serve the built-in simulator
   llmload version                    print the version
 
@@ -73,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = mergeCmd(args[1:], stdout, stderr)
 	case "check":
 		err = checkCmd(args[1:], stdout, stderr)
+	case "k8s":
+		err = k8sCmd(args[1:], stdout, stderr)
 	case "mock":
 		err = mockCmd(args[1:], stdout, stderr)
 	case "version", "--version":
