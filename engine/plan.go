@@ -53,11 +53,11 @@ type Plan struct {
 	// SLO defines goodput: the requests per second that met every objective.
 	SLO SLO
 	// Segment, when set, runs only that share of the plan (--segment i/n).
-	Segment Segment
+	Segment Segment `json:"-"`
 	// StartAt, when set, holds the load (after VU init, setup and warmup)
 	// until this wall-clock time, so that segments on several machines
 	// start together (--start-at).
-	StartAt time.Time
+	StartAt time.Time `json:"-"`
 }
 
 // ThresholdSpec is one entry of options.thresholds, as written.
