@@ -105,6 +105,9 @@ func metaRows(r *Result) [][2]string {
 		rows = append(rows, [2]string{"duration", m.End.Sub(m.Start).Round(100 * time.Millisecond).String()})
 	}
 	rows = append(rows, [2]string{"seed", fmt.Sprint(m.Seed)})
+	if line := segmentLine(m); line != "" {
+		rows = append(rows, [2]string{"segments", line})
+	}
 	if m.Version != "" {
 		rows = append(rows, [2]string{"llmload", m.Version})
 	}

@@ -407,12 +407,21 @@ func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
 // writeSegments says that a result is one segment of a run, or which
 // segments a merged result joins and how far apart they started.
 func writeSegments(b *bytes.Buffer, m Meta) {
+	switch line := segmentLine(m); {
+	case m.Segment != nil:
+		b.WriteString(line + "\n")
+	case line != "":
+		b.WriteString("merged  " + line + "\n")
+	}
+}
+
+// segmentLine describes a segment result or a merged one; "" otherwise.
+func segmentLine(m Meta) string {
 	if s := m.Segment; s != nil {
-		fmt.Fprintf(b, "segment %d/%d of a segmented run%s: merge every segment's result with llmload merge\n", s.Index, s.Count, onHost(s.Host))
-		return
+		return fmt.Sprintf("segment %d/%d of a segmented run%s: merge every segment's result with llmload merge", s.Index, s.Count, onHost(s.Host))
 	}
 	if len(m.Segments) == 0 {
-		return
+		return ""
 	}
 	var hosts []string
 	var first, last time.Time
@@ -434,7 +443,7 @@ func writeSegments(b *bytes.Buffer, m Meta) {
 	if !first.IsZero() {
 		spread = fmt.Sprintf(", started within %v", last.Sub(first).Round(time.Millisecond))
 	}
-	fmt.Fprintf(b, "merged  %d segments on %s%s\n", len(m.Segments), count(int64(len(hosts)), "host", "hosts"), spread)
+	return fmt.Sprintf("%d segments on %s%s", len(m.Segments), count(int64(len(hosts)), "host", "hosts"), spread)
 }
 
 func onHost(h string) string {
