@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/kube"
 	"github.com/llmload/llmload/luabind"
 )
@@ -135,6 +136,9 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 	script, err := luabind.Compile(path, luabind.Options{Params: f.spec.Params, Seed: f.spec.Seed, Env: podEnv(f.spec)})
 	if err != nil {
 		return err
+	}
+	if err := executor.CheckSplit(script.Plan(), f.spec.Segments); err != nil {
+		return usagef("k8s: --segments %d: %v", f.spec.Segments, err)
 	}
 	if err := f.fillSpec(script, path); err != nil {
 		return err

@@ -154,6 +154,7 @@ func TestK8sUsageErrors(t *testing.T) {
 		{"no image", []string{"--segments", "2"}, "--image IMAGE is required"},
 		{"zero segments", []string{"--segments", "0", "--image", "llmload:1"}, "--segments 0: want 1 to 10000"},
 		{"too many segments", []string{"--segments", "10001", "--image", "llmload:1"}, "--segments 10001: want 1 to 10000"},
+		{"more segments than VUs", []string{"--segments", "3", "--image", "llmload:1"}, "--segments 3: segment 2/3 gets no VU of this plan"},
 		{"bad image", []string{"--segments", "2", "--image", "LLMLoad:1"}, `--image "LLMLoad:1" is not an image reference`},
 		{"bad name", append(ok, "--name", "Nightly_Run"), `--name "Nightly_Run": want a DNS-1123 label`},
 		{"bad namespace", append(ok, "--namespace", "Load"), `--namespace "Load"`},

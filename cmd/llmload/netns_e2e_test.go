@@ -109,7 +109,7 @@ func TestE2ESegmentsInNetworkNamespaces(t *testing.T) {
 	ttfts := requestTTFTs(t, files...)
 	got50, got99 := mergedTTFT(t, res)
 	if p50, p99 := nearestRank(ttfts, 50), nearestRank(ttfts, 99); !sameBucket(got50, p50) || !sameBucket(got99, p99) {
-		t.Errorf("merged TTFT p50 %.3f p99 %.3f ms; the union of the %d requests: %.3f and %.3f", got50, got99, len(ttfts), p50, p99)
+		t.Errorf("merged TTFT p50 %.3f p99 %.3f ms of %d; the union of the %d requests: %.3f and %.3f", got50, got99, mergedCount(t, res), len(ttfts), p50, p99)
 	}
 	// Each segment reached the server at its own address: none through
 	// a loopback it does not have.

@@ -159,10 +159,12 @@ func requestTTFTs(t *testing.T, files ...string) []float64 {
 	return out
 }
 
-// nearestRank is the q-th percentile of sorted values, as HDR reports it.
+// nearestRank is the q-th percentile of sorted values at HDR's rank,
+// int(q/100·n + 0.5) (rounded, where the textbook nearest rank is the
+// ceiling), which is how llmload's percentiles rank.
 func nearestRank(sorted []float64, q float64) float64 {
-	k := int(math.Ceil(q / 100 * float64(len(sorted))))
-	return sorted[max(k, 1)-1]
+	k := int(q/100*float64(len(sorted)) + 0.5)
+	return sorted[min(max(k, 1), len(sorted))-1]
 }
 
 // sameBucket reports whether two milliseconds figures are equal within
@@ -286,7 +288,7 @@ func checkMergedRun(t *testing.T, res, whole *report.Result, server []sim.TruthR
 	p50, p99 := nearestRank(ttfts, 50), nearestRank(ttfts, 99)
 	got50, got99 := mergedTTFT(t, res)
 	if !sameBucket(got50, p50) || !sameBucket(got99, p99) {
-		t.Errorf("merged TTFT p50 %.3f p99 %.3f ms; the union of the %d requests: %.3f and %.3f", got50, got99, len(ttfts), p50, p99)
+		t.Errorf("merged TTFT p50 %.3f p99 %.3f ms of %d; the union of the %d requests: %.3f and %.3f", got50, got99, mergedCount(t, res), len(ttfts), p50, p99)
 	}
 	if len(res.Run.Segments) != 4 || res.Mergeable != nil || res.Run.Segment != nil {
 		t.Errorf("merged result lists %d segments (mergeable %v, segment %v)", len(res.Run.Segments), res.Mergeable != nil, res.Run.Segment)
@@ -332,4 +334,12 @@ func mergedTTFT(t *testing.T, res *report.Result) (p50, p99 float64) {
 		t.Fatal(err)
 	}
 	return d.P50, d.P99
+}
+
+func mergedCount(t *testing.T, res *report.Result) int64 {
+	n := int64(0)
+	for _, s := range res.Stages {
+		n += s.TTFT.Count
+	}
+	return n
 }

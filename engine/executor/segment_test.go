@@ -584,3 +584,27 @@ func TestCheckSegmentRefusesASegmentWithoutVUs(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckSplit(t *testing.T) {
+	closed := engine.Scenario{Name: "c", Executor: engine.ExecutorConstantVUs, Stages: []engine.Stage{{Name: "s", Target: 3, Duration: time.Second}}}
+	open := engine.Scenario{Name: "o", Executor: engine.ExecutorConstantArrivalRate, PreAllocatedVUs: 1, MaxVUsCap: 2}
+	tests := []struct {
+		name      string
+		scenarios []engine.Scenario
+		n         int
+		want      string
+	}{
+		{"whole", []engine.Scenario{closed}, 1, ""},
+		{"as many as VUs", []engine.Scenario{closed}, 3, ""},
+		{"more than VUs", []engine.Scenario{closed}, 4, "segment 3/4 gets no VU of this plan"},
+		{"open model capped", []engine.Scenario{closed, open}, 3, `scenario "o": max_vus 2 cannot be split into 3 segments`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckSplit(engine.Plan{Scenarios: tc.scenarios}, tc.n)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -70,3 +70,21 @@ func CheckSegment(p engine.Plan) error {
 	return fmt.Errorf("segment %s gets no VU of this plan: its largest scenario has %d, fewer than the %d segments; split it into at most %d",
 		seg, most, seg.Count, max(most, 1))
 }
+
+// CheckSplit reports whether plan p can run as n segments: each of them
+// gets a VU, and each open model can serve every segment's arrivals. The
+// last segment has the smallest share, so it speaks for all.
+func CheckSplit(p engine.Plan, n int) error {
+	if n <= 1 {
+		return nil
+	}
+	p.Segment = engine.Segment{Index: n - 1, Count: n}
+	for _, sc := range p.Scenarios {
+		if engine.OpenModel(sc.Executor) {
+			if err := checkOpenSplit(sc, p.Segment); err != nil {
+				return err
+			}
+		}
+	}
+	return CheckSegment(p)
+}

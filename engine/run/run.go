@@ -120,7 +120,7 @@ type Outcome struct {
 // writing a result (a preflight that failed, an output that cannot be
 // opened or written); the result is then nil or not written.
 func Run(ctx context.Context, cfg Config) (*report.Result, Outcome, error) {
-	if err := executor.CheckSegment(cfg.Plan); err != nil {
+	if err := executor.CheckSplit(cfg.Plan, cfg.Plan.Segment.Count); err != nil {
 		return nil, Outcome{}, err
 	}
 	simulated := cfg.Client == nil && cfg.Plan.Target.BaseURL == ""
