@@ -105,12 +105,7 @@ func TestBadInputExitCodes(t *testing.T) {
 	closed.Close()
 
 	ok := writeScript(t, okScript)
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
+	tests := []exitCase{
 		{"no command", nil, exitUsage, "Usage"},
 		{"unknown command", []string{"fly"}, exitUsage, `unknown command "fly"`},
 		{"unknown flag", []string{"run", "--nope", ok}, exitUsage, "unknown flag"},
@@ -141,6 +136,20 @@ function f() end`)}, exitError, "warp"},
 		{"mock cpu profile dir missing", []string{"mock", "--addr", "127.0.0.1:0", "--cpu-profile", "/nonexistent/dir/p"}, exitError, "--cpu-profile"},
 		{"run cpu profile dir missing", []string{"run", "--cpu-profile", "/nonexistent/dir/p", ok}, exitError, "--cpu-profile"},
 	}
+	runExitCases(t, tests)
+}
+
+// exitCase is a command line with the exit code and the output it must give.
+type exitCase struct {
+	name string
+	args []string
+	code int
+	want string
+}
+
+// runExitCases runs each case in-process and checks its exit code and output.
+func runExitCases(t *testing.T, tests []exitCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, code := runInProcess(t, tt.args...)

@@ -197,7 +197,7 @@ func TestK8sDataErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(scn, strings.ReplaceAll(tt.name, " ", "_")+".lua")
 			writeTestFile(t, path, "local llm = require('llmload')\nlocal p = "+tt.load+
-				"\noptions = { vus = 1, duration = '1s' }\nfunction iteration() end\n")
+				"\noptions = { vus = 2, duration = '1s' }\nfunction iteration() end\n")
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"k8s", path, "--segments", "2", "--image", "llmload:1"}, &stdout, &stderr)
 			if code != exitError || !strings.Contains(stderr.String(), tt.want) || stdout.Len() > 0 {

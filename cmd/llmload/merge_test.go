@@ -10,12 +10,7 @@ import (
 
 func TestSegmentFlags(t *testing.T) {
 	ok := writeScript(t, okScript)
-	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
-	}{
+	tests := []exitCase{
 		{"segment not i/n", []string{"run", "--segment", "1", ok}, exitUsage, "want i/n"},
 		{"segment beyond n", []string{"run", "--segment", "4/4", ok}, exitUsage, "must be below n"},
 		{"segment zero n", []string{"run", "--segment", "0/0", ok}, exitUsage, "n must be between 1"},
@@ -30,17 +25,7 @@ func TestSegmentFlags(t *testing.T) {
 		{"merge not a result", []string{"merge", writeScript(t, "{}")}, exitError, "schema_version"},
 		{"merge out dir missing", []string{"merge", "--out", "/nonexistent/dir/m.json", "a.json"}, exitError, "/nonexistent/dir"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runInProcess(t, tt.args...)
-			if code != tt.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
-			}
-			if !strings.Contains(stdout+stderr, tt.want) {
-				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, stdout, stderr)
-			}
-		})
-	}
+	runExitCases(t, tests)
 }
 
 // A segment run holds at the barrier, records it, exits 0 although its

@@ -128,20 +128,5 @@ func TestE2ESegmentsInNetworkNamespaces(t *testing.T) {
 // startIn starts the binary inside network namespace ns.
 func startIn(t *testing.T, ns string, args ...string) *started {
 	t.Helper()
-	s := &started{cmd: exec.Command("ip", append([]string{"netns", "exec", ns, binary}, args...)...),
-		stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	s.cmd.Env = cleanEnv()
-	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		err := s.cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); ok {
-			s.code = ee.ExitCode()
-		}
-		close(s.exited)
-	}()
-	t.Cleanup(func() { s.cmd.Process.Kill(); <-s.exited })
-	return s
+	return startCommand(t, "ip", append([]string{"netns", "exec", ns, binary}, args...)...)
 }

@@ -30,18 +30,21 @@ const segmentScenario = `
 local llm = require("llmload")
 options = {
   scenarios = {
-    sweep = { executor = "ramping-vus", exec = "chat",
+    sweep = { executor = "ramping-vus", exec = "sweep",
               stages = { { name = "c2", target = 2, duration = "2s" },
                          { name = "c6", target = 6, duration = "2s" } } },
-    open = { executor = "constant-arrival-rate", exec = "chat", rate = llm.param("rate", 400),
-             duration = "3s", pre_allocated_vus = 40, max_vus = 200 },
+    open = { executor = "constant-arrival-rate", exec = "open", rate = llm.param("rate", 400),
+             arrival = llm.param("arrival", "constant"), duration = "3s", pre_allocated_vus = 40, max_vus = 200 },
   },
   thresholds = { ["ttft.p99"] = llm.param("ttft_p99", "< 5s") },
 }
-function chat(vu)
+local function chat(vu, tokens)
   llm.chat { messages = { { role = "user", content = ("[vu %d req %d] hello"):format(vu.id, vu.request_id) } },
-             max_tokens = 8 }
+             max_tokens = tokens }
 end
+-- The server's log tells the scenarios apart by the tokens it sent.
+function open(vu) chat(vu, 8) end
+function sweep(vu) chat(vu, 6) end
 `
 
 // command is a process of the test, run to its end with a time limit.
@@ -269,6 +272,11 @@ func checkMergedRun(t *testing.T, res, whole *report.Result, server []sim.TruthR
 	if openMerged != openWhole || openMerged == 0 {
 		t.Errorf("open model: %d arrivals due in the merged run, %d in the whole run (scheduled in all: %d and %d)", openMerged, openWhole, scheduled, wholeScheduled)
 	}
+	// The server received the open model's 400/s: 1,200 arrivals in its
+	// 3 s, evenly spaced.
+	if got := openAtServer(res, server); got != 1200 || openMerged != 1200 {
+		t.Errorf("open model: the server received %d requests in its 3 s (%d due), want 1,200 (400/s)", got, openMerged)
+	}
 	for _, s := range res.Stages {
 		switch {
 		case s.Scenario == "sweep" && s.Stage == "c2" && s.VUs != 2, s.Scenario == "sweep" && s.Stage == "c6" && s.VUs != 6:
@@ -308,6 +316,22 @@ func duringLoad(res *report.Result, server []sim.TruthRecord) int64 {
 	n := int64(0)
 	for _, r := range server {
 		if !r.Arrival.Before(from.Add(-50 * time.Millisecond)) {
+			n++
+		}
+	}
+	return n
+}
+
+// openAtServer counts the server's records of the open scenario's
+// requests: the ones answered with 8 tokens, once the load began.
+func openAtServer(res *report.Result, server []sim.TruthRecord) int {
+	from := res.Stages[0].Start
+	for _, s := range res.Stages {
+		from = minTime(from, s.Start)
+	}
+	n := 0
+	for _, r := range server {
+		if r.Tokens == 8 && !r.Arrival.Before(from.Add(-50*time.Millisecond)) {
 			n++
 		}
 	}

@@ -43,7 +43,14 @@ type started struct {
 // startBinary starts llmload with args; it is killed at the test's end.
 func startBinary(t *testing.T, args ...string) *started {
 	t.Helper()
-	s := &started{cmd: exec.Command(binary, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	return startCommand(t, binary, args...)
+}
+
+// startCommand starts name with args (llmload, or llmload wrapped in
+// another command); it is killed at the test's end.
+func startCommand(t *testing.T, name string, args ...string) *started {
+	t.Helper()
+	s := &started{cmd: exec.Command(name, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	s.cmd.Env = cleanEnv()
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	if err := s.cmd.Start(); err != nil {
