@@ -140,6 +140,24 @@ type Result struct {
 	// stopped or canceled while waiting to send it (a back-off). It is
 	// not a request the server saw, so it is never recorded as a sample.
 	NotSent bool
+	// Server is the server's own timing of the request, where its answer
+	// carries one (llama.cpp's "timings"); nil otherwise.
+	Server *ServerTimings
+}
+
+// ServerTimings is a server's own account of one request, as llama.cpp's
+// "timings" member gives it: prompt processing, then generation, timed
+// inside the server, so llmload's TTFT and TPOT can be held against it
+// request by request.
+type ServerTimings struct {
+	PromptN  int     // prompt tokens processed (prefix-cache hits left out)
+	CachedN  int     // prompt tokens served from the prefix cache
+	PromptMS float64 // time to process the prompt
+	// PredictedN tokens took PredictedMS; PredictedPerTokenMS is
+	// PredictedMS/(PredictedN−1) in llama.cpp, the same definition as TPOT.
+	PredictedN          int
+	PredictedMS         float64
+	PredictedPerTokenMS float64
 }
 
 // OK reports whether the request succeeded.

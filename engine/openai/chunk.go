@@ -8,6 +8,8 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/llmload/llmload/engine"
 )
 
 // streamChunk is one decoded stream event: the members of a chat or
@@ -21,6 +23,28 @@ type streamChunk struct {
 	Usage   usage           `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 	Message json.RawMessage `json:"message"`
+	Timings *timings        `json:"timings"`
+}
+
+// timings is llama.cpp's own timing of a request, sent in the last chunk
+// (or a complete answer); only servers that time requests send it, so a
+// pointer costs others nothing.
+type timings struct {
+	PromptN             int     `json:"prompt_n"`
+	CacheN              int     `json:"cache_n"`
+	PromptMS            float64 `json:"prompt_ms"`
+	PredictedN          int     `json:"predicted_n"`
+	PredictedMS         float64 `json:"predicted_ms"`
+	PredictedPerTokenMS float64 `json:"predicted_per_token_ms"`
+}
+
+// result converts the server's timings for a Result; nil stays nil.
+func (t *timings) result() *engine.ServerTimings {
+	if t == nil {
+		return nil
+	}
+	return &engine.ServerTimings{PromptN: t.PromptN, CachedN: t.CacheN, PromptMS: t.PromptMS,
+		PredictedN: t.PredictedN, PredictedMS: t.PredictedMS, PredictedPerTokenMS: t.PredictedPerTokenMS}
 }
 
 type chunkChoice struct {

@@ -18,6 +18,7 @@ type completion struct {
 	Usage   usage              `json:"usage"`
 	Error   json.RawMessage    `json:"error"`
 	Message json.RawMessage    `json:"message"`
+	Timings *timings           `json:"timings"`
 }
 
 // completionWithoutUsage decodes a completion but skips its usage member.
@@ -64,6 +65,7 @@ func (c *Client) readCompletion(parent, ctx context.Context, res *engine.Result,
 		return
 	}
 	res.E2E = end.Sub(res.Start)
+	res.Server = cr.Timings.result()
 	t := cr.tally(res)
 	c.countTokens(res, &t, req)
 }

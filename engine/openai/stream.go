@@ -72,6 +72,9 @@ func (s *stream) handle(ev event) *engine.Error {
 		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
 	}
 	s.events++
+	if t := s.chunk.Timings; t != nil {
+		s.res.Server = t.result()
+	}
 	k := s.chunkTokens()
 	if gen, content := s.choices(); gen > 0 {
 		s.textAt(ev.At, content, gen, k)

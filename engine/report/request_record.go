@@ -125,6 +125,11 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 	if s.Status != 0 {
 		status = intCell(s.Status)
 	}
+	srvPrompt, srvTPOT, srvPromptN, srvCached := absent, absent, absent, absent
+	if t := s.Server; t != nil {
+		srvPrompt, srvTPOT = floatMSCell(t.PromptMS), floatMSCell(t.PredictedPerTokenMS)
+		srvPromptN, srvCached = intCell(t.PromptN), intCell(t.CachedN)
+	}
 	return []cell{
 		offset, strCell(s.Scenario), strCell(s.Stage), tagsCell(s.Tags), status, strCell(class), strCell(msg),
 		measuredCell(s.TTFB), measuredCell(s.TTFT), measuredCell(s.TTFC), measuredCell(s.E2E), measuredCell(s.TPOT),
@@ -132,7 +137,14 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		tokensCell(s.OutputTokens, s.TokensSource), strCell(s.TokensSource),
 		countCell(s.ReasoningTokens), countCell(s.ClientOutputTokens),
 		boolCell(s.Streamed), lag, strCell(s.Dirty), boolCell(s.Warmup), measuredCell(s.Connect),
+		srvPrompt, srvTPOT, srvPromptN, srvCached,
 	}
+}
+
+// floatMSCell prints milliseconds a server reported, to the microsecond.
+func floatMSCell(ms float64) cell {
+	s := strconv.FormatFloat(ms, 'f', 3, 64)
+	return cell{text: s, json: s}
 }
 
 // recordEncoder writes records in one format; it is used by one goroutine.

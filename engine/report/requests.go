@@ -29,36 +29,43 @@ var (
 // milliseconds with three decimals. A value that was not measured or does
 // not apply is an empty cell (JSON null), never 0.
 const (
-	colStartOffset    = "start_offset_ms"      // Sample.Start − the run's start
-	colScenario       = "scenario"             // scenario name
-	colStage          = "stage"                // stage name
-	colTags           = "tags"                 // CSV: k=v;k=v sorted by key; JSONL: an object
-	colStatus         = "status"               // HTTP status; empty when no response arrived
-	colErrorClass     = "error_class"          // DESIGN.md's error class; empty on success
-	colErrorMessage   = "error_message"        // as the client recorded it, credentials redacted
-	colTTFB           = "ttfb_ms"              // headers received − t0
-	colTTFT           = "ttft_ms"              // first text of any kind − t0
-	colTTFC           = "ttfc_ms"              // first answer (content) text − t0
-	colE2E            = "e2e_ms"               // end of stream − t0
-	colTPOT           = "tpot_ms"              // per output token after the first
-	colInputTokens    = "input_tokens"         // empty when nothing counted them
-	colInputSource    = "input_tokens_source"  // usage, tokenizer or events
-	colOutputTokens   = "output_tokens"        // empty when nothing counted them
-	colTokensSource   = "tokens_source"        // source of output_tokens
-	colReasoning      = "reasoning_tokens"     // empty when the server reported none
-	colClientTokens   = "client_output_tokens" // offline tokenizer's count; empty when not counted
-	colStreamed       = "streamed"             // true or false
-	colScheduledLag   = "scheduled_lag_ms"     // Start − Scheduled; empty without an intended start
-	colDirty          = "dirty"                // dirty-data kind; empty for clean requests
-	colWarmup         = "warmup"               // true or false
-	colConnect        = "connect_ms"           // t0 − issued: getting a connection and writing to it
-	numRequestColumns = 23
+	colStartOffset  = "start_offset_ms"      // Sample.Start − the run's start
+	colScenario     = "scenario"             // scenario name
+	colStage        = "stage"                // stage name
+	colTags         = "tags"                 // CSV: k=v;k=v sorted by key; JSONL: an object
+	colStatus       = "status"               // HTTP status; empty when no response arrived
+	colErrorClass   = "error_class"          // DESIGN.md's error class; empty on success
+	colErrorMessage = "error_message"        // as the client recorded it, credentials redacted
+	colTTFB         = "ttfb_ms"              // headers received − t0
+	colTTFT         = "ttft_ms"              // first text of any kind − t0
+	colTTFC         = "ttfc_ms"              // first answer (content) text − t0
+	colE2E          = "e2e_ms"               // end of stream − t0
+	colTPOT         = "tpot_ms"              // per output token after the first
+	colInputTokens  = "input_tokens"         // empty when nothing counted them
+	colInputSource  = "input_tokens_source"  // usage, tokenizer or events
+	colOutputTokens = "output_tokens"        // empty when nothing counted them
+	colTokensSource = "tokens_source"        // source of output_tokens
+	colReasoning    = "reasoning_tokens"     // empty when the server reported none
+	colClientTokens = "client_output_tokens" // offline tokenizer's count; empty when not counted
+	colStreamed     = "streamed"             // true or false
+	colScheduledLag = "scheduled_lag_ms"     // Start − Scheduled; empty without an intended start
+	colDirty        = "dirty"                // dirty-data kind; empty for clean requests
+	colWarmup       = "warmup"               // true or false
+	colConnect      = "connect_ms"           // t0 − issued: getting a connection and writing to it
+	// The server's own timing of the request, where it sends one
+	// (llama.cpp's "timings"); empty otherwise.
+	colServerPrompt       = "server_prompt_ms"     // prompt processing, as the server timed it
+	colServerTPOT         = "server_tpot_ms"       // the server's time per output token after the first
+	colServerPromptTokens = "server_prompt_tokens" // prompt tokens it processed
+	colServerCached       = "server_cached_tokens" // prompt tokens it took from its prefix cache
+	numRequestColumns     = 27
 )
 
 var requestColumns = [numRequestColumns]string{
 	colStartOffset, colScenario, colStage, colTags, colStatus, colErrorClass, colErrorMessage,
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
+	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in
