@@ -6,36 +6,107 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 )
 
-// Message is one chat message.
+// Message is one chat message. ToolCalls (an assistant's calls) and
+// ToolCallID (a tool's answer to one of them) carry a tool-calling turn;
+// they are left out of the body when empty.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
-// Endpoints a request can go to.
+// ToolCall is one call of a tool (a function) that a model asked for:
+// its id, the function's name and its arguments as the JSON text the
+// model generated. Its JSON is OpenAI's chat shape, {"id":...,
+// "type":"function","function":{"name":...,"arguments":...}}.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// toolCallJSON is ToolCall's JSON shape.
+type toolCallJSON struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// MarshalJSON encodes c in OpenAI's chat shape.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	j := toolCallJSON{ID: c.ID, Type: "function"}
+	j.Function.Name, j.Function.Arguments = c.Name, c.Arguments
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes OpenAI's chat shape.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var j toolCallJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = ToolCall{ID: j.ID, Name: j.Function.Name, Arguments: j.Function.Arguments}
+	return nil
+}
+
+// Endpoints a request can go to: the APIs of inference servers and
+// gateways. Result.API names the one a request used.
 const (
-	EndpointChat        = "chat"        // POST /chat/completions, Messages
-	EndpointCompletions = "completions" // POST /completions, Prompt
+	EndpointChat        = "chat"        // POST /chat/completions: Messages
+	EndpointCompletions = "completions" // POST /completions: Prompt
+	// EndpointResponses is OpenAI's Responses API, POST /responses: Prompt
+	// (a string input) or Messages, System as its instructions, MaxTokens
+	// as max_output_tokens.
+	EndpointResponses = "responses"
+	// EndpointMessages is Anthropic's Messages API, POST /messages:
+	// Messages, System, MaxTokens; the API key goes in x-api-key.
+	EndpointMessages = "messages"
+	// EndpointEmbeddings is POST /embeddings, never streamed: Inputs, or
+	// Prompt as one string input.
+	EndpointEmbeddings = "embeddings"
 )
 
-// ChatRequest is one chat completion (or legacy completion) as a scenario
-// asks for it. Pointer and zero fields are left out of the request body, so
-// the server's defaults apply.
+// Endpoints returns every endpoint, chat first.
+func Endpoints() []string {
+	return []string{EndpointChat, EndpointCompletions, EndpointResponses, EndpointMessages, EndpointEmbeddings}
+}
+
+// ChatRequest is one request to an inference endpoint as a scenario asks
+// for it: a chat completion by default, or any other Endpoint. Pointer and
+// zero fields are left out of the request body, so the server's defaults
+// apply.
 type ChatRequest struct {
-	Endpoint    string // EndpointChat when empty
-	Model       string
-	Messages    []Message // chat
-	Prompt      string    // completions
-	NoStream    bool      // stream=false: TTFT, TTFC and ITL are not measurable
-	MaxTokens   int       // 0: not sent
+	Endpoint string // EndpointChat when empty
+	Model    string
+	Messages []Message // chat, messages, responses
+	Prompt   string    // completions; a string input of responses and embeddings
+	// System is the system prompt of the Messages API (system) and the
+	// Responses API (instructions); "" is not sent.
+	System string
+	// Inputs are the inputs of an embeddings request, sent as a list
+	// (nil: Prompt is the one input, sent as a string).
+	Inputs      []string
+	NoStream    bool // stream=false: TTFT, TTFC and ITL are not measurable
+	MaxTokens   int  // 0: not sent
 	Temperature *float64
 	TopP        *float64
 	Seed        *int64
 	Stop        []string
+	// Tools are the tools (functions) the model may call, each a JSON
+	// object in the endpoint's own shape, and ToolChoice whether and which
+	// it must call ("auto", "required", "none", or an object); nil is not
+	// sent.
+	Tools      []any
+	ToolChoice any
 	// Extra fields are merged into the JSON body last, so they may add
 	// vendor extensions or override any field above.
 	Extra map[string]any
@@ -106,6 +177,8 @@ type Result struct {
 	// (its headers written), from which every latency is timed; when no
 	// connection was reached, the moment the request was issued.
 	Start time.Time
+	// API is the endpoint the request went to (EndpointChat, ...).
+	API string
 	// Connect is the time from issuing the request to t0: obtaining a
 	// connection (dialing, TLS) and the client's own delay in writing to
 	// it. It is not in any latency, so a burst of requests that the
@@ -134,8 +207,15 @@ type Result struct {
 	ReasoningTokens    int
 	FinishReason       string
 	Text               string
-	TextEvents         int
-	Streamed           bool // false for stream=false requests
+	// ToolCalls are the tool calls of the answer (choice 0's), in order;
+	// nil when it called none. Like Text, they are dropped from samples.
+	ToolCalls []ToolCall
+	// Inputs is how many inputs an embeddings request embedded, and
+	// Dimensions the length of its vectors; 0 for other endpoints.
+	Inputs     int
+	Dimensions int
+	TextEvents int
+	Streamed   bool // false for stream=false requests
 	// NotSent says the request never reached the connection: its VU was
 	// stopped or canceled while waiting to send it (a back-off). It is
 	// not a request the server saw, so it is never recorded as a sample.

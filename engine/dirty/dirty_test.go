@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"mime"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -157,7 +158,7 @@ func TestApplyLeavesOtherFields(t *testing.T) {
 		if got, want := shared[1].Content, prompt; got != want {
 			t.Errorf("%s: changed the caller's message slice: %q", name, got)
 		}
-		if len(req.Messages) > 0 && req.Messages[0] != (engine.Message{Role: "system", Content: "Be brief."}) {
+		if len(req.Messages) > 0 && !reflect.DeepEqual(req.Messages[0], engine.Message{Role: "system", Content: "Be brief."}) {
 			t.Errorf("%s: changed the system message: %+v", name, req.Messages[0])
 		}
 		if name != "unknown_model" && req.Model != "m" {

@@ -54,14 +54,14 @@ func BenchmarkStreamChunk(b *testing.B) {
 			res := &engine.Result{Start: time.Now()}
 			w := startWatchdog(res.Start, timeouts{time.Hour, time.Hour, time.Hour}, func(error) {})
 			defer w.stop()
-			s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
+			s := stream{res: res, w: w, dialect: chatDialect{}, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
 			b.SetBytes(int64(len(data) / 1000))
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
 				if n++; n%1000 == 0 { // one request's worth: keep Text and ITL realistic
 					*res = engine.Result{Start: res.Start}
-					s = stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
+					s = stream{res: res, w: w, dialect: chatDialect{}, chunk: &d.chunk, dec: &d.cd, itlHint: 1000}
 				}
 				ev, err := d.er.next()
 				if err != nil {

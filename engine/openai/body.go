@@ -30,6 +30,8 @@ type requestBody struct {
 	Seed          *int64            `json:"seed,omitempty"`
 	IgnoreEOS     bool              `json:"ignore_eos,omitempty"`
 	MinTokens     int               `json:"min_tokens,omitempty"`
+	Tools         []any             `json:"tools,omitempty"`
+	ToolChoice    any               `json:"tool_choice,omitempty"`
 }
 
 // streamOptions asks for usage: in a final chunk (OpenAI's include_usage)
@@ -46,7 +48,7 @@ type streamOptions struct {
 var bodyKeys = map[string]bool{
 	"model": true, "messages": true, "prompt": true, "max_tokens": true, "stream": true,
 	"stop": true, "stream_options": true, "temperature": true, "top_p": true,
-	"seed": true, "ignore_eos": true, "min_tokens": true,
+	"seed": true, "ignore_eos": true, "min_tokens": true, "tools": true, "tool_choice": true,
 }
 
 // The stream options never change, so they are shared.
@@ -72,6 +74,8 @@ func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
 		Seed:        req.Seed,
 		IgnoreEOS:   req.IgnoreEOS,
 		MinTokens:   req.MinTokens,
+		Tools:       req.Tools,
+		ToolChoice:  req.ToolChoice,
 	}
 	switch {
 	case req.NoStream:
@@ -102,6 +106,10 @@ func emits(req *engine.ChatRequest, k string) bool {
 		return req.IgnoreEOS
 	case "min_tokens":
 		return req.MinTokens != 0
+	case "tools":
+		return len(req.Tools) > 0
+	case "tool_choice":
+		return req.ToolChoice != nil
 	}
 	return bodyKeys[k]
 }
@@ -148,6 +156,36 @@ func mergeExtra(body []byte, req *engine.ChatRequest) ([]byte, error) {
 		body = append(body, v...)
 	}
 	return append(body, '}'), nil
+}
+
+// withExtra adds extra to the JSON object body, extra winning, for the
+// dialects whose bodies are not on the hot path: always through overlay.
+func withExtra(body []byte, extra map[string]any) ([]byte, error) {
+	if len(extra) == 0 {
+		return body, nil
+	}
+	return overlay(body, extra)
+}
+
+// unsupported refuses the fields of req that an API other than chat and
+// completions does not have, so that no field a scenario set is dropped
+// unsent; api names the API.
+func unsupported(req *engine.ChatRequest, api string, stop bool) error {
+	field := ""
+	switch {
+	case req.Seed != nil:
+		field = "seed"
+	case len(req.Stop) > 0 && !stop:
+		field = "stop"
+	case req.IgnoreEOS:
+		field = "ignore_eos"
+	case req.MinTokens != 0:
+		field = "min_tokens"
+	}
+	if field == "" {
+		return nil
+	}
+	return fmt.Errorf("%s is not part of the %s; send it in extra if the server takes it", field, api)
 }
 
 // overlay merges extra into body through a map, for extras that replace

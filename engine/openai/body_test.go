@@ -62,7 +62,7 @@ func TestBuildBodyGolden(t *testing.T) {
 func TestBodyKeysComplete(t *testing.T) {
 	full := engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "x"}}, Prompt: "x",
 		MaxTokens: 1, Temperature: ptr(1.0), TopP: ptr(1.0), Seed: ptr(int64(1)), Stop: []string{"x"},
-		IgnoreEOS: true, MinTokens: 1}
+		IgnoreEOS: true, MinTokens: 1, Tools: []any{map[string]any{"type": "function"}}, ToolChoice: "auto"}
 	seen := map[string]bool{}
 	for _, endpoint := range []string{engine.EndpointChat, engine.EndpointCompletions} {
 		req := full
@@ -88,8 +88,8 @@ func TestBodyKeysComplete(t *testing.T) {
 }
 
 func TestBuildBodyUnknownEndpoint(t *testing.T) {
-	_, err := buildBody(&engine.ChatRequest{Endpoint: "embeddings", Model: "m"}, false)
-	if got, want := errString(err), `unknown endpoint "embeddings" (want "chat" or "completions")`; got != want {
+	_, err := buildBody(&engine.ChatRequest{Endpoint: "nonsense", Model: "m"}, false)
+	if got, want := errString(err), `unknown endpoint "nonsense" (want "chat" or "completions")`; got != want {
 		t.Errorf("error = %s, want %s", got, want)
 	}
 }

@@ -53,7 +53,14 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: "nil request"}
 		return res, outcome{}
 	}
-	body, err := buildBody(req, c.continuous)
+	d := dialectOf(req)
+	if d == nil {
+		res.Err = &engine.Error{Class: engine.ErrInvalidRequest,
+			Message: fmt.Sprintf("unknown endpoint %q (want one of %s)", req.Endpoint, strings.Join(engine.Endpoints(), ", "))}
+		return res, outcome{}
+	}
+	res.API = endpointOf(req)
+	body, err := d.body(req, c.continuous)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(err.Error())}
 		return res, outcome{}
@@ -61,7 +68,7 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var t0 stamp
-	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace()), req, body)
+	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace()), d, req, body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
@@ -77,14 +84,14 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	}
 	res.TTFB = t0.now(res.Start).Sub(res.Start)
 	defer resp.Body.Close()
-	return res, c.read(ctx, rctx, res, resp, w, req, &t0)
+	return res, c.read(ctx, rctx, res, resp, w, d, req, &t0)
 }
 
 // timeoutsFor returns the deadlines of req. A non-streamed answer sends
 // nothing until it is complete, so only the total deadline bounds its wait.
 func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
 	t := c.t
-	if req.NoStream {
+	if !streams(req) {
 		t.ttft = t.total
 	}
 	return t
@@ -94,12 +101,8 @@ func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
 // sent; it lets the transport resend a request that met a keep-alive
 // connection the server closed while idle (a race of our pool, not a server
 // failure). A fresh connection is never retried.
-func (c *Client) newRequest(ctx context.Context, r *engine.ChatRequest, body []byte) (*http.Request, error) {
-	u := c.chatURL
-	if endpointOf(r) == engine.EndpointCompletions {
-		u = c.completionsURL
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatRequest, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -113,23 +116,26 @@ func (c *Client) newRequest(ctx context.Context, r *engine.ChatRequest, body []b
 		h.Set("Content-Type", r.ContentType)
 	}
 	h.Set("Accept", "text/event-stream")
-	if r.NoStream {
+	if !streams(r) {
 		h.Set("Accept", "application/json")
 	}
 	h.Set("Accept-Encoding", "identity")
 	h.Set("User-Agent", "llmload")
 	h["X-Idempotency-Key"] = nil
-	if c.auth != "" {
-		h.Set("Authorization", c.auth)
-	}
+	d.auth(c, h)
 	return req, nil
+}
+
+// streams reports whether req asks for a stream: embeddings never do.
+func streams(req *engine.ChatRequest) bool {
+	return !req.NoStream && req.Endpoint != engine.EndpointEmbeddings
 }
 
 // read consumes the response according to its status and content type.
 // Any 2xx answer in JSON is read as a complete answer, any other as an
 // event stream: what the server sent decides, not what was asked for.
 func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog,
-	req *engine.ChatRequest, t0 *stamp) outcome {
+	d dialect, req *engine.ChatRequest, t0 *stamp) outcome {
 	res.Status = resp.StatusCode
 	out := outcome{location: resp.Header.Get("Location"), retryAfter: resp.Header.Get("Retry-After")}
 	ctype := mediaType(resp.Header.Get("Content-Type"))
@@ -141,9 +147,9 @@ func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *htt
 		// generation has finished before the headers; only the body
 		// transfer is left.
 		w.activity(time.Now())
-		c.readCompletion(parent, ctx, res, resp.Body, req)
+		c.readCompletion(parent, ctx, res, resp.Body, d, req)
 	default:
-		c.readStream(parent, ctx, res, resp, ctype, w, req, t0)
+		c.readStream(parent, ctx, res, resp, ctype, w, d, req, t0)
 	}
 	return out
 }
@@ -176,12 +182,14 @@ func (c *Client) readHTTPError(res *engine.Result, resp *http.Response) {
 }
 
 // decoder holds the per-stream buffers, pooled so that a request reuses
-// the buffers of an earlier one.
+// the buffers of an earlier one: one decoded value per dialect.
 type decoder struct {
 	head  headReader
 	er    eventReader
 	chunk streamChunk
 	cd    chunkDecoder
+	rev   responsesEvent
+	mev   messagesEvent
 }
 
 var decoders = sync.Pool{New: func() any {
@@ -203,12 +211,13 @@ func putDecoder(d *decoder) {
 	d.er.reset(nil)
 	d.head.r = nil
 	d.chunk.reset()
+	d.rev, d.mev = responsesEvent{}, messagesEvent{}
 	decoders.Put(d)
 }
 
 // readStream measures an event stream.
 func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, resp *http.Response, ctype string,
-	w *watchdog, req *engine.ChatRequest, t0 *stamp) {
+	w *watchdog, dl dialect, req *engine.ChatRequest, t0 *stamp) {
 	res.Streamed = ctype == "text/event-stream"
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
 		// Decoders buffer, which would shift every event's timestamp.
@@ -219,7 +228,8 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 	d := getDecoder(resp.Body)
 	defer putDecoder(d)
 	d.er.clock = func() time.Time { return t0.now(res.Start) }
-	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: itlHint(req.MaxTokens)}
+	s := stream{res: res, w: w, dialect: dl, chunk: &d.chunk, dec: &d.cd, rev: &d.rev, mev: &d.mev,
+		itlHint: itlHint(req.MaxTokens)}
 	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
 	if e := res.Err; e != nil && s.events == 0 && (e.Class == engine.ErrStreamTruncated || e.Class == engine.ErrStreamMalformed) {
 		// Not a stream at all: some servers answer a bad request with a
@@ -237,9 +247,31 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 	// A failed stream's text may be a runaway's 64 MB: counting it offline
 	// would cost tens of seconds of CPU for a number no statistic uses.
 	if res.Err == nil || s.text.Len() < 1<<20 {
-		c.countTokens(res, &s.tally, req)
+		c.countTokens(res, &s.tally, dl.prompt(req))
 	}
 	s.tpot()
+}
+
+// readCompletion measures a complete answer: E2E when the whole body has
+// been read, and tokens. TTFT, TTFC, ITL and TPOT stay absent: no token's
+// arrival can be observed, and E2E must not pose as any of them.
+func (c *Client) readCompletion(parent, ctx context.Context, res *engine.Result, body io.Reader, d dialect, req *engine.ChatRequest) {
+	data, err := io.ReadAll(io.LimitReader(body, maxCompletionBody+1))
+	if err != nil {
+		res.Err = c.fail(parent, ctx, err, phaseBody)
+		return
+	}
+	end := time.Now()
+	if len(data) > maxCompletionBody {
+		res.Err = &engine.Error{Class: engine.ErrStreamMalformed, Message: "completion body larger than 32 MiB"}
+		return
+	}
+	if e := d.complete(c, res, data, req); e != nil {
+		e.Message = c.redact(e.Message)
+		res.Err = e
+		return
+	}
+	res.E2E = end.Sub(res.Start)
 }
 
 // itlHint sizes a request's ITL slice from its max_tokens, up to 256 gaps
@@ -274,8 +306,11 @@ func (c *Client) consume(parent, ctx context.Context, s *stream, er *eventReader
 func (c *Client) endOfStream(parent, ctx context.Context, s *stream, ev event, err error, ctype string) *engine.Error {
 	incomplete := errors.Is(err, errIncompleteEvent)
 	switch {
-	case incomplete && isDone(ev.Data):
-		return s.handle(ev)
+	case incomplete && s.dialect.cutEnd(ev.Data):
+		if e := s.handle(ev); e != nil || s.done {
+			return e
+		}
+		return &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended inside an event"}
 	case err == io.EOF && s.finished:
 		s.res.E2E = time.Since(s.res.Start)
 		return nil
@@ -285,7 +320,7 @@ func (c *Client) endOfStream(parent, ctx context.Context, s *stream, ev event, e
 	case incomplete:
 		return &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended inside an event"}
 	case err == io.EOF:
-		return &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended before [DONE] or a finish_reason"}
+		return &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended before " + s.dialect.endName()}
 	case errors.Is(err, errEventTooLarge):
 		return &engine.Error{Class: engine.ErrStreamMalformed, Message: err.Error()}
 	}

@@ -61,19 +61,30 @@ func (c *chunkChoice) generated() int {
 }
 
 type chunkDelta struct {
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content"`
-	Reasoning        string `json:"reasoning"`
-	Refusal          string `json:"refusal"`
-	FunctionCall     *struct {
-		Arguments string `json:"arguments"`
-	} `json:"function_call"`
-	ToolCalls []struct {
-		Function struct {
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	Content          string          `json:"content"`
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        string          `json:"reasoning"`
+	Refusal          string          `json:"refusal"`
+	FunctionCall     *chunkFunction  `json:"function_call"`
+	ToolCalls        []chunkToolCall `json:"tool_calls"`
 }
+
+// chunkToolCall is a piece of a tool call: the first names it (id and
+// function name), later ones carry pieces of its arguments; index tells
+// parallel calls apart.
+type chunkToolCall struct {
+	Index    int           `json:"index"`
+	ID       string        `json:"id"`
+	Function chunkFunction `json:"function"`
+}
+
+type chunkFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// legacyCallIndex keys the deprecated function_call among tool calls.
+const legacyCallIndex = -1
 
 // generated returns how many bytes of generated tokens the delta carries:
 // content, reasoning under either name, a refusal, or tool-call arguments.
@@ -88,6 +99,35 @@ func (d *chunkDelta) generated() int {
 		n += len(d.ToolCalls[i].Function.Arguments)
 	}
 	return n
+}
+
+// answer reports whether the delta carries answer text: content, a
+// refusal or tool-call arguments, anything generated but reasoning.
+func (d *chunkDelta) answer() bool {
+	if d.Content != "" || d.Refusal != "" || (d.FunctionCall != nil && d.FunctionCall.Arguments != "") {
+		return true
+	}
+	for i := range d.ToolCalls {
+		if d.ToolCalls[i].Function.Arguments != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// addToolCalls adds the delta's tool-call pieces to calls.
+func (d *chunkDelta) addToolCalls(calls *toolCalls) {
+	if f := d.FunctionCall; f != nil {
+		c := calls.at(legacyCallIndex)
+		c.named("", f.Name)
+		c.arg(f.Arguments)
+	}
+	for i := range d.ToolCalls {
+		tc := &d.ToolCalls[i]
+		c := calls.at(tc.Index)
+		c.named(tc.ID, tc.Function.Name)
+		c.arg(tc.Function.Arguments)
+	}
 }
 
 // writeText appends the delta's reasoning and other generated text (a

@@ -100,10 +100,12 @@ func oneLine(msg string) string {
 
 // serverText extracts the human message from an error body in any of
 // the shapes OpenAI-compatible servers use: {"error":{"message":...}},
-// {"error":"..."}, {"message":...} and FastAPI's {"detail":...}. It falls
-// back to the body itself.
+// {"error":"..."}, {"message":...} and FastAPI's {"detail":...}, and
+// Anthropic's {"type":"error","error":{"type":...,"message":...}}, whose
+// error type leads its message. It falls back to the body itself.
 func serverText(body []byte) string {
 	var e struct {
+		Type    string          `json:"type"`
 		Error   json.RawMessage `json:"error"`
 		Message json.RawMessage `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
@@ -111,6 +113,9 @@ func serverText(body []byte) string {
 	msg := ""
 	if json.Unmarshal(body, &e) == nil {
 		msg = firstText(errorText(e.Error), rawText(e.Message), rawText(e.Detail))
+		if e.Type == "error" && len(e.Error) > 0 && e.Error[0] == '{' {
+			msg = anthropicError(e.Error)
+		}
 	}
 	if msg == "" {
 		msg = string(body)

@@ -29,11 +29,13 @@ const drainGrace = 200 * time.Millisecond
 // Config says where and how to connect.
 type Config struct {
 	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1. A trailing
-	// slash or a pasted "/chat/completions" or "/completions" suffix is
-	// tolerated; a query (Azure's api-version) is kept on every request.
+	// slash or a pasted endpoint ("/chat/completions", "/completions",
+	// "/responses", "/messages", "/embeddings") is tolerated; a query
+	// (Azure's api-version) is kept on every request.
 	BaseURL string
-	// APIKey is sent as "Authorization: Bearer <key>" when non-empty. It
-	// never appears in errors or in Config's String.
+	// APIKey is sent as "Authorization: Bearer <key>" when non-empty, and
+	// as "x-api-key: <key>" to Anthropic's Messages API. It never appears
+	// in errors or in Config's String.
 	APIKey string
 	// Timeouts; 0 selects the matching engine.Default*. TTFTTimeout runs
 	// from t0 to the first text; after it, IdleTimeout bounds the gap
@@ -69,12 +71,15 @@ func (c Config) GoString() string { return "openai.Config" + c.String() }
 
 var _ engine.Client = (*Client)(nil)
 
-// Client sends chat completions and completions to one server. Safe for
-// concurrent use.
+// Client sends requests of every endpoint (chat completions, completions,
+// Responses, Messages, embeddings) to one server. Safe for concurrent use.
 type Client struct {
 	base           *url.URL // BaseURL, path without trailing slash
 	chatURL        string
 	completionsURL string
+	responsesURL   string
+	messagesURL    string
+	embeddingsURL  string
 	modelsURL      string
 	auth           string // "Bearer <key>", or empty
 	key            string
@@ -122,6 +127,9 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 		base:           base,
 		chatURL:        endpoint(base, "/chat/completions"),
 		completionsURL: endpoint(base, "/completions"),
+		responsesURL:   endpoint(base, "/responses"),
+		messagesURL:    endpoint(base, "/messages"),
+		embeddingsURL:  endpoint(base, "/embeddings"),
 		modelsURL:      endpoint(base, "/models"),
 		key:            cfg.APIKey,
 		redactor:       engine.NewRedactor(cfg.APIKey, cfg.BaseURL, proxyURL(proxy, base)),
@@ -196,12 +204,16 @@ func parseBase(s string) (*url.URL, error) {
 			engine.RedactURL(s), u.Fragment)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
-	for _, suffix := range []string{"/chat/completions", "/completions"} {
+	for _, suffix := range endpointPaths {
 		u.Path = strings.TrimSuffix(u.Path, suffix)
 	}
 	u.RawPath = ""
 	return u, nil
 }
+
+// endpointPaths are the endpoints' paths below the base URL, the longer
+// first where one ends another: a base URL pasted with one is cut.
+var endpointPaths = []string{"/chat/completions", "/completions", "/responses", "/messages", "/embeddings"}
 
 // checkURLChars refuses characters that a URL cannot hold unescaped
 // (RFC 3986): left in, Go sends them percent-encoded, so a stray space in

@@ -201,7 +201,7 @@ func consumeAll(in []byte) {
 	res := &engine.Result{Start: time.Now()}
 	w := startWatchdog(res.Start, timeouts{time.Hour, time.Hour, time.Hour}, func(error) {})
 	defer w.stop()
-	s := stream{res: res, w: w, chunk: &d.chunk, dec: &d.cd, itlHint: 4}
+	s := stream{res: res, w: w, dialect: chatDialect{}, chunk: &d.chunk, dec: &d.cd, itlHint: 4}
 	for {
 		ev, err := d.er.next()
 		if err != nil || s.handle(ev) != nil || s.done {

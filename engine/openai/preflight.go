@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 	"github.com/llmload/llmload/engine"
 )
 
-// PreflightInfo describes the endpoint as one successful request saw it.
+// PreflightInfo describes the endpoint as one successful request saw it:
+// the first API checked.
 type PreflightInfo struct {
 	Model   string        // the model used: the one asked for, or the first the server lists
 	Latency time.Duration // end to end
@@ -31,6 +33,8 @@ type PreflightInfo struct {
 	// Retried says what transient answers were retried before the
 	// success, e.g. "503 twice, then ok after 1.2 s"; empty when none.
 	Retried string
+	// APIs are the endpoints checked, in order (engine.EndpointChat, ...).
+	APIs []string
 }
 
 // preflightError is a preflight failure explained for a human; it wraps the
@@ -43,21 +47,28 @@ type preflightError struct {
 func (e *preflightError) Error() string { return e.msg }
 func (e *preflightError) Unwrap() error { return e.err }
 
-// Preflight checks that the target answers a tiny streamed chat request
+// Preflight checks that the target answers a tiny request of each API
 // before any load is sent, and explains a failure in words a user can act
-// on (wrong key, missing /v1, nothing listening, a proxy in the way). It
-// always uses the chat endpoint, also for scenarios that send completions,
-// so a server without a chat template fails it. With an empty model it
-// uses the first model {BaseURL}/models lists. Transient answers (429,
-// 502, 503, 504, a reset connection, and a refused one in the first
-// seconds, while a server starts) are retried with backoff, honouring
-// Retry-After: at most PreflightAttempts tries per request and
-// PreflightRetryBudget of waiting in all. Safe for concurrent use.
-func (c *Client) Preflight(ctx context.Context, model string) (*PreflightInfo, error) {
+// on (wrong key, missing /v1, nothing listening, a proxy in the way, an
+// API the server does not serve, a header it wants). apis are the
+// endpoints the scenario uses (engine.EndpointChat, EndpointResponses,
+// EndpointMessages, EndpointEmbeddings), each checked once in order;
+// without any, chat is. Completions are checked through chat, so a server
+// without a chat template fails it. With an empty model it uses the first
+// model {BaseURL}/models lists. Transient answers (429, 502, 503, 504,
+// 529, a reset connection, and a refused one in the first seconds, while
+// a server starts) are retried with backoff, honouring Retry-After: at
+// most PreflightAttempts tries per request and PreflightRetryBudget of
+// waiting in all. Safe for concurrent use.
+func (c *Client) Preflight(ctx context.Context, model string, apis ...string) (*PreflightInfo, error) {
+	apis, err := preflightAPIs(apis)
+	if err != nil {
+		return nil, err
+	}
 	r := c.newRetries()
 	if model == "" {
 		err := r.do(ctx, func() (a attempt, err error) {
-			model, a, err = c.firstModel(ctx)
+			model, a, err = c.firstModel(ctx, dialects[apis[0]])
 			return a, err
 		})
 		if err != nil {
@@ -65,34 +76,71 @@ func (c *Client) Preflight(ctx context.Context, model string) (*PreflightInfo, e
 		}
 	}
 	var info *PreflightInfo
-	err := r.do(ctx, func() (attempt, error) {
-		res, out := c.chat(ctx, &engine.ChatRequest{
-			Model:     model,
-			Messages:  []engine.Message{{Role: "user", Content: "ping"}},
-			MaxTokens: 4,
+	for _, api := range apis {
+		err := r.do(ctx, func() (attempt, error) {
+			req := preflightRequest(api, model)
+			d := dialectOf(req)
+			res, out := c.chat(ctx, req)
+			if res.Err != nil {
+				return attempt{class: res.Err.Class, status: res.Status, retryAfter: out.retryAfter},
+					c.explain(d.url(c), api, model, res.Err, res.Status, out.location)
+			}
+			if info == nil {
+				info = &PreflightInfo{Model: model, Latency: res.E2E, TTFT: res.TTFT, Streamed: res.Streamed,
+					UsageReported: res.TokensSource == engine.TokensFromUsage || res.InputTokensSource == engine.TokensFromUsage}
+			}
+			return attempt{}, nil
 		})
-		if res.Err != nil {
-			return attempt{class: res.Err.Class, status: res.Status, retryAfter: out.retryAfter},
-				c.explain(c.chatURL, model, res.Err, res.Status, out.location)
+		if err != nil {
+			return nil, err
 		}
-		info = &PreflightInfo{
-			Model:         model,
-			Latency:       res.E2E,
-			TTFT:          res.TTFT,
-			Streamed:      res.Streamed,
-			UsageReported: res.TokensSource == engine.TokensFromUsage,
-		}
-		return attempt{}, nil
-	})
-	if err != nil {
-		return nil, err
+		info.APIs = append(info.APIs, api)
 	}
 	info.Retried = r.summary()
 	return info, nil
 }
 
-// firstModel asks the server which models it serves and returns the first.
-func (c *Client) firstModel(ctx context.Context) (string, attempt, error) {
+// preflightAPIs is the APIs to check: each once, completions as chat,
+// chat when none is named.
+func preflightAPIs(apis []string) ([]string, error) {
+	var out []string
+	for _, api := range apis {
+		if api == engine.EndpointCompletions || api == "" {
+			api = engine.EndpointChat
+		}
+		if dialects[api] == nil {
+			return nil, fmt.Errorf("preflight: unknown API %q (want one of %s)", api, strings.Join(engine.Endpoints(), ", "))
+		}
+		if !slices.Contains(out, api) {
+			out = append(out, api)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{engine.EndpointChat}
+	}
+	return out, nil
+}
+
+// preflightRequest is the tiny request that checks an API: a few tokens
+// of answer to "ping" (16 for Responses, OpenAI's least), or one input
+// embedded.
+func preflightRequest(api, model string) *engine.ChatRequest {
+	req := &engine.ChatRequest{Endpoint: api, Model: model, MaxTokens: 4,
+		Messages: []engine.Message{{Role: "user", Content: "ping"}}}
+	switch api {
+	case engine.EndpointResponses:
+		req.Messages, req.Prompt, req.MaxTokens = nil, "ping", 16
+	case engine.EndpointEmbeddings:
+		req.Messages, req.Prompt, req.MaxTokens = nil, "ping", 0
+	case engine.EndpointChat:
+		req.Endpoint = ""
+	}
+	return req
+}
+
+// firstModel asks the server which models it serves and returns the
+// first, with the credentials of dialect d.
+func (c *Client) firstModel(ctx context.Context, d dialect) (string, attempt, error) {
 	tctx, cancel := context.WithTimeoutCause(ctx, c.t.ttft, causeTTFT)
 	defer cancel()
 	req, err := http.NewRequestWithContext(tctx, http.MethodGet, c.modelsURL, nil)
@@ -101,27 +149,25 @@ func (c *Client) firstModel(ctx context.Context) (string, attempt, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "llmload")
-	if c.auth != "" {
-		req.Header.Set("Authorization", c.auth)
-	}
+	d.auth(c, req.Header)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		e := c.fail(ctx, tctx, err, phaseRequest)
 		if e.Class == engine.ErrTimeoutTTFT {
 			e.Message = "no answer within " + c.t.ttft.String()
 		}
-		return "", attempt{class: e.Class}, c.explain(c.modelsURL, "", e, 0, "")
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, 0, "")
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCompletionBody))
 	if err != nil {
 		e := c.fail(ctx, tctx, err, phaseBody)
-		return "", attempt{class: e.Class}, c.explain(c.modelsURL, "", e, resp.StatusCode, "")
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, "")
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.serverMessage(body)}
 		a := attempt{class: e.Class, status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
-		return "", a, c.explain(c.modelsURL, "", e, resp.StatusCode, resp.Header.Get("Location"))
+		return "", a, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, resp.Header.Get("Location"))
 	}
 	m, err := c.parseModels(body)
 	return m, attempt{}, err
@@ -145,8 +191,11 @@ func (c *Client) parseModels(body []byte) (string, error) {
 	return "", fmt.Errorf("%s lists no models; pass the model with --model", where)
 }
 
-// explain turns a failed preflight request to target into advice.
-func (c *Client) explain(target, model string, e *engine.Error, status int, location string) error {
+// apiModels stands for the model list in explain: no endpoint's API.
+const apiModels = "models"
+
+// explain turns a failed preflight request to target, of api, into advice.
+func (c *Client) explain(target, api, model string, e *engine.Error, status int, location string) error {
 	// Only what came from outside is redacted: the key may be a plain word
 	// ("wrong") that also appears in llmload's own advice.
 	e = &engine.Error{Class: e.Class, Message: c.redact(e.Message)}
@@ -155,10 +204,12 @@ func (c *Client) explain(target, model string, e *engine.Error, status int, loca
 	case status == http.StatusProxyAuthRequired:
 		msg = "the proxy requires authentication (HTTP 407); put the credentials in the proxy URL or set NO_PROXY"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		msg = c.keyAdvice(status) + serverSaid(e.Message, status)
+		msg = c.keyAdvice(status, api) + serverSaid(e.Message, status)
 	case status == http.StatusNotFound && !versioned.MatchString(c.base.Path):
 		msg = fmt.Sprintf("HTTP 404 from %s — the base URL probably lacks /v1; try --target %s",
 			engine.RedactURL(target), engine.RedactURL(endpoint(c.base, "/v1")))
+	case (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) && routeAdvice(api) != "" && !namesModel(e.Message):
+		msg = fmt.Sprintf("HTTP %d from %s — %s", status, engine.RedactURL(target), routeAdvice(api)) + serverSaid(e.Message, status)
 	case status == http.StatusNotFound && model != "":
 		msg = fmt.Sprintf("HTTP 404 from %s — check the model name %q and the base URL", engine.RedactURL(target), model) +
 			serverSaid(e.Message, status)
@@ -177,11 +228,56 @@ func (c *Client) explain(target, model string, e *engine.Error, status int, loca
 		msg = fmt.Sprintf("preflight request to %s failed: the server's TLS certificate is not trusted (%s); "+
 			"for a private CA add it to SSL_CERT_FILE or the system trust store; if the server speaks plain HTTP, use --target %s",
 			engine.RedactURL(target), e.Message, c.baseWithScheme("http"))
+	case apiAdvice(api, model, e.Message, status) != "":
+		msg = fmt.Sprintf("HTTP %d from %s — %s", status, engine.RedactURL(target), apiAdvice(api, model, e.Message, status)) +
+			serverSaid(e.Message, status)
 	default:
 		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", engine.RedactURL(target), e.Class, e.Message)
 	}
 	return &preflightError{msg: msg + c.proxyNote(target), err: e}
 }
+
+// routeAdvice explains a 404 or 405 on an API's path: the server does not
+// serve that API there; "" for chat, whose 404 is explained by the model.
+func routeAdvice(api string) string {
+	switch api {
+	case engine.EndpointResponses:
+		return "the server does not serve OpenAI's Responses API (POST /responses; llm.respond); a server that speaks only " +
+			"chat completions answers so: use llm.chat, or a server with /v1/responses (OpenAI, vLLM, SGLang)"
+	case engine.EndpointMessages:
+		return "the server does not serve Anthropic's Messages API (POST /messages; llm.messages); for an OpenAI-compatible " +
+			"server use llm.chat; Anthropic's own base URL is https://api.anthropic.com/v1"
+	case engine.EndpointEmbeddings:
+		return "the server does not serve embeddings (POST /embeddings; llm.embed); vLLM serves them only for an " +
+			"embedding model (vllm serve MODEL --runner pooling, or --task embed before 0.10)"
+	}
+	return ""
+}
+
+// namesModel reports a server message about the model rather than the
+// route ("The model 'x' does not exist").
+func namesModel(msg string) bool { return strings.Contains(strings.ToLower(msg), "model") }
+
+// apiAdvice explains an API's own refusals: the Messages API's version
+// header, a model that is not an embedding model, an overloaded server;
+// "" when there is nothing to add.
+func apiAdvice(api, model, msg string, status int) string {
+	lower := strings.ToLower(msg)
+	switch {
+	case status == statusOverloaded:
+		return "the server is overloaded (Anthropic's 529, overloaded_error): lower the load, or retry later"
+	case api == engine.EndpointMessages && strings.Contains(lower, "anthropic-version"):
+		return "the server rejected the anthropic-version header: llmload sends anthropic-version: " + AnthropicVersion +
+			"; a proxy may drop it, or the server wants another version"
+	case api == engine.EndpointEmbeddings && status == http.StatusBadRequest &&
+		(strings.Contains(lower, "embedding") || strings.Contains(lower, "pooling")):
+		return fmt.Sprintf("the model %q does not embed: serve an embedding model for llm.embed", model)
+	}
+	return ""
+}
+
+// statusOverloaded is Anthropic's "overloaded" status.
+const statusOverloaded = 529
 
 // schemeAdvice explains a request in the wrong scheme: HTTPS to a plain
 // HTTP server (Go's "server gave HTTP response to HTTPS client") or plain
@@ -222,16 +318,25 @@ func (c *Client) baseWithScheme(scheme string) string {
 // versioned matches a base path with an API version segment such as /v1.
 var versioned = regexp.MustCompile(`(^|/)v[0-9]+[a-z0-9]*(/|$)`)
 
-// keyAdvice explains a 401 or 403 by what was sent.
-func (c *Client) keyAdvice(status int) string {
-	sent := c.sentCredentials()
+// keyAdvice explains a 401 or 403 of api by what was sent.
+func (c *Client) keyAdvice(status int, api string) string {
+	sent := c.sentCredentials(api)
 	switch {
 	case c.auth != "":
 		return fmt.Sprintf("target rejected the API key (HTTP %d): llmload %s; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY", status, sent)
 	case c.base.User != nil:
-		return fmt.Sprintf("target rejected the credentials (HTTP %d): llmload %s; if it wants an API key, set --api-key or LLMLOAD_API_KEY (sent as a Bearer token instead)", status, sent)
+		return fmt.Sprintf("target rejected the credentials (HTTP %d): llmload %s; if it wants an API key, set --api-key or LLMLOAD_API_KEY (sent as %s instead)",
+			status, sent, keyHeader(api))
 	}
 	return fmt.Sprintf("target requires an API key (HTTP %d); llmload %s; set --api-key or LLMLOAD_API_KEY", status, sent)
+}
+
+// keyHeader names how api's requests carry the key.
+func keyHeader(api string) string {
+	if api == engine.EndpointMessages {
+		return "an x-api-key header"
+	}
+	return "a Bearer token"
 }
 
 // keySuffixMin is the shortest key whose last keySuffixLen characters are
@@ -242,16 +347,20 @@ const (
 	keySuffixLen = 4
 )
 
-// sentCredentials says which credentials a request carried, without them:
-// a Bearer key by its last four characters (as key dashboards name keys),
-// Basic auth from the base URL by its user name, unless the user name is
-// all there is (then it is the credential).
-func (c *Client) sentCredentials() string {
+// sentCredentials says which credentials a request of api carried,
+// without them: a key by its last four characters (as key dashboards name
+// keys), Basic auth from the base URL by its user name, unless the user
+// name is all there is (then it is the credential).
+func (c *Client) sentCredentials(api string) string {
+	kind := "Bearer key"
+	if api == engine.EndpointMessages {
+		kind = "key in x-api-key"
+	}
 	switch {
 	case c.auth != "" && len(c.key) >= keySuffixMin:
-		return "sent a Bearer key ending …" + c.key[len(c.key)-keySuffixLen:]
+		return "sent a " + kind + " ending …" + c.key[len(c.key)-keySuffixLen:]
 	case c.auth != "":
-		return fmt.Sprintf("sent a %d-character Bearer key", len(c.key))
+		return fmt.Sprintf("sent a %d-character %s", len(c.key), kind)
 	case c.base.User == nil:
 		return "sent no credentials"
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // Preflight's retries of transient answers: a busy but healthy server (a
-// 429, a 503 while a model loads, a reset) or one still starting (refused
+// 429, a 503 while a model loads, Anthropic's 529, a reset) or one still starting (refused
 // connections) should not fail a run before it starts.
 const (
 	// PreflightAttempts bounds the tries of each preflight request.
@@ -47,7 +47,8 @@ func (a attempt) label() string {
 // one started, is worth another.
 func (a attempt) transient(elapsed time.Duration) bool {
 	switch a.status {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+		statusOverloaded:
 		return true
 	}
 	switch a.class {

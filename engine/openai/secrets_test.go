@@ -19,12 +19,23 @@ const (
 	echoKey  = "sk-echo-Key_0123456789abcdefXYZ"
 )
 
-// echoServer answers every request with its Authorization header and URL
-// quoted through echo, in the shape of answer.
+// echoServer answers every request with its Authorization and X-Api-Key
+// headers and URL quoted through echo, in the shape of answer.
 func echoServer(answer secrettest.Answer, echo secrettest.Echo) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		answer.Write(w, echo.Quote(r.Header.Get("Authorization"))+" at "+echo.Quote(r.URL.String()))
+		answer.Write(w, echo.Quote(r.Header.Get("Authorization"))+" and "+echo.Quote(r.Header.Get("X-Api-Key"))+
+			" at "+echo.Quote(r.URL.String()))
 	})
+}
+
+// echoRequests are a request of each API, whose credentials travel in
+// different headers (x-api-key for Messages) and whose failures are read
+// by different dialects.
+var echoRequests = map[string]*engine.ChatRequest{
+	engine.EndpointChat:       {Model: "m", Messages: []engine.Message{{Role: "user", Content: "hi"}}},
+	engine.EndpointMessages:   {Endpoint: engine.EndpointMessages, Model: "m", MaxTokens: 4, Messages: []engine.Message{{Role: "user", Content: "hi"}}},
+	engine.EndpointResponses:  {Endpoint: engine.EndpointResponses, Model: "m", Prompt: "hi"},
+	engine.EndpointEmbeddings: {Endpoint: engine.EndpointEmbeddings, Model: "m", Prompt: "hi"},
 }
 
 // TestNoCredentialInAnyErrorMessage sends Bearer and Basic credentials to
@@ -45,16 +56,18 @@ func TestNoCredentialInAnyErrorMessage(t *testing.T) {
 			for credName, cfg := range creds {
 				t.Run(answer.Name+"/"+echo.Name+"/"+credName, func(t *testing.T) {
 					c := testClient(t, cfg(srv.URL).BaseURL, func(c *Config) { *c = cfg(srv.URL); c.Tokenizer = TokenizerNone })
-					res := c.Chat(context.Background(), &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: "hi"}}})
-					if res.Err == nil {
-						t.Fatal("request succeeded, want a failure")
-					}
-					if got := secrettest.Leaked(res.Err.Message, forms); len(got) > 0 {
-						t.Errorf("message %q keeps %q", res.Err.Message, got)
-					}
-					_, err := c.Preflight(context.Background(), "m")
-					if got := secrettest.Leaked(errString(err), forms); len(got) > 0 {
-						t.Errorf("preflight error %q keeps %q", errString(err), got)
+					for api, req := range echoRequests {
+						res := c.Chat(context.Background(), req)
+						if res.Err == nil {
+							t.Fatalf("%s request succeeded, want a failure", api)
+						}
+						if got := secrettest.Leaked(res.Err.Message, forms); len(got) > 0 {
+							t.Errorf("%s message %q keeps %q", api, res.Err.Message, got)
+						}
+						_, err := c.Preflight(context.Background(), "m", api)
+						if got := secrettest.Leaked(errString(err), forms); len(got) > 0 {
+							t.Errorf("%s preflight error %q keeps %q", api, errString(err), got)
+						}
 					}
 				})
 			}

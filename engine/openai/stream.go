@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // Bounds on per-chunk usage. A token is at least one byte of text, give or
@@ -23,22 +22,29 @@ const (
 // state between events; the timing rules are DESIGN.md's: TTFT at the first
 // event carrying generated text, TTFC at the first carrying answer text,
 // one ITL sample per gap between text events. Text that comes after a
-// finish_reason is still generated text and is timed like any other.
-// Used by one goroutine.
+// finish_reason is still generated text and is timed like any other. What
+// an event means is its dialect's to say (see dialect.event); the timing
+// is the same for every dialect. Used by one goroutine.
 type stream struct {
-	res   *engine.Result
-	w     *watchdog
+	res     *engine.Result
+	w       *watchdog
+	dialect dialect
+	// The decoders' reused values: a chat chunk, a Responses or a
+	// Messages event.
 	chunk *streamChunk
 	dec   *chunkDecoder
+	rev   *responsesEvent
+	mev   *messagesEvent
 
 	text, reasoning, other strings.Builder
 	tally                  tally
+	tools                  toolCalls
 
 	firstText, lastText time.Time
 	itlHint             int
-	events              int // decoded chunks, text or not
-	finished            bool
-	done                bool
+	events              int  // decoded events, text or not
+	finished            bool // a finish (stop) reason arrived: EOF after it is a normal end
+	done                bool // the stream's last event arrived
 
 	// Per-chunk usage: cumTokens is the latest cumulative completion count;
 	// the flags void TokenITL when a text event lacked a count, or a count
@@ -50,34 +56,12 @@ type stream struct {
 // handle applies one event. It returns a non-nil error for an event that
 // ends the request as a failure.
 func (s *stream) handle(ev event) *engine.Error {
-	if isDone(ev.Data) {
-		if s.events == 0 {
-			return &engine.Error{Class: engine.ErrStreamMalformed, Message: "stream ended with [DONE] before any chunk"}
-		}
-		s.done = true
-		s.res.E2E = ev.At.Sub(s.res.Start)
-		return nil
+	d, err := s.dialect.event(s, ev)
+	if err != nil {
+		return err
 	}
-	if string(ev.Type) == "error" {
-		return &engine.Error{Class: engine.ErrAPI, Message: serverMessage(ev.Data)}
-	}
-	if len(bytes.TrimSpace(ev.Data)) == 0 {
-		return nil
-	}
-	if err := s.dec.decode(ev.Data, s.chunk); err != nil {
-		return &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable event: " + err.Error() + "; data: " + truncate(string(ev.Data), 100)}
-	}
-	if msg, ok := s.chunk.apiError(ev.Data); ok {
-		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
-	}
-	s.events++
-	if t := s.chunk.Timings; t != nil {
-		s.res.Server = t.result()
-	}
-	k := s.chunkTokens()
-	if gen, content := s.choices(); gen > 0 {
-		s.textAt(ev.At, content, gen, k)
+	if d.gen > 0 {
+		s.textAt(ev.At, d.content, d.gen, d.tokens)
 	}
 	if s.res.TextEvents > MaxTextEvents || s.text.Len()+s.reasoning.Len()+s.other.Len() > MaxTextBytes {
 		return &engine.Error{Class: engine.ErrStreamMalformed, Message: fmt.Sprintf(
@@ -90,58 +74,18 @@ func (s *stream) handle(ev event) *engine.Error {
 	return nil
 }
 
+// end marks the stream's last event, which arrived at at.
+func (s *stream) end(at time.Time) {
+	s.done = true
+	s.res.E2E = at.Sub(s.res.Start)
+}
+
 // Bounds on one answer, so a server that never stops cannot exhaust the
 // client's memory (timings, ITL samples and text grow with every event).
 const (
 	MaxTextEvents = 1 << 20
 	MaxTextBytes  = 64 << 20
 )
-
-// chunkTokens keeps the chunk's usage and returns how many completion
-// tokens it added to the cumulative count, or -1 when it carries none.
-func (s *stream) chunkTokens() int {
-	u := &s.chunk.Usage
-	if u.known() {
-		s.tally.usage = *u
-	}
-	if !u.Completion.ok {
-		return -1
-	}
-	k := u.Completion.n - s.cumTokens
-	if k < 0 {
-		s.tokensBad = true
-	}
-	s.cumTokens = u.Completion.n
-	return k
-}
-
-// choices records texts and finish reasons. It returns the bytes of
-// generated text the choices carried and whether any was answer text.
-// Texts are choice 0's only: with n > 1 the choices' tokens interleave.
-func (s *stream) choices() (gen int, content bool) {
-	reasoning := false
-	for i := range s.chunk.Choices {
-		ch := &s.chunk.Choices[i]
-		gen += ch.generated()
-		content = content || ch.Delta.Content != "" || ch.Text != ""
-		reasoning = reasoning || ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != ""
-		if ch.Index == 0 {
-			s.text.WriteString(ch.Delta.Content)
-			s.text.WriteString(ch.Text)
-			ch.Delta.writeText(&s.reasoning, &s.other)
-		}
-		if ch.FinishReason != "" && ch.FinishReason != openai.FinishReasonNull {
-			s.finished = true
-			if s.res.FinishReason == "" || ch.Index == 0 {
-				s.res.FinishReason = string(ch.FinishReason)
-			}
-		}
-	}
-	if reasoning {
-		s.tally.reasoningEvents++
-	}
-	return gen, content
-}
 
 // textAt stamps a text event that arrived at at, carrying n bytes of text
 // and k tokens by per-chunk usage (-1: unknown).
@@ -194,6 +138,7 @@ func (s *stream) tokenGaps(gap time.Duration, n, k int) {
 func (s *stream) finish() {
 	r := s.res
 	r.Text = s.text.String()
+	r.ToolCalls = s.tools.list()
 	r.Streamed = r.Streamed || s.events > 0
 	if s.tokensMissing || s.tokensBad {
 		r.TokenITL = nil

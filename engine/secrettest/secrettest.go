@@ -50,8 +50,10 @@ type Answer struct {
 }
 
 // Answers are a 401 with a JSON error, a 500 in HTML and in plain text, an
-// error event in a stream, a malformed stream, and quotes that land where
-// a 200-byte message is cut (an "error" and a "detail" body).
+// error event in a stream, a malformed stream, quotes that land where a
+// 200-byte message is cut (an "error" and a "detail" body), and the error
+// shapes of Anthropic's Messages API (a 529, an error event) and of the
+// Responses API (response.failed).
 var Answers = []Answer{
 	{"401", func(w http.ResponseWriter, q string) {
 		w.Header().Set("Content-Type", "application/json")
@@ -85,6 +87,20 @@ var Answers = []Answer{
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"detail":%s}`, jsonText(strings.Repeat("x", 185)+" "+q))
+	}},
+	{"anthropic 529", func(w http.ResponseWriter, q string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(529)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"overloaded_error","message":%s}}`, jsonText("overloaded by "+q))
+	}},
+	{"anthropic error event", func(w http.ResponseWriter, q string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: error\ndata: "+`{"type":"error","error":{"type":"api_error","message":`+jsonText("failed for "+q)+`}}`+"\n\n")
+	}},
+	{"responses failed", func(w http.ResponseWriter, q string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+`{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":`+
+			jsonText("failed for "+q)+`}}}`+"\n\n")
 	}},
 }
 

@@ -1,0 +1,419 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	gojson "github.com/goccy/go-json"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// responsesDialect speaks OpenAI's Responses API (POST /responses). A
+// stream is typed events, each {"type":...}: text in
+// response.output_text.delta, reasoning in response.reasoning_text.delta
+// and response.reasoning_summary_text.delta, tool calls in
+// response.output_item.added (the name) and
+// response.function_call_arguments.delta; it ends with response.completed
+// or response.incomplete, which carry usage, and there is no [DONE].
+// response.failed and error events are api_errors.
+type responsesDialect struct{}
+
+func (responsesDialect) url(c *Client) string { return c.responsesURL }
+
+func (responsesDialect) auth(c *Client, h http.Header) { bearer(c, h) }
+
+func (responsesDialect) endName() string { return "response.completed" }
+
+// responsesBody is a Responses request. Input is the string of Prompt or
+// the items of Messages.
+type responsesBody struct {
+	Model           string   `json:"model"`
+	Input           any      `json:"input"`
+	Instructions    string   `json:"instructions,omitempty"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	Stream          bool     `json:"stream"`
+	Temperature     *float64 `json:"temperature,omitempty"`
+	TopP            *float64 `json:"top_p,omitempty"`
+	Tools           []any    `json:"tools,omitempty"`
+	ToolChoice      any      `json:"tool_choice,omitempty"`
+}
+
+// responsesItem is one input item: a message ({"role","content"}), a
+// function call an assistant made, or a tool's output for one.
+type responsesItem struct {
+	Type      string  `json:"type,omitempty"`
+	Role      string  `json:"role,omitempty"`
+	Content   *string `json:"content,omitempty"` // a message's, sent also when empty
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Arguments string  `json:"arguments,omitempty"`
+	Output    *string `json:"output,omitempty"` // a tool's, sent also when empty
+}
+
+func (responsesDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
+	if req.Raw != nil {
+		return req.Raw, nil
+	}
+	if err := unsupported(req, "Responses API", false); err != nil {
+		return nil, err
+	}
+	b := responsesBody{Model: req.Model, Instructions: req.System, MaxOutputTokens: req.MaxTokens,
+		Stream: !req.NoStream, Temperature: req.Temperature, TopP: req.TopP, Tools: req.Tools, ToolChoice: req.ToolChoice}
+	if req.Messages == nil {
+		b.Input = req.Prompt
+	} else {
+		b.Input = responsesInput(req.Messages)
+	}
+	body, err := json.Marshal(&b)
+	if err != nil {
+		return nil, fmt.Errorf("encoding request: %w", err)
+	}
+	return withExtra(body, req.Extra)
+}
+
+// responsesInput turns chat messages into input items: an assistant's
+// tool calls become function_call items after its text, a tool message a
+// function_call_output.
+func responsesInput(msgs []engine.Message) []responsesItem {
+	items := make([]responsesItem, 0, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		switch {
+		case m.Role == "tool":
+			items = append(items, responsesItem{Type: "function_call_output", CallID: m.ToolCallID, Output: &m.Content})
+			continue
+		case len(m.ToolCalls) == 0 || m.Content != "":
+			items = append(items, responsesItem{Role: m.Role, Content: &m.Content})
+		}
+		for _, tc := range m.ToolCalls {
+			items = append(items, responsesItem{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		}
+	}
+	return items
+}
+
+// prompt is the instructions and the input as chat messages.
+func (responsesDialect) prompt(req *engine.ChatRequest) *engine.ChatRequest {
+	return promptView(req.System, req.Messages, req.Prompt)
+}
+
+// promptView is a chat request holding system, then msgs, or prompt as a
+// user message when msgs is nil: what the tokenizer counts as the input.
+func promptView(system string, msgs []engine.Message, prompt string) *engine.ChatRequest {
+	view := make([]engine.Message, 0, len(msgs)+2)
+	if system != "" {
+		view = append(view, engine.Message{Role: "system", Content: system})
+	}
+	if msgs == nil {
+		return &engine.ChatRequest{Messages: append(view, engine.Message{Role: "user", Content: prompt})}
+	}
+	for _, m := range msgs {
+		view = append(view, engine.Message{Role: m.Role, Content: m.Content + toolText(m.ToolCalls)})
+	}
+	return &engine.ChatRequest{Messages: view}
+}
+
+// toolText is the names and arguments of tool calls, which a prompt
+// carries as text.
+func toolText(calls []engine.ToolCall) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(c.Name)
+		b.WriteString(c.Arguments)
+	}
+	return b.String()
+}
+
+// responsesType is an event's type, decoded without allocating.
+type responsesType uint8
+
+const (
+	rtOther responsesType = iota
+	rtText
+	rtRefusal
+	rtReasoning
+	rtArguments
+	rtItemAdded
+	rtCompleted
+	rtIncomplete
+	rtFailed
+	rtError
+)
+
+func (t *responsesType) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"response.output_text.delta"`:
+		*t = rtText
+	case `"response.refusal.delta"`:
+		*t = rtRefusal
+	case `"response.reasoning_text.delta"`, `"response.reasoning_summary_text.delta"`:
+		*t = rtReasoning
+	case `"response.function_call_arguments.delta"`:
+		*t = rtArguments
+	case `"response.output_item.added"`:
+		*t = rtItemAdded
+	case `"response.completed"`:
+		*t = rtCompleted
+	case `"response.incomplete"`:
+		*t = rtIncomplete
+	case `"response.failed"`:
+		*t = rtFailed
+	case `"error"`:
+		*t = rtError
+	default:
+		*t = rtOther
+	}
+	return nil
+}
+
+// textDelta is a delta that is a string; other shapes (the object of the
+// older response.reasoning_summary.delta) carry no text we time.
+type textDelta string
+
+func (d *textDelta) UnmarshalJSON(b []byte) error {
+	*d = ""
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := gojson.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*d = textDelta(s)
+	}
+	return nil
+}
+
+// responsesEvent is the members of a streamed event that carry text, a
+// tool call, the end, usage or an error.
+type responsesEvent struct {
+	Type        responsesType   `json:"type"`
+	Delta       textDelta       `json:"delta"`
+	OutputIndex int             `json:"output_index"`
+	Item        responsesOutput `json:"item"`
+	Response    *responseObject `json:"response"`
+	Code        json.RawMessage `json:"code"`
+	Message     json.RawMessage `json:"message"`
+	Error       json.RawMessage `json:"error"`
+}
+
+// responseObject is a response: whole when not streamed, or as the end
+// of a stream carries it (its output then repeats the deltas and is not
+// read again).
+type responseObject struct {
+	Status            string            `json:"status"`
+	Output            []responsesOutput `json:"output"`
+	Usage             json.RawMessage   `json:"usage"`
+	Error             json.RawMessage   `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+}
+
+// responsesOutput is an output item: a message's content parts, a
+// reasoning item's summary and text, or a function call.
+type responsesOutput struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Content   []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+// responsesUsage is the Responses API's usage object.
+type responsesUsage struct {
+	Input   tokenCount `json:"input_tokens"`
+	Output  tokenCount `json:"output_tokens"`
+	Details struct {
+		Reasoning tokenCount `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// usage reads a usage member leniently, as chat's: a member of the wrong
+// shape is unknown usage, not a broken answer.
+func responsesUsageOf(raw json.RawMessage) usage {
+	var u responsesUsage
+	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
+		return usage{}
+	}
+	out := usage{Prompt: u.Input, Completion: u.Output}
+	out.Details.Reasoning = u.Details.Reasoning
+	return out
+}
+
+// event applies one typed event.
+func (responsesDialect) event(s *stream, ev event) (delta, *engine.Error) {
+	if isDone(ev.Data) {
+		if s.events == 0 {
+			return noText, &engine.Error{Class: engine.ErrStreamMalformed, Message: "stream ended with [DONE] before any event"}
+		}
+		return noText, &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended with [DONE] before response.completed"}
+	}
+	if len(bytes.TrimSpace(ev.Data)) == 0 {
+		return noText, nil
+	}
+	e := s.rev
+	*e = responsesEvent{}
+	if err := gojson.Unmarshal(ev.Data, e); err != nil {
+		return noText, &engine.Error{Class: engine.ErrStreamMalformed,
+			Message: "undecodable event: " + err.Error() + "; data: " + truncate(string(ev.Data), 100)}
+	}
+	s.events++
+	switch e.Type {
+	case rtText:
+		s.text.WriteString(string(e.Delta))
+		return delta{gen: len(e.Delta), content: true, tokens: -1}, nil
+	case rtRefusal:
+		s.other.WriteString(string(e.Delta))
+		return delta{gen: len(e.Delta), content: true, tokens: -1}, nil
+	case rtReasoning:
+		if e.Delta != "" {
+			s.reasoning.WriteString(string(e.Delta))
+			s.tally.reasoningEvents++
+		}
+		return delta{gen: len(e.Delta), tokens: -1}, nil
+	case rtArguments:
+		s.tools.at(e.OutputIndex).arg(string(e.Delta))
+		s.other.WriteString(string(e.Delta))
+		return delta{gen: len(e.Delta), content: true, tokens: -1}, nil
+	case rtItemAdded:
+		if e.Item.Type == "function_call" {
+			s.tools.at(e.OutputIndex).named(e.Item.CallID, e.Item.Name)
+		}
+	case rtCompleted, rtIncomplete:
+		responsesEnd(s, e.Response, ev)
+	case rtFailed:
+		return noText, &engine.Error{Class: engine.ErrAPI, Message: responsesFailure(e.Response)}
+	case rtError:
+		return noText, &engine.Error{Class: engine.ErrAPI, Message: responsesError(e)}
+	default:
+		if msg, ok := errorObject(e.Error, nil, false); ok && e.Type == rtOther {
+			return noText, &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
+		}
+	}
+	return noText, nil
+}
+
+// responsesEnd ends a stream with its last event's response: its usage
+// and its finish.
+func responsesEnd(s *stream, r *responseObject, ev event) {
+	if r != nil {
+		if u := responsesUsageOf(r.Usage); u.known() {
+			s.tally.usage = u
+		}
+		s.res.FinishReason = responsesFinish(r, len(s.tools.calls) > 0)
+	}
+	s.finished = true
+	s.end(ev.At)
+}
+
+// responsesFinish names how a response ended in chat's words: "stop" (or
+// "tool_calls" when it called tools) for a completed one, "length" for one
+// cut at max_output_tokens, else the incomplete reason or the status.
+func responsesFinish(r *responseObject, calls bool) string {
+	switch {
+	case r.Status == "completed" && calls:
+		return "tool_calls"
+	case r.Status == "completed" || r.Status == "":
+		return "stop"
+	case r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens":
+		return "length"
+	case r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "":
+		return r.IncompleteDetails.Reason
+	}
+	return r.Status
+}
+
+// responsesFailure is the message of a failed response.
+func responsesFailure(r *responseObject) string {
+	if r != nil {
+		if msg, ok := errorObject(r.Error, nil, false); ok {
+			return "response failed: " + truncate(msg, maxMessageLen)
+		}
+	}
+	return "response failed without an error message"
+}
+
+// responsesError is the message of an error event: its code and message,
+// or the error object some servers nest.
+func responsesError(e *responsesEvent) string {
+	msg := rawText(e.Message)
+	if m, ok := errorObject(e.Error, nil, false); ok && msg == "" {
+		msg = m
+	}
+	if code := rawText(e.Code); code != "" && !strings.Contains(msg, code) {
+		msg = code + ": " + msg
+	}
+	return truncate(firstText(msg, "error event without message"), maxMessageLen)
+}
+
+// cutEnd reports an event of the types that end a stream.
+func (responsesDialect) cutEnd(data []byte) bool {
+	var e struct {
+		Type responsesType `json:"type"`
+	}
+	return json.Unmarshal(data, &e) == nil && (e.Type == rtCompleted || e.Type == rtIncomplete)
+}
+
+// complete reads a whole response: its output items' text, reasoning and
+// function calls, usage and status.
+func (d responsesDialect) complete(c *Client, res *engine.Result, data []byte, req *engine.ChatRequest) *engine.Error {
+	var r responseObject
+	if err := json.Unmarshal(data, &r); err != nil {
+		return &engine.Error{Class: engine.ErrStreamMalformed,
+			Message: "undecodable response: " + err.Error() + "; body: " + truncate(string(data), 100)}
+	}
+	if r.Status == "failed" {
+		return &engine.Error{Class: engine.ErrAPI, Message: responsesFailure(&r)}
+	}
+	if msg, ok := errorObject(r.Error, nil, false); ok {
+		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
+	}
+	t := tally{usage: responsesUsageOf(r.Usage)}
+	var text, reasoning, other strings.Builder
+	var calls toolCalls
+	for i, item := range r.Output {
+		switch item.Type {
+		case "message":
+			for _, p := range item.Content {
+				text.WriteString(p.Text)
+				other.WriteString(p.Refusal)
+			}
+		case "reasoning":
+			for _, p := range item.Summary {
+				reasoning.WriteString(p.Text)
+			}
+			for _, p := range item.Content {
+				reasoning.WriteString(p.Text)
+			}
+		case "function_call":
+			tc := calls.at(i)
+			tc.named(item.CallID, item.Name)
+			tc.arg(item.Arguments)
+			other.WriteString(item.Arguments)
+		}
+	}
+	t.content, t.reasoning, t.other = text.String(), reasoning.String(), other.String()
+	if t.bytes() > 0 {
+		t.textEvents = 1
+	}
+	if t.reasoning != "" {
+		t.reasoningEvents = 1
+	}
+	res.Text, res.TextEvents, res.ToolCalls = t.content, t.textEvents, calls.list()
+	res.FinishReason = responsesFinish(&r, res.ToolCalls != nil)
+	c.countTokens(res, &t, d.prompt(req))
+	return nil
+}
