@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	code := m.Run()
+	stopLlama()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

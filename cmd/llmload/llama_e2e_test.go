@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine/report"
+)
+
+// The real-server tests run llmload against llama.cpp's llama-server with
+// the TinyStories model stories260K, both made by .ci/llama-server.sh
+// (which CI always runs). They skip, saying how to get the server, only
+// when it is absent outside CI.
+
+// llamaPaths are the server binary and the model: from the environment
+// .ci/llama-server.sh prints, else from its cache.
+func llamaPaths() (bin, model string) {
+	cache := os.Getenv("LLMLOAD_CACHE")
+	if cache == "" {
+		if c, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(c, "llmload")
+		}
+	}
+	bin, model = os.Getenv("LLMLOAD_LLAMA_SERVER"), os.Getenv("LLMLOAD_LLAMA_MODEL")
+	if bin == "" {
+		bin = filepath.Join(cache, "llama-server-node-llama-cpp-3.21.1", "llama-server")
+	}
+	if model == "" {
+		model = filepath.Join(cache, "stories260K.gguf")
+	}
+	return bin, model
+}
+
+// llama is one llama-server for the tests of this package, started on
+// first use and killed by TestMain when they are done (stopLlama).
+var llama struct {
+	once sync.Once
+	base string // http://127.0.0.1:P
+	err  error
+	proc *started
+}
+
+// llamaServer returns the base URL of a running llama-server with 4 slots
+// and its metrics on, or skips the test when the server is absent.
+func llamaServer(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real llama.cpp server")
+	}
+	bin, model := llamaPaths()
+	for _, p := range []string{bin, model} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is missing: .ci/run builds llama-server and fetches the model with .ci/llama-server.sh", p)
+			}
+			t.Skipf("no real server: %s is missing; run .ci/llama-server.sh (builds llama-server once, about 16 minutes on 2 cores) or set LLMLOAD_LLAMA_SERVER and LLMLOAD_LLAMA_MODEL", p)
+		}
+	}
+	llama.once.Do(func() { llama.base, llama.err = startLlama(t, bin, model) })
+	if llama.err != nil {
+		t.Fatal(llama.err)
+	}
+	return llama.base
+}
+
+// startLlama starts the server on a free loopback port and waits until
+// its model is loaded. It outlives the test that started it: the package's
+// tests share it, and TestMain kills it.
+func startLlama(t *testing.T, bin, model string) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	s := &started{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, "-m", model, "--alias", "stories260K", "--host", "127.0.0.1", "--port", fmt.Sprint(port),
+		"-c", "8192", "-np", "4", "-t", "1", "--metrics")
+	s.cmd.Env = cleanEnv()
+	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
+	if err := s.cmd.Start(); err != nil {
+		return "", err
+	}
+	go func() { s.cmd.Wait(); close(s.exited) }()
+	llama.proc = s
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-s.exited:
+			return "", fmt.Errorf("llama-server exited before it was ready:\n%s", s.stderr.String())
+		default:
+		}
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("llama-server not ready within 2 minutes:\n%s", s.stderr.String())
+}
+
+// stopLlama kills the shared server, if one was started.
+func stopLlama() {
+	if p := llama.proc; p != nil {
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// requestRecords reads a --requests-jsonl file.
+func requestRecords(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func num(rec map[string]any, key string) (float64, bool) {
+	v, ok := rec[key].(float64)
+	return v, ok
+}
+
+// llamaScenario sends chat or completions, streamed or not, with the
+// tokens and VUs the test asks.
+const llamaScenario = `
+local llm = require("llmload")
+options = {
+  target = { tokenizer = "none", metrics_url = llm.param("metrics_url", ""), metrics_every = "250ms" },
+  scenarios = { s = { executor = "per-vu-iterations", exec = "send", vus = llm.param("vus", 2),
+                      iterations = llm.param("iterations", 8), max_duration = "2m" } },
+}
+local api, stream, tokens = llm.param("api", "chat"), llm.param("stream", "true") == "true", llm.param("tokens", 48)
+local prefix = llm.param("prefix", "")
+function send(vu)
+  local prompt = prefix .. ("Once upon a time %d %d"):format(vu.id, vu.request_id)
+  local res
+  if api == "chat" then
+    res = llm.chat { messages = { { role = "user", content = prompt } }, max_tokens = tokens, stream = stream,
+                     temperature = 0.8, seed = vu.request_id }
+  else
+    res = llm.complete { prompt = prompt, max_tokens = tokens, stream = stream, temperature = 0.8, seed = vu.request_id }
+  end
+  llm.check(res, { ["status 200"] = res.status == 200 })
+end
+`
+
+// runLlama runs the scenario against the server and returns its result
+// and per-request records.
+func runLlama(t *testing.T, base string, sets ...string) (*report.Result, []map[string]any, string) {
+	t.Helper()
+	dir := t.TempDir()
+	scenario := writeFile(t, dir, "llama.lua", llamaScenario)
+	out, jsonl := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.jsonl")
+	args := []string{"run", scenario, "--target", base + "/v1", "--out", out, "--requests-jsonl", jsonl, "-q"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	stdout, stderr, code := runBinary(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("run against llama-server exited %d:\n%s\n%s", code, stdout, stderr)
+	}
+	return loadResult(t, out), requestRecords(t, jsonl), stdout
+}
+
+func median(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// Chat and completions, streamed and not, against the real server: every
+// request succeeds with the server's usage, and where it streams,
+// llmload's TPOT is the server's own per request and its TTFT never less
+// than the server's prompt processing.
+func TestLlamaServerAgreesRequestByRequest(t *testing.T) {
+	base := llamaServer(t)
+	for _, api := range []string{"chat", "completions"} {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s stream=%v", api, stream), func(t *testing.T) {
+				res, recs, _ := runLlama(t, base, "api="+api, fmt.Sprintf("stream=%v", stream))
+				if len(recs) != 16 || res.Stages[0].OK != 16 {
+					t.Fatalf("%d records, %d ok, want 16", len(recs), res.Stages[0].OK)
+				}
+				var diffs []float64
+				for _, rec := range recs {
+					if rec["tokens_source"] != "usage" || rec["input_tokens_source"] != "usage" {
+						t.Errorf("tokens from %v/%v, want the server's usage", rec["tokens_source"], rec["input_tokens_source"])
+					}
+					srvPrompt, ok := num(rec, "server_prompt_ms")
+					if !ok {
+						t.Fatalf("no server timings in %v", rec)
+					}
+					if !stream {
+						if _, ok := num(rec, "ttft_ms"); ok {
+							t.Errorf("a TTFT for a request that was not streamed: %v", rec)
+						}
+						continue
+					}
+					ttft, _ := num(rec, "ttft_ms")
+					if ttft < srvPrompt {
+						t.Errorf("TTFT %.3f ms below the server's prompt processing %.3f ms", ttft, srvPrompt)
+					}
+					tpot, ok1 := num(rec, "tpot_ms")
+					srvTPOT, ok2 := num(rec, "server_tpot_ms")
+					if ok1 && ok2 {
+						diffs = append(diffs, tpot-srvTPOT)
+					}
+				}
+				if !stream {
+					return
+				}
+				if len(diffs) < 12 {
+					t.Fatalf("only %d requests with both TPOTs", len(diffs))
+				}
+				abs := make([]float64, len(diffs))
+				for i, d := range diffs {
+					abs[i] = max(d, -d)
+				}
+				t.Logf("TPOT − server's predicted_per_token_ms: median %+.4f ms, median |d| %.4f ms over %d requests", median(diffs), median(abs), len(diffs))
+				if m := median(abs); m > 0.05 {
+					t.Errorf("median |TPOT − server TPOT| %.4f ms, want ≤ 0.05 ms", m)
+				}
+			})
+		}
+	}
+}
+
+// A prompt that repeats its long prefix is served from llama.cpp's cache:
+// the server processes fewer prompt tokens, and says so.
+func TestLlamaServerPrefixCacheIsVisible(t *testing.T) {
+	base := llamaServer(t)
+	prefix := strings.Repeat("The little dog ran to the park and played with a red ball. ", 20)
+	_, recs, _ := runLlama(t, base, "vus=1", "iterations=4", "prefix="+prefix, "tokens=8")
+	var promptN, cached []float64
+	for _, rec := range recs {
+		p, _ := num(rec, "server_prompt_tokens")
+		c, _ := num(rec, "server_cached_tokens")
+		promptN, cached = append(promptN, p), append(cached, c)
+	}
+	if len(recs) != 4 || cached[len(cached)-1] <= 0 || promptN[len(promptN)-1] >= promptN[0] {
+		t.Errorf("prompt tokens processed %v, cached %v: want the later requests served from the cache", promptN, cached)
+	}
+}
+
+// More VUs than slots queue in the server, and its requests_deferred
+// gauge shows it while llmload scrapes.
+func TestLlamaServerQueueIsVisible(t *testing.T) {
+	base := llamaServer(t)
+	res, _, _ := runLlama(t, base, "vus=12", "iterations=3", "tokens=400", "metrics_url="+base+"/metrics")
+	sm := res.ServerMetrics
+	if sm == nil || sm.Scrapes == 0 {
+		t.Fatalf("server metrics not scraped: %+v", sm)
+	}
+	deferred := sm.Lookup("llamacpp:requests_deferred")
+	if deferred == nil || slices.Max(deferred.V) < 1 {
+		t.Errorf("llamacpp:requests_deferred never above 0 with 12 VUs on 4 slots: %+v", deferred)
+	}
+}
+
+// The robustness scenario's malformed requests, judged by a real server.
+func TestLlamaServerDirtyDataVerdicts(t *testing.T) {
+	base := llamaServer(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/robustness.lua", "--target", base+"/v1", "--out", out, "-q")
+	if code != 0 && code != exitThreshold {
+		t.Fatalf("robustness against llama-server exited %d:\n%s\n%s", code, stdout, stderr)
+	}
+	res := loadResult(t, out)
+	if len(res.Robustness) == 0 {
+		t.Fatalf("no robustness table:\n%s", stdout)
+	}
+	judged := 0
+	for kind, r := range res.Robustness {
+		if r.Count == 0 || r.Handled+r.Defects+r.Accepted+r.Canceled != r.Count {
+			t.Errorf("%s: %+v", kind, r)
+		}
+		judged += int(r.Handled + r.Defects + r.Accepted)
+	}
+	if judged == 0 {
+		t.Errorf("no dirty request got a verdict from the server:\n%s", stdout)
+	}
+	t.Log(stdout)
+}
