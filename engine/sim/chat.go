@@ -17,20 +17,21 @@ const systemFingerprint = "fp_llmload_sim"
 
 // serveChat answers POST /v1/chat/completions.
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
-	s.serve(w, r, parseCompletion, false)
+	s.serve(w, r, parseCompletion, apiChat)
 }
 
 // serveTextCompletion answers POST /v1/completions.
 func (s *Server) serveTextCompletion(w http.ResponseWriter, r *http.Request) {
-	s.serve(w, r, parseTextCompletion, true)
+	s.serve(w, r, parseTextCompletion, apiText)
 }
 
 // parser decodes and validates a request body.
 type parser func(*Config, []byte) (*completion, *apiError)
 
-// serve reads a request with parse and answers it carefully — an error or
-// the completion — unless Config.Defects picks a misbehaviour for its kind.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, text bool) {
+// serve reads a request of api with parse and answers it carefully — an
+// error or the completion — unless Config.Defects picks a misbehaviour for
+// its kind.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, api apiKind) {
 	s.requests.Add(1)
 	arrived := arrival(r)
 	var rec *TruthRecord
@@ -40,7 +41,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, tex
 		// Deferred, so a handler ended by a reset's panic is logged too.
 		defer func() { rec.finish(sr.status); s.truth.write(rec) }()
 	}
-	in := s.read(w, r, parse, text)
+	in := s.read(w, r, parse, api)
 	in.arrived, in.truth = arrived, rec
 	if behaviour, ok := s.cfg.Defects[in.kind()]; ok {
 		s.misbehave(w, r, in, behaviour)
@@ -48,33 +49,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, tex
 	}
 	if in.aerr != nil {
 		s.rejected.Add(1)
-		in.aerr.write(w)
+		in.aerr.writeFor(w, api)
 		return
 	}
 	s.answer(w, r, in.completion(&s.cfg))
 }
 
-// answer generates c, streamed or whole.
+// answer generates c, streamed or whole, in its API's shape.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	arrived := time.Now()
 	ctx, cancel := s.requestContext(r.Context())
 	defer cancel()
-	prefix := "chatcmpl"
-	if c.text {
-		prefix = "cmpl"
-	}
-	id := fmt.Sprintf("%s-sim-%d-%08x", prefix, s.seq.Add(1), uint32(c.key))
-	var err error
-	switch {
-	case c.stream && c.text:
-		err = s.streamText(ctx, w, c, id)
-	case c.stream:
-		err = s.streamCompletion(ctx, w, c, id)
-	case c.text:
-		err = s.answerText(ctx, w, c, id)
-	default:
-		err = s.answerCompletion(ctx, w, c, id)
-	}
+	id := fmt.Sprintf("%s-sim-%d-%08x", c.api.idPrefix(), s.seq.Add(1), uint32(c.key))
+	err := s.write(ctx, w, c, id)
 	if c.truth != nil {
 		c.truth.ID, c.truth.Complete = id, err == nil
 	}
@@ -86,11 +73,34 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	s.metrics.completed(c.firstToken.Sub(arrived), time.Since(arrived))
 }
 
+// write generates c and writes the answer of its API, streamed or whole.
+func (s *Server) write(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
+	switch {
+	case c.api == apiEmbeddings:
+		return s.answerEmbeddings(ctx, w, c, id)
+	case c.api == apiResponses && c.stream:
+		return s.streamResponse(ctx, w, c, id)
+	case c.api == apiResponses:
+		return s.answerResponse(ctx, w, c, id)
+	case c.api == apiMessages && c.stream:
+		return s.streamMessage(ctx, w, c, id)
+	case c.api == apiMessages:
+		return s.answerMessage(ctx, w, c, id)
+	case c.stream && c.api == apiText:
+		return s.streamText(ctx, w, c, id)
+	case c.stream:
+		return s.streamCompletion(ctx, w, c, id)
+	case c.api == apiText:
+		return s.answerText(ctx, w, c, id)
+	}
+	return s.answerCompletion(ctx, w, c, id)
+}
+
 // incoming is a request read and judged: its completion, or the error a
 // careful server answers with; either way its dirty-data kind.
 type incoming struct {
 	body    []byte
-	text    bool // a legacy /v1/completions request
+	api     apiKind
 	c       *completion
 	aerr    *apiError
 	arrived time.Time
@@ -110,7 +120,7 @@ func (in *incoming) kind() string {
 func (in *incoming) completion(cfg *Config) *completion {
 	c := in.c
 	if c == nil {
-		c = fallbackCompletion(cfg, in.body, in.text)
+		c = fallbackCompletion(cfg, in.body, in.api)
 	}
 	c.arrived, c.truth = in.arrived, in.truth
 	return c
@@ -118,9 +128,9 @@ func (in *incoming) completion(cfg *Config) *completion {
 
 // read reads the body within MaxBodyBytes and judges it: the Content-Type
 // first, then the body's size, bytes and depth, then its content.
-func (s *Server) read(w http.ResponseWriter, r *http.Request, parse parser, text bool) *incoming {
+func (s *Server) read(w http.ResponseWriter, r *http.Request, parse parser, api apiKind) *incoming {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	in := &incoming{body: body, text: text}
+	in := &incoming{body: body, api: api}
 	var tooLarge *http.MaxBytesError
 	switch in.aerr = checkContentType(r); {
 	case in.aerr != nil:
@@ -131,6 +141,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, parse parser, text
 	default:
 		if in.aerr = checkBody(body); in.aerr == nil {
 			in.c, in.aerr = parse(&s.cfg, body)
+		}
+		if in.c != nil {
+			in.c.api = api
 		}
 	}
 	return in
@@ -179,6 +192,8 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 // streamed chunk is flushed, notes it in the truth log's record.
 func (c *completion) emit(emit func(string) error, text string, n int) error {
 	sent := time.Now()
+	c.chunkTokens = n
+	c.sentTokens += n
 	if err := emit(text); err != nil {
 		return err
 	}
@@ -190,12 +205,17 @@ func (c *completion) emit(emit func(string) error, text string, n int) error {
 	return nil
 }
 
+// firstChunk and lastChunk tell a writer, while emit runs, whether the
+// chunk it writes is the answer's first or last.
+func (c *completion) firstChunk() bool { return c.sentTokens == c.chunkTokens }
+func (c *completion) lastChunk() bool  { return c.sentTokens >= c.outputTokens }
+
 // generateWhole generates c's whole text for a non-streamed answer.
 func (s *Server) generateWhole(ctx context.Context, w http.ResponseWriter, c *completion) (string, error) {
 	var text strings.Builder
 	err := s.generate(ctx, c, func(t string) error { text.WriteString(t); return nil })
 	if err != nil && s.ctx.Err() != nil { // else the client is gone: nobody to answer
-		newAPIError(http.StatusServiceUnavailable, "", "the simulator is shutting down").write(w)
+		newAPIError(http.StatusServiceUnavailable, "", "the simulator is shutting down").writeFor(w, c.api)
 	}
 	return text.String(), err
 }
@@ -221,13 +241,18 @@ func (s *Server) answerCompletion(ctx context.Context, w http.ResponseWriter, c 
 	if err != nil {
 		return err
 	}
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text}
+	if p := c.tool; p != nil {
+		msg.Content, msg.ToolCalls = "", []openai.ToolCall{{ID: p.id, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: p.name, Arguments: p.piece(text, true, true)}}}
+	}
 	writeJSON(w, http.StatusOK, openai.ChatCompletionResponse{
 		ID:      id,
 		Object:  "chat.completion",
 		Created: time.Now().Unix(),
 		Model:   s.cfg.Model,
 		Choices: []openai.ChatCompletionChoice{{
-			Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text},
+			Message:      msg,
 			FinishReason: c.finish,
 		}},
 		Usage:             usage(c),

@@ -32,13 +32,21 @@ type completion struct {
 	outputTokens int // ≥ 1
 	finish       openai.FinishReason
 	key          uint64    // hash of the request content and Config.Seed
-	text         bool      // a legacy /v1/completions request
+	api          apiKind   // the API it came by, which shapes the answer
 	blocks       []uint64  // prefix-cache block hashes of the prompt
 	cachedTokens int       // prompt tokens found in the prefix cache, set at prefill
 	firstToken   time.Time // when the first token existed, set by generate
 	kind         string    // the valid-but-odd dirty kind, "" for plain text
 	arrived      time.Time // when the handler began
 	truth        *TruthRecord
+	// tool is the tool call the answer makes instead of text; nil for a
+	// text answer.
+	tool *toolPlan
+	// embed is what an embeddings request embeds; nil for the others.
+	embed *embedJob
+	// sentTokens are the tokens handed to the writer so far, chunkTokens
+	// those of the chunk being written (see firstChunk).
+	sentTokens, chunkTokens int
 }
 
 // parseCompletion decodes and validates a chat completion body against cfg.
@@ -81,11 +89,7 @@ func parseTextCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 		Temperature: req.Temperature, TopP: req.TopP, Stream: req.Stream, StreamOptions: req.StreamOptions,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
 	}
-	c, aerr := checkChat(cfg, &chat, ext)
-	if c != nil {
-		c.text = true
-	}
-	return c, aerr
+	return checkChat(cfg, &chat, ext)
 }
 
 // checkChat validates a decoded chat request and decides its output.
@@ -116,6 +120,16 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 		kind:         oddKind(req.Messages),
 	}
 	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens, ext)
+	tools, choice, aerr := chatTools(req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if c.tool, aerr = planTool(tools, choice, lastRole(req.Messages), c.key); aerr != nil {
+		return nil, aerr
+	}
+	if c.tool != nil {
+		c.finish = openai.FinishReasonToolCalls
+	}
 	return c, nil
 }
 
@@ -233,6 +247,14 @@ func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int, ex
 		num(uint64(*req.Seed))
 	}
 	// Only when set, so that keys (and answers) of plain requests stay put.
+	for i, t := range req.Tools {
+		if i == 0 {
+			num(3)
+		}
+		if t.Function != nil {
+			str(t.Function.Name)
+		}
+	}
 	if ext.IgnoreEOS != nil || ext.MinTokens != nil {
 		num(2)
 		num(uint64(ext.minTokens()))

@@ -114,7 +114,7 @@ func (s *Server) misbehave(w http.ResponseWriter, r *http.Request, in *incoming,
 			s.answer(w, r, in.completion(&s.cfg))
 			return
 		}
-		newAPIError(code, "", "simulated defect: status %d for a %s request", code, in.kind()).write(w)
+		newAPIError(code, "", "simulated defect: status %d for a %s request", code, in.kind()).writeFor(w, in.api)
 	}
 }
 
@@ -174,7 +174,7 @@ var streamField = regexp.MustCompile(`"stream"\s*:\s*true`)
 // fallbackCompletion is the answer a defective server gives to a request it
 // should have rejected: prompt tokens counted on the raw body, the default
 // output limit, streamed if the body seems to ask for it.
-func fallbackCompletion(cfg *Config, body []byte, text bool) *completion {
+func fallbackCompletion(cfg *Config, body []byte, api apiKind) *completion {
 	h := fnv.New64a()
 	_, _ = h.Write(body)
 	prompt := min(CountTokens(string(body))+replyPrimer, cfg.MaxContext-1)
@@ -183,7 +183,10 @@ func fallbackCompletion(cfg *Config, body []byte, text bool) *completion {
 		includeUsage: bytes.Contains(body, []byte(`"include_usage"`)),
 		promptTokens: prompt,
 		key:          h.Sum64(),
-		text:         text,
+		api:          api,
+	}
+	if api == apiEmbeddings {
+		c.stream, c.embed = false, &embedJob{inputs: []string{string(body)}, dims: DefaultEmbeddingDims}
 	}
 	c.outputTokens, c.finish = drawLength(cfg, c.key, max(1, min(cfg.DefaultMaxTokens, cfg.MaxContext-prompt)), extensions{})
 	return c

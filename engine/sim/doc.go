@@ -14,6 +14,40 @@
 // "code":404}}. With Config.APIKey set, /v1 routes without
 // "Authorization: Bearer <key>" get 401.
 //
+// Gateways' other APIs are served too, each reduced to the chat request it
+// amounts to and generated alike. POST /v1/responses is OpenAI's Responses
+// API: input (a string, or message, function_call and function_call_output
+// items) after instructions; max_output_tokens; typed events from
+// response.created to response.completed (response.incomplete when
+// max_output_tokens cut the answer) with usage, and no [DONE]. POST
+// /v1/messages is Anthropic's Messages API: it wants x-api-key rather than
+// a bearer token and anthropic-version (400 without), max_tokens (400
+// without), user and assistant roles (a system message is bad_role) and a
+// separate system; it streams message_start, ping, content_block_start,
+// content_block_delta, content_block_stop, message_delta and message_stop,
+// and its errors take Anthropic's shape {"type":"error","error":{"type":
+// ...,"message":...}}. POST /v1/embeddings embeds a string or a list of
+// strings (none blank, at most MaxEmbeddingInputs, each within the
+// context) into unit vectors of DefaultEmbeddingDims (or dimensions, up to
+// MaxEmbeddingDims), float or base64, a deterministic function of the text
+// and Config.Seed; its inputs take a batch slot and a prefill, and usage
+// counts their tokens.
+//
+// # Tool calls
+//
+// A chat, Responses or Messages request with tools is answered with a
+// call of one instead of text when its tool_choice requires one
+// ("required", Anthropic's "any", or a named tool: that tool, else the
+// first), or, with auto or no choice, when its last message is the user's,
+// so an agent loop plays out as call, tool result, answer; never with
+// "none". The call's arguments are {"<first parameter>": "<generated
+// words>"} and stream as each API streams them: OpenAI's chat names the
+// call (id, type, name) in its first delta and sends the arguments in
+// pieces, finish_reason "tool_calls"; the Responses API as a function_call
+// item and response.function_call_arguments.delta events; the Messages API
+// as a tool_use block and input_json_delta events, stop_reason
+// "tool_use".
+//
 // # Metrics
 //
 // GET /metrics (no key needed, as with vLLM) serves the Prometheus text

@@ -50,7 +50,7 @@ type Server struct {
 type Stats struct {
 	Running   int   // requests holding a batch slot (prefill or decode)
 	Waiting   int   // requests queued for a slot
-	Requests  int64 // chat completion requests received
+	Requests  int64 // requests received on the generating and embedding routes
 	Rejected  int64 // of those, answered with an error status
 	Completed int64 // of those, generated to the end
 	Canceled  int64 // of those, ended early by the client or by Close
@@ -89,9 +89,9 @@ func (s *Server) Stats() Stats {
 	}
 }
 
-// ServeHTTP routes POST /v1/chat/completions and /v1/completions, GET
-// /v1/models, GET /health and GET /metrics; anything else gets an
-// OpenAI-style 404 or 405.
+// ServeHTTP routes POST /v1/chat/completions, /v1/completions,
+// /v1/responses, /v1/messages and /v1/embeddings, GET /v1/models, GET
+// /health and GET /metrics; anything else gets an OpenAI-style 404 or 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		newAPIError(http.StatusServiceUnavailable, "", "the simulator is shutting down").write(w)
@@ -104,13 +104,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		newAPIError(http.StatusNotFound, "", "unknown route %s %s", r.Method, quoteShort(r.URL.Path)).write(w)
 	case !rt.allows(r.Method):
 		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
-		newAPIError(http.StatusMethodNotAllowed, "", "method %s is not allowed on %s", quoteShort(r.Method), r.URL.Path).write(w)
-	case rt.auth && !s.authorized(r):
+		newAPIError(http.StatusMethodNotAllowed, "", "method %s is not allowed on %s", quoteShort(r.Method), r.URL.Path).writeFor(w, rt.api)
+	case rt.auth && !s.authorized(r, rt.api):
 		if rt.counted {
 			s.requests.Add(1)
 			s.rejected.Add(1)
 		}
-		newAPIError(http.StatusUnauthorized, "", "invalid or missing API key: send \"Authorization: Bearer <key>\"").write(w)
+		newAPIError(http.StatusUnauthorized, "", "%s", rt.api.keyHint()).writeFor(w, rt.api)
 	default:
 		rt.serve(s, w, r)
 	}
@@ -119,14 +119,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route is one endpoint.
 type route struct {
 	methods []string
-	auth    bool // needs the API key, when one is set
-	counted bool // counted in Stats.Requests
+	auth    bool    // needs the API key, when one is set
+	counted bool    // counted in Stats.Requests
+	api     apiKind // whose shape its errors take
 	serve   func(*Server, http.ResponseWriter, *http.Request)
 }
 
 var routes = map[string]route{
 	"/v1/chat/completions": {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveChat},
-	"/v1/completions":      {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveTextCompletion},
+	"/v1/completions":      {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiText, serve: (*Server).serveTextCompletion},
+	"/v1/responses":        {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiResponses, serve: (*Server).serveResponses},
+	"/v1/messages":         {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiMessages, serve: (*Server).serveMessages},
+	"/v1/embeddings":       {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiEmbeddings, serve: (*Server).serveEmbeddings},
 	"/v1/models":           {methods: []string{http.MethodGet, http.MethodHead}, auth: true, serve: (*Server).serveModels},
 	"/health":              {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveHealth},
 	"/metrics":             {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveMetrics},
@@ -141,17 +145,28 @@ func (rt route) allows(method string) bool {
 	return false
 }
 
-// authorized checks the bearer token in constant time.
-func (s *Server) authorized(r *http.Request) bool {
+// authorized checks the key in constant time: the x-api-key header for
+// the Messages API, as Anthropic wants it, the bearer token for the
+// others. /v1/models takes either, since an Anthropic client lists models
+// with x-api-key.
+func (s *Server) authorized(r *http.Request, api apiKind) bool {
 	if s.cfg.APIKey == "" {
 		return true
+	}
+	key := []byte(s.cfg.APIKey)
+	xKey := r.Header.Get("X-Api-Key")
+	if api == apiMessages {
+		return subtle.ConstantTimeCompare([]byte(xKey), key) == 1
+	}
+	if r.URL.Path == "/v1/models" && xKey != "" {
+		return subtle.ConstantTimeCompare([]byte(xKey), key) == 1
 	}
 	const scheme = "bearer "
 	h := r.Header.Get("Authorization")
 	if len(h) < len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(h[len(scheme):]), []byte(s.cfg.APIKey)) == 1
+	return subtle.ConstantTimeCompare([]byte(h[len(scheme):]), key) == 1
 }
 
 // enter registers a handler unless the server is closed; Close waits for

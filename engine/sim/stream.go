@@ -65,33 +65,74 @@ type chatChunkChoice struct {
 // chatDelta carries the role, or a content that may be "" (vLLM's role
 // chunk sends both), or nothing (the finish chunk).
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	ToolCalls []chatToolDelta `json:"tool_calls,omitempty"`
 }
 
-// contentMark stands for the content in a chunk template.
-const contentMark = `\u0000content`
+// chatToolDelta is a piece of a tool call, as OpenAI streams it: the
+// first names the call (id, type and name, with empty arguments), later
+// ones carry only the index and a piece of the arguments.
+type chatToolDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
 
-// contentEvents writes the content chunks of one stream: each is the
-// template's bytes with the content's JSON string spliced in, since a
-// struct encoded per token would be most of the simulator's cost at
-// thousands of streams.
-type contentEvents struct {
+// toolDeltas are the deltas of a chunk of a tool call's arguments: the
+// naming delta first when the chunk is the first.
+func (c *completion) toolDeltas(text string) []chatDelta {
+	p := c.tool
+	var out []chatDelta
+	if c.firstChunk() {
+		d := chatToolDelta{ID: p.id, Type: "function"}
+		d.Function.Name = p.name
+		out = append(out, chatDelta{ToolCalls: []chatToolDelta{d}})
+	}
+	var d chatToolDelta
+	d.Function.Arguments = p.piece(text, c.firstChunk(), c.lastChunk())
+	return append(out, chatDelta{ToolCalls: []chatToolDelta{d}})
+}
+
+// spliceMark stands for the text in an event template.
+const spliceMark = "\x00content"
+
+// splicer writes events that differ only in one JSON string: the bytes
+// before and after it are built once, and each event splices the text's
+// JSON string in, since a struct encoded per token would be most of the
+// simulator's cost at thousands of streams. Not safe for concurrent use.
+type splicer struct {
 	head, tail, buf []byte
 }
 
-func newContentEvents(base chatChunk) *contentEvents {
-	base.Choices = []chatChunkChoice{{Delta: chatDelta{Content: ptr("\x00content")}}}
-	b, _ := json.Marshal(base) // of plain strings and numbers: cannot fail
-	i := bytes.Index(b, []byte(`"`+contentMark+`"`))
-	return &contentEvents{head: append([]byte("data: "), b[:i]...), tail: append(b[i+len(contentMark)+2:], "\n\n"...)}
+// newSplicer builds the template of v, whose one string spliceMark
+// stands for the text; a non-empty name adds an event line.
+func newSplicer(name string, v any) *splicer {
+	b, _ := json.Marshal(v) // of plain strings and numbers: cannot fail
+	mark, _ := json.Marshal(spliceMark)
+	i := bytes.Index(b, mark)
+	head := []byte("data: ")
+	if name != "" {
+		head = []byte("event: " + name + "\ndata: ")
+	}
+	return &splicer{head: append(head, b[:i]...), tail: append(b[i+len(mark):], "\n\n"...)}
 }
 
-// event returns the chunk carrying text; it is valid until the next call.
-func (c *contentEvents) event(text string) []byte {
+// event returns the event carrying text; it is valid until the next call.
+func (c *splicer) event(text string) []byte {
 	q, _ := json.Marshal(text) // a string always encodes
 	c.buf = append(append(append(c.buf[:0], c.head...), q...), c.tail...)
 	return c.buf
+}
+
+// newContentEvents is the splicer of one stream's content chunks.
+func newContentEvents(base chatChunk) *splicer {
+	base.Choices = []chatChunkChoice{{Delta: chatDelta{Content: ptr(spliceMark)}}}
+	return newSplicer("", base)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -124,6 +165,9 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, c 
 	}
 	content := newContentEvents(base)
 	err := s.generate(ctx, c, func(text string) error {
+		if c.tool != nil {
+			return s.toolChunks(chunk, c, text, &role)
+		}
 		if role != "" {
 			d := chatDelta{Role: role, Content: &text}
 			role = ""
@@ -145,6 +189,18 @@ func (s *Server) streamCompletion(ctx context.Context, w http.ResponseWriter, c 
 		}
 	}
 	return es.write([]byte("data: [DONE]\n\n"))
+}
+
+// toolChunks sends a chunk of a tool call's arguments, with the role
+// (fixed-delay mode) and the naming delta before the first.
+func (s *Server) toolChunks(chunk func(chatDelta, *string) error, c *completion, text string, role *string) error {
+	for _, d := range c.toolDeltas(text) {
+		d.Role, *role = *role, ""
+		if err := chunk(d, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // textChunk is one event of a streamed /v1/completions answer.
