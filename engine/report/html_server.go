@@ -1,14 +1,22 @@
 package report
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"html/template"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/llmload/llmload/engine/servermetrics"
 )
 
-// serverSection draws r's server metrics, shifted from the run's start to
-// the time series' origin so that both line up; nil when none were
-// scraped.
+// serverSection draws r's server metrics: first the server's roles per
+// stage beside the client's TTFT, then each series, shifted from the run's
+// start to the time series' origin so that both line up; nil when none
+// were scraped. An endpoint without series still gets its section, so
+// that the note says why.
 func serverSection(r *Result, labels []string) ([]chartOut, string) {
 	sm := r.ServerMetrics
 	if sm == nil {
@@ -19,21 +27,69 @@ func serverSection(r *Result, labels []string) ([]chartOut, string) {
 		shift = origin - float64(r.Run.Start.UnixNano())/1e9
 	}
 	series := make([]serverSeries, 0, len(sm.Series))
-	for _, s := range sm.Series {
-		series = append(series, serverSeries{Name: s.Name, Help: s.Help, Unit: s.Unit, T: s.T, V: s.V})
+	for i := range sm.Series {
+		s := &sm.Series[i]
+		series = append(series, serverSeries{Name: s.Name, Title: serverTitle(s), Help: s.Help, Unit: s.Unit, T: s.T, V: s.V})
 	}
+	var out []chartOut
+	if table, ok := serverStageFigure(r, labels); ok {
+		out = append(out, table)
+	}
+	out = append(out, serverCharts(series, stageMarks(r, labels), shift)...)
+	if len(out) == 0 {
+		out = append(out, chartOut{Notes: []string{"No server series to draw: see the note above."}})
+	}
+	return out, serverNote(sm)
+}
+
+// serverNote says where the series came from, how the scrapes fared and,
+// when it has to, why there are no series.
+func serverNote(sm *servermetrics.Result) string {
 	note := fmt.Sprintf("Scraped from %s every %gs: %s, %d failed.", sm.URL, sm.EveryS, count(int64(sm.Scrapes), "scrape", "scrapes"), sm.Failures)
+	if k := sm.ServerKind(); k != "" {
+		note += " Server: " + servermetrics.ServerName(k) + "."
+	}
 	if len(sm.Errors) > 0 {
 		note += " Errors: " + strings.Join(sm.Errors, "; ")
 	}
-	return serverCharts(series, stageMarks(r, labels), shift), note
+	if explain := sm.Explain(); explain != "" {
+		note += " Note: " + explain
+	}
+	return note
+}
+
+// serverStageFigure is the table of the server's roles per stage, with the
+// client's TTFT p50 and p99 in front, rendered with the page's own table
+// template; ok is false when no role has a value in any stage.
+func serverStageFigure(r *Result, labels []string) (chartOut, bool) {
+	cols, rows := serverStages(r, false)
+	if cols == nil {
+		return chartOut{}, false
+	}
+	t := htmlTable{Head: []string{serverKindName(r.ServerMetrics), "TTFT p50", "TTFT p99"}}
+	for _, c := range cols {
+		t.Head = append(t.Head, c.head)
+	}
+	for i := range r.Stages {
+		d := r.Stages[i].TTFT
+		cells := []htmlCell{{Text: labels[i], Left: true}, pCell(d, "p50", d.P50), pCell(d, "p99", d.P99)}
+		for _, v := range rows[i] {
+			cells = append(cells, htmlCell{Text: v})
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	var b bytes.Buffer
+	if err := htmlTemplate.ExecuteTemplate(&b, "table", t); err != nil {
+		return chartOut{}, false // the template is the page's own: it cannot fail on a table
+	}
+	return chartOut{SVG: template.HTML(b.String()), Notes: []string{serverStagesNote}}, true
 }
 
 // serverSeries is one server metric over time, in seconds since the run
 // start, as engine/servermetrics records it.
 type serverSeries struct {
-	Name, Help, Unit string
-	T, V             []float64
+	Name, Title, Help, Unit string
+	T, V                    []float64
 }
 
 // serverCharts draws each server series as a small chart, all on one time
@@ -56,7 +112,7 @@ func serverCharts(series []serverSeries, marks []vmark, shift float64) []chartOu
 		}
 		// Invisible marks at both ends give every chart the same x range.
 		ends := append([]vmark{{X: lo, Class: "edge"}, {X: hi, Class: "edge"}}, marks...)
-		c := lineChart{Name: fmt.Sprintf("server-%d", i), Title: s.Name, XLabel: "time since the first stage started (s)",
+		c := lineChart{Name: fmt.Sprintf("server-%d", i), Title: s.Title, XLabel: "time since the first stage started (s)",
 			YLabel: serverUnit(s.Unit), Marks: ends, Series: []lineSeries{{Name: s.Name, X: x, Y: s.V}}}
 		co := c.render()
 		if s.Help != "" {
@@ -67,17 +123,52 @@ func serverCharts(series []serverSeries, marks []vmark, shift float64) []chartOu
 	return out
 }
 
+// roleWords say what a role is, for chart titles.
+var roleWords = map[servermetrics.Role]string{
+	servermetrics.RoleRunning:      "requests running",
+	servermetrics.RoleWaiting:      "requests waiting",
+	servermetrics.RoleKVCache:      "KV cache in use",
+	servermetrics.RolePrefixHit:    "prefix-cache hit ratio",
+	servermetrics.RolePromptTokens: "prompt tokens/s",
+	servermetrics.RoleOutputTokens: "output tokens/s",
+	servermetrics.RolePreemptions:  "preemptions/s",
+	servermetrics.RoleTTFT:         "server TTFT",
+	servermetrics.RoleITL:          "server ITL",
+	servermetrics.RoleTPOT:         "server TPOT",
+	servermetrics.RoleE2E:          "server E2E",
+	servermetrics.RoleQueueTime:    "server queue time",
+}
+
+// serverTitle titles a series' chart by its role and its name: "requests
+// waiting: vllm:num_requests_waiting", "server TTFT p99: ..."; the name
+// alone without a role.
+func serverTitle(s *servermetrics.Series) string {
+	role := string(servermetrics.RoleOf(s))
+	if role == "" {
+		return s.Name
+	}
+	base, stat := role, ""
+	if i := strings.LastIndex(role, "_"); i > 0 && slices.Contains([]string{"p50", "p99", "mean"}, role[i+1:]) {
+		base, stat = role[:i], " "+role[i+1:]
+	}
+	return cmp.Or(roleWords[servermetrics.Role(base)], base) + stat + ": " + s.Name
+}
+
 // serverUnit names a series' unit for its y axis.
 func serverUnit(unit string) string {
 	switch unit {
-	case "requests":
+	case servermetrics.UnitRequests:
 		return "requests"
-	case "fraction":
+	case servermetrics.UnitFraction:
 		return "fraction (0..1)"
-	case "ms":
+	case servermetrics.UnitMS:
 		return "ms"
-	case "1/s":
+	case servermetrics.UnitPerSecond:
 		return "per second"
+	case servermetrics.UnitTokensPerSecond:
+		return "tokens per second"
+	case servermetrics.UnitTokens:
+		return "tokens"
 	case "":
 		return "value"
 	}

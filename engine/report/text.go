@@ -390,20 +390,6 @@ func serverLine(c *analysis.ServerCheck) string {
 	return "server " + c.Verdict + ": " + c.Text
 }
 
-// writeServerMetricsNote says how the server's metrics endpoint fared; the
-// series themselves are drawn in the HTML report.
-func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
-	sm := r.ServerMetrics
-	if sm == nil {
-		return
-	}
-	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%s", len(sm.Series), sm.URL, count(int64(sm.Scrapes), "scrape", "scrapes"))
-	if sm.Failures > 0 {
-		fmt.Fprintf(b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
-	}
-	b.WriteString(")\n")
-}
-
 // writeSegments says that a result is one segment of a run, or which
 // segments a merged result joins and how far apart they started.
 func writeSegments(b *bytes.Buffer, m Meta) {

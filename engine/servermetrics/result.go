@@ -7,19 +7,25 @@ import (
 
 // Series is one chosen server metric over time.
 type Series struct {
-	Name string    `json:"name"` // e.g. "vllm:num_requests_waiting" or "vllm:time_to_first_token_seconds:p99"
+	Name string `json:"name"` // e.g. "vllm:num_requests_waiting" or "vllm:time_to_first_token_seconds:p99"
+	// Role is what the series means on any server; "" for a series kept
+	// only to be charted. Results written before roles existed have none:
+	// RoleOf recovers it from the name.
+	Role Role      `json:"role,omitempty"`
 	Help string    `json:"help,omitempty"`
-	Unit string    `json:"unit,omitempty"` // UnitRequests, UnitFraction, UnitMS or UnitPerSecond
+	Unit string    `json:"unit,omitempty"` // one of the Unit constants
 	T    []float64 `json:"t"`              // seconds since the run start
 	V    []float64 `json:"v"`
 }
 
 // Units of a Series.
 const (
-	UnitRequests  = "requests"
-	UnitFraction  = "fraction"
-	UnitMS        = "ms"
-	UnitPerSecond = "1/s"
+	UnitRequests        = "requests"
+	UnitFraction        = "fraction"
+	UnitMS              = "ms"
+	UnitPerSecond       = "1/s"
+	UnitTokensPerSecond = "tokens/s"
+	UnitTokens          = "tokens"
 )
 
 // Result is what a Scraper saw over a run.
@@ -29,7 +35,20 @@ type Result struct {
 	Scrapes  int      `json:"scrapes"`
 	Failures int      `json:"failures"`
 	Errors   []string `json:"errors,omitempty"` // distinct messages with counts, at most MaxErrors
-	Series   []Series `json:"series"`
+	// Server is the kind of server the known metrics came from
+	// (ServerVLLM, ServerSGLang, ServerTGI, ServerLlamaCpp); "" when none
+	// was known.
+	Server string `json:"server,omitempty"`
+	// Families is how many metric families the latest successful scrape
+	// held, Known how many metrics llmload maps were seen in any scrape,
+	// and Examples a few of the families' names when none was known.
+	Families int      `json:"families,omitempty"`
+	Known    int      `json:"known,omitempty"`
+	Examples []string `json:"examples,omitempty"`
+	// Note says why the series are missing, in words (see Explain); ""
+	// when nothing needs saying.
+	Note   string   `json:"note,omitempty"`
+	Series []Series `json:"series"`
 }
 
 // Lookup returns the series named name, or nil.
@@ -40,6 +59,35 @@ func (r *Result) Lookup(name string) *Series {
 		}
 	}
 	return nil
+}
+
+// ByRole returns the first series with role r (its own, or the one its
+// name has: see RoleOf), or nil. A nil Result has none.
+func (r *Result) ByRole(role Role) *Series {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Series {
+		if RoleOf(&r.Series[i]) == role {
+			return &r.Series[i]
+		}
+	}
+	return nil
+}
+
+// ServerKind is the kind of server the series came from: Server, or for a
+// result written before it existed, the kind of the first series named
+// after a known server; "" for none.
+func (r *Result) ServerKind() string {
+	if r.Server != "" {
+		return r.Server
+	}
+	for _, s := range r.Series {
+		if k := kindOf(s.Name); k != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // MaxErrors bounds the distinct error messages a Result keeps; later new

@@ -119,6 +119,7 @@ func (s *Scraper) run() {
 				s.scrape()
 			}
 			s.res.Series, s.res.Errors = s.b.series(), s.errs.lines()
+			s.b.describe(&s.res)
 			return
 		}
 	}

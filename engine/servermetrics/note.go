@@ -1,0 +1,121 @@
+package servermetrics
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// maxExamples bounds the family names a Result quotes when none is known.
+const maxExamples = 5
+
+// runtimePrefixes are the families every Prometheus client library adds
+// (process, language runtime, the exporter itself): quoted last, as they
+// say nothing of which server answered.
+var runtimePrefixes = []string{"go_", "process_", "python_", "promhttp_", "jvm_", "nodejs_"}
+
+// describe records what the endpoint exposed: the server kind, how many
+// families there were and how many llmload knows, and when it knows none
+// a few of their names.
+func (b *builder) describe(r *Result) {
+	r.Families, r.Known, r.Server = b.families, len(b.known), b.kind()
+	if r.Known == 0 {
+		r.Examples = examples(b.names, maxExamples)
+	}
+	r.Note = r.Explain()
+}
+
+// kind is the server most of the known metrics seen belong to; the
+// earlier in servers on a tie, "" when none was seen.
+func (b *builder) kind() string {
+	counts := map[string]int{}
+	for name := range b.known {
+		counts[kindOf(name)]++
+	}
+	best := ""
+	for _, s := range servers {
+		if counts[s.kind] > counts[best] {
+			best = s.kind
+		}
+	}
+	return best
+}
+
+// examples picks up to n names in a stable order, the runtime's own
+// families after the others.
+func examples(names []string, n int) []string {
+	sorted := slices.Clone(names)
+	slices.SortFunc(sorted, func(a, b string) int {
+		if ra, rb := isRuntime(a), isRuntime(b); ra != rb {
+			if ra {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
+	return sorted[:min(n, len(sorted))]
+}
+
+func isRuntime(name string) bool {
+	return slices.ContainsFunc(runtimePrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+}
+
+// Explain says in one sentence what a reader must know of the endpoint
+// beyond its series: why there are none (it answered nothing usable, or
+// nothing llmload knows, or what it knows gave no points), or that none
+// of them is the server's queue; "" when nothing needs saying. It reads
+// only the Result's fields, so that a result written by an older llmload,
+// or merged from segments, is explained too.
+func (r *Result) Explain() string {
+	switch {
+	case r.Scrapes == 0:
+		return ""
+	case len(r.Series) > 0:
+		return r.explainRoles()
+	case r.Failures >= r.Scrapes:
+		return fmt.Sprintf("%s answered no metrics in %s; is it the server's Prometheus endpoint? "+
+			"(llama-server serves one only with --metrics)", r.URL, plural(r.Scrapes, "scrape", "scrapes"))
+	case r.Known > 0:
+		return fmt.Sprintf("%s exposes %s llmload knows (%s) but they gave no points in %s: "+
+			"rates and latencies need two scrapes with requests between them", r.URL,
+			plural(r.Known, "metric", "metrics"), ServerName(r.Server), plural(r.Scrapes, "scrape", "scrapes"))
+	case r.Families > 0:
+		return fmt.Sprintf("%s at %s %s llmload knows (e.g. %s); known: %s", noneOf(r.Families), r.URL,
+			isAre(r.Families), strings.Join(r.Examples, ", "), knownServers())
+	}
+	return fmt.Sprintf("%s gave no series llmload knows in %s; known: %s", r.URL, plural(r.Scrapes, "scrape", "scrapes"), knownServers())
+}
+
+// explainRoles warns when the series hold no queue gauge, which the
+// analysis reads to corroborate a knee or a cliff.
+func (r *Result) explainRoles() string {
+	if r.ByRole(RoleWaiting) != nil || r.ByRole(RoleRunning) != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s has no gauge of running or waiting requests llmload knows: the server's queue cannot corroborate a knee or a cliff", r.URL)
+}
+
+// noneOf words the families that are not known: "the one family",
+// "none of the 37 families".
+func noneOf(n int) string {
+	if n == 1 {
+		return "the one family"
+	}
+	return fmt.Sprintf("none of the %d families", n)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is not one"
+	}
+	return "is one"
+}
+
+// plural is "1 scrape", "45 scrapes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
