@@ -52,6 +52,10 @@ type Plan struct {
 	Metrics []MetricDef
 	// SLO defines goodput: the requests per second that met every objective.
 	SLO SLO
+	// APIs are the endpoints the script sends to (engine.EndpointChat,
+	// EndpointResponses, ...), which the preflight checks; nil when it
+	// sends only chat completions (or completions), the default.
+	APIs []string `json:",omitempty"`
 	// Segment, when set, runs only that share of the plan (--segment i/n).
 	Segment Segment `json:"-"`
 	// StartAt, when set, holds the load (after VU init, setup and warmup)

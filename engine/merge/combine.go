@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -78,8 +79,10 @@ func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
 			continue
 		}
 		if out == nil {
-			out = &servermetrics.Result{URL: r.URL, EveryS: r.EveryS}
+			out = &servermetrics.Result{URL: r.URL, EveryS: r.EveryS, Server: r.Server, Examples: r.Examples, Note: r.Note}
 		}
+		out.Server = cmp.Or(out.Server, r.Server)
+		out.Families, out.Known = max(out.Families, r.Families), max(out.Known, r.Known)
 		out.Scrapes += r.Scrapes
 		out.Failures += r.Failures
 		for _, e := range r.Errors {
@@ -93,7 +96,7 @@ func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
 			if !ok {
 				i = len(out.Series)
 				index[s.Name] = i
-				out.Series = append(out.Series, servermetrics.Series{Name: s.Name, Help: s.Help, Unit: s.Unit})
+				out.Series = append(out.Series, servermetrics.Series{Name: s.Name, Role: s.Role, Help: s.Help, Unit: s.Unit})
 			}
 			dst := &out.Series[i]
 			for k := range min(len(s.T), len(s.V)) {

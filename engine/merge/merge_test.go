@@ -205,8 +205,8 @@ func TestMergeJoinsServerMetrics(t *testing.T) {
 		s := seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 2, skew: time.Duration(i) * time.Second}
 		s.edit = func(r *report.Result) {
 			r.ServerMetrics = &servermetrics.Result{URL: "http://srv/metrics", Scrapes: len(ts), Failures: i,
-				Errors: []string{"timeout"},
-				Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting", T: ts, V: ts}}}
+				Errors: []string{"timeout"}, Server: "vllm", Families: 30 + i, Known: 5,
+				Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting", Role: "waiting", T: ts, V: ts}}}
 		}
 		return s
 	}
@@ -215,7 +215,8 @@ func TestMergeJoinsServerMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	sm := res.ServerMetrics
-	if sm == nil || sm.Scrapes != 5 || sm.Failures != 1 || len(sm.Errors) != 1 || len(sm.Series) != 1 {
+	if sm == nil || sm.Scrapes != 5 || sm.Failures != 1 || len(sm.Errors) != 1 || len(sm.Series) != 1 ||
+		sm.Server != "vllm" || sm.Families != 31 || sm.Known != 5 || sm.Series[0].Role != "waiting" {
 		t.Fatalf("server metrics %+v", sm)
 	}
 	// Segment 1 started its run a second later: its t=0 is the merged t=1.
