@@ -95,8 +95,8 @@ type Target struct {
 	// stream_options.continuous_usage_stats), which makes token-level ITL
 	// measurable when chunks carry several tokens.
 	ContinuousUsage bool
-	// MetricsURL is the server's Prometheus endpoint (vLLM's or SGLang's
-	// /metrics), scraped every MetricsEvery during the run so queue growth
+	// MetricsURL is the server's Prometheus endpoint (vLLM's, SGLang's,
+	// TGI's or llama.cpp's /metrics), scraped every MetricsEvery during the run so queue growth
 	// can be matched to latency; "" means none.
 	MetricsURL   string
 	MetricsEvery time.Duration
