@@ -20,6 +20,9 @@
 --   llmload run scenarios/chat_mix.lua --set stage_duration=5m \
 --       --target http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
 --
+-- and LLMLOAD_METRICS_URL=http://127.0.0.1:8000/metrics to read the
+-- server's own running and waiting requests beside the client's view.
+--
 -- With no target (no --target, LLMLOAD_BASE_URL or options.target.base_url)
 -- it runs against llmload's built-in simulator.
 
@@ -66,6 +69,9 @@ options = {
     base_url = llm.env("LLMLOAD_BASE_URL"),
     api_key = llm.env("LLMLOAD_API_KEY"),
     model = llm.env("LLMLOAD_MODEL"),
+    -- The server's Prometheus endpoint, read during the run so its queue
+    -- sits beside the client's latencies (the simulator's is found alone).
+    metrics_url = llm.env("LLMLOAD_METRICS_URL"),
   },
   warmup = { requests = 5 },
   scenarios = {

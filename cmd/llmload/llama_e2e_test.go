@@ -307,3 +307,19 @@ func TestLlamaServerDirtyDataVerdicts(t *testing.T) {
 	}
 	t.Log(stdout)
 }
+
+// The README's command: chat_mix against the real server, its metrics
+// read beside: the summary names llama.cpp's running and waiting series.
+func TestLlamaServerChatMixNamesItsQueue(t *testing.T) {
+	base := llamaServer(t)
+	stdout, stderr, code := runBinary(t, []string{"LLMLOAD_METRICS_URL=" + base + "/metrics"},
+		"run", "../../scenarios/chat_mix.lua", "--target", base+"/v1", "--set", "stage_duration=3s", "-q")
+	if code != 0 {
+		t.Fatalf("chat_mix against llama-server exited %d:\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"llama.cpp server", "running = llamacpp:requests_processing", "waiting =", "llamacpp:requests_deferred"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stdout)
+		}
+	}
+}

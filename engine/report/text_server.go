@@ -154,5 +154,17 @@ func writeServerStages(b *bytes.Buffer, r *Result) {
 		row(tw, append([]string{labels[i], fmtP(d, "p50", d.P50), fmtP(d, "p99", d.P99)}, rows[i]...)...)
 	}
 	tw.Flush()
-	b.WriteString(wrap(serverStagesNote, "", "  ", maxWidth))
+	b.WriteString(wrap(serverStagesNote+"; "+seriesLegend(r.ServerMetrics, cols), "", "  ", maxWidth))
+}
+
+// seriesLegend names the server's own series behind each column, so a
+// reader can find them in the server's dashboards.
+func seriesLegend(sm *servermetrics.Result, cols []serverColumn) string {
+	parts := make([]string, 0, len(cols))
+	for _, c := range cols {
+		if s := sm.ByRole(c.role); s != nil {
+			parts = append(parts, c.head+" = "+s.Name)
+		}
+	}
+	return "series: " + strings.Join(parts, ", ")
 }
