@@ -63,6 +63,8 @@ const (
 	mOutTok
 	mInTok
 	mReasoningTok
+	mInputs
+	mToolCalls
 	mGoodput
 	mErrors
 	mGoodShare
@@ -106,6 +108,8 @@ var builtins = [numBuiltin]builtinDef{
 	mOutTok:       {"output_tokens", kindCounter, true},
 	mInTok:        {"input_tokens", kindCounter, true},
 	mReasoningTok: {"reasoning_tokens", kindCounter, true},
+	mInputs:       {"inputs", kindCounter, true},
+	mToolCalls:    {"tool_calls", kindCounter, true},
 	mGoodput:      {"goodput", kindCounter, true},
 	mErrors:       {"errors", kindRate, true},
 	mGoodShare:    {"good_share", kindRate, true},
@@ -121,7 +125,7 @@ var builtins = [numBuiltin]builtinDef{
 // sampleMetrics are the built-ins a request sample feeds.
 var sampleMetrics = [...]metricID{
 	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mConnect, mTTFTSched, mE2ESched,
-	mRequests, mOutTok, mInTok, mReasoningTok, mGoodput, mErrors, mGoodShare,
+	mRequests, mOutTok, mInTok, mReasoningTok, mInputs, mToolCalls, mGoodput, mErrors, mGoodShare,
 }
 
 var builtinIDs = func() map[string]metricID {

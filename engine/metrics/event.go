@@ -51,6 +51,8 @@ type event struct {
 	// clientTok is the client tokenizer's count of the output, reasoning
 	// the reasoning tokens among outTok.
 	clientTok, reasoning int
+	inputs, toolCalls    int               // inputs embedded (embeddings), tool calls made
+	api                  string            // the sample's endpoint (engine.Result.API)
 	source               string            // source of outTok
 	inSource             string            // source of inTok
 	class                string            // error class of a failed sample; a metric sample's kind
@@ -90,6 +92,7 @@ func sampleEvent(s *engine.Sample) event {
 		itl: s.ITL, tokenITL: s.TokenITL,
 		inTok: s.InputTokens, outTok: s.OutputTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
+		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API,
 		tags: s.Tags,
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)

@@ -313,7 +313,8 @@ func (m *merger) tallies() (scripts, metrics tally) {
 	return scripts, mergeTally(lists)
 }
 
-// tags merges the groups' tag breakdowns into the rendered stages.
+// tags merges the groups' tag and endpoint breakdowns into the rendered
+// stages.
 func (m *merger) tags(stages []StageSummary) error {
 	for i, g := range m.groups {
 		byTag, overflow, err := g.tags()
@@ -321,6 +322,9 @@ func (m *merger) tags(stages []StageSummary) error {
 			return fmt.Errorf("%w: %w", ErrMerge, err)
 		}
 		stages[i].ByTag, stages[i].TagKeysOverflow = byTag, overflow
+		if stages[i].ByAPI, err = g.apis(); err != nil {
+			return fmt.Errorf("%w: %w", ErrMerge, err)
+		}
 	}
 	return nil
 }

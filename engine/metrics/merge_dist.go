@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/llmload/llmload/engine"
 )
 
 // MergeDists joins latency distributions as result files hold them
@@ -51,6 +53,38 @@ func (g *group) tags() (map[string]map[string]TagSummary, int64, error) {
 	}
 	b.fold()
 	return b.summary(), b.overflow, nil
+}
+
+// apis merges the parts' breakdowns by endpoint, as tags merges theirs.
+// A part without one sent only chat completions: its stage's own figures
+// are its chat entry.
+func (g *group) apis() (map[string]TagSummary, error) {
+	if !slices.ContainsFunc(g.sums, func(p *StageSummary) bool { return p.ByAPI != nil }) {
+		return nil, nil
+	}
+	var b tagBreakdown
+	for i, p := range g.sums {
+		byAPI := p.ByAPI
+		if byAPI == nil && p.Requests > 0 {
+			byAPI = map[string]TagSummary{engine.EndpointChat: {Requests: p.Requests, OK: p.OK, Failed: p.Failed,
+				TTFT: p.TTFT, TPOT: p.TPOT, E2E: p.E2E}}
+		}
+		for api, ts := range byAPI {
+			c, err := tagCellOf(ts)
+			if err != nil {
+				return nil, fmt.Errorf("part %d: stage %s/%s: api %s: %w", g.parts[i], g.id.scenario, g.id.stage, api, err)
+			}
+			b.absorb(apiKey, api, c)
+		}
+	}
+	if len(b.keys[apiKey]) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]TagSummary, len(b.keys[apiKey]))
+	for api, c := range b.keys[apiKey] {
+		out[api] = c.summary()
+	}
+	return out, nil
 }
 
 // tagCellOf rebuilds a tag value's cell from its summary.

@@ -185,8 +185,18 @@ func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 	if r.IntN(3) == 0 {
 		s.ClientOutputTokens = s.OutputTokens + r.IntN(20) - 5
 	}
+	s.API = engine.EndpointChat
+	if s.OutputTokens%7 == 0 {
+		s.API = engine.EndpointResponses
+	}
+	if s.OutputTokens%5 == 0 {
+		s.ToolCalls = make([]engine.ToolCall, 1+s.OutputTokens%3)
+	}
 	if r.IntN(6) == 0 { // not streamed: E2E and TTFB only
 		s.TTFB, s.E2E = msD(20+50*r.Float64()), msD(float64(1+r.IntN(2))*1000+50*r.Float64())
+		if s.InputTokens%2 == 0 { // an embeddings request: nothing generated
+			s.API, s.Inputs, s.ToolCalls, s.OutputTokens, s.TokensSource, s.ClientOutputTokens = engine.EndpointEmbeddings, 1+s.InputTokens%16, nil, 0, "", 0
+		}
 		return s
 	}
 	s.Connect = msD(2 * r.Float64())

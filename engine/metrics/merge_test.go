@@ -229,14 +229,16 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 		compareDist(t, name+" "+l, wd, gd)
 	}
 	compareTags(t, name, want.ByTag, got.ByTag)
+	compareTags(t, name+" by api", map[string]map[string]TagSummary{"api": want.ByAPI}, map[string]map[string]TagSummary{"api": got.ByAPI})
 	compareMetrics(t, name, want.Metrics, got.Metrics)
 	if !relClose(want.TokenCheck.MeanRelDiff, got.TokenCheck.MeanRelDiff, 1e-12) {
 		t.Errorf("%s: token check mean = %v, want %v", name, got.TokenCheck.MeanRelDiff, want.TokenCheck.MeanRelDiff)
 	}
 	w, g := *want, *got
 	for _, s := range []*StageSummary{&w, &g} {
-		s.Start, s.End, s.DurationS, s.ByTag, s.Metrics = time.Time{}, time.Time{}, 0, nil, nil
+		s.Start, s.End, s.DurationS, s.ByTag, s.ByAPI, s.Metrics = time.Time{}, time.Time{}, 0, nil, nil, nil
 		s.ReqPerSec, s.OutputTokPerSec, s.InputTokPerSec, s.Goodput, s.AchievedRate, s.ScheduledRate = 0, 0, 0, 0, 0, 0
+		s.InputsPerSec = 0
 		s.TokenCheck.MeanRelDiff = 0
 		s.TTFB, s.Connect, s.TTFT, s.TTFC, s.TPOT, s.ITL, s.ITLToken, s.E2E = Dist{}, Dist{}, Dist{}, Dist{}, Dist{}, Dist{}, Dist{}, Dist{}
 		s.ScheduleLag, s.TTFTSched, s.E2ESched = Dist{}, Dist{}, Dist{}
@@ -258,6 +260,7 @@ func compareRates(t *testing.T, name string, want, got *StageSummary) {
 		{"req/s", got.ReqPerSec, float64(got.WindowRequests()), want.ReqPerSec},
 		{"output tok/s", got.OutputTokPerSec, float64(got.WindowOutputTokens()), want.OutputTokPerSec},
 		{"input tok/s", got.InputTokPerSec, float64(got.InputTokens - got.TailInputTokens), want.InputTokPerSec},
+		{"inputs/s", got.InputsPerSec, float64(got.Inputs) - tailInputs(got), want.InputsPerSec},
 		{"goodput", got.Goodput, float64(got.WindowGoodRequests()), want.Goodput},
 		{"achieved", got.AchievedRate, float64(got.Iterations - got.TailIterations), want.AchievedRate},
 		{"scheduled", got.ScheduledRate, float64(got.Iterations - got.TailIterations + got.DroppedIterations), want.ScheduledRate},
@@ -400,4 +403,13 @@ func BenchmarkMerge(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// tailInputs are the inputs embedded by requests of the stage's tail,
+// which its rate leaves out: the whole stage's less the window's.
+func tailInputs(s *StageSummary) float64 {
+	if s.InputsPerSec == 0 || s.DurationS == 0 {
+		return float64(s.Inputs)
+	}
+	return float64(s.Inputs) - s.InputsPerSec*s.DurationS
 }

@@ -268,14 +268,14 @@ func TestBuiltin(t *testing.T) {
 		"iteration_errors": "counter", "output_tokens": "counter", "input_tokens": "counter",
 		"errors": "rate", "checks": "rate",
 		"ttfc": "trend", "itl_token": "trend", "reasoning_tokens": "counter",
-		"goodput": "counter", "good_share": "rate",
+		"goodput": "counter", "good_share": "rate", "inputs": "counter", "tool_calls": "counter",
 		"dirty.requests": "counter", "dirty.defects": "counter", "dirty.handled": "counter", "dirty.accepted": "counter",
 	} {
 		if got := b[name]; got != want {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 26; got != want {
+	if got, want := len(b), 28; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

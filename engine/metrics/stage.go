@@ -25,6 +25,7 @@ type stageAgg struct {
 	robust          robustness
 	tokens          tokenCheck
 	tags            tagBreakdown
+	apis            tagBreakdown // by apiKey: the endpoints' requests
 
 	cells  [numBuiltin]cell
 	checks map[string]*cell // by check name
@@ -93,6 +94,7 @@ func (s *stageAgg) sample(e *event) {
 		s.tokens.add(e)
 	}
 	s.tags.add(e)
+	s.apis.addAPI(e)
 	for _, id := range sampleMetrics {
 		feed(id, &s.cells[id], e)
 	}
@@ -184,6 +186,10 @@ func feedMeasure(id metricID, c *cell, e *event) {
 		c.add(float64(e.inTok))
 	case mReasoningTok:
 		c.add(float64(e.reasoning))
+	case mInputs:
+		c.add(float64(e.inputs))
+	case mToolCalls:
+		c.add(float64(e.toolCalls))
 	}
 }
 
@@ -322,6 +328,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 		Metrics:          metricSummaries(ss.custom, secs),
 	}
 	st.ByTag, st.TagKeysOverflow = s.tags.summary(), s.tags.overflow
+	st.ByAPI = s.apis.byAPI()
 	s.tokenFigures(&st, ss)
 	latencies(&st, ss)
 	goodput(&st, ss)
@@ -337,6 +344,9 @@ func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
 	st.InputTokPerSec = perSecond(float64(st.InputTokens-s.tail.inTok), secs)
 	st.TokensSource, st.InputTokensSource = s.sources, s.inSources
 	st.TokenCheck = s.tokens.summary()
+	in := &c[mInputs]
+	st.Inputs, st.InputsPerSec = int64(in.sum), perSecond(in.sum-in.tail, secs)
+	st.ToolCalls = int64(c[mToolCalls].sum)
 }
 
 // latencies fills the distributions; TTFT and E2E carry histograms.

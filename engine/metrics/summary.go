@@ -84,6 +84,12 @@ type StageSummary struct {
 	OutputTokens    int64   `json:"output_tokens"`
 	InputTokens     int64   `json:"input_tokens"`
 	ReasoningTokens int64   `json:"reasoning_tokens"` // of OutputTokens, as the server reported them
+	// Inputs are the inputs embedded by successful embeddings requests,
+	// and InputsPerSec their rate; 0 (absent) without embeddings.
+	Inputs       int64   `json:"inputs,omitempty"`
+	InputsPerSec float64 `json:"inputs_per_sec,omitempty"`
+	// ToolCalls are the tool calls of the successful answers.
+	ToolCalls int64 `json:"tool_calls,omitempty"`
 
 	// Successful requests per source of their output and input token
 	// counts (engine.TokensFromUsage, ...; "unknown" when unset).
@@ -151,6 +157,11 @@ type StageSummary struct {
 	// TagKeysOverflow. Nil when no request had a user tag.
 	ByTag           map[string]map[string]TagSummary `json:"by_tag,omitempty"`
 	TagKeysOverflow int64                            `json:"tag_keys_overflow,omitempty"`
+	// ByAPI breaks the stage's requests down by endpoint (engine.Result.API:
+	// chat, completions, responses, messages, embeddings), so that an
+	// embeddings request's E2E never blurs a chat request's; nil when the
+	// stage sent only chat completions, or only completions.
+	ByAPI map[string]TagSummary `json:"by_api,omitempty"`
 
 	Checks  []CheckSummary           `json:"checks"`  // by name
 	Metrics map[string]MetricSummary `json:"metrics"` // custom metrics with values in this stage

@@ -1,5 +1,7 @@
 package metrics
 
+import "github.com/llmload/llmload/engine"
+
 // Caps of the per-tag breakdown, so that a script tagging requests with
 // endless distinct keys or values (an ID, a timestamp) cannot exhaust
 // memory.
@@ -129,4 +131,34 @@ func (c *tagCell) summary() TagSummary {
 		TPOT: c.tpot.t.dist(),
 		E2E:  c.e2e.t.distWithHistogram(),
 	}
+}
+
+// apiKey is the one key of a stage's breakdown by endpoint.
+const apiKey = "api"
+
+// addAPI records a clean request under its endpoint; a sample that names
+// none (a client of its own) counts as chat, the default.
+func (b *tagBreakdown) addAPI(e *event) {
+	api := e.api
+	if api == "" {
+		api = engine.EndpointChat
+	}
+	if c := b.cell(apiKey, api); c != nil {
+		c.add(e)
+	}
+}
+
+// byAPI renders the breakdown by endpoint: nil when every request was a
+// chat completion, so that the results of runs that used no other API
+// read as they always did (and a merge knows what nil stands for).
+func (b *tagBreakdown) byAPI() map[string]TagSummary {
+	values := b.keys[apiKey]
+	if _, chat := values[engine.EndpointChat]; len(values) == 0 || (len(values) == 1 && chat) {
+		return nil
+	}
+	out := make(map[string]TagSummary, len(values))
+	for api, c := range values {
+		out[api] = c.summary()
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"maps"
@@ -138,6 +139,7 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		countCell(s.ReasoningTokens), countCell(s.ClientOutputTokens),
 		boolCell(s.Streamed), lag, strCell(s.Dirty), boolCell(s.Warmup), measuredCell(s.Connect),
 		srvPrompt, srvTPOT, srvPromptN, srvCached,
+		strCell(cmp.Or(s.API, engine.EndpointChat)), countCell(len(s.ToolCalls)), countCell(s.Inputs),
 	}
 }
 

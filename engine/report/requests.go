@@ -58,7 +58,10 @@ const (
 	colServerTPOT         = "server_tpot_ms"       // the server's time per output token after the first
 	colServerPromptTokens = "server_prompt_tokens" // prompt tokens it processed
 	colServerCached       = "server_cached_tokens" // prompt tokens it took from its prefix cache
-	numRequestColumns     = 27
+	colAPI                = "api"                  // the endpoint: chat, completions, responses, messages, embeddings
+	colToolCalls          = "tool_calls"           // tool calls in the answer; empty when none
+	colInputs             = "inputs"               // inputs embedded (embeddings); empty otherwise
+	numRequestColumns     = 30
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -66,6 +69,7 @@ var requestColumns = [numRequestColumns]string{
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
+	colAPI, colToolCalls, colInputs,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

@@ -18,7 +18,8 @@ import (
 )
 
 // requestSamples covers a success with every field, a failure with an
-// awkward message, a sample that measured nothing, and an open-model one.
+// awkward message, a sample that measured nothing, an open-model one, an
+// embeddings request and a Messages answer that called two tools.
 func requestSamples() []engine.Sample {
 	ms := time.Millisecond
 	return []engine.Sample{
@@ -38,6 +39,13 @@ func requestSamples() []engine.Sample {
 			Result: engine.Result{Start: t0.Add(10*time.Second + 250*time.Microsecond), Status: 200,
 				TTFB: 5 * ms, TTFT: 5 * ms, TTFC: 5 * ms, E2E: 9 * ms, InputTokens: 0, InputTokensSource: engine.TokensFromTokenizer,
 				OutputTokens: 1, TokensSource: engine.TokensFromEvents, Streamed: false}},
+		{Scenario: "rag", Stage: "steady",
+			Result: engine.Result{API: engine.EndpointEmbeddings, Start: t0.Add(11 * time.Second), Status: 200, TTFB: 4 * ms, E2E: 5 * ms,
+				InputTokens: 30, InputTokensSource: engine.TokensFromUsage, Inputs: 8, Dimensions: 384}},
+		{Scenario: "agent", Stage: "c1",
+			Result: engine.Result{API: engine.EndpointMessages, Start: t0.Add(12 * time.Second), Status: 200, TTFB: 2 * ms, TTFT: 40 * ms,
+				TTFC: 40 * ms, E2E: 90 * ms, InputTokens: 12, InputTokensSource: engine.TokensFromUsage, OutputTokens: 9,
+				TokensSource: engine.TokensFromUsage, ToolCalls: make([]engine.ToolCall, 2), Streamed: true}},
 	}
 }
 

@@ -40,6 +40,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 		writeSweepFindings(b, r)
 		writeTail(b, r.Stages, labels)
 		writeByTag(b, r.Stages, labels, starred)
+		writeByAPI(b, r.Stages, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
 		writeRobustness(b, r, labels)
 		writeClientHealth(b, r.Stages, labels)
@@ -142,11 +143,12 @@ func row(tw io.Writer, cells ...string) {
 }
 
 // throughputColumns says which optional columns the throughput table has.
-type throughputColumns struct{ scriptErrs, dirty, goodput bool }
+type throughputColumns struct{ inputs, scriptErrs, dirty, goodput bool }
 
 func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 	stages := r.Stages
 	cols := throughputColumns{
+		inputs:     slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.Inputs > 0 }),
 		scriptErrs: slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.IterationErrors > 0 }),
 		dirty:      slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.DirtyRequests > 0 }),
 		goodput:    r.SLOSet,
@@ -185,6 +187,10 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 		b.WriteString(wrap("!: "+strings.Join(flagged, "; ")+": figures from those stages are suspect (see WARNING)", "", "  ", maxWidth))
 	}
 	writeTailNote(b, stages, labels)
+	if cols.inputs {
+		b.WriteString("inputs/s: inputs embedded per second (embeddings requests)\n")
+	}
+	writeAPIs(b, stages)
 	if cols.dirty {
 		b.WriteString("dirty: deliberately malformed requests, left out of every other figure\n")
 	}
@@ -194,7 +200,11 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 }
 
 func (c throughputColumns) head(stage string) []string {
-	head := []string{stage, "VUs", "ok", "failed", "req/s", "out tok/s", "in tok/s", "window"}
+	head := []string{stage, "VUs", "ok", "failed", "req/s", "out tok/s", "in tok/s"}
+	if c.inputs {
+		head = append(head, "inputs/s")
+	}
+	head = append(head, "window")
 	if c.scriptErrs {
 		head = append(head, "script err")
 	}
@@ -214,7 +224,11 @@ func (c throughputColumns) cells(label string, s *metrics.StageSummary) []string
 		vus = "-" // open model: the rate, not a VU count, sets the load
 	}
 	cells := []string{label, vus, fmt.Sprint(s.OK), fmt.Sprint(s.Failed),
-		fmtRate(s.ReqPerSec), fmtRate(s.OutputTokPerSec), fmtRate(s.InputTokPerSec), window}
+		fmtRate(s.ReqPerSec), fmtRate(s.OutputTokPerSec), fmtRate(s.InputTokPerSec)}
+	if c.inputs {
+		cells = append(cells, fmtRate(s.InputsPerSec))
+	}
+	cells = append(cells, window)
 	if c.scriptErrs {
 		cells = append(cells, fmt.Sprint(s.IterationErrors))
 	}

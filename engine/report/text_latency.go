@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -48,9 +49,23 @@ func hadReasoning(s *metrics.StageSummary) bool {
 
 func hasSched(s *metrics.StageSummary) bool { return s.TTFTSched.Count > 0 || s.E2ESched.Count > 0 }
 
-// stageFamilies are the latency rows of one stage.
+// stageFamilies are the latency rows of one stage. A stage that sent only
+// embeddings has E2E alone: nothing is generated, so no TTFT, TPOT or ITL
+// is missing.
 func stageFamilies(s *metrics.StageSummary) []family {
-	return slices.DeleteFunc(slices.Clone(families), func(f family) bool { return f.show != nil && !f.show(s) })
+	embeddings := embeddingsOnly(s)
+	return slices.DeleteFunc(slices.Clone(families), func(f family) bool {
+		if embeddings && f.name != famE2E.name && f.name != famE2ESched.name {
+			return true
+		}
+		return f.show != nil && !f.show(s)
+	})
+}
+
+// embeddingsOnly reports a stage whose every request was an embeddings one.
+func embeddingsOnly(s *metrics.StageSummary) bool {
+	_, ok := s.ByAPI[engine.EndpointEmbeddings]
+	return ok && len(s.ByAPI) == 1
 }
 
 // writeLatency writes the latency table and reports whether it starred a

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -55,10 +56,58 @@ func splitKeys(stages []metrics.StageSummary) []string {
 // writeTagTable writes the table of one key and reports whether it
 // starred a percentile.
 func writeTagTable(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, key string) (star bool) {
+	fmt.Fprintf(b, "\nby tag %s (latency ms)\n", clip(key))
+	return writeSplitTable(b, stages, labels, clip(key), func(s *metrics.StageSummary) map[string]metrics.TagSummary { return s.ByTag[key] })
+}
+
+// writeByAPI writes, for stages that sent requests of several APIs, each
+// API's requests and latencies apart: an embedding's E2E and a chat
+// answer's say nothing about each other blurred together. starred: see
+// writeByTag.
+func writeByAPI(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, starred bool) {
+	if !slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return len(s.ByAPI) >= 2 }) {
+		return
+	}
+	b.WriteString("\nby API (latency ms)\n")
+	star := writeSplitTable(b, stages, labels, "api", func(s *metrics.StageSummary) map[string]metrics.TagSummary { return s.ByAPI })
+	switch {
+	case star && starred:
+		b.WriteString("* not reliable, as in the latency table\n")
+	case star:
+		b.WriteString(unreliableNote)
+	}
+}
+
+// writeAPIs names the APIs a run sent requests to, with their counts,
+// when any was another than chat completions.
+func writeAPIs(b *bytes.Buffer, stages []metrics.StageSummary) {
+	counts := map[string]int64{}
+	for _, s := range stages {
+		for api, t := range s.ByAPI {
+			counts[api] += t.Requests
+		}
+	}
+	if len(counts) == 0 {
+		return
+	}
+	var parts []string
+	for _, api := range engine.Endpoints() {
+		if n, ok := counts[api]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", api, n))
+		}
+	}
+	b.WriteString("api: " + strings.Join(parts, ", ") + " requests\n")
+}
+
+// writeSplitTable writes the requests and latencies of each value of a
+// split (a tag's values, the APIs) for the stages that have two values or
+// more, and reports whether it starred a percentile.
+func writeSplitTable(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, key string,
+	split func(*metrics.StageSummary) map[string]metrics.TagSummary) (star bool) {
 	var stageCol, valueCol []string
 	var rest [][]string
-	for i, s := range stages {
-		values := s.ByTag[key]
+	for i := range stages {
+		values := split(&stages[i])
 		if len(values) < 2 {
 			continue
 		}
@@ -75,9 +124,8 @@ func writeTagTable(b *bytes.Buffer, stages []metrics.StageSummary, labels []stri
 			star = star || anyStar(t.TTFT, "p50", "p90", "p99") || anyStar(t.E2E, "p50", "p90", "p99")
 		}
 	}
-	fmt.Fprintf(b, "\nby tag %s (latency ms)\n", clip(key))
 	h1, stageCol := leftColumn("stage", stageCol)
-	h2, valueCol := leftColumn(clip(key), valueCol)
+	h2, valueCol := leftColumn(key, valueCol)
 	tw := newTable(b)
 	row(tw, h1, h2, "n", "ok", "failed", "TTFT p50 ", "p90 ", "p99 ", "E2E p50 ", "p90 ", "p99 ")
 	for i := range stageCol {

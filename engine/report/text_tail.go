@@ -43,13 +43,22 @@ func writeTail(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) 
 	}
 	head, heads := leftColumn("stage", heads)
 	blankBar := strings.Repeat(" ", tailBarWidth)
+	// Stages of embeddings alone have no TTFT: its columns would be empty.
+	ttft := slices.ContainsFunc(shown, func(i int) bool { return stages[i].TTFT.Count > 0 })
 	tw := newTable(b)
-	row(tw, head, "TTFT ≤", blankBar, "n", "E2E ≤", blankBar, "n")
+	if ttft {
+		row(tw, head, "TTFT ≤", blankBar, "n", "E2E ≤", blankBar, "n")
+	} else {
+		row(tw, head, "E2E ≤", blankBar, "n")
+	}
 	for k, i := range shown {
 		for j, cells := range tailRows(&stages[i]) {
 			label := strings.Repeat(" ", len([]rune(head)))
 			if j == 0 {
 				label = heads[k]
+			}
+			if !ttft {
+				cells = cells[3:]
 			}
 			row(tw, append([]string{label}, cells...)...)
 		}
