@@ -208,7 +208,8 @@ type Result struct {
 	FinishReason       string
 	Text               string
 	// ToolCalls are the tool calls of the answer (choice 0's), in order;
-	// nil when it called none. Like Text, they are dropped from samples.
+	// nil when it called none. A recorded sample keeps only how many
+	// there were: its calls are empty, as its Text is.
 	ToolCalls []ToolCall
 	// Inputs is how many inputs an embeddings request embedded, and
 	// Dimensions the length of its vectors; 0 for other endpoints.
@@ -244,7 +245,8 @@ type ServerTimings struct {
 func (r *Result) OK() bool { return r.Err == nil }
 
 // Sample is a Result labelled with where it came from. It is what metrics
-// aggregate; Text is dropped before a sample is recorded.
+// aggregate; Text, and the contents of ToolCalls, are dropped before a
+// sample is recorded.
 type Sample struct {
 	Scenario string
 	Stage    string

@@ -6,10 +6,14 @@ import (
 )
 
 // chat implements llm.chat{ messages = {{role=, content=}, ...}, model=?,
-// max_tokens=?, temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?,
-// stream=?, ignore_eos=?, min_tokens=?, dirty=? } -> result. It sends one
-// request, records its sample and returns the result table resultTable
-// describes. stream = false asks for one JSON answer, which has no TTFT,
+// max_tokens=?, temperature=?, top_p=?, seed=?, stop=?, tools=?,
+// tool_choice=?, extra=?, tags=?, stream=?, ignore_eos=?, min_tokens=?,
+// dirty=? } -> result. It sends one request, records its sample and
+// returns the result table resultTable describes. tools (OpenAI's shape,
+// {type="function", function={name=, parameters=}}) and tool_choice are
+// sent as given; an answer's calls are the result's tool_calls, and a
+// message may carry tool_calls (an assistant's) or tool_call_id (a tool's
+// answer) to continue the turn. stream = false asks for one JSON answer, which has no TTFT,
 // TTFC or ITL. ignore_eos and min_tokens are vLLM's extensions to get
 // exactly the lengths a synthetic workload asks for. dirty = "kind"
 // malforms this request that way (see llm.dirty.kinds()); otherwise
@@ -84,6 +88,11 @@ func (m *module) recordSample(req *engine.ChatRequest, dirtyKind string, res *en
 		s.Scheduled, m.scheduled = m.it.Scheduled, true
 	}
 	s.Text = ""
+	if n := len(s.ToolCalls); n > 0 {
+		// Only how many calls the answer made is kept: their arguments,
+		// like the text, would weigh on every sample in flight.
+		s.ToolCalls = make([]engine.ToolCall, n)
+	}
 	m.cfg.Sink.Sample(s)
 }
 

@@ -128,7 +128,7 @@ func (m *module) convSend(L *lua.LState) int {
 	}
 	turn := c.turns + 1
 	build := func(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
-		req, kind, err := m.chatFields("conv:send", tbl, false)
+		req, kind, err := m.convFields("conv:send", tbl)
 		if err == nil {
 			req.Messages = append([]engine.Message(nil), c.history...)
 			req.Tags = mergeTags(mergeTags(c.tags, req.Tags), map[string]string{"turn": strconv.Itoa(turn)})

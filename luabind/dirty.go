@@ -118,6 +118,9 @@ func (m *module) dirtyKind(forced string) string {
 // options.dirty that cannot express this request (a chat-only kind on a
 // completion) leaves it clean rather than failing the iteration.
 func (m *module) maybeMalform(req *engine.ChatRequest, forced string) (*engine.ChatRequest, string, error) {
+	if req.Endpoint == engine.EndpointEmbeddings {
+		return req, "", nil // options.dirty malforms generation requests only (see errEmbedDirty)
+	}
 	kind := m.dirtyKind(forced)
 	if kind == "" {
 		return req, "", nil
@@ -174,7 +177,8 @@ func dirtyKinds(L *lua.LState) int {
 
 // dirtyApply implements llm.dirty.apply(kind, request) -> request: a
 // shallow copy of the request table with dirty = kind, which llm.chat and
-// llm.complete then send malformed that way. It is the table form of
+// llm.complete, llm.respond and llm.messages then send malformed that
+// way. It is the table form of
 // writing dirty = kind in the request directly.
 func dirtyApply(L *lua.LState) int {
 	kind := L.CheckString(1)

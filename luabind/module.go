@@ -113,6 +113,9 @@ var members = map[string]func(m *module, L *lua.LState) lua.LValue{
 	"check":        fn((*module).check),
 	"chat":         fn((*module).chat),
 	"complete":     fn((*module).complete),
+	"respond":      fn((*module).respond),
+	"messages":     fn((*module).messagesAPI),
+	"embed":        fn((*module).embed),
 	"think": table(func(m *module) map[string]lua.LGFunction {
 		return map[string]lua.LGFunction{
 			"constant": m.thinkConstant, "between": m.thinkBetween, "exponential": m.thinkExponential,

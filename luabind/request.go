@@ -15,32 +15,58 @@ var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed",
 	"ignore_eos", "min_tokens", "dirty"}
 
 var (
-	chatKeys     = append([]string{"messages"}, commonKeys...)
+	chatKeys     = append([]string{"messages", "tools", "tool_choice"}, commonKeys...)
 	completeKeys = append([]string{"prompt"}, commonKeys...)
-	messageKeys  = []string{"role", "content"}
+	messageKeys  = []string{"role", "content", "tool_calls", "tool_call_id"}
+	toolCallKeys = []string{"id", "name", "arguments"}
 )
 
 // chatRequest validates a llm.chat table into a request and the dirty
 // kind it forces ("" for none).
 func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
-	return m.chatFields("llm.chat", tbl, true)
-}
-
-// chatFields reads a chat request table named path; without withMessages
-// the caller supplies the messages (conv:send) and the key is refused.
-func (m *module) chatFields(path string, tbl *lua.LTable, withMessages bool) (*engine.ChatRequest, string, error) {
+	const path = "llm.chat"
 	d := &decoder{}
-	keys := commonKeys
-	if withMessages {
-		keys = chatKeys
-	}
-	f := d.record(path, tbl, keys)
+	f := d.record(path, tbl, chatKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
 		req.Messages = d.messages(child(path, "messages"), v)
-	} else if withMessages {
+	} else if f != nil {
 		d.errorf(child(path, "messages"), "required")
 	}
+	d.tools(path, f, req)
+	kind := d.commonFields(path, f, req)
+	return req, kind, d.joined()
+}
+
+// tools reads a request's tools (a list of tool tables, in the endpoint's
+// own shape) and tool_choice (a string such as "auto", "required",
+// "none", or a table).
+func (d *decoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+	if v := f["tools"]; v != nil {
+		items := d.list(child(path, "tools"), v)
+		for i, item := range items {
+			if obj := d.jsonObject(index(child(path, "tools"), i+1), item); obj != nil {
+				req.Tools = append(req.Tools, obj)
+			}
+		}
+	}
+	switch v := f["tool_choice"].(type) {
+	case nil:
+	case lua.LString:
+		req.ToolChoice = string(v)
+	default:
+		if obj := d.jsonObject(child(path, "tool_choice"), v); obj != nil {
+			req.ToolChoice = obj
+		}
+	}
+}
+
+// convFields reads conv:send's table: the fields of llm.chat but the
+// messages, which the conversation supplies.
+func (m *module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+	d := &decoder{}
+	f := d.record(path, tbl, commonKeys)
+	req := &engine.ChatRequest{Model: m.cfg.Model}
 	kind := d.commonFields(path, f, req)
 	return req, kind, d.joined()
 }
@@ -137,20 +163,58 @@ func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
 			continue
 		}
 		var msg engine.Message
-		for _, k := range messageKeys {
-			if f[k] == nil {
-				d.errorf(child(p, k), "required")
-			}
-		}
-		if f["role"] != nil {
+		if f["role"] == nil {
+			d.errorf(child(p, "role"), "required")
+		} else {
 			msg.Role = d.str(child(p, "role"), f["role"])
 		}
-		if f["content"] != nil {
+		switch {
+		case f["content"] != nil:
 			msg.Content = d.str(child(p, "content"), f["content"])
+		case f["tool_calls"] == nil:
+			d.errorf(child(p, "content"), "required")
+		}
+		if v := f["tool_calls"]; v != nil {
+			msg.ToolCalls = d.toolCalls(child(p, "tool_calls"), v)
+		}
+		if v := f["tool_call_id"]; v != nil {
+			msg.ToolCallID = d.str(child(p, "tool_call_id"), v)
 		}
 		msgs = append(msgs, msg)
 	}
 	return msgs
+}
+
+// toolCalls reads an assistant message's tool_calls: { {id=, name=,
+// arguments=}, ... }, the shape a result's tool_calls has, so a script
+// can hand a call back in the next turn.
+func (d *decoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
+	items := d.list(path, v)
+	calls := make([]engine.ToolCall, 0, len(items))
+	for i, item := range items {
+		p := index(path, i+1)
+		f := d.record(p, item, toolCallKeys)
+		if f == nil {
+			continue
+		}
+		var c engine.ToolCall
+		for _, k := range []string{"id", "name"} {
+			if f[k] == nil {
+				d.errorf(child(p, k), "required")
+			}
+		}
+		if f["id"] != nil {
+			c.ID = d.str(child(p, "id"), f["id"])
+		}
+		if f["name"] != nil {
+			c.Name = d.str(child(p, "name"), f["name"])
+		}
+		if f["arguments"] != nil {
+			c.Arguments = d.str(child(p, "arguments"), f["arguments"])
+		}
+		calls = append(calls, c)
+	}
+	return calls
 }
 
 // optNumber reads an optional number; 0 is kept, because temperature = 0

@@ -7,13 +7,16 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// resultTable is what llm.chat and llm.complete return: status, ok, text,
-// streamed, ttfb_ms, ttft_ms, ttfc_ms, tpot_ms, e2e_ms, output_tokens,
-// input_tokens, reasoning_tokens, tokens_source, input_tokens_source,
-// finish_reason and error ({class=, message=}, nil on success). Times the
-// client did not measure, and sources and reasons it does not know, are
-// nil rather than 0 or "", so a script cannot mistake them for instant or
-// known.
+// resultTable is what llm.chat, llm.complete, llm.respond, llm.messages
+// and llm.embed return: status, ok, text, streamed, ttfb_ms, ttft_ms,
+// ttfc_ms, tpot_ms, e2e_ms, output_tokens, input_tokens,
+// reasoning_tokens, tokens_source, input_tokens_source, finish_reason,
+// api (the endpoint: chat, completions, responses, messages, embeddings),
+// tool_calls ({ {id=, name=, arguments=}, ... } when the answer called
+// tools), inputs and dimensions (embeddings) and error ({class=,
+// message=}, nil on success). Times the client did not measure, and
+// sources and reasons it does not know, are nil rather than 0 or "", so a
+// script cannot mistake them for instant or known.
 func resultTable(L *lua.LState, r *engine.Result) *lua.LTable {
 	t := L.CreateTable(0, 16)
 	t.RawSetString("status", lua.LNumber(r.Status))
@@ -37,11 +40,35 @@ func resultTable(L *lua.LState, r *engine.Result) *lua.LTable {
 			t.RawSetString(f.key, lua.LString(f.s))
 		}
 	}
+	if r.API != "" {
+		t.RawSetString("api", lua.LString(r.API))
+	}
+	if len(r.ToolCalls) > 0 {
+		t.RawSetString("tool_calls", toolCallsTable(L, r.ToolCalls))
+	}
+	if r.Inputs > 0 {
+		t.RawSetString("inputs", lua.LNumber(r.Inputs))
+		t.RawSetString("dimensions", lua.LNumber(r.Dimensions))
+	}
 	if r.Err != nil {
 		e := L.CreateTable(0, 2)
 		e.RawSetString("class", lua.LString(r.Err.Class))
 		e.RawSetString("message", lua.LString(r.Err.Message))
 		t.RawSetString("error", e)
+	}
+	return t
+}
+
+// toolCallsTable is a result's tool_calls, in the shape a message's
+// tool_calls takes, so a script can send them back.
+func toolCallsTable(L *lua.LState, calls []engine.ToolCall) *lua.LTable {
+	t := L.CreateTable(len(calls), 0)
+	for _, c := range calls {
+		e := L.CreateTable(0, 3)
+		e.RawSetString("id", lua.LString(c.ID))
+		e.RawSetString("name", lua.LString(c.Name))
+		e.RawSetString("arguments", lua.LString(c.Arguments))
+		t.Append(e)
 	}
 	return t
 }

@@ -82,7 +82,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
-	proto, params, err := compileChunk(path, src)
+	proto, params, apis, err := compileChunk(path, src)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +98,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err := s.checkParams(params, readAtInit); err != nil {
 		return nil, err
 	}
+	s.plan.APIs = apis
 	return s, nil
 }
 
@@ -105,17 +106,18 @@ func Compile(path string, opts Options) (*Script, error) {
 // every later error message carries the file name as the user gave it.
 // Duplicate scenario and threshold names are caught here, in the source,
 // because the table constructor keeps only the last of them. It also
-// returns the llm.param keys the source names.
-func compileChunk(path string, src []byte) (*lua.FunctionProto, paramUse, error) {
+// returns the llm.param keys the source names and the endpoints it sends
+// to beyond chat (scanAPIs).
+func compileChunk(path string, src []byte) (*lua.FunctionProto, paramUse, []string, error) {
 	chunk, err := parse.Parse(bytes.NewReader(src), path)
 	if err != nil {
-		return nil, paramUse{}, syntaxError(path, src, err)
+		return nil, paramUse{}, nil, syntaxError(path, src, err)
 	}
 	if err := duplicateKeys(path, chunk); err != nil {
-		return nil, paramUse{}, err
+		return nil, paramUse{}, nil, err
 	}
 	proto, err := compileAST(path, chunk)
-	return proto, scanParams(chunk), err
+	return proto, scanParams(chunk), scanAPIs(chunk), err
 }
 
 func compileAST(path string, chunk []ast.Stmt) (*lua.FunctionProto, error) {
@@ -262,6 +264,10 @@ func (s *Script) Plan() engine.Plan {
 		p.Thresholds = append(p.Thresholds, t)
 	}
 	p.Metrics = append([]engine.MetricDef(nil), s.plan.Metrics...)
+	p.APIs = append([]string(nil), s.plan.APIs...)
+	if len(p.APIs) == 0 {
+		p.APIs = nil
+	}
 	return p
 }
 

@@ -10,6 +10,9 @@ import (
 // close enough to be a typo, otherwise the whole list, so the user never
 // has to open the docs to find the spelling.
 func unknownKey(key string, valid []string) string {
+	if other, ok := apiNames[key]; ok && contains(valid, other) {
+		return fmt.Sprintf("unknown key (this API calls it %s)", other)
+	}
 	if best, ok := nearest(key, valid); ok {
 		return fmt.Sprintf("unknown key (did you mean %s?)", best)
 	}
@@ -17,6 +20,11 @@ func unknownKey(key string, valid []string) string {
 	sort.Strings(sorted)
 	return fmt.Sprintf("unknown key (valid keys: %s)", strings.Join(sorted, ", "))
 }
+
+// apiNames are keys one API names differently from another: the valid
+// key a request table of that API takes instead.
+var apiNames = map[string]string{"max_tokens": "max_output_tokens", "prompt": "input", "messages": "input",
+	"system": "instructions", "instructions": "system"}
 
 // nearest returns the valid key with the smallest edit distance to key,
 // if that distance is small relative to the key's length.

@@ -24,6 +24,10 @@ type Kind struct {
 // ErrUnknownKind is wrapped by Apply's error for a kind it does not know.
 var ErrUnknownKind = errors.New("dirty: unknown kind")
 
+// ErrNoEmbeddings is wrapped by Apply's error for an embeddings request:
+// the kinds malform generation requests.
+var ErrNoEmbeddings = errors.New("the kinds malform generation requests, not embeddings")
+
 // mutator makes req dirty in place; rng is never nil.
 type mutator func(req *engine.ChatRequest, rng *rand.Rand) error
 
@@ -85,8 +89,9 @@ func lookup(name string) (kind, bool) {
 	return registry[i], true
 }
 
-// Apply turns req (a normal chat request with messages) into the malformed
-// variant kind, in place. rng gives variety where a kind has it; nil picks
+// Apply turns req (a normal chat, completions, Responses or Messages
+// request; embeddings have no kinds) into the malformed variant kind, in
+// place; the raw kinds write the body in the shape of its endpoint. rng gives variety where a kind has it; nil picks
 // a fixed seed. An unknown kind's error lists the valid ones. Apply is safe
 // for concurrent use on distinct requests and distinct rngs.
 func Apply(kind string, req *engine.ChatRequest, rng *rand.Rand) error {
@@ -96,6 +101,9 @@ func Apply(kind string, req *engine.ChatRequest, rng *rand.Rand) error {
 	}
 	if req == nil {
 		return fmt.Errorf("dirty: %s: nil request", kind)
+	}
+	if req.Endpoint == engine.EndpointEmbeddings {
+		return fmt.Errorf("dirty: %s: %w", kind, ErrNoEmbeddings)
 	}
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(1, 2))

@@ -16,20 +16,25 @@ import (
 const NestingDepth = 100_000
 
 // rawBody is what a raw kind starts from: the fields that route a request
-// and shape its answer, model and stream first so that a truncated body
-// keeps them. Extra and the vLLM extensions are left out: a raw body is
-// meant to be refused, not to generate.
+// and shape its answer, in its API's own names, model and stream first so
+// that a truncated body keeps them. Extra, tools and the vLLM extensions
+// are left out: a raw body is meant to be refused, not to generate.
 type rawBody struct {
-	Model         string            `json:"model"`
-	Stream        bool              `json:"stream"`
-	StreamOptions *streamOptions    `json:"stream_options,omitempty"`
-	MaxTokens     int               `json:"max_tokens,omitempty"`
-	Messages      *[]engine.Message `json:"messages,omitempty"`
-	Prompt        *string           `json:"prompt,omitempty"`
-	Temperature   *float64          `json:"temperature,omitempty"`
-	TopP          *float64          `json:"top_p,omitempty"`
-	Seed          *int64            `json:"seed,omitempty"`
-	Stop          []string          `json:"stop,omitempty"`
+	Model           string            `json:"model"`
+	Stream          bool              `json:"stream"`
+	StreamOptions   *streamOptions    `json:"stream_options,omitempty"`
+	MaxTokens       int               `json:"max_tokens,omitempty"`
+	MaxOutputTokens int               `json:"max_output_tokens,omitempty"` // Responses
+	System          string            `json:"system,omitempty"`            // Messages
+	Instructions    string            `json:"instructions,omitempty"`      // Responses
+	Messages        *[]engine.Message `json:"messages,omitempty"`
+	Input           any               `json:"input,omitempty"` // Responses
+	Prompt          *string           `json:"prompt,omitempty"`
+	Temperature     *float64          `json:"temperature,omitempty"`
+	TopP            *float64          `json:"top_p,omitempty"`
+	Seed            *int64            `json:"seed,omitempty"`
+	Stop            []string          `json:"stop,omitempty"`
+	StopSequences   []string          `json:"stop_sequences,omitempty"` // Messages
 }
 
 // streamOptions asks for usage, as engine/openai does, so that a lenient
@@ -38,20 +43,32 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// encode marshals the body a normal request would have.
+// encode marshals the body a normal request would have, in the shape of
+// its endpoint: chat, completions, Responses (input, instructions,
+// max_output_tokens) or Messages (system, max_tokens, stop_sequences; no
+// stream_options, which Anthropic's API does not take).
 func encode(req *engine.ChatRequest) ([]byte, error) {
 	b := rawBody{Model: req.Model, Stream: !req.NoStream, MaxTokens: req.MaxTokens,
 		Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed, Stop: req.Stop}
 	if b.Stream {
 		b.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-	if req.Endpoint == engine.EndpointCompletions {
+	msgs := req.Messages
+	if msgs == nil {
+		msgs = []engine.Message{}
+	}
+	switch req.Endpoint {
+	case engine.EndpointCompletions:
 		b.Prompt = &req.Prompt
-	} else {
-		msgs := req.Messages
-		if msgs == nil {
-			msgs = []engine.Message{}
+	case engine.EndpointResponses:
+		b.StreamOptions, b.MaxTokens, b.MaxOutputTokens, b.Instructions = nil, 0, req.MaxTokens, req.System
+		b.Input = msgs
+		if promptInput(req) {
+			b.Input = req.Prompt
 		}
+	case engine.EndpointMessages:
+		b.StreamOptions, b.System, b.Stop, b.StopSequences, b.Messages = nil, req.System, nil, req.Stop, &msgs
+	default:
 		b.Messages = &msgs
 	}
 	body, err := json.Marshal(&b)

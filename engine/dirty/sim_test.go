@@ -2,6 +2,7 @@ package dirty_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
@@ -35,25 +36,52 @@ func TestEveryKindAgainstTheSimulator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range dirty.Kinds() {
-				req := &engine.ChatRequest{Model: sim.DefaultModel, MaxTokens: 4,
-					Messages: []engine.Message{{Role: "user", Content: "hello there"}}}
-				if err := dirty.Apply(k.Name, req, rand.New(rand.NewPCG(1, 2))); err != nil {
-					t.Fatalf("%s: %v", k.Name, err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				res := client.Chat(ctx, req)
-				cancel()
-				got := engine.Verdict(res)
-				want := careful(k)
-				if mode.defects != nil {
-					want = engine.VerdictDefect
-				}
-				if got != want {
-					t.Errorf("%s: verdict %s (status %d, %v), want %s (healthy: %s)", k.Name, got, res.Status, res.Err, want, k.Healthy)
+			for shape, base := range shapes {
+				for _, k := range dirty.Kinds() {
+					req := base()
+					if err := dirty.Apply(k.Name, req, rand.New(rand.NewPCG(1, 2))); err != nil {
+						t.Fatalf("%s %s: %v", shape, k.Name, err)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					res := client.Chat(ctx, req)
+					cancel()
+					got := engine.Verdict(res)
+					want := careful(k)
+					if mode.defects != nil {
+						want = engine.VerdictDefect
+					}
+					if got != want {
+						t.Errorf("%s %s: verdict %s (status %d, %v), want %s (healthy: %s)", shape, k.Name, got, res.Status, res.Err, want, k.Healthy)
+					}
 				}
 			}
 		})
+	}
+}
+
+// shapes are the requests every kind malforms: chat, and the APIs that
+// carry the same prompt in their own shapes.
+var shapes = map[string]func() *engine.ChatRequest{
+	"chat": func() *engine.ChatRequest {
+		return &engine.ChatRequest{Model: sim.DefaultModel, MaxTokens: 4, Messages: []engine.Message{{Role: "user", Content: "hello there"}}}
+	},
+	"responses, string input": func() *engine.ChatRequest {
+		return &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: sim.DefaultModel, MaxTokens: 4, Prompt: "hello there"}
+	},
+	"responses, messages": func() *engine.ChatRequest {
+		return &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: sim.DefaultModel, MaxTokens: 4, System: "Be brief.",
+			Messages: []engine.Message{{Role: "user", Content: "hello there"}}}
+	},
+	"messages": func() *engine.ChatRequest {
+		return &engine.ChatRequest{Endpoint: engine.EndpointMessages, Model: sim.DefaultModel, MaxTokens: 4, System: "Be brief.",
+			Messages: []engine.Message{{Role: "user", Content: "hello there"}}}
+	},
+}
+
+func TestEmbeddingsHaveNoKinds(t *testing.T) {
+	err := dirty.Apply("empty", &engine.ChatRequest{Endpoint: engine.EndpointEmbeddings, Prompt: "x"}, nil)
+	if !errors.Is(err, dirty.ErrNoEmbeddings) {
+		t.Errorf("Apply = %v, want ErrNoEmbeddings", err)
 	}
 }
 

@@ -25,12 +25,13 @@ const defaultText = "Explain what a load test measures, in two sentences."
 // errNeedsChat is returned by the kinds that only a chat request can express.
 var errNeedsChat = errors.New("needs a chat request (messages), not a completion")
 
-// target returns the text a kind rewrites: the prompt of a completion, or
-// the content of the last user message, appended when there is none. The
-// messages are copied first: a scenario may share one slice between
-// requests, and only this request must turn dirty.
+// target returns the text a kind rewrites: the prompt of a completion or
+// of a Responses request whose input is a string, or the content of the
+// last user message, appended when there is none. The messages are copied
+// first: a scenario may share one slice between requests, and only this
+// request must turn dirty.
 func target(req *engine.ChatRequest) *string {
-	if req.Endpoint == engine.EndpointCompletions {
+	if req.Endpoint == engine.EndpointCompletions || promptInput(req) {
 		return &req.Prompt
 	}
 	req.Messages = slices.Clone(req.Messages)
@@ -101,9 +102,19 @@ func overlong(req *engine.ChatRequest, rng *rand.Rand) error {
 // badRoles are roles no OpenAI-compatible server defines.
 var badRoles = []string{"wizard", "narrator", "oracle", "USER", ""}
 
+// promptInput reports a Responses request whose input is a string.
+func promptInput(req *engine.ChatRequest) bool {
+	return req.Endpoint == engine.EndpointResponses && req.Messages == nil
+}
+
 func badRole(req *engine.ChatRequest, rng *rand.Rand) error {
 	if req.Endpoint == engine.EndpointCompletions {
 		return errNeedsChat
+	}
+	if promptInput(req) {
+		// A role needs a message: the string input becomes the one it
+		// stands for.
+		req.Messages, req.Prompt = []engine.Message{{Role: "user", Content: req.Prompt}}, ""
 	}
 	target(req) // ensures a user message, in a copied slice
 	for i := len(req.Messages) - 1; i >= 0; i-- {

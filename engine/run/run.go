@@ -171,7 +171,7 @@ func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
 	}
-	info, err := client.Preflight(ctx, t.Model)
+	info, err := client.Preflight(ctx, t.Model, c.Plan.APIs...)
 	if err != nil {
 		client.CloseIdle()
 		return nil, fmt.Errorf("preflight failed, no load sent: %w", err)

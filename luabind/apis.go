@@ -1,0 +1,247 @@
+package luabind
+
+import (
+	"slices"
+
+	"github.com/llmload/llmload/engine"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Request keys of the APIs beyond chat: each takes the fields its API has,
+// so a key it would not send is a Lua error rather than dropped.
+var (
+	respondKeys  = []string{"input", "instructions", "max_output_tokens", "model", "temperature", "top_p", "extra", "tags", "stream", "tools", "tool_choice", "dirty"}
+	messagesKeys = []string{"messages", "system", "max_tokens", "model", "temperature", "top_p", "stop", "extra", "tags", "stream", "tools", "tool_choice", "dirty"}
+	embedKeys    = []string{"input", "model", "dimensions", "encoding_format", "extra", "tags", "dirty"}
+)
+
+// respond implements llm.respond{ input = "..." or {{role=, content=},
+// ...}, instructions=?, max_output_tokens=?, model=?, temperature=?,
+// top_p=?, tools=?, tool_choice=?, extra=?, tags=?, stream=?, dirty=? } ->
+// result: one request to OpenAI's Responses API (POST {base}/responses),
+// its sample and the result table of llm.chat. TTFT counts reasoning
+// (reasoning text or summary deltas), TTFC the first answer text or
+// function-call argument; output usage comes from response.completed.
+func (m *module) respond(L *lua.LState) int {
+	m.sendRequest(L, "llm.respond", L.CheckTable(1), m.respondRequest)
+	return 1
+}
+
+// messagesAPI implements llm.messages{ messages = {{role=, content=},
+// ...}, max_tokens = n, system=?, model=?, temperature=?, top_p=?, stop=?,
+// tools=?, tool_choice=?, extra=?, tags=?, stream=?, dirty=? } -> result:
+// one request to Anthropic's Messages API (POST {base}/messages, the key
+// in x-api-key, anthropic-version 2023-06-01), its sample and the result
+// table of llm.chat. max_tokens is required, as the API requires it;
+// thinking counts for TTFT, not TTFC.
+func (m *module) messagesAPI(L *lua.LState) int {
+	m.sendRequest(L, "llm.messages", L.CheckTable(1), m.messagesRequest)
+	return 1
+}
+
+// embed implements llm.embed{ input = "..." or { "a", "b", ... },
+// model=?, dimensions=?, encoding_format=?, extra=?, tags=? } -> result:
+// one request to POST {base}/embeddings, never streamed. Its result has
+// ok, status, error, ttfb_ms, e2e_ms, input_tokens, input_tokens_source,
+// inputs (how many were embedded) and dimensions; nothing is generated,
+// so there is no TTFT, TPOT or text. Dirty-data kinds malform generation
+// requests and are refused here.
+func (m *module) embed(L *lua.LState) int {
+	m.sendRequest(L, "llm.embed", L.CheckTable(1), m.embedRequest)
+	return 1
+}
+
+// respondRequest validates a llm.respond table.
+func (m *module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+	const path = "llm.respond"
+	d := &decoder{}
+	f := d.record(path, tbl, respondKeys)
+	req := &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: m.cfg.Model}
+	switch v := f["input"].(type) {
+	case nil:
+		if f != nil {
+			d.errorf(child(path, "input"), "required (a string, or a list of messages)")
+		}
+	case lua.LString:
+		req.Prompt = string(v)
+	default:
+		req.Messages = d.messages(child(path, "input"), v)
+	}
+	if v := f["instructions"]; v != nil {
+		req.System = d.str(child(path, "instructions"), v)
+	}
+	if v := f["max_output_tokens"]; v != nil {
+		req.MaxTokens = d.count(child(path, "max_output_tokens"), v, 0)
+	}
+	d.tools(path, f, req)
+	kind := d.commonFields(path, f, req)
+	return req, kind, d.joined()
+}
+
+// messagesRequest validates a llm.messages table.
+func (m *module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+	const path = "llm.messages"
+	d := &decoder{}
+	f := d.record(path, tbl, messagesKeys)
+	req := &engine.ChatRequest{Endpoint: engine.EndpointMessages, Model: m.cfg.Model}
+	if v := f["messages"]; v != nil {
+		req.Messages = d.messages(child(path, "messages"), v)
+	} else if f != nil {
+		d.errorf(child(path, "messages"), "required")
+	}
+	if v := f["system"]; v != nil {
+		req.System = d.str(child(path, "system"), v)
+	}
+	if f != nil && f["max_tokens"] == nil {
+		d.errorf(child(path, "max_tokens"), "required: the Messages API needs max_tokens")
+	}
+	d.tools(path, f, req)
+	kind := d.commonFields(path, f, req)
+	return req, kind, d.joined()
+}
+
+// embedRequest validates a llm.embed table; a dirty kind is an error.
+func (m *module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+	const path = "llm.embed"
+	d := &decoder{}
+	f := d.record(path, tbl, embedKeys)
+	req := &engine.ChatRequest{Endpoint: engine.EndpointEmbeddings, Model: m.cfg.Model}
+	switch v := f["input"].(type) {
+	case nil:
+		if f != nil {
+			d.errorf(child(path, "input"), "required (a string, or a list of strings)")
+		}
+	case lua.LString:
+		req.Prompt = string(v)
+	default:
+		items := d.list(child(path, "input"), v)
+		if items != nil && len(items) == 0 {
+			d.errorf(child(path, "input"), "needs at least one string")
+		}
+		req.Inputs = make([]string, 0, len(items))
+		for i, item := range items {
+			req.Inputs = append(req.Inputs, d.str(index(child(path, "input"), i+1), item))
+		}
+	}
+	if f["dirty"] != nil {
+		d.errorf(child(path, "dirty"), "%s", errEmbedDirty)
+	}
+	m.embedExtra(d, path, f, req)
+	if v := f["model"]; v != nil {
+		if s := d.str(child(path, "model"), v); s != "" {
+			req.Model = s
+		}
+	}
+	if v := f["tags"]; v != nil {
+		req.Tags = d.stringMap(child(path, "tags"), v)
+	}
+	return req, "", d.joined()
+}
+
+// errEmbedDirty says why llm.embed takes no dirty kind.
+const errEmbedDirty = "dirty-data kinds malform generation requests (llm.chat, llm.complete, llm.respond, llm.messages); " +
+	"they are not defined for embeddings"
+
+// embedExtra reads extra, dimensions and encoding_format into the body's
+// extra fields: they are the embeddings API's own.
+func (m *module) embedExtra(d *decoder, path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+	if v := f["extra"]; v != nil {
+		req.Extra = d.jsonObject(child(path, "extra"), v)
+	}
+	set := func(k string, v any) {
+		if req.Extra == nil {
+			req.Extra = map[string]any{}
+		}
+		req.Extra[k] = v
+	}
+	if v := f["dimensions"]; v != nil {
+		set("dimensions", d.count(child(path, "dimensions"), v, 1))
+	}
+	if v := f["encoding_format"]; v != nil {
+		set("encoding_format", d.str(child(path, "encoding_format"), v))
+	}
+}
+
+// apiMembers are the module members that send requests, by the endpoint
+// they send to.
+var apiMembers = map[string]string{
+	"chat": engine.EndpointChat, "complete": engine.EndpointChat, "conversation": engine.EndpointChat,
+	"respond": engine.EndpointResponses, "messages": engine.EndpointMessages, "embed": engine.EndpointEmbeddings,
+}
+
+// scanAPIs finds the endpoints a chunk sends to, for the preflight: the
+// members of apiMembers read from the module (llm.respond, ...; a
+// completion is checked as chat). The module is the names bound to
+// require("llmload"), or llm when the chunk binds none it can see. It
+// returns nil when the script sends only chat requests, the preflight's
+// default.
+func scanAPIs(chunk []ast.Stmt) []string {
+	names := moduleNames(chunk)
+	found := map[string]bool{}
+	inspectStmts(chunk, func(n ast.PositionHolder) bool {
+		get, ok := n.(*ast.AttrGetExpr)
+		if !ok {
+			return true
+		}
+		obj, isIdent := get.Object.(*ast.IdentExpr)
+		key, isStr := get.Key.(*ast.StringExpr)
+		if isIdent && isStr && names[obj.Value] && apiMembers[key.Value] != "" {
+			found[apiMembers[key.Value]] = true
+		}
+		return true
+	})
+	if len(found) == 0 || (len(found) == 1 && found[engine.EndpointChat]) {
+		return nil
+	}
+	return slices.DeleteFunc(engine.Endpoints(), func(api string) bool { return !found[api] })
+}
+
+// moduleNames are the names a chunk binds to require("llmload"), {llm}
+// when it binds none.
+func moduleNames(chunk []ast.Stmt) map[string]bool {
+	names := map[string]bool{}
+	bind := func(lhs []string, rhs []ast.Expr) {
+		for i, e := range rhs {
+			if i < len(lhs) && requiresModule(e) {
+				names[lhs[i]] = true
+			}
+		}
+	}
+	inspectStmts(chunk, func(n ast.PositionHolder) bool {
+		switch s := n.(type) {
+		case *ast.LocalAssignStmt:
+			bind(s.Names, s.Exprs)
+		case *ast.AssignStmt:
+			var lhs []string
+			for _, e := range s.Lhs {
+				id, _ := e.(*ast.IdentExpr)
+				lhs = append(lhs, identName(id))
+			}
+			bind(lhs, s.Rhs)
+		}
+		return true
+	})
+	if len(names) == 0 {
+		names["llm"] = true
+	}
+	return names
+}
+
+func identName(id *ast.IdentExpr) string {
+	if id == nil {
+		return ""
+	}
+	return id.Value
+}
+
+// requiresModule reports a call require("llmload").
+func requiresModule(e ast.Expr) bool {
+	call, ok := e.(*ast.FuncCallExpr)
+	if !ok || len(call.Args) != 1 {
+		return false
+	}
+	fn, isIdent := call.Func.(*ast.IdentExpr)
+	arg, isStr := call.Args[0].(*ast.StringExpr)
+	return isIdent && fn.Value == "require" && isStr && arg.Value == ModuleName
+}
