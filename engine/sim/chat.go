@@ -266,8 +266,8 @@ func (s *Server) answerCompletion(ctx context.Context, w http.ResponseWriter, c 
 func usage(c *completion) openai.Usage {
 	u := openai.Usage{
 		PromptTokens:     c.promptTokens,
-		CompletionTokens: c.outputTokens,
-		TotalTokens:      c.promptTokens + c.outputTokens,
+		CompletionTokens: c.usageTokens(),
+		TotalTokens:      c.promptTokens + c.usageTokens(),
 	}
 	if c.cachedTokens > 0 {
 		u.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: c.cachedTokens}

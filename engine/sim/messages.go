@@ -263,7 +263,7 @@ func (s *Server) answerMessage(ctx context.Context, w http.ResponseWriter, c *co
 	}
 	reason := c.stopReason()
 	writeJSON(w, http.StatusOK, messageObject{ID: id, Type: "message", Role: openai.ChatMessageRoleAssistant, Model: s.cfg.Model,
-		Content: []map[string]any{c.block(text, true)}, StopReason: &reason, Usage: c.anthropicUsage(c.outputTokens)})
+		Content: []map[string]any{c.block(text, true)}, StopReason: &reason, Usage: c.anthropicUsage(c.usageTokens())})
 	return nil
 }
 
@@ -317,7 +317,7 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, c *co
 		return err
 	}
 	end := map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": c.stopReason(), "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": c.outputTokens}}
+		"usage": map[string]any{"output_tokens": c.usageTokens()}}
 	if err := es.sendNamed("message_delta", end); err != nil {
 		return err
 	}

@@ -216,7 +216,7 @@ func (s *Server) response(c *completion, id, status string, done bool, text stri
 	if c.finish == openai.FinishReasonLength {
 		r.Status, r.IncompleteDetails = "incomplete", &incompleteCause{Reason: "max_output_tokens"}
 	}
-	u := responsesUsage{InputTokens: c.promptTokens, OutputTokens: c.outputTokens, TotalTokens: c.promptTokens + c.outputTokens}
+	u := responsesUsage{InputTokens: c.promptTokens, OutputTokens: c.usageTokens(), TotalTokens: c.promptTokens + c.usageTokens()}
 	u.InputTokensDetails.CachedTokens = c.cachedTokens
 	r.Usage = &u
 	return r

@@ -76,6 +76,21 @@ func (p *toolPlan) piece(text string, first, last bool) string {
 	return s
 }
 
+// overhead is the tokens of the JSON around the words: a real model
+// generates them too, so usage counts them.
+func (p *toolPlan) overhead() int {
+	return CountTokens(`{"`+p.arg+`": "`) + CountTokens(`"}`)
+}
+
+// usageTokens is the output usage reports: the generated words, and the
+// JSON around a tool call's.
+func (c *completion) usageTokens() int {
+	if c.tool == nil {
+		return c.outputTokens
+	}
+	return c.outputTokens + c.tool.overhead()
+}
+
 // firstProperty is the first property of a JSON schema by name, "input"
 // when it has none.
 func firstProperty(schema any) string {
