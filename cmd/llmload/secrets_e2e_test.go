@@ -23,12 +23,13 @@ const (
 )
 
 // hostileServer passes the preflight, then answers each request with the
-// next failure, quoting the Authorization header and the URL it received.
+// next failure, quoting the Authorization and X-Api-Key headers and the
+// URL it received.
 func hostileServer(t *testing.T) *httptest.Server {
 	var n atomic.Int64
 	simulator := sim.New(sim.Config{DecodeBase: -1, PrefillBase: -1})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/completions") {
+		if !strings.HasSuffix(r.URL.Path, "/completions") && r.URL.Path != "/v1/messages" {
 			simulator.ServeHTTP(w, r)
 			return
 		}
@@ -39,7 +40,8 @@ func hostileServer(t *testing.T) *httptest.Server {
 		}
 		echo := secrettest.Echoes[int(i)%len(secrettest.Echoes)]
 		answer := secrettest.Answers[int(i)/len(secrettest.Echoes)%len(secrettest.Answers)]
-		answer.Write(w, echo.Quote(r.Header.Get("Authorization"))+" at "+echo.Quote(r.URL.String()))
+		answer.Write(w, echo.Quote(r.Header.Get("Authorization"))+" and "+echo.Quote(r.Header.Get("X-Api-Key"))+
+			" at "+echo.Quote(r.URL.String()))
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -52,25 +54,36 @@ func TestE2ESecretsNeverLeak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run skipped in -short mode")
 	}
-	const scenario = `local llm = require("llmload")
+	const chatScenario = `local llm = require("llmload")
 options = { stages = { { name = "c1", target = 2, duration = "2s" } } }
 function iteration(vu) llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 3 } end
 `
 	tests := map[string]struct {
-		target func(srv string) string
-		env    []string
+		target   func(srv string) string
+		env      []string
+		scenario string
 	}{
+		// Anthropic's Messages API sends the key in x-api-key, not as a
+		// Bearer token: a server that quotes that header is hunted too.
+		"x-api-key": {func(srv string) string { return srv + "/v1" }, []string{"LLMLOAD_API_KEY=" + leakKey}, `local llm = require("llmload")
+options = { stages = { { name = "c1", target = 2, duration = "2s" } } }
+function iteration(vu) llm.messages { messages = { { role = "user", content = "hi" } }, max_tokens = 3 } end
+`},
 		"basic auth": {func(srv string) string {
 			return strings.Replace(srv, "://", "://"+url.UserPassword(leakUser, leakPass).String()+"@", 1) + "/v1"
-		}, nil},
-		"bearer key": {func(srv string) string { return srv + "/v1" }, []string{"LLMLOAD_API_KEY=" + leakKey}},
-		"query key":  {func(srv string) string { return srv + "/v1?api_key=" + url.QueryEscape(leakPass) }, nil},
+		}, nil, ""},
+		"bearer key": {func(srv string) string { return srv + "/v1" }, []string{"LLMLOAD_API_KEY=" + leakKey}, ""},
+		"query key":  {func(srv string) string { return srv + "/v1?api_key=" + url.QueryEscape(leakPass) }, nil, ""},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			srv := hostileServer(t)
 			dir := t.TempDir()
 			path := filepath.Join(dir, "scenario.lua")
+			scenario := tt.scenario
+			if scenario == "" {
+				scenario = chatScenario
+			}
 			if err := os.WriteFile(path, []byte(scenario), 0o600); err != nil {
 				t.Fatal(err)
 			}
