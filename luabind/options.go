@@ -2,6 +2,7 @@ package luabind
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,7 +29,8 @@ var (
 	warmupKeys          = []string{"requests", "duration"}
 	sloKeys             = []string{"ttft", "tpot", "e2e"}
 	// tokenizers are the offline tokenizers options.target.tokenizer may
-	// name: tiktoken encodings, or "none" to count no tokens client-side.
+	// name: tiktoken encodings, or "none" to count no tokens client-side;
+	// it may also give the path of a tokenizer.json (tokenize.IsFile).
 	tokenizers = append(tokenize.Names(), "none")
 )
 
@@ -44,7 +46,10 @@ type decodedOptions struct {
 }
 
 // decodeOptions turns the script's global options table into a plan.
-func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
+// scriptDir, the script's directory, is what a relative
+// options.target.tokenizer path is relative to, as for every data file;
+// without it, the working directory.
+func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOptions {
 	var out decodedOptions
 	if v == lua.LNil {
 		d.errorf("options", "not defined (set options.scenarios, or options.vus and options.duration "+
@@ -57,7 +62,11 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 	}
 	out.plan.Target.Tokenizer = engine.DefaultTokenizer
 	if t := f["target"]; t != nil {
-		out.plan.Target = d.target("options.target", t)
+		dir := ""
+		if len(scriptDir) > 0 {
+			dir = scriptDir[0]
+		}
+		out.plan.Target = d.target("options.target", t, dir)
 		out.onUnreachable = d.onUnreachable("options.target.on_unreachable", t)
 	}
 	if w := f["warmup"]; w != nil {
@@ -82,7 +91,7 @@ func (d *decoder) decodeOptions(v lua.LValue) decodedOptions {
 	return out
 }
 
-func (d *decoder) target(path string, v lua.LValue) engine.Target {
+func (d *decoder) target(path string, v lua.LValue, dir string) engine.Target {
 	f := d.record(path, v, targetKeys)
 	var t engine.Target
 	strs := []struct {
@@ -106,7 +115,7 @@ func (d *decoder) target(path string, v lua.LValue) engine.Target {
 	}
 	t.Tokenizer = engine.DefaultTokenizer
 	if v := f["tokenizer"]; v != nil {
-		t.Tokenizer = d.tokenizer(child(path, "tokenizer"), v)
+		t.Tokenizer = d.tokenizer(child(path, "tokenizer"), v, dir)
 	}
 	if v := f["continuous_usage"]; v != nil {
 		t.ContinuousUsage = d.boolean(child(path, "continuous_usage"), v)
@@ -137,19 +146,38 @@ func (d *decoder) onUnreachable(path string, target lua.LValue) string {
 	return ""
 }
 
-// tokenizer reads the name of an offline tokenizer; a misspelt one is
+// tokenizer reads the name of an offline tokenizer, or the path of a
+// tokenizer.json, which it resolves against dir (the script's directory)
+// and loads now: a missing or malformed file is an error of the script,
+// naming the option and the file, not of the run. A misspelt name is
 // caught here rather than silently counting with another.
-func (d *decoder) tokenizer(path string, v lua.LValue) string {
+func (d *decoder) tokenizer(path string, v lua.LValue, dir string) string {
 	name := d.str(path, v)
 	if _, isStr := v.(lua.LString); !isStr || contains(tokenizers, name) {
 		return name
+	}
+	if tokenize.IsFile(name) {
+		file := resolveData(dir, name)
+		if _, err := tokenize.Get(file); err != nil {
+			d.errorf(path, "%v", strings.TrimPrefix(err.Error(), "tokenize: "))
+		}
+		return file
 	}
 	msg := fmt.Sprintf("unknown tokenizer %q", name)
 	if best, ok := nearest(name, tokenizers); ok {
 		msg += fmt.Sprintf(" (did you mean %s?)", best)
 	}
-	d.errorf(path, "%s (valid: %s)", msg, strings.Join(tokenizers, ", "))
+	d.errorf(path, "%s (valid: %s), or the path of the model's tokenizer.json", msg, strings.Join(tokenizers, ", "))
 	return ""
+}
+
+// resolveData is a data file's path: relative ones are the script
+// directory's.
+func resolveData(dir, name string) string {
+	if filepath.IsAbs(name) || dir == "" {
+		return name
+	}
+	return filepath.Join(dir, name)
 }
 
 // slo reads the objectives goodput counts against; each must be > 0,

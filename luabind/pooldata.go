@@ -132,7 +132,7 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 		spec.maxTokens = d.count(child(path, "max_tokens"), v, 1)
 	}
 	if v := f["tokenizer"]; v != nil {
-		spec.tokenizer = d.tokenizer(child(path, "tokenizer"), v)
+		spec.tokenizer = m.tokenizerOption(d, child(path, "tokenizer"), v)
 	}
 	if spec.maxTokens > 0 && spec.minTokens > spec.maxTokens {
 		d.errorf(path, "min_tokens (%d) must be ≤ max_tokens (%d)", spec.minTokens, spec.maxTokens)
@@ -147,7 +147,9 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 
 // initTokenizer is the tokenizer pools and synthetic prompts count with
 // unless told otherwise: options.target.tokenizer when the script has set
-// options by the time it loads the pool, else engine.DefaultTokenizer.
+// options by the time it loads the pool (a tokenizer.json resolved against
+// the script's directory), else engine.DefaultTokenizer. A bad value is
+// left to the options check, which reports it.
 func (m *module) initTokenizer(L *lua.LState) string {
 	opts, ok := plain(L.GetGlobal("options")).(*lua.LTable)
 	if !ok {
@@ -157,8 +159,23 @@ func (m *module) initTokenizer(L *lua.LState) string {
 	if !ok {
 		return engine.DefaultTokenizer
 	}
-	if s, ok := target.RawGetString("tokenizer").(lua.LString); ok && contains(tokenizers, string(s)) {
+	s, ok := target.RawGetString("tokenizer").(lua.LString)
+	switch {
+	case ok && contains(tokenizers, string(s)):
 		return string(s)
+	case ok && tokenize.IsFile(string(s)):
+		m.noteFile(string(s))
+		return resolveData(filepath.Dir(m.script.path), string(s))
 	}
 	return engine.DefaultTokenizer
+}
+
+// tokenizerOption reads a loader's tokenizer = option, noting a
+// tokenizer.json as one of the script's data files so that it travels
+// with the scenario.
+func (m *module) tokenizerOption(d *decoder, path string, v lua.LValue) string {
+	if s, ok := v.(lua.LString); ok && tokenize.IsFile(string(s)) {
+		m.noteFile(string(s))
+	}
+	return d.tokenizer(path, v, filepath.Dir(m.script.path))
 }

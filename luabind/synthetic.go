@@ -40,7 +40,7 @@ func (m *module) newSynthetic(L *lua.LState) int {
 	}
 	cfg.Tokenizer = m.initTokenizer(L)
 	if v := f["tokenizer"]; v != nil {
-		cfg.Tokenizer = d.tokenizer(child(path, "tokenizer"), v)
+		cfg.Tokenizer = m.tokenizerOption(d, child(path, "tokenizer"), v)
 	}
 	s := &synthetic{}
 	if v := f["unique_prefix"]; v != nil {

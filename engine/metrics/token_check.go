@@ -53,3 +53,33 @@ func (t *tokenCheck) summary() TokenCheck {
 	}
 	return s
 }
+
+// RunTokens is what a whole run's output token counts rest on, summed over
+// its stages: a mismatch between the server's usage and the client's
+// tokenizer is one fact about the run (the tokenizer is not the model's),
+// not a problem of each stage, so the summary says it once.
+type RunTokens struct {
+	// Check is the stages' token checks together.
+	Check TokenCheck
+	// Sources counts the successful requests whose output tokens came
+	// from each source (engine.TokensFromUsage, …FromTokenizer,
+	// …FromEvents).
+	Sources map[string]int64
+	// OK counts the successful requests.
+	OK int64
+}
+
+// SumTokens sums the token checks and token sources of stages.
+func SumTokens(stages []StageSummary) RunTokens {
+	var t tokenCheck
+	run := RunTokens{Sources: map[string]int64{}}
+	for _, s := range stages {
+		t.absorb(s.TokenCheck)
+		for src, n := range s.TokensSource {
+			run.Sources[src] += n
+		}
+		run.OK += s.OK
+	}
+	run.Check = t.summary()
+	return run
+}

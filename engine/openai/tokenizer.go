@@ -38,13 +38,15 @@ func (t *tokenCounter) sample() bool {
 }
 
 // loadTokenizer returns the counter for a Config.Tokenizer name: nil for
-// "none", the default encoding for "".
+// "none", the default encoding for "", a tiktoken encoding, or the path of
+// a tokenizer.json (tokenize.IsFile), which counts exactly as the model
+// does.
 func loadTokenizer(name string) (*tokenCounter, error) {
 	if name == TokenizerNone {
 		return nil, nil
 	}
-	if name != "" && !slices.Contains(tokenize.Names(), name) {
-		return nil, fmt.Errorf("openai: unknown tokenizer %q (want one of %s or %s)",
+	if name != "" && !slices.Contains(tokenize.Names(), name) && !tokenize.IsFile(name) {
+		return nil, fmt.Errorf("openai: unknown tokenizer %q (want one of %s or %s), or the path of a tokenizer.json",
 			name, strings.Join(tokenize.Names(), ", "), TokenizerNone)
 	}
 	codec, err := tokenize.Get(name)
@@ -70,11 +72,5 @@ func (t *tokenCounter) count(s string) (n int, ok bool) {
 			n, ok = 0, false
 		}
 	}()
-	return t.codec.Count(s) + strings.Count(s, "\x7f"), true
+	return t.codec.Count(s), true
 }
-
-// tiktoken-go v0.10.0's generated pre-tokenizer matches no piece at DEL
-// (U+007F) and drops it, so "\x7f" counts 0 tokens where tiktoken counts 1
-// (cl100k_base id 221: every byte has a token). DEL is a piece of its own
-// or ends a punctuation piece whose merges never include it, so adding one
-// token per DEL gives tiktoken's count; count adds it.

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -148,5 +149,29 @@ func BenchmarkTokenizer(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/token")
 		})
+	}
+}
+
+// TestTokenizerFile: a tokenizer.json path counts with that file, one
+// codec per path; a missing file is an error naming it.
+func TestTokenizerFile(t *testing.T) {
+	path, err := filepath.Abs("../tokenize/testdata/tiny-sentencepiece.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := loadTokenizer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := tok.count("hello world"); !ok || n != 6 {
+		t.Errorf("count = %d, %t; want 6 (the tokenizers library's)", n, ok)
+	}
+	again, _ := loadTokenizer(path)
+	if again.codec != tok.codec {
+		t.Error("two loads of one tokenizer.json built two codecs")
+	}
+	missing := filepath.Join(t.TempDir(), "tokenizer.json")
+	if _, err := loadTokenizer(missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("err = %v, want it to name %s", err, missing)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/tokenize"
 )
 
 // writeClientHealth shows llmload's own health per stage, so a reader can
@@ -63,22 +64,13 @@ func fmtSmallMS(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-// writeTokenNotes says where token counts, and so tok/s and TPOT, are less
-// exact than they look: the server's usage disagrees with the tokenizer,
-// or tokens were counted as text events.
-func writeTokenNotes(b *bytes.Buffer, r *Result, labels []string) {
-	tokenizer := cmp.Or(r.Run.Tokenizer, engine.DefaultTokenizer)
-	var notes []string
-	for i, s := range r.Stages {
-		if tc := s.TokenCheck; tc.Mismatched > 0 {
-			notes = append(notes, fmt.Sprintf("%s: server usage and the %s count disagree by more than %.0f%% on %d of %s (mean difference %.1f%%)",
-				labels[i], tokenizer, 100*metrics.TokenMismatch, tc.Mismatched, count(tc.Compared, "request", "requests"), 100*tc.MeanRelDiff))
-		}
-		if n := s.TokensSource[engine.TokensFromEvents]; n > 0 {
-			notes = append(notes, fmt.Sprintf("%s: output tokens of %d of %s are counts of text events "+
-				"(no usage from the server, no tokenizer): approximate, and so are tok/s and TPOT", labels[i], n, count(s.OK, "request", "requests")))
-		}
-	}
+// writeTokenNotes says, once for the run, where token counts, and so tok/s
+// and TPOT, rest on something else than the server's word: the client's
+// tokenizer disagrees with the server's usage (information: the counts are
+// usage's), no usage came and the tokenizer or the text events counted.
+// Stages are not named: the cause is the run's, not a stage's.
+func writeTokenNotes(b *bytes.Buffer, r *Result, _ []string) {
+	notes := tokenNotes(r)
 	if len(notes) == 0 {
 		return
 	}
@@ -86,4 +78,51 @@ func writeTokenNotes(b *bytes.Buffer, r *Result, labels []string) {
 	for _, n := range notes {
 		b.WriteString(wrap(n, "  ", "    ", maxWidth))
 	}
+}
+
+// tokenNotes are the sentences of writeTokenNotes, for every format.
+func tokenNotes(r *Result) []string {
+	run := metrics.SumTokens(r.Stages)
+	tokenizer := cmp.Or(r.Run.Tokenizer, engine.DefaultTokenizer)
+	var notes []string
+	if tc := run.Check; tc.Mismatched > 0 {
+		notes = append(notes, mismatchNote(tokenizer, tc))
+	}
+	if n := run.Sources[engine.TokensFromTokenizer]; n > 0 {
+		notes = append(notes, fallbackNote(tokenizer, n, run.OK))
+	}
+	if n := run.Sources[engine.TokensFromEvents]; n > 0 {
+		notes = append(notes, fmt.Sprintf("output tokens of %d of %s are counts of text events "+
+			"(no usage from the server, no tokenizer): approximate, and so are tok/s and TPOT", n, count(run.OK, "request", "requests")))
+	}
+	return notes
+}
+
+// mismatchNote says that the client's tokenizer counts otherwise than the
+// server, with the fix; the server's counts stand. Only a mean difference
+// beyond TokenMismatch says the tokenizer is another model's: a few
+// requests off (a stop sequence, a special token) are not that.
+func mismatchNote(tokenizer string, tc metrics.TokenCheck) string {
+	s := fmt.Sprintf("note: the offline tokenizer %s differs from the server's usage by %.1f%% on average "+
+		"(%d of %s compared differ by more than %.0f%%)",
+		tokenizer, 100*tc.MeanRelDiff, tc.Mismatched, count(tc.Compared, "request", "requests"), 100*metrics.TokenMismatch)
+	switch {
+	case tokenize.IsFile(tokenizer):
+		return s + ": is it the served model's tokenizer.json? Output tokens are from the server's usage either way"
+	case tc.MeanRelDiff > metrics.TokenMismatch:
+		s += ": it is not the model's tokenizer"
+	}
+	return s + `. Set options.target.tokenizer to the model's tokenizer.json (or "none") to count exactly; ` +
+		"output tokens are from the server's usage either way"
+}
+
+// fallbackNote says which tokenizer counted the output tokens the server
+// gave no usage for.
+func fallbackNote(tokenizer string, n, ok int64) string {
+	s := fmt.Sprintf("output tokens of %d of %s were counted by llmload's tokenizer %s (the server sent no usage)",
+		n, count(ok, "request", "requests"), tokenizer)
+	if tokenize.IsFile(tokenizer) {
+		return s
+	}
+	return s + ", which may not be the model's: set options.target.tokenizer to the model's tokenizer.json to count exactly"
 }

@@ -1,6 +1,8 @@
 package tokenize
 
 import (
+	"strings"
+
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -33,8 +35,14 @@ func (b *bpe) Count(s string) (n int) {
 	if err != nil {
 		return estimate(s)
 	}
-	return n
+	return n + strings.Count(s, "\x7f")
 }
+
+// tiktoken-go v0.10.0's generated pre-tokenizer matches no piece at DEL
+// (U+007F) and drops it, so "\x7f" counts 0 tokens where tiktoken counts 1
+// (cl100k_base id 221: every byte has a token). DEL is a piece of its own
+// or ends a punctuation piece whose merges never include it, so adding one
+// token per DEL gives tiktoken's count; Count adds it.
 
 func estimate(s string) int { return (len(s) + 3) / 4 }
 

@@ -1,5 +1,7 @@
-// Package tokenize gives every part of llmload the same offline BPE
-// tokenizers (tiktoken's encodings), each built once per process.
+// Package tokenize gives every part of llmload the same offline
+// tokenizers, each built once per process: tiktoken's encodings by name,
+// or a model's own Hugging Face tokenizer.json by path. Both are a Codec,
+// so no caller tells them apart.
 package tokenize
 
 import (
@@ -27,13 +29,14 @@ type Codec interface {
 	Encode(s string) []uint
 	// Decode returns the text of ids; ids outside the vocabulary are skipped.
 	Decode(ids []uint) string
-	// Name returns the encoding's name, e.g. "cl100k_base".
+	// Name returns the encoding's name, e.g. "cl100k_base", or the
+	// tokenizer.json's path as Get was given it.
 	Name() string
 }
 
-// codecs holds one entry per encoding for the whole process: building a
-// codec fills a vocabulary of up to 200k entries (tens of MB), which must
-// happen once, not per caller.
+// codecs holds one entry per encoding or file for the whole process:
+// building a codec fills a vocabulary of up to 200k entries (tens of MB),
+// which must happen once, not per caller.
 var (
 	mu     sync.Mutex
 	codecs = map[string]*entry{}
@@ -45,15 +48,19 @@ type entry struct {
 	err   error
 }
 
-// Get returns the process-wide codec of an encoding name; "" means
-// DefaultName. Safe for concurrent use: concurrent first calls for one name
-// build it once.
+// Get returns the process-wide codec of an encoding name ("" means
+// DefaultName) or of a tokenizer.json path (IsFile); a relative path is
+// the working directory's, so callers resolve it first. The error of a
+// file names it and says what is wrong: missing, not JSON (with the line),
+// or a model llmload cannot count exactly. Safe for concurrent use:
+// concurrent first calls for one name build it once; a failed load is
+// remembered like a successful one.
 func Get(name string) (Codec, error) {
 	if name == "" {
 		name = DefaultName
 	}
-	if !known(name) {
-		return nil, fmt.Errorf("tokenize: unknown tokenizer %q (want one of %s)", name, strings.Join(names, ", "))
+	if !known(name) && !IsFile(name) {
+		return nil, fmt.Errorf("tokenize: unknown tokenizer %q (want one of %s, or a tokenizer.json path)", name, strings.Join(names, ", "))
 	}
 	mu.Lock()
 	e, ok := codecs[name]
@@ -76,6 +83,9 @@ func known(name string) bool {
 }
 
 func build(name string) (Codec, error) {
+	if IsFile(name) {
+		return loadFile(name)
+	}
 	c, err := tokenizer.Get(tokenizer.Encoding(name))
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: loading %s: %w", name, err)
