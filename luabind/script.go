@@ -17,12 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
@@ -164,7 +166,8 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, e
 		return nil, err
 	}
 	d := &decoder{}
-	opts := d.decodeOptions(L.GetGlobal("options"))
+	opts := d.decodeOptions(L.GetGlobal("options"), filepath.Dir(s.path))
+	noteTargetTokenizer(m, L)
 	funcs := globalFunctions(L)
 	d.checkExecs(opts.plan.Scenarios, opts.shorthand, funcs)
 	d.checkLifecycle(L)
@@ -296,4 +299,21 @@ func cmpOr(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// noteTargetTokenizer lists a tokenizer.json that options.target.tokenizer
+// names among the script's data files (Script.Files), as the script names
+// it, so that it travels with the script like the pools' files.
+func noteTargetTokenizer(m *module, L *lua.LState) {
+	opts, _ := L.GetGlobal("options").(*lua.LTable)
+	if opts == nil {
+		return
+	}
+	target, _ := opts.RawGetString("target").(*lua.LTable)
+	if target == nil {
+		return
+	}
+	if name, ok := target.RawGetString("tokenizer").(lua.LString); ok && tokenize.IsFile(string(name)) {
+		m.noteFile(string(name))
+	}
 }

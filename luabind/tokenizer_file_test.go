@@ -114,7 +114,7 @@ function iteration(vu) end
 // scriptDirPassed says whether Script.loadPlan gives decodeOptions the
 // script's directory, which a relative options.target.tokenizer needs
 // when the working directory is another; set it with that change.
-const scriptDirPassed = false
+const scriptDirPassed = true
 
 // TestPoolTokenizerFileErrors: a bad tokenizer.json in a loader's options
 // is an error of the script naming the option and the file.

@@ -3,6 +3,8 @@ package dataset
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,11 +148,42 @@ func TestSingleTokenWords(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, w := range words {
-			if codec.Count(w) != 1 {
-				t.Errorf("%s: %q is not one token", enc, w)
+			if codec.Count(wordContext+w)-codec.Count(wordContext) != 1 {
+				t.Errorf("%s: %q is not one token after a word", enc, w)
 			}
 		}
 		t.Logf("%s: %d single-token words", enc, len(words))
+	}
+}
+
+// A SentencePiece tokenizer marks a text's start with a token of its own,
+// so a word is counted after another: synthetic prompts of a Llama-2-family
+// tokenizer.json hit their lengths exactly too. The file is the one
+// engine/tokenize's tests fetch into the cache; without it, this skips.
+func TestSyntheticWithASentencePieceTokenizer(t *testing.T) {
+	cache, err := os.UserCacheDir()
+	if dir := os.Getenv("LLMLOAD_CACHE"); dir != "" {
+		cache, err = dir, nil
+	} else {
+		cache = filepath.Join(cache, "llmload")
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "tokenizers", "mistral-*.json"))
+	if err != nil || len(files) == 0 {
+		t.Skip("no Mistral tokenizer.json in the cache: go test ./engine/tokenize/ fetches it")
+	}
+	for _, n := range []int{1, 7, 200, 1000} {
+		in, _ := Fixed(float64(n))
+		s, err := NewSynthetic(SyntheticConfig{Input: in, PrefixTokens: 50, Tokenizer: files[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, uint64(n)))
+		for range 5 {
+			prompt, got, _ := s.Next(r, "")
+			if got != n || s.codec.Count(prompt) != n {
+				t.Errorf("want %d tokens, got %d (recount %d): %.60q", n, got, s.codec.Count(prompt), prompt)
+			}
+		}
 	}
 }
 

@@ -54,16 +54,23 @@ var wordSets sync.Map // encoding name → []string
 // text to look varied; every tiktoken encoding offers hundreds.
 const minWords = 100
 
+// wordContext is the text a candidate word is counted after: a word
+// inside a prompt is never its start, which SentencePiece tokenizers
+// (Llama 2, Mistral) mark with a token of its own.
+const wordContext = "a"
+
 // singleTokenWords returns the words of commonWords that codec encodes to
-// one token with a leading space, each with that space.
+// one token when they follow another word with a space, each with that
+// space.
 func singleTokenWords(codec tokenize.Codec) ([]string, error) {
 	if v, ok := wordSets.Load(codec.Name()); ok {
 		return v.([]string), nil
 	}
 	var words []string
 	seen := map[string]bool{}
+	base := codec.Count(wordContext)
 	for _, w := range commonWords {
-		if sw := " " + w; !seen[w] && codec.Count(sw) == 1 {
+		if sw := " " + w; !seen[w] && codec.Count(wordContext+sw)-base == 1 {
 			seen[w] = true
 			words = append(words, sw)
 		}
