@@ -45,9 +45,10 @@ type Config struct {
 	// DefaultMaxConns). It never limits concurrent requests: waiting for a
 	// pool slot would be counted as server latency.
 	MaxConns int
-	// Tokenizer is the tiktoken encoding that counts tokens offline:
-	// "cl100k_base" (engine.DefaultTokenizer, also for ""), "o200k_base",
-	// "p50k_base", "r50k_base", or TokenizerNone.
+	// Tokenizer counts tokens offline: a tiktoken encoding, "cl100k_base"
+	// (engine.DefaultTokenizer, also for ""), "o200k_base", "p50k_base",
+	// "r50k_base", the path of a Hugging Face tokenizer.json
+	// (tokenize.IsFile), or TokenizerNone.
 	Tokenizer string
 	// ContinuousUsage asks for cumulative usage in every chunk
 	// (stream_options.continuous_usage_stats, a vLLM extension), which
