@@ -30,8 +30,6 @@ type requestBody struct {
 	Seed          *int64            `json:"seed,omitempty"`
 	IgnoreEOS     bool              `json:"ignore_eos,omitempty"`
 	MinTokens     int               `json:"min_tokens,omitempty"`
-	Tools         []any             `json:"tools,omitempty"`
-	ToolChoice    any               `json:"tool_choice,omitempty"`
 }
 
 // streamOptions asks for usage: in a final chunk (OpenAI's include_usage)
@@ -42,9 +40,9 @@ type streamOptions struct {
 	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
 }
 
-// bodyKeys are the top-level keys requestBody can emit. An Extra key
-// outside this set is appended to the marshalled body; one inside it needs
-// a merge.
+// bodyKeys are the top-level keys a body can have (requestBody's, and the
+// tools appendTools adds). An Extra key outside this set is appended to
+// the marshalled body; one inside it needs a merge.
 var bodyKeys = map[string]bool{
 	"model": true, "messages": true, "prompt": true, "max_tokens": true, "stream": true,
 	"stop": true, "stream_options": true, "temperature": true, "top_p": true,
@@ -74,8 +72,6 @@ func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
 		Seed:        req.Seed,
 		IgnoreEOS:   req.IgnoreEOS,
 		MinTokens:   req.MinTokens,
-		Tools:       req.Tools,
-		ToolChoice:  req.ToolChoice,
 	}
 	switch {
 	case req.NoStream:
@@ -91,10 +87,37 @@ func buildBody(req *engine.ChatRequest, continuous bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}
+	if len(req.Tools) > 0 || req.ToolChoice != nil {
+		if body, err = appendTools(body, req); err != nil {
+			return nil, err
+		}
+	}
 	if len(req.Extra) == 0 {
 		return body, nil
 	}
 	return mergeExtra(body, req)
+}
+
+// appendTools adds tools and tool_choice to the JSON object body. They
+// are appended rather than fields of requestBody, whose every field each
+// request's encoding pays for, tools or not.
+func appendTools(body []byte, req *engine.ChatRequest) ([]byte, error) {
+	body = body[:len(body)-1] // drop the closing brace
+	for _, f := range []struct {
+		key string
+		v   any
+		set bool
+	}{{`,"tools":`, req.Tools, len(req.Tools) > 0}, {`,"tool_choice":`, req.ToolChoice, req.ToolChoice != nil}} {
+		if !f.set {
+			continue
+		}
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", f.key[2:len(f.key)-2], err)
+		}
+		body = append(append(body, f.key...), v...)
+	}
+	return append(body, '}'), nil
 }
 
 // emits reports whether the body built from req has the key k. The vLLM

@@ -190,6 +190,10 @@ type decoder struct {
 	cd    chunkDecoder
 	rev   responsesEvent
 	mev   messagesEvent
+	// s is the stream being read, kept here rather than on readStream's
+	// stack: the dialects' interface calls would move it to the heap, one
+	// allocation per request.
+	s stream
 }
 
 var decoders = sync.Pool{New: func() any {
@@ -211,7 +215,7 @@ func putDecoder(d *decoder) {
 	d.er.reset(nil)
 	d.head.r = nil
 	d.chunk.reset()
-	d.rev, d.mev = responsesEvent{}, messagesEvent{}
+	d.rev, d.mev, d.s = responsesEvent{}, messagesEvent{}, stream{}
 	decoders.Put(d)
 }
 
@@ -228,9 +232,10 @@ func (c *Client) readStream(parent, ctx context.Context, res *engine.Result, res
 	d := getDecoder(resp.Body)
 	defer putDecoder(d)
 	d.er.clock = func() time.Time { return t0.now(res.Start) }
-	s := stream{res: res, w: w, dialect: dl, chunk: &d.chunk, dec: &d.cd, rev: &d.rev, mev: &d.mev,
+	s := &d.s
+	*s = stream{res: res, w: w, dialect: dl, chunk: &d.chunk, dec: &d.cd, rev: &d.rev, mev: &d.mev,
 		itlHint: itlHint(req.MaxTokens)}
-	res.Err = c.consume(parent, ctx, &s, &d.er, ctype)
+	res.Err = c.consume(parent, ctx, s, &d.er, ctype)
 	if e := res.Err; e != nil && s.events == 0 && (e.Class == engine.ErrStreamTruncated || e.Class == engine.ErrStreamMalformed) {
 		// Not a stream at all: some servers answer a bad request with a
 		// bare JSON error under text/event-stream.

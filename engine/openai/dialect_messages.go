@@ -257,6 +257,14 @@ func (messagesDialect) event(s *stream, ev event) (delta, *engine.Error) {
 		s.end(ev.At)
 	case mtError:
 		return noText, &engine.Error{Class: engine.ErrAPI, Message: anthropicError(e.Error)}
+	default:
+		// A gateway's own error, in OpenAI's shape or under an error event.
+		switch {
+		case len(e.Error) > 0 && string(e.Error) != "null":
+			return noText, &engine.Error{Class: engine.ErrAPI, Message: anthropicError(e.Error)}
+		case string(ev.Type) == "error":
+			return noText, &engine.Error{Class: engine.ErrAPI, Message: serverMessage(ev.Data)}
+		}
 	}
 	return noText, nil
 }

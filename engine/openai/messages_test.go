@@ -103,6 +103,10 @@ func messagesCases() map[string]struct {
 				mev("error", `"error":{"type":"overloaded_error","message":"Overloaded"}`))...)},
 			want: failed(engine.ErrAPI, "overloaded_error: Overloaded (the server is overloaded", "a", 1),
 		},
+		"a gateway's error in OpenAI's shape": {
+			script: script{steps: steps(0, append(head, mText("a"), ev(`{"error":{"message":"upstream timed out","type":"server_error"}}`))...)},
+			want:   failed(engine.ErrAPI, "server_error: upstream timed out", "a", 1),
+		},
 		"EOF before the end": {
 			script: script{steps: steps(0, append(head, mText("a"))...)},
 			want:   failed(engine.ErrStreamTruncated, "stream ended before message_stop", "a", 1),

@@ -15,9 +15,11 @@ type stageDetail struct {
 	Tags   []tagTable
 }
 
-// tagTable is one tag key's breakdown of a stage.
+// tagTable is one tag key's breakdown of a stage, or its breakdown by
+// API; Title says which.
 type tagTable struct {
 	Key   string
+	Title string
 	Table htmlTable
 }
 
@@ -68,6 +70,12 @@ func stageDetailOf(s *metrics.StageSummary, i int, label string) stageDetail {
 	for _, key := range keys {
 		d.Tags = append(d.Tags, tagTableOf(key, s.ByTag[key]))
 	}
+	if len(s.ByAPI) >= 2 {
+		// Each API's requests apart, as the text summary's by-API table.
+		t := tagTableOf("api", s.ByAPI)
+		t.Title = "by API"
+		d.Tags = append(d.Tags, t)
+	}
 	return d
 }
 
@@ -94,7 +102,7 @@ func tagHistChart(values map[string]metrics.TagSummary, base histSeries, pick fu
 }
 
 func tagTableOf(key string, values map[string]metrics.TagSummary) tagTable {
-	t := tagTable{Key: key, Table: htmlTable{Head: tagHead}}
+	t := tagTable{Key: key, Title: "by tag " + key, Table: htmlTable{Head: tagHead}}
 	for _, v := range sortedTagValues(values) {
 		ts := values[v]
 		t.Table.Rows = append(t.Table.Rows, []htmlCell{

@@ -38,6 +38,9 @@ func pCell(d metrics.Dist, p string, v float64) htmlCell {
 // p50/p99 of each latency.
 func stageTable(r *Result, labels []string) htmlTable {
 	t := htmlTable{Head: []string{"stage", "VUs / rate", "window", "ok", "failed", "req/s", "out tok/s"}}
+	if hasInputs(r.Stages) {
+		t.Head = append(t.Head, "inputs/s")
+	}
 	if r.SLOSet {
 		t.Head = append(t.Head, "goodput/s", "good %")
 	}
@@ -48,6 +51,11 @@ func stageTable(r *Result, labels []string) htmlTable {
 		t.Rows = append(t.Rows, stageRow(r, &r.Stages[i], labels[i]))
 	}
 	return t
+}
+
+// hasInputs reports a run that embedded inputs: its tables get inputs/s.
+func hasInputs(stages []metrics.StageSummary) bool {
+	return slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.Inputs > 0 })
 }
 
 func stageRow(r *Result, s *metrics.StageSummary, label string) []htmlCell {
@@ -69,6 +77,9 @@ func stageRow(r *Result, s *metrics.StageSummary, label string) []htmlCell {
 	}
 	row := []htmlCell{{Text: label, Left: true, Bad: clientMark(s) != ""}, {Text: load}, {Text: window, Bad: s.Slipped()},
 		intCellH(s.OK), {Text: fmt.Sprint(s.Failed), Bad: s.Failed > 0}, {Text: fmtRate(s.ReqPerSec)}, {Text: fmtRate(s.OutputTokPerSec)}}
+	if hasInputs(r.Stages) {
+		row = append(row, htmlCell{Text: fmtRate(s.InputsPerSec)})
+	}
 	if r.SLOSet {
 		row = append(row, htmlCell{Text: fmtRate(s.Goodput)}, htmlCell{Text: fmt.Sprintf("%.1f%%", 100*s.GoodShare)})
 	}

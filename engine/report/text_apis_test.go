@@ -52,3 +52,21 @@ func TestTextChatOnlyUnchanged(t *testing.T) {
 	text, _ := collect(t, engine.SLO{}, okSample(100*time.Millisecond, time.Second, nil))
 	assertText(t, text, []string{"TTFT", "TPOT"}, []string{"inputs/s", "api:", "by API"})
 }
+
+// TestHTMLByAPI: the HTML report's stage table has inputs/s, and a mixed
+// stage's detail breaks its requests down by API.
+func TestHTMLByAPI(t *testing.T) {
+	var samples []engine.Sample
+	for range 30 {
+		chat := okSample(100*time.Millisecond, time.Second, nil)
+		chat.API = engine.EndpointChat
+		samples = append(samples, chat, embedSample(8*time.Millisecond, 2))
+	}
+	_, r := collect(t, engine.SLO{}, samples...)
+	page := string(render(t, HTML(r)))
+	for _, want := range []string{"inputs/s", ">embeddings<", "only by API</h4>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}
