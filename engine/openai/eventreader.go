@@ -188,7 +188,12 @@ func (r *eventReader) fill() error {
 	for range maxEmptyReads {
 		n, err := r.src.Read(r.buf[r.w:])
 		if n > 0 {
-			r.readAt = r.now()
+			// Kernel receive stamps are converted to wall time one by one
+			// and can come out a few ns out of order: time never runs
+			// backwards within a response, or a gap would be negative.
+			if at := r.now(); at.After(r.readAt) {
+				r.readAt = at
+			}
 			r.w += n
 		}
 		if err != nil {

@@ -237,3 +237,26 @@ func (s *splitReader) Read(p []byte) (int, error) {
 	s.data = s.data[n:]
 	return n, nil
 }
+
+// Receive stamps that come out of order by a few ns never make an event
+// earlier than the one before it.
+func TestEventTimesNeverRunBackwards(t *testing.T) {
+	base := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	stamps := []time.Time{base.Add(1000), base.Add(900), base.Add(2000)}
+	src := &splitReader{data: []byte("data: a\n\ndata: b\n\ndata: c\n\n"), n: len("data: a\n\n")}
+	r := newEventReader(src)
+	i := 0
+	r.clock = func() time.Time { at := stamps[min(i, len(stamps)-1)]; i++; return at }
+	var got []time.Time
+	for {
+		ev, err := r.next()
+		if err != nil {
+			break
+		}
+		got = append(got, ev.At)
+	}
+	want := []time.Time{base.Add(1000), base.Add(1000), base.Add(2000)}
+	if len(got) != 3 || !got[0].Equal(want[0]) || !got[1].Equal(want[1]) || !got[2].Equal(want[2]) {
+		t.Errorf("event times %v, want %v", got, want)
+	}
+}
