@@ -8,7 +8,7 @@
 # (llama/gitRelease.bundle; `npm pack` fetches it without running any
 # install script), cmake from Debian, and the model is the TinyStories
 # stories260K.gguf that the Go module github.com/mutablelogic/go-llama
-# ships in its testdata (`go mod download` brings it). The build (about 16
+# ships in its testdata (`go mod download` brings it). The build (about 8
 # minutes on 2 cores) lands in a cache outside the repository, so a machine
 # builds it once.
 set -euo pipefail
@@ -45,7 +45,7 @@ build() {
 	(cd "$tmp" && npm pack "node-llama-cpp@$NODE_LLAMA_CPP" --silent >/dev/null &&
 		tar xzf "node-llama-cpp-$NODE_LLAMA_CPP.tgz" package/llama/gitRelease.bundle)
 	git -c advice.detachedHead=false clone -q "$tmp/package/llama/gitRelease.bundle" "$tmp/src"
-	log "building llama-server (CPU only; about 16 minutes on 2 cores)"
+	log "building llama-server (CPU only; about 8 minutes on 2 cores)"
 	cmake -S "$tmp/src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
 		-DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
 		-DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$tmp/build.log" 2>&1 ||

@@ -64,7 +64,7 @@ func llamaServer(t *testing.T) string {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("%s is missing: .ci/run builds llama-server and fetches the model with .ci/llama-server.sh", p)
 			}
-			t.Skipf("no real server: %s is missing; run .ci/llama-server.sh (builds llama-server once, about 16 minutes on 2 cores) or set LLMLOAD_LLAMA_SERVER and LLMLOAD_LLAMA_MODEL", p)
+			t.Skipf("no real server: %s is missing; run .ci/llama-server.sh (builds llama-server once, about 8 minutes on 2 cores) or set LLMLOAD_LLAMA_SERVER and LLMLOAD_LLAMA_MODEL", p)
 		}
 	}
 	llama.once.Do(func() { llama.base, llama.err = startLlama(t, bin, model) })
