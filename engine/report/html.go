@@ -33,6 +33,7 @@ type htmlPage struct {
 	Errors     htmlTable
 	Robustness htmlTable
 	Warnings   []string
+	Notes      []string // once-per-run notes, such as the token counts'
 	Checks     []string
 }
 
@@ -65,6 +66,7 @@ func buildPage(r *Result) htmlPage {
 		Errors:     errorTable(r.Stages, labels),
 		Robustness: robustnessTable(r),
 		Warnings:   r.Warnings,
+		Notes:      tokenNotes(r),
 		Checks:     checkLines(r),
 	}
 	p.Server, p.ServerNote = serverSection(r, labels)
