@@ -67,7 +67,7 @@ func llamaServer(t *testing.T) string {
 			t.Skipf("no real server: %s is missing; run .ci/llama-server.sh (builds llama-server once, about 8 minutes on 2 cores) or set LLMLOAD_LLAMA_SERVER and LLMLOAD_LLAMA_MODEL", p)
 		}
 	}
-	llama.once.Do(func() { llama.base, llama.err = startLlama(t, bin, model) })
+	llama.once.Do(func() { llama.base, llama.err = startLlama(bin, model) })
 	if llama.err != nil {
 		t.Fatal(llama.err)
 	}
@@ -77,7 +77,7 @@ func llamaServer(t *testing.T) string {
 // startLlama starts the server on a free loopback port and waits until
 // its model is loaded. It outlives the test that started it: the package's
 // tests share it, and TestMain kills it.
-func startLlama(t *testing.T, bin, model string) (string, error) {
+func startLlama(bin, model string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

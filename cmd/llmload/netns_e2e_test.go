@@ -80,12 +80,11 @@ func TestE2ESegmentsInNetworkNamespaces(t *testing.T) {
 	mock := startIn(t, server, "mock", "--addr", fmt.Sprintf("0.0.0.0:%d", netnsPort), "--fixed-ttft", "20ms", "--fixed-itl", "2ms", "--truth-log", truthLog)
 	mock.waitFor(t, "the mock's address", func() bool { return strings.Contains(mock.stdout.String(), fmt.Sprint(netnsPort)) })
 
-	cmds := segmentRuns(dir, scenario, n,
+	procs := runAll(t, segmentRuns(dir, scenario, n,
 		func(i int) string { return fmt.Sprintf("http://%s:%d/v1", addrs[i], netnsPort) },
 		func(i int) []string { return []string{"ip", "netns", "exec", fmt.Sprintf("%sseg%d", tag, i)} },
-		"--set", "rate=200")
-	runAll(t, cmds)
-	for i, c := range cmds {
+		"--set", "rate=200"))
+	for i, c := range procs {
 		if c.code != 0 {
 			t.Fatalf("segment %d exited %d:\n%s", i, c.code, c.stderr.String())
 		}

@@ -2,17 +2,14 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,51 +44,36 @@ function open(vu) chat(vu, 8) end
 function sweep(vu) chat(vu, 6) end
 `
 
-// command is a process of the test, run to its end with a time limit.
-type command struct {
-	args           []string
-	stdout, stderr bytes.Buffer
-	code           int
-}
-
-// runAll runs the commands at once and waits for all of them.
-func runAll(t *testing.T, cmds []*command) {
+// runAll starts the command lines at once and waits, two minutes at most,
+// until every one has exited.
+func runAll(t *testing.T, argvs [][]string) []*started {
 	t.Helper()
-	var wg sync.WaitGroup
-	for _, c := range cmds {
-		cmd := exec.Command(c.args[0], c.args[1:]...)
-		cmd.Env = cleanEnv()
-		cmd.Stdout, cmd.Stderr = &c.stdout, &c.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-			defer timer.Stop()
-			err := cmd.Wait()
-			if ee, ok := err.(*exec.ExitError); ok {
-				c.code = ee.ExitCode()
-			} else if err != nil {
-				c.code = -1
-			}
-		}()
+	procs := make([]*started, len(argvs))
+	for i, argv := range argvs {
+		procs[i] = startCommand(t, argv[0], argv[1:]...)
 	}
-	wg.Wait()
+	deadline := time.After(2 * time.Minute)
+	for i, p := range procs {
+		select {
+		case <-p.exited:
+		case <-deadline:
+			t.Fatalf("%s still running after 2 minutes:\n%s", strings.Join(argvs[i], " "), p.stderr.String())
+		}
+	}
+	return procs
 }
 
 // segmentRuns are the commands of n segment runs of scenario against
 // target(i), held at one barrier; prefix(i) wraps each (ip netns exec).
-func segmentRuns(dir, scenario string, n int, target func(int) string, prefix func(int) []string, extra ...string) []*command {
+func segmentRuns(dir, scenario string, n int, target func(int) string, prefix func(int) []string, extra ...string) [][]string {
 	at := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano)
-	var cmds []*command
+	var cmds [][]string
 	for i := range n {
 		args := append(prefix(i), binary, "run", scenario, "--target", target(i), "--seed", "7",
 			"--segment", fmt.Sprintf("%d/%d", i, n), "--start-at", at, "-q",
 			"--out", filepath.Join(dir, fmt.Sprintf("seg-%d.json", i)),
 			"--requests-jsonl", filepath.Join(dir, fmt.Sprintf("seg-%d.jsonl", i)))
-		cmds = append(cmds, &command{args: append(args, extra...)})
+		cmds = append(cmds, append(args, extra...))
 	}
 	return cmds
 }
@@ -204,9 +186,8 @@ func TestE2ESegmentsMergeToTheWholeRun(t *testing.T) {
 	truthLog := filepath.Join(dir, "truth.jsonl")
 	mock, url := startMock(t, truthLog)
 	const n = 4
-	cmds := segmentRuns(dir, scenario, n, func(int) string { return url }, func(int) []string { return nil })
-	runAll(t, cmds)
-	for i, c := range cmds {
+	procs := runAll(t, segmentRuns(dir, scenario, n, func(int) string { return url }, func(int) []string { return nil }))
+	for i, c := range procs {
 		if c.code != 0 {
 			t.Fatalf("segment %d exited %d:\n%s", i, c.code, c.stderr.String())
 		}

@@ -577,7 +577,7 @@ func TestCheckSegmentRefusesASegmentWithoutVUs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckSegment(engine.Plan{Scenarios: tc.scenarios, Segment: tc.seg})
+			err := checkSegment(engine.Plan{Scenarios: tc.scenarios, Segment: tc.seg})
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}

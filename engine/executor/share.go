@@ -51,11 +51,11 @@ func checkOpenSplit(sc engine.Scenario, seg engine.Segment) error {
 		sc.Name, key, n, seg.Count, seg.Count)
 }
 
-// CheckSegment refuses a segment to which the plan gives no VU at all: it
+// checkSegment refuses a segment to which the plan gives no VU at all: it
 // would run, measure nothing and fail, when the mistake is asking for more
 // segments than the plan has VUs. Open models always have arrivals for
 // every segment (checkOpenSplit sees that they can be served).
-func CheckSegment(p engine.Plan) error {
+func checkSegment(p engine.Plan) error {
 	seg := p.Segment
 	if seg.Whole() {
 		return nil
@@ -86,5 +86,5 @@ func CheckSplit(p engine.Plan, n int) error {
 			}
 		}
 	}
-	return CheckSegment(p)
+	return checkSegment(p)
 }
