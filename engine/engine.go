@@ -198,8 +198,12 @@ type Result struct {
 	TokenITL          []time.Duration
 	InputTokens       int
 	InputTokensSource string
-	OutputTokens      int
-	TokensSource      string // source of OutputTokens
+	// CachedTokens are the prompt tokens the server says it served from
+	// its prefix cache (usage.prompt_tokens_details.cached_tokens, or
+	// llama.cpp's timings); 0 when it does not say.
+	CachedTokens int
+	OutputTokens int
+	TokensSource string // source of OutputTokens
 	// ClientOutputTokens is the offline tokenizer's count of the generated
 	// text (answer and reasoning), kept beside server usage so the two can
 	// be compared; 0 when not counted.
@@ -351,6 +355,9 @@ type Iteration struct {
 	RequestID int64  // unique across the run
 	Warmup    bool
 	Scheduled time.Time // intended start (open models), zero otherwise
+	// Trace is the trace record this iteration replays; nil outside
+	// trace scenarios.
+	Trace *TraceArrival
 }
 
 // VU is one virtual user. It is used by one goroutine at a time.

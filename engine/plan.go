@@ -25,7 +25,8 @@ const (
 // OpenModel reports whether an executor starts iterations on a schedule
 // (arrival rate) rather than when a VU is free.
 func OpenModel(executor string) bool {
-	return executor == ExecutorConstantArrivalRate || executor == ExecutorRampingArrivalRate
+	return executor == ExecutorConstantArrivalRate || executor == ExecutorRampingArrivalRate ||
+		executor == ExecutorTrace
 }
 
 // Default timeouts and stops.
@@ -173,6 +174,14 @@ type Scenario struct {
 	// whose Duration is the max_duration bound.
 	VUs        int
 	Iterations int
+
+	// Trace is what a trace scenario replays (PreAllocatedVUs and
+	// MaxVUsCap apply, as in the arrival-rate executors).
+	Trace *Trace `json:",omitempty"`
+	// Capacity is a capacity scenario's search; its probes' stages are
+	// made as it runs (Arrival, PreAllocatedVUs and MaxVUsCap apply to a
+	// search of rates).
+	Capacity *CapacitySearch `json:",omitempty"`
 }
 
 // Stage is one measurement window of Duration: it steps to its Target VUs
@@ -207,8 +216,11 @@ func (s Scenario) Duration() time.Duration {
 
 // MaxVUs is the most VUs the scenario may use at once.
 func (s Scenario) MaxVUs() int {
-	if OpenModel(s.Executor) {
+	if OpenModel(s.Executor) || s.Capacity != nil && s.Capacity.Load == CapacityRate {
 		return max(s.PreAllocatedVUs, s.MaxVUsCap)
+	}
+	if s.Capacity != nil {
+		return int(s.Capacity.Max)
 	}
 	if s.Executor == ExecutorSharedIterations || s.Executor == ExecutorPerVUIterations {
 		return s.VUs
