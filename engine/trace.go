@@ -87,12 +87,16 @@ type CapacitySearch struct {
 // Probe is one load level a capacity search measures.
 type Probe struct {
 	Scenario string
-	Stage    string  // the probe's stage name, unique in the scenario
-	Index    int     // 0-based, in the order run
+	// Stages are the stage names of the probe's windows, in order: the
+	// first window's ("probe-03"), then one per extension ("probe-03.2",
+	// ...). Each window is its own stage, so every stage's rates are over
+	// time the load was measured; the probe is judged on all of them.
+	Stages []string
+	Index  int // 0-based, in the order run
 	Load     float64 // iterations/s or VUs
 	Phase    string  // ProbeBracket or ProbeBisect
-	// Start and End bound the measurement window (after the warmup): the
-	// requests that started in it are the probe's.
+	// Start and End bound the measurement: the first window's start (after
+	// the warmup) and the last window's end.
 	Start, End time.Time
 	// Extended counts the windows added because the first could not decide.
 	Extended int
