@@ -92,9 +92,9 @@ type Probe struct {
 	// ...). Each window is its own stage, so every stage's rates are over
 	// time the load was measured; the probe is judged on all of them.
 	Stages []string
-	Index  int // 0-based, in the order run
-	Load     float64 // iterations/s or VUs
-	Phase    string  // ProbeBracket or ProbeBisect
+	Index  int     // 0-based, in the order run
+	Load   float64 // iterations/s or VUs
+	Phase  string  // ProbeBracket or ProbeBisect
 	// Start and End bound the measurement: the first window's start (after
 	// the warmup) and the last window's end.
 	Start, End time.Time
