@@ -230,3 +230,37 @@ func TestFormatValue(t *testing.T) {
 		}
 	}
 }
+
+func TestParseProbeCondition(t *testing.T) {
+	tests := []struct {
+		text, metric, agg, op string
+		value                 float64
+		err                   string
+	}{
+		{text: "ttft.p99 < 1s", metric: "ttft", agg: metrics.AggP, op: "<", value: 1000},
+		{text: "tpot.p50<=50ms", metric: "tpot", agg: metrics.AggP, op: "<=", value: 50},
+		{text: "errors.rate < 1%", metric: "errors", agg: metrics.AggRate, op: "<", value: 0.01},
+		{text: "ttft p99", err: "expected a metric, an operator and a bound"},
+		{text: "< 1s", err: "expected a metric"},
+		{text: "ttft{stage:a}.p99 < 1s", err: "takes no filter"},
+		{text: "ttfx.p99 < 1s", err: "ttfx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			th, err := ParseProbeCondition(tt.text)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := th.Conditions[0]
+			if th.Metric != tt.metric || c.Agg != tt.agg || c.Op != tt.op || c.Value != tt.value {
+				t.Errorf("got %s %s %s %v, want %s %s %s %v", th.Metric, c.Agg, c.Op, c.Value, tt.metric, tt.agg, tt.op, tt.value)
+			}
+		})
+	}
+}
