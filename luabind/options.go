@@ -88,7 +88,19 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 	if dc := f["dirty"]; dc != nil {
 		out.dirty = d.dirtyOptions("options.dirty", dc)
 	}
+	d.checkGoodShare(out.plan)
 	return out
+}
+
+// checkGoodShare reports a capacity search judged on good_share without an
+// SLO to judge requests against.
+func (d *decoder) checkGoodShare(p engine.Plan) {
+	for _, sc := range p.Scenarios {
+		if sc.Capacity != nil && sc.Capacity.GoodShare > 0 && p.SLO.IsZero() {
+			d.errorf(child(child("options.scenarios", sc.Name), "good_share"),
+				"counts the requests that meet options.slo, which is not set (e.g. slo = { ttft = \"1s\" })")
+		}
+	}
 }
 
 func (d *decoder) target(path string, v lua.LValue, dir string) engine.Target {

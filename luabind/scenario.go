@@ -24,11 +24,17 @@ var (
 			"pre_allocated_vus", "max_vus", "arrival", "burstiness"},
 		engine.ExecutorSharedIterations: {"vus", "iterations", "max_duration"},
 		engine.ExecutorPerVUIterations:  {"vus", "iterations", "max_duration"},
+		engine.ExecutorTrace: {"trace", "speedup", "time_offset", "limit", "sessions",
+			"pre_allocated_vus", "max_vus"},
+		engine.ExecutorCapacity: {"load", "start", "max", "growth", "precision", "warmup", "window",
+			"max_window", "good_share", "conditions", "min_samples", "pre_allocated_vus", "max_vus",
+			"arrival", "burstiness"},
 	}
 	// executors lists the executor names in the order the docs give them.
 	executors = []string{engine.ExecutorConstantVUs, engine.ExecutorRampingVUs,
 		engine.ExecutorConstantArrivalRate, engine.ExecutorRampingArrivalRate,
-		engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations}
+		engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations, engine.ExecutorTrace,
+		engine.ExecutorCapacity}
 	scenarioKeys = allScenarioKeys()
 	stageKeys    = []string{"name", "target", "duration", "ramp"}
 	arrivals     = []string{engine.ArrivalPoisson, engine.ArrivalConstant, engine.ArrivalGamma}
@@ -42,6 +48,7 @@ var executorDecoders = map[string]func(*decoder, string, map[string]lua.LValue, 
 	engine.ExecutorRampingArrivalRate:  (*decoder).rampingArrivalRate,
 	engine.ExecutorSharedIterations:    (*decoder).iterationCount,
 	engine.ExecutorPerVUIterations:     (*decoder).iterationCount,
+	engine.ExecutorCapacity:            (*decoder).capacity,
 }
 
 func allScenarioKeys() []string {

@@ -1,0 +1,167 @@
+package luabind
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/threshold"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Capacity search defaults: a search that doubles from one request per
+// second (or one VU) to 5% precision, each probe warmed for 10 s and
+// measured for 30 s, extended up to 2 min when 30 s cannot decide.
+const (
+	DefaultCapacityGrowth     = 2.0
+	DefaultCapacityPrecision  = 0.05
+	DefaultCapacityWarmup     = 10 * time.Second
+	DefaultCapacityWindow     = 30 * time.Second
+	DefaultCapacityMinSamples = 30
+	// capacitySteps bounds the default max: start × growth^10.
+	capacitySteps = 10
+)
+
+var capacityLoads = []string{engine.CapacityRate, engine.CapacityVUs}
+
+// capacity reads a capacity scenario: what load it searches, where it
+// starts and stops, how each probe is measured and what it must meet.
+func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+	c := &engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Growth: DefaultCapacityGrowth,
+		Precision: DefaultCapacityPrecision, Warmup: DefaultCapacityWarmup, Window: DefaultCapacityWindow,
+		MinSamples: DefaultCapacityMinSamples}
+	sc.Capacity = c
+	if v := f["load"]; v != nil {
+		c.Load = d.str(child(path, "load"), v)
+		if _, isStr := v.(lua.LString); isStr && !contains(capacityLoads, c.Load) {
+			d.errorf(child(path, "load"), "unknown load %q (valid: %s: an arrival rate, open model; %s: VUs, closed model)",
+				c.Load, engine.CapacityRate, engine.CapacityVUs)
+		}
+	}
+	vus := c.Load == engine.CapacityVUs
+	if v := f["start"]; v != nil {
+		c.Start = d.capacityLoad(child(path, "start"), v, vus)
+	}
+	c.Max = c.Start * math.Pow(c.Growth, capacitySteps)
+	if v := f["growth"]; v != nil {
+		if c.Growth = d.number(child(path, "growth"), v, 0); c.Growth <= 1 {
+			d.errorf(child(path, "growth"), "must be > 1 (the factor between bracket probes), got %g", c.Growth)
+		}
+	}
+	if v := f["max"]; v != nil {
+		c.Max = d.capacityLoad(child(path, "max"), v, vus)
+	} else if c.Growth > 1 {
+		c.Max = c.Start * math.Pow(c.Growth, capacitySteps)
+	}
+	if vus {
+		c.Max = math.Floor(min(c.Max, math.MaxInt32))
+	}
+	if c.Max < c.Start && c.Start > 0 && c.Max > 0 {
+		d.errorf(child(path, "max"), "%g is below start %g", c.Max, c.Start)
+	}
+	if v := f["precision"]; v != nil {
+		c.Precision = d.share(child(path, "precision"), v)
+		if c.Precision <= 0 || c.Precision >= 1 {
+			d.errorf(child(path, "precision"), "must be above 0%% and below 100%% (e.g. \"5%%\"), got %g", c.Precision)
+		}
+	}
+	if v := f["warmup"]; v != nil {
+		c.Warmup, _ = d.duration(child(path, "warmup"), v)
+	}
+	if v := f["window"]; v != nil {
+		c.Window = d.positiveDuration(child(path, "window"), v)
+	}
+	c.MaxWindow = 4 * c.Window
+	if v := f["max_window"]; v != nil {
+		c.MaxWindow = d.positiveDuration(child(path, "max_window"), v)
+		if c.MaxWindow > 0 && c.MaxWindow < c.Window {
+			d.errorf(child(path, "max_window"), "%s is shorter than window %s", engine.FormatDuration(c.MaxWindow), engine.FormatDuration(c.Window))
+		}
+	}
+	if v := f["min_samples"]; v != nil {
+		c.MinSamples = d.count(child(path, "min_samples"), v, 1)
+	}
+	if v := f["good_share"]; v != nil {
+		c.GoodShare = d.share(child(path, "good_share"), v)
+		if c.GoodShare <= 0 || c.GoodShare > 1 {
+			d.errorf(child(path, "good_share"), "must be above 0 and at most 1 (e.g. 0.95 or \"95%%\"), got %g", c.GoodShare)
+		}
+	}
+	if v := f["conditions"]; v != nil {
+		c.Conditions = d.capacityConditions(child(path, "conditions"), v)
+	}
+	if f["good_share"] == nil && f["conditions"] == nil {
+		d.errorf(path, "a capacity search needs good_share (with options.slo) or conditions (e.g. { \"ttft.p99 < 1s\" }) to judge its probes")
+	}
+	if vus {
+		for _, k := range []string{"arrival", "burstiness", "pre_allocated_vus", "max_vus"} {
+			if f[k] != nil {
+				d.errorf(child(path, k), "only valid with load = %q (this search is of VUs)", engine.CapacityRate)
+			}
+		}
+		return
+	}
+	sc.TimeUnit = engine.DefaultTimeUnit
+	sc.PreAllocatedVUs = max(int(math.Ceil(c.Start)), 1)
+	if v := f["pre_allocated_vus"]; v != nil {
+		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
+	}
+	sc.MaxVUsCap = max(sc.PreAllocatedVUs, 1000)
+	if v := f["max_vus"]; v != nil {
+		sc.MaxVUsCap = d.count(child(path, "max_vus"), v, 1)
+		if sc.MaxVUsCap > 0 && sc.MaxVUsCap < sc.PreAllocatedVUs {
+			d.errorf(child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
+		}
+	}
+	if c.Max > MaxRatePerSecond {
+		d.errorf(child(path, "max"), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start", c.Max, MaxRatePerSecond)
+	}
+	d.arrival(path, f, sc)
+}
+
+// capacityLoad reads a load: a positive rate, or a whole number of VUs.
+func (d *decoder) capacityLoad(path string, v lua.LValue, vus bool) float64 {
+	if vus {
+		return float64(d.count(path, v, 1))
+	}
+	return d.positiveNumber(path, v)
+}
+
+// share reads a fraction written as a number (0.05) or a percentage
+// ("5%").
+func (d *decoder) share(path string, v lua.LValue) float64 {
+	s, isStr := v.(lua.LString)
+	if !isStr {
+		return d.number(path, v, 0)
+	}
+	text := strings.TrimSpace(string(s))
+	pct, ok := strings.CutSuffix(text, "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+	if !ok || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		d.errorf(path, "expected a fraction (0.05) or a percentage (\"5%%\"), got %q", text)
+		return 0
+	}
+	return f / 100
+}
+
+// capacityConditions reads the conditions every probe must meet, each a
+// threshold condition on one metric: "ttft.p99 < 1s".
+func (d *decoder) capacityConditions(path string, v lua.LValue) []string {
+	var out []string
+	for i, item := range d.list(path, v) {
+		p := index(path, i+1)
+		s, isStr := item.(lua.LString)
+		if !isStr {
+			d.errorf(p, "expected a condition string such as \"ttft.p99 < 1s\", got %s", item.Type())
+			continue
+		}
+		if _, err := threshold.ParseProbeCondition(string(s)); err != nil {
+			d.errorf(p, "%v", err)
+			continue
+		}
+		out = append(out, string(s))
+	}
+	return out
+}
