@@ -263,6 +263,11 @@ type Sample struct {
 	// the first request of an iteration (later requests have no intended
 	// start of their own); zero otherwise.
 	Scheduled time.Time
+	// TraceRecord is the 0-based index of the trace record the sample's
+	// iteration replays, plus one (TraceArrival.Record + 1), so
+	// that the zero value means "no trace": set on every request of a
+	// trace iteration, 0 outside trace scenarios.
+	TraceRecord int
 	Result
 }
 

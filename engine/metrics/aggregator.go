@@ -84,8 +84,10 @@ func (a *aggregator) add(e *event) {
 		s.dirtySample(e)
 	case evIterStart:
 		s.iteration(e)
+		a.series.iteration(e)
 	case evDrop:
 		s.drop(e)
+		a.series.drop(e)
 	case evIterErr:
 		s.cells[mIterErrors].add(1)
 		a.scriptErrs.add(e.name)
@@ -208,6 +210,7 @@ func (a *aggregator) summary(final *Snapshot) *Summary {
 		sum.Stages = append(sum.Stages, s.summary(&final.stages[i]))
 	}
 	sum.Robustness = MergeRobustness(sum.Stages)
+	prefixHitShares(sum.Stages)
 	for _, e := range a.metricErrs.list() {
 		sum.MetricErrors = append(sum.MetricErrors, MetricError{Message: e.Message, Count: e.Count})
 	}

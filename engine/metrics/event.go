@@ -42,12 +42,16 @@ type event struct {
 	tpot     time.Duration
 	e2e      time.Duration
 	sched    time.Duration // start − intended start, never negative
+	// early is how long before its intended start an iteration started
+	// (sched is then 0), so that the series finds the intended second.
+	early    time.Duration
 	planned  time.Duration // a stage mark's planned window
 	late     time.Duration // a stage mark's lateness (engine.StageMark.Late)
 	itl      []time.Duration
 	tokenITL []time.Duration
 	inTok    int
 	outTok   int
+	cached   int // prompt tokens served from the server's prefix cache
 	// clientTok is the client tokenizer's count of the output, reasoning
 	// the reasoning tokens among outTok.
 	clientTok, reasoning int
@@ -90,7 +94,7 @@ func sampleEvent(s *engine.Sample) event {
 		kind: evSample, scenario: s.Scenario, stage: s.Stage, at: s.Start,
 		ttfb: s.TTFB, connect: s.Connect, ttft: s.TTFT, ttfc: s.TTFC, tpot: s.TPOT, e2e: s.E2E,
 		itl: s.ITL, tokenITL: s.TokenITL,
-		inTok: s.InputTokens, outTok: s.OutputTokens, clientTok: s.ClientOutputTokens,
+		inTok: s.InputTokens, outTok: s.OutputTokens, cached: s.CachedTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
 		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API,
 		tags: s.Tags,
@@ -121,7 +125,18 @@ func dirtyEvent(s *engine.Sample) event {
 func iterationEvent(m *engine.IterationMark) event {
 	e := event{kind: evIterStart, scenario: m.Scenario, stage: m.Stage, at: m.Started}
 	e.sched, e.hasSched = lag(m.Scheduled, m.Started)
+	if e.hasSched && m.Started.Before(m.Scheduled) {
+		e.early = m.Scheduled.Sub(m.Started)
+	}
 	return e
+}
+
+// scheduled is an iteration's intended start; zero without one.
+func (e *event) scheduled() time.Time {
+	if !e.hasSched {
+		return time.Time{}
+	}
+	return e.at.Add(e.early - e.sched)
 }
 
 func metricEvent(m *engine.MetricSample) event {

@@ -182,6 +182,12 @@ func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 	}
 	s.OutputTokens, s.InputTokens = 1+r.IntN(200), 10+r.IntN(500)
 	s.TokensSource, s.InputTokensSource = engine.TokensFromUsage, engine.TokensFromUsage
+	switch r.IntN(4) {
+	case 0: // a prefix-cache hit
+		s.CachedTokens = 1 + r.IntN(s.InputTokens)
+	case 1: // input counted by the client: in no hit share
+		s.InputTokensSource, s.CachedTokens = engine.TokensFromTokenizer, r.IntN(3)
+	}
 	if r.IntN(3) == 0 {
 		s.ClientOutputTokens = s.OutputTokens + r.IntN(20) - 5
 	}

@@ -47,6 +47,9 @@ func (s *series) absorb(points []Point, st *SeriesState) error {
 		c.starts += p.Starts
 		c.completions += p.Completions
 		c.errors += p.Errors
+		c.intended += p.Intended
+		c.arrivals += p.Arrivals
+		c.dropped += p.Dropped
 		c.outTok += p.OutputTokPerSec
 		if len(st.TTFT) == 0 {
 			continue

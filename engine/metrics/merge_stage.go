@@ -96,6 +96,7 @@ func (g *group) agg() *stageAgg {
 		addCounts(s.sources, p.TokensSource)
 		addCounts(s.inSources, p.InputTokensSource)
 		s.tokens.absorb(p.TokenCheck)
+		s.prefix.absorb(p)
 		s.robust.absorb(p.Robustness)
 	}
 	s.planned, s.late = seconds(planned), seconds(late)

@@ -39,6 +39,17 @@ type Point struct {
 	// 100 requests is their maximum, nearly.
 	TTFTP50 *float64 `json:"ttft_p50"`
 	TTFTP99 *float64 `json:"ttft_p99"`
+	// Open models only (arrival-rate and trace executors; 0, and absent
+	// from JSON, in closed models and in files written before them):
+	// Intended counts the iterations the arrival process scheduled in the
+	// second, by their intended start, those that ran and those dropped;
+	// Arrivals the iterations that started in the second, by their actual
+	// start; Dropped those of Intended that found no free VU. Intended
+	// against Arrivals shows when the client fell behind its schedule,
+	// and by how much, second by second.
+	Intended int64 `json:"intended,omitempty"`
+	Arrivals int64 `json:"arrivals,omitempty"`
+	Dropped  int64 `json:"dropped,omitempty"`
 }
 
 // series accumulates the time series, one slot per second from its
@@ -52,6 +63,7 @@ type series struct {
 
 type second struct {
 	starts, completions, errors int64
+	intended, arrivals, dropped int64 // open models: see Point
 	outTok                      float64
 	ttft                        recorder
 }
@@ -97,6 +109,36 @@ func (s *series) sample(e *event) {
 	}
 	if !e.failed && e.outTok > 0 {
 		s.spread(float64(e.outTok), start+e.ttft, start+e.e2e, end, e.ttft > 0)
+	}
+}
+
+// iteration adds an open-model iteration: intended in the second of its
+// schedule, arrived in the second it started. A closed-model iteration
+// (no intended start) is not an arrival of any schedule.
+func (s *series) iteration(e *event) {
+	sched := e.scheduled()
+	if sched.IsZero() || e.at.IsZero() {
+		return
+	}
+	s.anchorAt(sched)
+	if c := s.slot(sched.Sub(s.anchor)); c != nil {
+		c.intended++
+	}
+	if c := s.slot(e.at.Sub(s.anchor)); c != nil {
+		c.arrivals++
+	}
+}
+
+// drop adds an open-model iteration that was due at e.at and found no
+// free VU: intended, and dropped, in the second it was due.
+func (s *series) drop(e *event) {
+	if e.at.IsZero() {
+		return
+	}
+	s.anchorAt(e.at)
+	if c := s.slot(e.at.Sub(s.anchor)); c != nil {
+		c.intended++
+		c.dropped++
 	}
 }
 
@@ -173,6 +215,7 @@ func (s *series) points() []Point {
 		out[i] = Point{
 			T:      s.first + int64(i),
 			Starts: c.starts, Completions: c.completions, Errors: c.errors,
+			Intended: c.intended, Arrivals: c.arrivals, Dropped: c.dropped,
 			InFlight:        inFlight,
 			OutputTokPerSec: math.Round(c.outTok*1000) / 1000,
 		}

@@ -24,6 +24,7 @@ type stageAgg struct {
 	dirty           int64
 	robust          robustness
 	tokens          tokenCheck
+	prefix          prefixCounts
 	tags            tagBreakdown
 	apis            tagBreakdown // by apiKey: the endpoints' requests
 
@@ -92,6 +93,7 @@ func (s *stageAgg) sample(e *event) {
 		s.sources[cmp.Or(e.source, "unknown")]++
 		s.inSources[cmp.Or(e.inSource, "unknown")]++
 		s.tokens.add(e)
+		s.prefix.add(e)
 	}
 	s.tags.add(e)
 	s.apis.addAPI(e)
@@ -347,6 +349,7 @@ func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
 	in := &c[mInputs]
 	st.Inputs, st.InputsPerSec = int64(in.sum), perSecond(in.sum-in.tail, secs)
 	st.ToolCalls = int64(c[mToolCalls].sum)
+	st.UsageInputTokens, st.CachedTokens, st.CachedRequests = s.prefix.usageIn, s.prefix.cached, s.prefix.hits
 }
 
 // latencies fills the distributions; TTFT and E2E carry histograms.

@@ -98,6 +98,22 @@ type StageSummary struct {
 	TokenCheck        TokenCheck       `json:"token_check"`
 	Errors            map[string]int64 `json:"errors"` // failed requests per error class
 
+	// The server's prefix cache. All three counts are over the successful
+	// requests whose input tokens the server counted (InputTokensSource
+	// "usage"), so that the share divides figures the same server gave.
+	UsageInputTokens int64 `json:"usage_input_tokens,omitempty"` // their input tokens
+	// CachedTokens are the input tokens the server says it served from its
+	// prefix cache (engine.Result.CachedTokens).
+	CachedTokens   int64 `json:"cached_tokens,omitempty"`
+	CachedRequests int64 `json:"cached_requests,omitempty"` // those with CachedTokens > 0
+	// PrefixHitShare is CachedTokens / UsageInputTokens. It is nil (absent)
+	// unless some request of the run, in any stage, reported cached
+	// tokens: a server that never reports them (a 0 reads the same as "not
+	// said") shows no hit share rather than 0%, while a stage without hits
+	// on a server that does report them shows 0. Nil too for a stage
+	// without UsageInputTokens.
+	PrefixHitShare *float64 `json:"prefix_hit_share,omitempty"`
+
 	// Goodput: successful requests that met every objective of the SLO
 	// (engine.SLO.Met), per second of the window, and as a share of all
 	// requests, failed ones included. All zero when Summary.SLOSet is false.

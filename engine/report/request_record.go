@@ -140,7 +140,18 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		boolCell(s.Streamed), lag, strCell(s.Dirty), boolCell(s.Warmup), measuredCell(s.Connect),
 		srvPrompt, srvTPOT, srvPromptN, srvCached,
 		strCell(cmp.Or(s.API, engine.EndpointChat)), countCell(len(s.ToolCalls)), countCell(s.Inputs),
+		countCell(s.CachedTokens), traceRecordCell(s.TraceRecord),
 	}
+}
+
+// traceRecordCell shows the 0-based record index of a trace iteration's
+// sample; engine.Sample.TraceRecord holds it plus one, so that 0 can mean
+// "not a trace iteration".
+func traceRecordCell(n int) cell {
+	if n <= 0 {
+		return absent
+	}
+	return intCell(n - 1)
 }
 
 // floatMSCell prints milliseconds a server reported, to the microsecond.

@@ -61,7 +61,15 @@ const (
 	colAPI                = "api"                  // the endpoint: chat, completions, responses, messages, embeddings
 	colToolCalls          = "tool_calls"           // tool calls in the answer; empty when none
 	colInputs             = "inputs"               // inputs embedded (embeddings); empty otherwise
-	numRequestColumns     = 30
+	// colCached is the prompt tokens the server says it served from its
+	// prefix cache (engine.Result.CachedTokens); empty when it reported
+	// none, which cannot be told from a server that does not report them.
+	colCached = "cached_tokens"
+	// colTraceRecord is the 0-based index of the record a trace scenario's
+	// iteration replayed, in the trace file's order (its first record is
+	// 0, as in engine.TraceArrival.Record); empty outside trace scenarios.
+	colTraceRecord    = "trace_record"
+	numRequestColumns = 32
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -69,7 +77,7 @@ var requestColumns = [numRequestColumns]string{
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
-	colAPI, colToolCalls, colInputs,
+	colAPI, colToolCalls, colInputs, colCached, colTraceRecord,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

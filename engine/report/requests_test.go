@@ -18,15 +18,16 @@ import (
 )
 
 // requestSamples covers a success with every field, a failure with an
-// awkward message, a sample that measured nothing, an open-model one, an
-// embeddings request and a Messages answer that called two tools.
+// awkward message, a sample that measured nothing, an open-model one of a
+// trace's first record, an embeddings request and a Messages answer that
+// called two tools.
 func requestSamples() []engine.Sample {
 	ms := time.Millisecond
 	return []engine.Sample{
 		{Scenario: "chat", Stage: "c1", Tags: map[string]string{"prompt": "short", "lang": "zh"},
 			Result: engine.Result{Start: t0.Add(1500 * ms), Status: 200,
 				TTFB: 12345 * time.Microsecond, Connect: 1250 * time.Microsecond, TTFT: 31260 * time.Microsecond, TTFC: 250 * ms, E2E: 1234567 * time.Microsecond,
-				TPOT: 8123456, ITL: []time.Duration{ms}, Server: &engine.ServerTimings{PromptN: 40, CachedN: 2, PromptMS: 20.5, PredictedN: 180, PredictedMS: 1450.2, PredictedPerTokenMS: 8.1017}, InputTokens: 42, InputTokensSource: engine.TokensFromUsage,
+				TPOT: 8123456, ITL: []time.Duration{ms}, Server: &engine.ServerTimings{PromptN: 40, CachedN: 2, PromptMS: 20.5, PredictedN: 180, PredictedMS: 1450.2, PredictedPerTokenMS: 8.1017}, InputTokens: 42, InputTokensSource: engine.TokensFromUsage, CachedTokens: 2,
 				OutputTokens: 180, TokensSource: engine.TokensFromUsage, ReasoningTokens: 30, ClientOutputTokens: 182,
 				Text: "the answer", Streamed: true}},
 		{Scenario: "chat", Stage: "c1", Tags: map[string]string{"odd key": "a;b=c%d"}, Dirty: "malformed_json",
@@ -35,7 +36,7 @@ func requestSamples() []engine.Sample {
 				Streamed: true}},
 		{Scenario: "chat", Stage: "warmup", Warmup: true,
 			Result: engine.Result{Start: t0.Add(-time.Second), Err: &engine.Error{Class: engine.ErrConnRefused, Message: "dial tcp 127.0.0.1:1: connect: connection refused"}}},
-		{Scenario: "rag", Stage: "steady", Scheduled: t0.Add(10 * time.Second),
+		{Scenario: "rag", Stage: "steady", Scheduled: t0.Add(10 * time.Second), TraceRecord: 1, // the trace's first record
 			Result: engine.Result{Start: t0.Add(10*time.Second + 250*time.Microsecond), Status: 200,
 				TTFB: 5 * ms, TTFT: 5 * ms, TTFC: 5 * ms, E2E: 9 * ms, InputTokens: 0, InputTokensSource: engine.TokensFromTokenizer,
 				OutputTokens: 1, TokensSource: engine.TokensFromEvents, Streamed: false}},
@@ -113,6 +114,10 @@ func TestRequestCSVReadBack(t *testing.T) {
 		{4, "input_tokens", "0"},
 		{4, "client_output_tokens", ""},
 		{4, "output_tokens", "1"},
+		{1, "cached_tokens", "2"},
+		{1, "trace_record", ""},
+		{4, "cached_tokens", ""},
+		{4, "trace_record", "0"},
 	} {
 		col := columnIndex(t, tc.col)
 		if got := rows[tc.row][col]; got != tc.value {
@@ -165,6 +170,10 @@ func TestRequestJSONLReadBack(t *testing.T) {
 		{2, "tags", nil},
 		{3, "scheduled_lag_ms", 0.25},
 		{3, "input_tokens", 0.0},
+		{0, "cached_tokens", 2.0},
+		{0, "trace_record", nil},
+		{3, "cached_tokens", nil},
+		{3, "trace_record", 0.0},
 	} {
 		if got := recs[tc.rec][tc.key]; !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("record %d %s = %#v, want %#v", tc.rec, tc.key, got, tc.want)
