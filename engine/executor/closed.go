@@ -37,7 +37,7 @@ func (r *closedRun) run(ctx context.Context) {
 	r.ends = stageEnds(r.sc.Stages)
 	r.slots = make([]*slot, len(r.vus))
 	for i, v := range r.vus {
-		r.slots[i] = newSlot(v, r)
+		r.slots[i] = newSlot(v, r.iterateOnce)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,15 +137,26 @@ func (r *closedRun) stop() *GracefulStopError {
 // VU finishes its iteration within grace, then is canceled. Only the
 // controller goroutine calls it.
 func (r *closedRun) setActive(ctx context.Context, n int, stop *GracefulStopError) {
-	n = min(max(n, 0), len(r.slots))
-	for i, s := range r.slots {
+	r.active.Store(int32(setActive(ctx, r.slots, n, stop)))
+}
+
+// iterateOnce runs one iteration of a's VU v, in the stage of its start.
+func (r *closedRun) iterateOnce(a *activation, v *vuHandle) {
+	r.eng.iterate(a.ctx, a.stop, v, engine.Iteration{Scenario: r.sc.Name, Stage: r.stageNow(), Exec: r.sc.Exec})
+}
+
+// setActive activates slots [0, n) and deactivates the rest, and returns
+// how many are active; only a scenario's controller goroutine calls it.
+func setActive(ctx context.Context, slots []*slot, n int, stop *GracefulStopError) int {
+	n = min(max(n, 0), len(slots))
+	for i, s := range slots {
 		if i < n {
 			s.activate(ctx)
 		} else {
 			s.deactivate(stop)
 		}
 	}
-	r.active.Store(int32(n))
+	return n
 }
 
 // activation is one period during which a slot's VU keeps iterating.
@@ -155,17 +166,18 @@ type activation struct {
 	stop   chan struct{}
 }
 
-// slot owns one VU for the scenario. Its fields other than acts are only
-// touched by the controller goroutine.
+// slot owns one VU for a closed-model scenario; iterate runs one of its
+// iterations. Its fields other than acts are only touched by the
+// controller goroutine.
 type slot struct {
-	vu   *vuHandle
-	r    *closedRun
-	acts chan *activation
-	cur  *activation
+	vu      *vuHandle
+	iterate func(a *activation, v *vuHandle)
+	acts    chan *activation
+	cur     *activation
 }
 
-func newSlot(v *vuHandle, r *closedRun) *slot {
-	return &slot{vu: v, r: r, acts: make(chan *activation, 1)}
+func newSlot(v *vuHandle, iterate func(a *activation, v *vuHandle)) *slot {
+	return &slot{vu: v, iterate: iterate, acts: make(chan *activation, 1)}
 }
 
 func (s *slot) activate(ctx context.Context) {
@@ -202,10 +214,7 @@ func (s *slot) deactivate(stop *GracefulStopError) {
 func (s *slot) loop() {
 	for a := range s.acts {
 		for a.ctx.Err() == nil && !closed(a.stop) {
-			sc := s.r.sc
-			s.r.eng.iterate(a.ctx, a.stop, s.vu, engine.Iteration{
-				Scenario: sc.Name, Stage: s.r.stageNow(), Exec: sc.Exec,
-			})
+			s.iterate(a, s.vu)
 		}
 		a.cancel(nil)
 	}

@@ -1,15 +1,18 @@
 // Package executor runs a plan: it initialises the VUs, runs setup and the
-// warmup, then every scenario's stages — closed (VUs), open (arrival rate)
-// or iteration-count executors — and finally teardown, marking each stage's
-// measurement window and each iteration's start in the sink.
+// warmup, then every scenario's stages — closed (VUs), open (arrival rate,
+// trace replay), iteration-count executors or a capacity search — and
+// finally teardown, marking each stage's measurement window and each
+// iteration's start in the sink.
 //
 // Channels follow one rule, so none is ever closed under a sender: a
 // channel with one sender is closed by that sender's goroutine after its
 // last send (the controller closes each slot's acts; the scheduler's
 // goroutine closes grow, and every VU's jobs once the grower has
-// stopped); a channel many goroutines send on (the idle list) is never
-// closed, and engine.Outbox is the way when one must be. Stop signals are
-// chan struct{} closed once by their owner and polled with closed.
+// stopped); a channel many goroutines send on is never closed, and
+// engine.Outbox is the way when one must be. (The open model's idle list
+// is a list under a mutex, freeList, so that a session's own VU can be
+// taken from it.) Stop signals are chan struct{} closed once by their
+// owner and polled with closed.
 package executor
 
 import (
@@ -38,6 +41,7 @@ type Engine struct {
 	seg    engine.Segment // plan.Segment: the share of the plan this engine runs
 	runner engine.Runner
 	sink   engine.Sink
+	judge  engine.ProbeJudge // decides capacity probes; set before Run
 
 	requestID  atomic.Int64
 	vuID       atomic.Int64
@@ -82,6 +86,7 @@ const (
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.phase.Store(PhaseDone)
 	defer e.closeVUs()
+	defer e.settleCapacity(ctx)
 	for _, s := range e.scenarios {
 		if err := s.prepare(); err != nil {
 			return err

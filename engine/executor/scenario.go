@@ -33,7 +33,13 @@ func newScenario(sc engine.Scenario, e *Engine) scenario {
 	case engine.ExecutorConstantVUs, engine.ExecutorRampingVUs:
 		return &closedRun{scenarioBase: b}
 	case engine.ExecutorConstantArrivalRate, engine.ExecutorRampingArrivalRate:
-		return &arrivalRateRun{scenarioBase: b}
+		r := &arrivalRateRun{scenarioBase: b}
+		r.pool = newOpenPool(b, b.currentStage)
+		return r
+	case engine.ExecutorTrace:
+		return newTraceRun(b)
+	case engine.ExecutorCapacity:
+		return newCapacityRun(b)
 	case engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations:
 		if len(sc.Stages) == 0 {
 			// The plan normally carries the stage; without it the defaults apply.
@@ -62,6 +68,10 @@ type scenarioBase struct {
 	start atomic.Int64 // unix nanos at which its first stage started
 	stage atomic.Int32 // index of the current stage, -1 before, len after
 	done  atomic.Bool
+
+	// rates, when set, are the stage marks' rates (iterations per second,
+	// the segment's own) of an executor whose stages carry none (trace).
+	rates []float64
 }
 
 func (b *scenarioBase) base() *scenarioBase { return b }
@@ -92,7 +102,10 @@ func (b *scenarioBase) stageStarted(i int, at time.Time) engine.StageMark {
 		// a bound, not a planned window.
 		m.Planned = st.Duration
 	}
-	if engine.OpenModel(b.sc.Executor) {
+	switch {
+	case b.rates != nil:
+		m.Target, m.Rate = 0, b.rates[i]
+	case engine.OpenModel(b.sc.Executor):
 		m.Target, m.Rate = 0, rateShare(seg, b.sc.StageLoads()[i].Mean())
 	}
 	b.eng.sink.StageStarted(m)

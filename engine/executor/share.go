@@ -54,7 +54,8 @@ func checkOpenSplit(sc engine.Scenario, seg engine.Segment) error {
 // checkSegment refuses a segment to which the plan gives no VU at all: it
 // would run, measure nothing and fail, when the mistake is asking for more
 // segments than the plan has VUs. Open models always have arrivals for
-// every segment (checkOpenSplit sees that they can be served).
+// every segment (checkOpenSplit sees that they can be served, and
+// checkTraceSplit that a trace has enough for every segment).
 func checkSegment(p engine.Plan) error {
 	seg := p.Segment
 	if seg.Whole() {
@@ -72,14 +73,22 @@ func checkSegment(p engine.Plan) error {
 }
 
 // CheckSplit reports whether plan p can run as n segments: each of them
-// gets a VU, and each open model can serve every segment's arrivals. The
-// last segment has the smallest share, so it speaks for all.
+// gets a VU, each open model can serve every segment's arrivals, each
+// trace has records for every segment, and no scenario is a capacity
+// search. The last segment has the smallest share of VUs, so it speaks
+// for all.
 func CheckSplit(p engine.Plan, n int) error {
 	if n <= 1 {
 		return nil
 	}
 	p.Segment = engine.Segment{Index: n - 1, Count: n}
 	for _, sc := range p.Scenarios {
+		if err := checkCapacitySplit(sc, n); err != nil {
+			return err
+		}
+		if err := checkTraceSplit(sc, n); err != nil {
+			return err
+		}
 		if engine.OpenModel(sc.Executor) {
 			if err := checkOpenSplit(sc, p.Segment); err != nil {
 				return err
@@ -87,4 +96,70 @@ func CheckSplit(p engine.Plan, n int) error {
 		}
 	}
 	return checkSegment(p)
+}
+
+// checkCapacitySplit refuses to split a capacity search: each probe is
+// judged on all of its load, which no segment sees.
+func checkCapacitySplit(sc engine.Scenario, n int) error {
+	if n <= 1 || sc.Executor != engine.ExecutorCapacity && sc.Capacity == nil {
+		return nil
+	}
+	return fmt.Errorf("scenario %q: a capacity search cannot be split into %d segments: each probe is judged on all of its load, so run it as one process",
+		sc.Name, n)
+}
+
+// A trace is dealt to segments by units: each record of no session is a
+// unit, and so is each session, whole, in order of its first record; the
+// k-th unit (0-based) belongs to segment k mod n. A session never splits,
+// the units' records together are the whole trace, and every segment has
+// a record when there are at least n units.
+
+// traceShare is segment seg's share of t's arrivals, in order.
+func traceShare(t *engine.Trace, seg engine.Segment) []engine.TraceArrival {
+	if seg.Whole() {
+		return t.Arrivals
+	}
+	var out []engine.TraceArrival
+	forTraceUnits(t, func(a engine.TraceArrival, unit int64) {
+		if seg.Owns(unit) {
+			out = append(out, a)
+		}
+	})
+	return out
+}
+
+// forTraceUnits calls f with each of t's arrivals, in order, and its unit.
+func forTraceUnits(t *engine.Trace, f func(a engine.TraceArrival, unit int64)) (units int64, sessions int) {
+	unitOf := map[int]int64{}
+	for _, a := range t.Arrivals {
+		u, ok := unitOf[a.Session]
+		if !ok || a.Session == 0 {
+			u = units
+			units++
+			if a.Session != 0 {
+				unitOf[a.Session] = u
+			}
+		}
+		f(a, u)
+	}
+	return units, len(unitOf)
+}
+
+// checkTraceSplit refuses to split a trace into more segments than it has
+// units (sessions and records of no session): some segment would replay
+// nothing.
+func checkTraceSplit(sc engine.Scenario, n int) error {
+	if n <= 1 || sc.Executor != engine.ExecutorTrace || sc.Trace == nil {
+		return nil
+	}
+	units, sessions := forTraceUnits(sc.Trace, func(engine.TraceArrival, int64) {})
+	if units >= int64(n) {
+		return nil
+	}
+	what := fmt.Sprintf("has %d records", units)
+	if sessions > 0 {
+		what = fmt.Sprintf("replays %d sessions, which never split, and %d records of no session", sessions, units-int64(sessions))
+	}
+	return fmt.Errorf("scenario %q: its trace %s, fewer than the %d segments: each segment needs at least one; split it into at most %d",
+		sc.Name, what, n, max(units, 1))
 }

@@ -18,7 +18,9 @@ type ScenarioStatus struct {
 	StageIndex int
 	Stages     int
 	Elapsed    time.Duration
-	Total      time.Duration // stage time; the max_duration bound for iteration counts
+	// Total is the stage time; the max_duration bound for iteration
+	// counts; 0 for a capacity search, whose stages are made as it runs.
+	Total time.Duration
 	// StartsIn is the time left before the scenario's start_time, 0 once
 	// it has started (and before load starts).
 	StartsIn time.Duration
@@ -38,9 +40,21 @@ type ScenarioStatus struct {
 	Dropped int64
 
 	// IterationsDone and IterationsTotal are the iteration-count executors'
-	// progress; IterationsTotal is 0 for other executors.
+	// progress, and a trace's: records done (ended or dropped) of those it
+	// replays; IterationsTotal is 0 for other executors.
 	IterationsDone  int64
 	IterationsTotal int64
+
+	// Probe is a capacity search's current probe (1-based; 0 before the
+	// first), ProbeLoad its load (iterations/s or VUs, as Capacity.Load)
+	// and ProbePart what it does now: ProbeWarmup, ProbeWindow or
+	// ProbeDrain. Stage is then the stage its iterations are labelled with
+	// ("probe-03 warmup", "probe-03", "probe-03 drain"); Stages counts the
+	// measurement windows so far, the one a warmup leads to included, and
+	// StageIndex is the last one's.
+	Probe     int
+	ProbeLoad float64
+	ProbePart string
 }
 
 // Status returns the current progress; safe for concurrent use.
@@ -53,10 +67,11 @@ func (e *Engine) Status() Status {
 			Done: b.done.Load(),
 		}
 		if start := b.start.Load(); start != 0 {
-			i := int(b.stage.Load())
 			ss.Elapsed = min(time.Since(time.Unix(0, start)), ss.Total)
-			ss.StageIndex = min(max(i, 0), len(b.sc.Stages)-1)
-			ss.Stage = b.sc.Stages[ss.StageIndex].Name
+			if len(b.sc.Stages) > 0 {
+				ss.StageIndex = min(max(int(b.stage.Load()), 0), len(b.sc.Stages)-1)
+				ss.Stage = b.sc.Stages[ss.StageIndex].Name
+			}
 		} else if due := b.due.Load(); due != 0 && !ss.Done {
 			ss.StartsIn = max(time.Until(time.Unix(0, due)), 0)
 		}

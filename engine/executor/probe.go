@@ -1,0 +1,215 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// Parts of a capacity probe, as ScenarioStatus.ProbePart names them.
+const (
+	ProbeWarmup = "warmup"
+	ProbeWindow = "window"
+	ProbeDrain  = "drain"
+)
+
+// probe measures one load: its warmup, then measurement windows until the
+// judge decides, each window followed by a drain while the load goes on.
+// It records the probe (once a window has opened) and returns its
+// verdict; stop is non-empty when the search must end.
+func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pass bool, stop string) {
+	p := engine.Probe{Scenario: c.sc.Name, Index: c.probes, Load: load, Phase: phase}
+	c.probes++
+	name := fmt.Sprintf("probe-%02d", p.Index+1)
+	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.cs.Warmup))
+	for err == nil {
+		if !sleepUntil(ctx, ph.windowStart) {
+			return false, stopReason(ctx) // in the warmup: nothing measured
+		}
+		var v engine.ProbeVerdict
+		if v, err = c.measure(ctx, &p, ph); err != nil {
+			break
+		}
+		switch {
+		case v.Stop != "":
+			c.record(p, v)
+			return false, v.Stop
+		case v.Decided:
+			c.record(p, v)
+			return v.Pass, ""
+		case time.Duration(len(p.Stages))*c.cs.Window >= c.cs.MaxWindow:
+			c.record(p, v)
+			return false, fmt.Sprintf("%s could not decide within max_window: %s", name, v.Why)
+		}
+		p.Extended++
+		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), time.Now())
+	}
+	if len(p.Stages) > 0 {
+		c.record(p, engine.ProbeVerdict{Why: "interrupted"})
+	}
+	if ctx.Err() != nil {
+		return false, stopReason(ctx)
+	}
+	return false, err.Error()
+}
+
+// enter starts p's next window, stage, at windowStart: what comes before
+// it is p's warmup. The load (re)starts so that a constant rate has an
+// arrival at windowStart.
+func (c *capacityRun) enter(ctx context.Context, p *engine.Probe, stage string, windowStart time.Time) (*probePhase, error) {
+	c.load.halt()
+	ph := &probePhase{
+		probe: p.Index + 1, load: p.Load, stage: stage,
+		warmup: fmt.Sprintf("probe-%02d warmup", p.Index+1), drain: stage + " drain",
+		windowStart: windowStart, windowEnd: windowStart.Add(c.cs.Window), win: newWindowCount(),
+	}
+	c.phase.Store(ph)
+	return ph, c.load.apply(ctx, p.Load, windowStart)
+}
+
+// measure runs ph's window as a stage of its own, drains it and asks the
+// judge; err is set when ctx ended first.
+func (c *capacityRun) measure(ctx context.Context, p *engine.Probe, ph *probePhase) (engine.ProbeVerdict, error) {
+	mark := c.windowStarted(ph)
+	if len(p.Stages) == 0 {
+		p.Start = ph.windowStart
+	}
+	p.Stages = append(p.Stages, ph.stage)
+	reached := sleepUntil(ctx, ph.windowEnd)
+	c.stageEnded(mark, ph.windowEnd, reached)
+	p.End = ph.windowEnd
+	if !reached {
+		p.End = time.Now()
+		return engine.ProbeVerdict{}, ctx.Err()
+	}
+	if !c.drain(ctx, ph.win) {
+		return engine.ProbeVerdict{}, ctx.Err()
+	}
+	return c.eng.judge.JudgeProbe(*p), nil
+}
+
+// windowStarted marks ph's window opening, its load as the stage's.
+func (c *capacityRun) windowStarted(ph *probePhase) engine.StageMark {
+	m := engine.StageMark{
+		Scenario: c.sc.Name, Stage: ph.stage, Index: c.windows,
+		At: ph.windowStart, Late: lateSince(ph.windowStart), Planned: c.cs.Window,
+	}
+	if c.rate {
+		m.Rate = ph.load
+	} else {
+		m.Target = int(ph.load)
+	}
+	c.windows++
+	c.opened.Store(int32(c.windows))
+	c.eng.sink.StageStarted(m)
+	return m
+}
+
+// drain waits until every iteration that started in the window has
+// ended, for at most max(Window, ProbeDrainTimeout); it reports false
+// when ctx ended first.
+func (c *capacityRun) drain(ctx context.Context, w *windowCount) bool {
+	t := time.NewTimer(max(c.cs.Window, ProbeDrainTimeout))
+	defer t.Stop()
+	select {
+	case <-w.close():
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// probePhase is what an iteration belongs to by its start (its intended
+// start, in the open model): before windowStart the probe's warmup, in
+// [windowStart, windowEnd) the window's stage, after it the drain. It is
+// immutable; capacityRun.phase swaps it.
+type probePhase struct {
+	probe                  int     // 1-based
+	load                   float64 // iterations/s or VUs
+	stage, warmup, drain   string  // the stage names of the three parts
+	windowStart, windowEnd time.Time
+	win                    *windowCount
+}
+
+// label is the stage and warmup flag of an iteration starting at at, and
+// the window it is counted in (nil outside): the caller calls its leave
+// once the iteration has ended (or was dropped).
+func (ph *probePhase) label(at time.Time) (stage string, warmup bool, win *windowCount) {
+	switch {
+	case at.Before(ph.windowStart):
+		return ph.warmup, true, nil
+	case at.Before(ph.windowEnd) && ph.win.enter():
+		return ph.stage, false, ph.win
+	}
+	return ph.drain, true, nil
+}
+
+// part is the stage of an iteration starting at at and the probe's part.
+func (ph *probePhase) part(at time.Time) (stage, part string) {
+	switch {
+	case at.Before(ph.windowStart):
+		return ph.warmup, ProbeWarmup
+	case at.Before(ph.windowEnd):
+		return ph.stage, ProbeWindow
+	}
+	return ph.drain, ProbeDrain
+}
+
+// windowCount counts the iterations that started in a window and have
+// not ended; once closed it takes no more, and done closes when the last
+// has ended. Safe for concurrent use.
+type windowCount struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	done   chan struct{}
+	// then is the open model's job hook that leaves the window.
+	then func(*openVU, engine.Iteration) (openJob, bool)
+}
+
+func newWindowCount() *windowCount {
+	w := &windowCount{done: make(chan struct{})}
+	w.then = func(*openVU, engine.Iteration) (openJob, bool) {
+		w.leave()
+		return openJob{}, false
+	}
+	return w
+}
+
+// enter counts one more iteration, unless the window is closed.
+func (w *windowCount) enter() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.n++
+	return true
+}
+
+// leave counts an iteration out.
+func (w *windowCount) leave() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n--
+	if w.n == 0 && w.closed {
+		close(w.done)
+	}
+}
+
+// close takes no more iterations; the channel closes once none runs.
+func (w *windowCount) close() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		if w.n == 0 {
+			close(w.done)
+		}
+	}
+	return w.done
+}

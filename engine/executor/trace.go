@@ -1,0 +1,210 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// traceRun replays a trace (engine.Trace): each record is an arrival at
+// the scenario's start plus its At, dispatched as an arrival-rate
+// scenario's are (openPool: the free list, drops, growth up to max_vus,
+// the graceful stop), its iteration carrying the record (Iteration.Trace).
+//
+// The records of a session run in order, one at a time: a record whose
+// time comes while the session's previous one still runs is held, and
+// runs as soon as that one ends, on the same VU, its Scheduled still its
+// own time (so the schedule lag shows the wait). A session's record whose
+// time comes when the session is idle goes to the VU that ran the
+// session's previous record if it is idle, else to any. Records of other
+// sessions, and records of none, are never held up.
+//
+// The one stage's window ends at the scenario's start plus its Duration
+// (the last record's time). Held records may still start after it, in the
+// graceful stop, as their sessions' previous records end; a held record
+// whose session is still running when the graceful stop cancels it (or at
+// an interrupt) is dropped and counted, as a record with no free VU is.
+type traceRun struct {
+	*scenarioBase
+	arrivals []engine.TraceArrival // the segment's own, in order of At
+	sessions map[int]*traceSession // by Session; read-only once run starts
+	pool     *openPool
+	then     func(w *openVU, it engine.Iteration) (openJob, bool) // r.ended, bound once
+	finished atomic.Int64                                         // records run to their end or dropped
+}
+
+// traceSession is the state of one session's replay, guarded by mu.
+type traceSession struct {
+	mu      sync.Mutex
+	running bool    // a record of the session is running (or handed to a VU)
+	vu      *openVU // the VU that ran its last record
+	held    []*engine.TraceArrival
+}
+
+// newTraceRun makes sc's one stage when the plan gives none (named after
+// the scenario, as long as the trace) and takes the segment's share of
+// the arrivals; prepare checks them.
+func newTraceRun(b *scenarioBase) *traceRun {
+	r := &traceRun{scenarioBase: b}
+	d := b.sc.Trace.Duration()
+	if len(b.sc.Stages) == 0 {
+		b.sc.Stages = []engine.Stage{{Name: b.sc.Name, Duration: d}}
+	} else {
+		b.sc.Stages = slices.Clone(b.sc.Stages)
+		b.sc.Stages[0].Duration = max(b.sc.Stages[0].Duration, d)
+	}
+	if b.sc.Trace != nil {
+		r.arrivals = traceShare(b.sc.Trace, b.eng.seg)
+	}
+	b.rates = []float64{0}
+	if dur := b.sc.Stages[0].Duration; dur > 0 {
+		b.rates[0] = float64(len(r.arrivals)) / dur.Seconds()
+	}
+	r.pool = newOpenPool(b, b.currentStage)
+	r.then = r.ended
+	return r
+}
+
+func (r *traceRun) prepare() error {
+	t := r.sc.Trace
+	if t == nil || len(t.Arrivals) == 0 {
+		return fmt.Errorf("scenario %q: the trace has no records to replay", r.sc.Name)
+	}
+	if len(r.sc.Stages) != 1 {
+		return fmt.Errorf("scenario %q: a trace scenario has one stage, not %d", r.sc.Name, len(r.sc.Stages))
+	}
+	for i, a := range t.Arrivals {
+		if a.At < 0 || a.Session < 0 || i > 0 && a.At < t.Arrivals[i-1].At {
+			return fmt.Errorf("scenario %q: trace arrival %d (record %d, at %v, session %d) is out of order: arrivals must be in order of time, from 0",
+				r.sc.Name, i, a.Record, a.At, a.Session)
+		}
+	}
+	if err := checkOpenSplit(r.sc, r.eng.seg); err != nil {
+		return err
+	}
+	if err := checkTraceSplit(r.sc, r.eng.seg.Count); err != nil {
+		return err
+	}
+	r.sessions = map[int]*traceSession{}
+	for _, a := range r.arrivals {
+		if a.Session > 0 && r.sessions[a.Session] == nil {
+			r.sessions[a.Session] = &traceSession{}
+		}
+	}
+	return nil
+}
+
+// initialVUs is the segment's share of the pre-allocated VUs.
+func (r *traceRun) initialVUs() int { return r.eng.seg.Share(max(r.sc.PreAllocatedVUs, 0)) }
+
+func (r *traceRun) progress(st *ScenarioStatus) {
+	r.pool.progress(st)
+	if r.start.Load() != 0 && !r.done.Load() {
+		st.Rate = r.rates[0]
+	}
+	st.IterationsDone = r.finished.Load()
+	st.IterationsTotal = int64(len(r.arrivals))
+}
+
+// run dispatches every record at its time, then lets in-flight iterations
+// (and held session records) finish within GracefulStop.
+func (r *traceRun) run(ctx context.Context) {
+	r.pool.start(ctx)
+	r.schedule(ctx)
+	r.done.Store(true)
+	r.pool.stop(r.sc.GracefulStop)
+}
+
+// schedule marks the stage's window and dispatches each record at its time.
+func (r *traceRun) schedule(ctx context.Context) {
+	s := newSleeper()
+	defer s.stop()
+	start := r.begin()
+	mark := r.stageStarted(0, start)
+	for i := range r.arrivals {
+		a := &r.arrivals[i]
+		if !s.until(ctx, start.Add(a.At)) {
+			break
+		}
+		r.arrive(a)
+	}
+	end := start.Add(r.sc.Stages[0].Duration)
+	r.stageEnded(mark, end, s.until(ctx, end))
+}
+
+// arrive dispatches a record that is due, or holds it while its session's
+// previous record runs.
+func (r *traceRun) arrive(a *engine.TraceArrival) {
+	if a.Session == 0 {
+		r.send(a, nil)
+		return
+	}
+	s := r.sessions[a.Session]
+	s.mu.Lock()
+	if s.running {
+		s.held = append(s.held, a)
+		s.mu.Unlock()
+		return
+	}
+	// No VU touches the session until its record is handed out.
+	s.running = true
+	prefer := s.vu
+	s.mu.Unlock()
+	if !r.send(a, prefer) {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+	}
+}
+
+// send hands a's iteration to an idle VU (prefer, when it is idle) and
+// reports whether it did; otherwise the record is dropped and counted.
+func (r *traceRun) send(a *engine.TraceArrival, prefer *openVU) bool {
+	j := r.job(a)
+	if r.pool.dispatch(j, prefer) != nil {
+		return true
+	}
+	r.pool.markDrop(j.it.Stage, j.it.Scheduled)
+	r.finished.Add(1)
+	return false
+}
+
+// job is a's iteration, scheduled at its own time.
+func (r *traceRun) job(a *engine.TraceArrival) openJob {
+	return openJob{it: engine.Iteration{
+		Scenario: r.sc.Name, Stage: r.sc.Stages[0].Name, Exec: r.sc.Exec,
+		Scheduled: r.startAt.Add(a.At), Trace: a,
+	}, then: r.then}
+}
+
+// ended runs on w's goroutine once a record's iteration has ended: it
+// counts the record done and, in a session, runs the session's next
+// record at once on the same VU when that one is already due (held). Held
+// records that can no longer run (the iterations' context has ended) are
+// dropped and counted.
+func (r *traceRun) ended(w *openVU, it engine.Iteration) (openJob, bool) {
+	r.finished.Add(1)
+	if it.Trace.Session == 0 {
+		return openJob{}, false
+	}
+	s := r.sessions[it.Trace.Session]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vu = w
+	if len(s.held) > 0 && r.pool.ictx.Err() == nil {
+		a := s.held[0]
+		s.held = s.held[1:]
+		return r.job(a), true
+	}
+	for _, a := range s.held {
+		r.pool.dropped.Add(1)
+		r.pool.markDrop(r.sc.Stages[0].Name, r.startAt.Add(a.At))
+		r.finished.Add(1)
+	}
+	s.held, s.running = nil, false
+	return openJob{}, false
+}
