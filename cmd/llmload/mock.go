@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine/sim"
+	"github.com/llmload/llmload/engine/tokenize"
 )
 
 const mockUsage = `Usage: llmload mock [flags]
@@ -45,6 +47,9 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&cfg.FixedITL, "fixed-itl", 0, "fixed-delay mode: one token this often after the first; answers run to max_tokens (needs --fixed-ttft)")
 	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", 0, "tokens in each streamed chunk (default 1)")
 	fs.StringVar(&truthPath, "truth-log", "", "write each request as the server saw it (arrival, TTFT, TPOT, E2E, tokens) to this JSONL file, for `llmload report --truth`")
+	fs.BoolVar(&cfg.TruthPrompts, "truth-log-prompts", false, "also write each request's prompt text to the --truth-log")
+	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "count prompt tokens and cut prefix-cache blocks with this tokenizer: "+
+		strings.Join(tokenize.Names(), ", ")+" or a tokenizer.json path (default: estimate, ~4 characters a token)")
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulator to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
 	if err := fs.Parse(args); err != nil {
@@ -58,6 +63,14 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if cfg.Defects, err = sim.ParseDefects(defects); err != nil {
 		return usagef("mock: %v", err)
+	}
+	if cfg.TruthPrompts && truthPath == "" {
+		return usagef("mock: --truth-log-prompts needs --truth-log")
+	}
+	if cfg.Tokenizer != "" && cfg.Tokenizer != sim.TokenizerNone {
+		if _, err := tokenize.Get(cfg.Tokenizer); err != nil {
+			return usagef("mock: --tokenizer %s: %v", cfg.Tokenizer, err)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("mock: %v", err)

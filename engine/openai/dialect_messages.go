@@ -221,6 +221,9 @@ func addUsage(u *usage, raw json.RawMessage, output bool) {
 	if a.Input.ok {
 		u.Prompt = tokenCount{a.Input.n + a.CacheRead.n + a.CacheCreate.n, true}
 	}
+	if a.CacheRead.ok {
+		u.PromptDetails.Cached = a.CacheRead
+	}
 	if a.Output.ok && output {
 		u.Completion = a.Output
 	}

@@ -234,9 +234,10 @@ type responsesOutput struct {
 
 // responsesUsage is the Responses API's usage object.
 type responsesUsage struct {
-	Input   tokenCount `json:"input_tokens"`
-	Output  tokenCount `json:"output_tokens"`
-	Details struct {
+	Input        tokenCount    `json:"input_tokens"`
+	InputDetails promptDetails `json:"input_tokens_details"`
+	Output       tokenCount    `json:"output_tokens"`
+	Details      struct {
 		Reasoning tokenCount `json:"reasoning_tokens"`
 	} `json:"output_tokens_details"`
 }
@@ -248,7 +249,7 @@ func responsesUsageOf(raw json.RawMessage) usage {
 	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
 		return usage{}
 	}
-	out := usage{Prompt: u.Input, Completion: u.Output}
+	out := usage{Prompt: u.Input, Completion: u.Output, PromptDetails: u.InputDetails}
 	out.Details.Reasoning = u.Details.Reasoning
 	return out
 }

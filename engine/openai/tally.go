@@ -53,6 +53,21 @@ func (c *Client) countTokens(r *engine.Result, t *tally, req *engine.ChatRequest
 	}
 	r.ReasoningTokens = reasoningTokens(r, t, reasoning)
 	r.InputTokens, r.InputTokensSource = c.inputTokens(t.usage.Prompt, req)
+	r.CachedTokens = cachedTokens(t.usage, r.Server)
+}
+
+// cachedTokens is the prompt tokens usage says came from the prefix
+// cache, else llama.cpp's timings' cache_n; a count above usage's prompt
+// count is nonsense, and none.
+func cachedTokens(u usage, server *engine.ServerTimings) int {
+	n := u.PromptDetails.Cached
+	if !n.ok && server != nil && server.CachedN > 0 {
+		n = tokenCount{server.CachedN, true}
+	}
+	if !n.ok || (u.Prompt.ok && n.n > u.Prompt.n) {
+		return 0
+	}
+	return n.n
 }
 
 // bytes is the length of the generated text of every kind.

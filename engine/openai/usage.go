@@ -19,13 +19,20 @@ import (
 // is known (see tally). It is decoded in place by the enclosing decoder,
 // which costs no allocation per chunk.
 type usage struct {
-	Prompt     tokenCount   `json:"prompt_tokens"`
-	Completion tokenCount   `json:"completion_tokens"`
-	Details    usageDetails `json:"completion_tokens_details"`
+	Prompt        tokenCount    `json:"prompt_tokens"`
+	Completion    tokenCount    `json:"completion_tokens"`
+	Details       usageDetails  `json:"completion_tokens_details"`
+	PromptDetails promptDetails `json:"prompt_tokens_details"`
 }
 
 type usageDetails struct {
 	Reasoning tokenCount `json:"reasoning_tokens"`
+}
+
+// promptDetails holds the prompt tokens served from the prefix cache, as
+// vLLM (--enable-prompt-tokens-details), SGLang and OpenAI report them.
+type promptDetails struct {
+	Cached tokenCount `json:"cached_tokens"`
 }
 
 // known reports whether u holds any count.

@@ -143,9 +143,19 @@ func Run(ctx context.Context, cfg Config) (*report.Result, Outcome, error) {
 }
 
 // startSimulator starts the built-in simulator and points the plan at it.
+// The simulator counts prompt tokens with the plan's tokenizer, so that a
+// run without a target shows the token counts and prefix-cache hits the
+// scenario's own prompts would have on a server of that tokenizer.
 func (c *Config) startSimulator() (*sim.Server, error) {
 	t := c.Plan.Target
-	srv := sim.New(sim.Config{Seed: c.Plan.Seed, APIKey: t.APIKey, Model: t.Model})
+	cfg := sim.Config{Seed: c.Plan.Seed, APIKey: t.APIKey, Model: t.Model, Tokenizer: t.Tokenizer}
+	if cfg.Tokenizer == "" {
+		cfg.Tokenizer = engine.DefaultTokenizer
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("built-in simulator: %w", err)
+	}
+	srv := sim.New(cfg)
 	url, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start built-in simulator: %w", err)

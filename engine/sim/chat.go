@@ -43,6 +43,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, api
 	}
 	in := s.read(w, r, parse, api)
 	in.arrived, in.truth = arrived, rec
+	if in.c != nil {
+		rec.asked(&in.c.asked)
+	}
 	if behaviour, ok := s.cfg.Defects[in.kind()]; ok {
 		s.misbehave(w, r, in, behaviour)
 		return
@@ -64,6 +67,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	err := s.write(ctx, w, c, id)
 	if c.truth != nil {
 		c.truth.ID, c.truth.Complete = id, err == nil
+		c.truth.PromptTokens, c.truth.CachedTokens = c.promptTokens, c.cachedTokens
 	}
 	if err != nil {
 		s.canceled.Add(1)

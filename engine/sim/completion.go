@@ -44,6 +44,8 @@ type completion struct {
 	tool *toolPlan
 	// embed is what an embeddings request embeds; nil for the others.
 	embed *embedJob
+	// asked is what the request asked for, for the truth log.
+	asked asked
 	// sentTokens are the tokens handed to the writer so far, chunkTokens
 	// those of the chunk being written (see firstChunk).
 	sentTokens, chunkTokens int
@@ -97,7 +99,7 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 	if req.Model != "" && req.Model != cfg.Model {
 		return nil, newAPIError(404, "model", "The model %s does not exist.", quoteShort(req.Model)).as(KindUnknownModel)
 	}
-	prompt, aerr := promptTokens(req.Messages)
+	prompt, aerr := readPrompt(cfg, req.Messages)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -114,10 +116,11 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 	c := &completion{
 		stream:       req.Stream,
 		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
-		promptTokens: prompt,
+		promptTokens: prompt.tokens,
 		key:          contentKey(cfg.Seed, req, maxTokens, ext),
-		blocks:       blockHashes(req.Messages),
+		blocks:       prompt.blocks,
 		kind:         oddKind(req.Messages),
+		asked:        askedOf(cfg, req, ext),
 	}
 	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens, ext)
 	tools, choice, aerr := chatTools(req)
@@ -133,36 +136,49 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 	return c, nil
 }
 
-// promptTokens validates the messages and counts their tokens. A request
-// needs at least one user message with non-blank text: one whose only user
-// input is empty or whitespace is rejected, while empty system, assistant
-// (tool-calling) or tool messages are fine. Invisible characters such as
-// U+200B are not whitespace, so they count as text.
+// promptTokens validates the messages and estimates their tokens with
+// CountTokens, chat template included.
 func promptTokens(msgs []openai.ChatCompletionMessage) (int, *apiError) {
-	if len(msgs) == 0 {
-		return 0, badRequest("messages", "messages must be a non-empty array").as(KindNoMessages)
+	if aerr := checkMessages(msgs); aerr != nil {
+		return 0, aerr
 	}
-	tokens, userText, userTexts := replyPrimer, false, []string(nil)
+	tokens := replyPrimer
+	for i := range msgs {
+		text, _ := messageText(i, &msgs[i])
+		tokens += messageOverhead + CountTokens(text)
+	}
+	return tokens, nil
+}
+
+// checkMessages validates the messages. A request needs at least one user
+// message with non-blank text: one whose only user input is empty or
+// whitespace is rejected, while empty system, assistant (tool-calling) or
+// tool messages are fine. Invisible characters such as U+200B are not
+// whitespace, so they count as text.
+func checkMessages(msgs []openai.ChatCompletionMessage) *apiError {
+	if len(msgs) == 0 {
+		return badRequest("messages", "messages must be a non-empty array").as(KindNoMessages)
+	}
+	userText, userTexts := false, []string(nil)
 	for i := range msgs {
 		m := &msgs[i]
 		if !knownRoles[m.Role] {
-			return 0, badRequest(fmt.Sprintf("messages[%d].role", i),
+			return badRequest(fmt.Sprintf("messages[%d].role", i),
 				"messages[%d].role: unknown role %s; expected system, developer, user, assistant, tool or function", i, quoteShort(m.Role)).as(KindBadRole)
 		}
 		text, aerr := messageText(i, m)
 		if aerr != nil {
-			return 0, aerr
+			return aerr
 		}
-		tokens += messageOverhead + CountTokens(text)
 		if m.Role == openai.ChatMessageRoleUser {
 			userText = userText || strings.TrimSpace(text) != ""
 			userTexts = append(userTexts, text)
 		}
 	}
 	if !userText {
-		return 0, badRequest("messages", "messages must contain a user message with non-empty content").as(blankKind(userTexts))
+		return badRequest("messages", "messages must contain a user message with non-empty content").as(blankKind(userTexts))
 	}
-	return tokens, nil
+	return nil
 }
 
 // messageText is the text of a message, either its string content or the
@@ -205,7 +221,7 @@ func checkSampling(req *openai.ChatCompletionRequest) *apiError {
 // outputLimit is the effective max_tokens. max_completion_tokens wins over
 // the older max_tokens; 0 means absent (go-openai cannot tell them apart),
 // and then DefaultMaxTokens applies, lowered to what the context leaves.
-func outputLimit(cfg *Config, req *openai.ChatCompletionRequest, prompt int) (int, *apiError) {
+func outputLimit(cfg *Config, req *openai.ChatCompletionRequest, p prompt) (int, *apiError) {
 	param, limit := "max_completion_tokens", req.MaxCompletionTokens
 	if limit == 0 {
 		param, limit = "max_tokens", req.MaxTokens
@@ -213,7 +229,11 @@ func outputLimit(cfg *Config, req *openai.ChatCompletionRequest, prompt int) (in
 	if req.MaxTokens < 0 || req.MaxCompletionTokens < 0 {
 		return 0, badRequest(param, "%s must be at least 1, got %d", param, limit).as(KindNegativeMax)
 	}
+	prompt := p.tokens
 	room := cfg.MaxContext - prompt
+	if p.over {
+		return 0, badRequest("messages", "This model's maximum context length is %d tokens. However, your messages resulted in more than %d tokens. Please reduce the length of the messages.", cfg.MaxContext, cfg.MaxContext).as(KindOverlong)
+	}
 	if room <= 0 {
 		return 0, badRequest("messages", "This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", cfg.MaxContext, prompt).as(KindOverlong)
 	}
@@ -225,6 +245,27 @@ func outputLimit(cfg *Config, req *openai.ChatCompletionRequest, prompt int) (in
 			cfg.MaxContext, int64(prompt)+int64(limit), prompt, limit).as(blame(prompt, limit))
 	}
 	return limit, nil
+}
+
+// asked is what a request asked for beyond its content, as sent.
+type asked struct {
+	maxTokens int   // max_completion_tokens, else max_tokens; 0 when absent
+	minTokens *int  // nil when not sent
+	ignoreEOS *bool // nil when not sent
+	prompt    string
+}
+
+// askedOf is what req asked for; its prompt text only with
+// Config.TruthPrompts, since the truth log is the only reader.
+func askedOf(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) asked {
+	a := asked{maxTokens: req.MaxCompletionTokens, minTokens: ext.MinTokens, ignoreEOS: ext.IgnoreEOS}
+	if a.maxTokens == 0 {
+		a.maxTokens = req.MaxTokens
+	}
+	if cfg.TruthPrompts && cfg.TruthLog != nil {
+		a.prompt = promptText(req.Messages)
+	}
+	return a
 }
 
 // contentKey hashes Config.Seed and every request field that changes a real

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/llmload/llmload/engine/tokenize"
 )
 
 // Default configuration values. They are tuned so that a closed-loop sweep
@@ -108,11 +110,28 @@ type Config struct {
 	// completion request, written when its handler returns and flushed by
 	// Close.
 	TruthLog io.Writer
+	// TruthPrompts adds each request's prompt text to its truth-log
+	// record, so that a test can tell which requests shared a prefix; it
+	// is off by default because prompts can be large.
+	TruthPrompts bool
 	// Defects maps a dirty-data kind (DirtyKinds) to a misbehaviour
 	// (DefectBehaviours) the server shows on requests of that kind instead
 	// of its careful answer, to test how a client copes. See ParseDefects.
 	Defects map[string]string
+	// Tokenizer, when set, counts prompt tokens with a real tokenizer (a
+	// name engine/tokenize.Get accepts: "cl100k_base", "o200k_base", a
+	// tokenizer.json path) and cuts the prefix cache's blocks from its
+	// token ids, so that usage and cache hits are a real server's. ""
+	// and TokenizerNone keep CountTokens' estimate, which costs a
+	// twentieth as much CPU and no garbage.
+	Tokenizer string
+
+	codec tokenize.Codec // Tokenizer's, set by withDefaults; nil: estimate
 }
+
+// TokenizerNone is the Config.Tokenizer that keeps the estimate, as
+// options.target.tokenizer names it.
+const TokenizerNone = "none"
 
 // Validate reports every out-of-range value, which New would silently
 // replace by its default (or clamp, for DefaultMaxTokens), so that a
@@ -137,6 +156,11 @@ func (c Config) Validate() error {
 	for _, kind := range slices.Sorted(maps.Keys(c.Defects)) {
 		if err := checkDefect(kind, c.Defects[kind]); err != nil {
 			errs = append(errs, fmt.Errorf("sim: defect %s=%s: %w", kind, c.Defects[kind], err))
+		}
+	}
+	if c.countsTokens() {
+		if _, err := tokenize.Get(c.Tokenizer); err != nil {
+			errs = append(errs, fmt.Errorf("sim: tokenizer: %w", err))
 		}
 	}
 	if c.DefaultMaxTokens > 0 {
@@ -167,11 +191,18 @@ func (c Config) withDefaults() Config {
 		c.PrefixCacheTokens = DefaultPrefixCacheTokens
 	}
 	c.Defects = validDefects(c.Defects)
+	c.codec = nil
+	if c.countsTokens() {
+		c.codec, _ = tokenize.Get(c.Tokenizer) // nil on error: the estimate, as Validate warned
+	}
 	if c.FixedTTFT <= 0 || c.FixedITL <= 0 {
 		c.FixedTTFT, c.FixedITL = 0, 0
 	}
 	return c
 }
+
+// countsTokens reports a Tokenizer other than the estimate.
+func (c *Config) countsTokens() bool { return c.Tokenizer != "" && c.Tokenizer != TokenizerNone }
 
 func orDefault[T int | int64](v, def T) T {
 	if v <= 0 {

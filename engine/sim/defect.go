@@ -172,8 +172,9 @@ func (t *truncator) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 var streamField = regexp.MustCompile(`"stream"\s*:\s*true`)
 
 // fallbackCompletion is the answer a defective server gives to a request it
-// should have rejected: prompt tokens counted on the raw body, the default
-// output limit, streamed if the body seems to ask for it.
+// should have rejected: prompt tokens estimated on the raw body (even with
+// a tokenizer: the body need not be text, nor small), the default output
+// limit, streamed if the body seems to ask for it.
 func fallbackCompletion(cfg *Config, body []byte, api apiKind) *completion {
 	h := fnv.New64a()
 	_, _ = h.Write(body)

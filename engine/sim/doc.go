@@ -70,7 +70,9 @@
 // characters count as text); image or unknown content parts; negative
 // max_tokens or max_completion_tokens; n other than 1; temperature outside
 // [0, 2]; top_p outside [0, 1]; stream_options without stream; and prompt
-// tokens + max_tokens beyond Config.MaxContext. A model other than
+// tokens + max_tokens beyond Config.MaxContext (a prompt found beyond it
+// before it was counted whole is said to have "more than" MaxContext
+// tokens). A model other than
 // Config.Model gets 404 (an absent model is served). Bodies over
 // Config.MaxBodyBytes (8 MB by default, so a 2 MB overlong prompt is read
 // and gets the context-length 400) get 413. Before decoding, a
@@ -105,8 +107,16 @@
 //
 // Prompt tokens are counted by CountTokens on each message's text, plus 4
 // per message and 3 for the reply, as OpenAI's cookbook counts chat
-// templates. Each generated pseudo-word is one token; usage reports those
-// counts.
+// templates. With Config.Tokenizer (`llmload mock --tokenizer`; the
+// built-in simulator of a run takes options.target.tokenizer) they are a
+// real tokenizer's instead: each message's text encoded once per request,
+// inside a ChatML template of the same 4 and 3 tokens (<|im_start|> role
+// "\n" text <|im_end|>, and <|im_start|> assistant "\n"). That costs
+// about a millisecond of CPU per 2,000 prompt tokens, twenty times the
+// estimate (BenchmarkPromptTokens); a prompt far beyond the context window
+// is rejected once a prefix of it is, without encoding the rest. Embedding
+// inputs are counted alike, without a template. Each generated pseudo-word
+// is one token; usage reports those counts.
 //
 // # Timing
 //
@@ -127,14 +137,33 @@
 // Like vLLM's automatic prefix caching, the prompt is cut into blocks of
 // BlockTokens tokens, each keyed by the hash of the whole prompt up to its
 // end (role markers included), so a block is reused only when everything
-// before it matches. At prefill the leading blocks already cached count as
-// cached tokens and cost nothing; then all the prompt's blocks are cached,
-// least recently used evicted beyond Config.PrefixCacheTokens (1,000,000
-// by default; negative disables). A shared system prompt or document thus
-// lowers TTFT, and a unique "[req_N]" at the start defeats the cache.
-// Cached tokens appear in usage.prompt_tokens_details.cached_tokens (when
-// there are any) and in Stats.CachedTokens. The cache changes timing only,
-// never an answer's text or length.
+// before it matches. With a tokenizer a block is 16 token ids of the
+// templated prompt and, as in vLLM, the prompt's last token is never
+// served from the cache: two one-message prompts whose texts share their
+// first k tokens share the floor((3+k)/16) blocks that the template's 3
+// leading tokens and those k fill. At prefill the leading blocks already
+// cached count as cached tokens and cost nothing; then all the prompt's
+// blocks are cached, least recently used evicted beyond
+// Config.PrefixCacheTokens (1,000,000 by default; negative disables). A
+// shared system prompt or document thus lowers TTFT, and a unique
+// "[req_N]" at the start defeats the cache. Cached tokens appear in each
+// API's usage — chat and completions' prompt_tokens_details.cached_tokens
+// (when there are any, as vLLM with --enable-prompt-tokens-details), the
+// Responses API's input_tokens_details.cached_tokens, the Messages API's
+// cache_read_input_tokens (in a stream, message_delta's usage:
+// message_start leaves before the cache is looked up) — and in
+// Stats.CachedTokens. The cache changes timing only, never an answer's
+// text or length.
+//
+// # Truth log
+//
+// With Config.TruthLog (`llmload mock --truth-log FILE`) every request on
+// a generating route is one JSON line, a TruthRecord: its arrival (the
+// kernel's receive time of its headers), status, tokens sent, TTFT, TPOT
+// and E2E as the server timed them, what it asked for (max_tokens, and
+// vLLM's min_tokens and ignore_eos when sent) and its prompt and cached
+// tokens as usage reported them; with Config.TruthPrompts
+// (--truth-log-prompts) also its prompt text.
 //
 // # Determinism
 //

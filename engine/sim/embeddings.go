@@ -80,15 +80,29 @@ func parseEmbeddings(cfg *Config, body []byte) (*completion, *apiError) {
 	}
 	c := &completion{embed: job, key: embedKey(cfg.Seed, job)}
 	for i, in := range inputs {
-		n := CountTokens(in)
+		n, whole := inputTokens(cfg, in)
 		if n > cfg.MaxContext {
-			return nil, badRequest(fmt.Sprintf("input[%d]", i), "This model's maximum context length is %d tokens, however input[%d] has %d tokens.",
-				cfg.MaxContext, i, n).as(KindOverlong)
+			more := ""
+			if !whole {
+				n, more = cfg.MaxContext, "more than "
+			}
+			return nil, badRequest(fmt.Sprintf("input[%d]", i), "This model's maximum context length is %d tokens, however input[%d] has %s%d tokens.",
+				cfg.MaxContext, i, more, n).as(KindOverlong)
 		}
 		c.promptTokens += n
 	}
 	c.kind = oddText(inputs)
 	return c, nil
+}
+
+// inputTokens counts an input's tokens, with cfg's tokenizer when it has
+// one; whole is false when the count stopped beyond the context window.
+func inputTokens(cfg *Config, in string) (n int, whole bool) {
+	if cfg.codec == nil {
+		return CountTokens(in), true
+	}
+	ids, whole := encodeWithin(cfg.codec, in, cfg.MaxContext)
+	return len(ids), whole
 }
 
 // embeddingInputs reads input: a string or a non-empty list of strings,

@@ -280,8 +280,10 @@ func (e *eventStream) sendNamed(typ string, v any) error {
 // the input usage) and a ping at once, content_block_start with the first
 // chunk, a content_block_delta per chunk (text_delta, or input_json_delta
 // for a tool_use), content_block_stop, message_delta with the stop reason
-// and the output usage, and message_stop. A stream ended early stops
-// without them.
+// and the whole usage, and message_stop. A stream ended early stops
+// without them. message_start goes out before the prefill, when the
+// prefix cache has not been looked up yet, so its usage counts no cached
+// tokens; message_delta's, cumulative as Anthropic's is, counts them.
 func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, c *completion, id string) error {
 	es := newEventStream(w)
 	start := messageObject{ID: id, Type: "message", Role: openai.ChatMessageRoleAssistant, Model: s.cfg.Model,
@@ -317,7 +319,7 @@ func (s *Server) streamMessage(ctx context.Context, w http.ResponseWriter, c *co
 		return err
 	}
 	end := map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": c.stopReason(), "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": c.usageTokens()}}
+		"usage": c.anthropicUsage(c.usageTokens())}
 	if err := es.sendNamed("message_delta", end); err != nil {
 		return err
 	}

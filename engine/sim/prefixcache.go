@@ -2,8 +2,6 @@ package sim
 
 import (
 	"container/list"
-	"hash"
-	"hash/fnv"
 	"sync"
 	"unicode/utf8"
 
@@ -72,11 +70,14 @@ func (p *prefixCache) admit(hashes []uint64) (cachedTokens int) {
 // quarters as CountTokens does, so the blocks never hold more tokens than
 // the prompt.
 func blockHashes(msgs []openai.ChatCompletionMessage) []uint64 {
-	b := blockCutter{h: fnv.New64a()}
+	b := blockCutter{h: fnvOffset}
 	for i := range msgs {
 		m := &msgs[i]
-		text, _ := messageText(i, m)              // validated already
-		b.write([]byte("\x00" + m.Role + "\x00")) // the role marker of a chat template
+		text, _ := messageText(i, m) // validated already
+		// The role marker of a chat template.
+		b.write("\x00")
+		b.write(m.Role)
+		b.write("\x00")
 		b.tokens += messageOverhead
 		b.cut()
 		b.text(text)
@@ -86,13 +87,17 @@ func blockHashes(msgs []openai.ChatCompletionMessage) []uint64 {
 
 // blockCutter accumulates a prompt and records a hash at each block end.
 type blockCutter struct {
-	h      hash.Hash64
-	tokens int // whole tokens so far
-	next   int // the token count that ends the current block
+	h      uint64 // FNV-1a of the prompt so far, inline: hash.Hash64 would copy every piece to the heap
+	tokens int    // whole tokens so far
+	next   int    // the token count that ends the current block
 	hashes []uint64
 }
 
-func (b *blockCutter) write(p []byte) { _, _ = b.h.Write(p) }
+func (b *blockCutter) write(s string) {
+	for i := 0; i < len(s); i++ {
+		b.h = (b.h ^ uint64(s[i])) * fnvPrime
+	}
+}
 
 // cut records a hash for every block boundary the count has passed.
 func (b *blockCutter) cut() {
@@ -100,7 +105,7 @@ func (b *blockCutter) cut() {
 		b.next = BlockTokens
 	}
 	for b.tokens >= b.next {
-		b.hashes = append(b.hashes, b.h.Sum64())
+		b.hashes = append(b.hashes, b.h)
 		b.next += BlockTokens
 	}
 }
@@ -120,14 +125,14 @@ func (b *blockCutter) text(s string) {
 			quarters += 2
 		}
 		if quarters >= 4 {
-			b.write([]byte(s[start:i]))
+			b.write(s[start:i])
 			start = i
 			b.tokens += quarters / 4
 			quarters %= 4
 			b.cut()
 		}
 	}
-	b.write([]byte(s[start:]))
+	b.write(s[start:])
 	b.tokens += (quarters + 3) / 4
 	// The rounded-up remainder is not cut: a partial token never completes a block.
 }

@@ -29,8 +29,34 @@ type TruthRecord struct {
 	E2EMS  float64 `json:"e2e_ms"` // response complete − arrival
 	// Complete says the answer was generated and sent to its end.
 	Complete bool `json:"complete"`
+	// MaxTokens is the output limit the request asked for
+	// (max_completion_tokens, else max_tokens; max_output_tokens on the
+	// Responses API), 0 when it asked none. MinTokens and IgnoreEOS are
+	// vLLM's extensions, present only when sent. These, and Prompt, are
+	// known only for a request that decoded (valid, or judged so far).
+	MaxTokens int   `json:"max_tokens"`
+	MinTokens *int  `json:"min_tokens,omitempty"`
+	IgnoreEOS *bool `json:"ignore_eos,omitempty"`
+	// PromptTokens and CachedTokens are the prompt's tokens and those of
+	// them found in the prefix cache, as usage reports them (on the
+	// Messages API, input_tokens + cache_read_input_tokens and
+	// cache_read_input_tokens); 0 for a request not answered.
+	PromptTokens int `json:"prompt_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+	// Prompt is the prompt's text as received, each message's (system or
+	// instructions first) joined by newlines, or the completions prompt;
+	// only with Config.TruthPrompts.
+	Prompt string `json:"prompt,omitempty"`
 
 	first, last time.Time
+}
+
+// asked notes what the request asked for; nil does nothing.
+func (r *TruthRecord) asked(a *asked) {
+	if r == nil {
+		return
+	}
+	r.MaxTokens, r.MinTokens, r.IgnoreEOS, r.Prompt = a.maxTokens, a.minTokens, a.ignoreEOS, a.prompt
 }
 
 // text notes a chunk carrying n generated tokens, handed to the
