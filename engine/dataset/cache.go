@@ -37,16 +37,16 @@ func (o Options) column() string {
 	return o.Column
 }
 
-// cacheKey is everything that decides a loaded pool's contents.
+// cacheKey is everything that decides a loaded file's contents.
 type cacheKey struct {
 	path   string // absolute
 	loader string
-	opts   Options
+	opts   any // a comparable value: Options, or a trace's TraceFormat
 }
 
-// loads holds every pool loaded from a file, so that a file is read once
-// per process however many VUs ask for it. Failures are not kept: a later
-// call after fixing the file reads it again.
+// loads holds every pool (and trace) loaded from a file, so that a file is
+// read once per process however many VUs ask for it. Failures are not
+// kept: a later call after fixing the file reads it again.
 var loads = struct {
 	sync.Mutex
 	m map[cacheKey]*loadEntry
@@ -54,18 +54,25 @@ var loads = struct {
 
 type loadEntry struct {
 	once sync.Once
-	pool *Pool
+	val  any
 	err  error
 }
 
 // cached returns the pool of (path, loader, o), calling load on first use.
 // Concurrent first calls wait for one load.
 func cached(path, loader string, o Options, load func() (*Pool, error)) (*Pool, error) {
+	return cachedLoad(path, loader, o, load)
+}
+
+// cachedLoad returns what load gave for (path, loader, opts), calling it
+// on first use; opts must be comparable.
+func cachedLoad[T any](path, loader string, opts any, load func() (T, error)) (T, error) {
+	var zero T
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
-	k := cacheKey{abs, loader, o}
+	k := cacheKey{abs, loader, opts}
 	loads.Lock()
 	e, ok := loads.m[k]
 	if !ok {
@@ -73,15 +80,16 @@ func cached(path, loader string, o Options, load func() (*Pool, error)) (*Pool, 
 		loads.m[k] = e
 	}
 	loads.Unlock()
-	e.once.Do(func() { e.pool, e.err = load() })
+	e.once.Do(func() { e.val, e.err = load() })
 	if e.err != nil {
 		loads.Lock()
 		if loads.m[k] == e {
 			delete(loads.m, k)
 		}
 		loads.Unlock()
+		return zero, e.err
 	}
-	return e.pool, e.err
+	return e.val.(T), nil
 }
 
 // finish turns the items read from path into a pool; none is an error.

@@ -48,7 +48,7 @@ func NewSynthetic(c SyntheticConfig) (*Synthetic, error) {
 	}
 	words, err := singleTokenWords(codec)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("synthetic: %w", err)
 	}
 	s := &Synthetic{in: c.Input, out: c.Output, codec: codec, words: words}
 	s.buildPrefix(c.PrefixTokens)

@@ -76,7 +76,7 @@ func singleTokenWords(codec tokenize.Codec) ([]string, error) {
 		}
 	}
 	if len(words) < minWords {
-		return nil, fmt.Errorf("synthetic: tokenizer %s has only %d single-token words, want %d", codec.Name(), len(words), minWords)
+		return nil, fmt.Errorf("tokenizer %s has only %d single-token words, want %d", codec.Name(), len(words), minWords)
 	}
 	v, _ := wordSets.LoadOrStore(codec.Name(), words)
 	return v.([]string), nil

@@ -1,0 +1,123 @@
+package dataset
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// ReplayOptions choose the slice of a trace to replay and its pace; the
+// zero value replays the whole trace as recorded, without sessions.
+type ReplayOptions struct {
+	// TimeOffset skips the records before it; times are re-based to the
+	// first record kept.
+	TimeOffset time.Duration
+	// Limit is the most records replayed; 0 replays them all.
+	Limit int
+	// Speedup divides the records' offsets (2 replays twice as fast, 0.5
+	// at half speed); 0 means 1.
+	Speedup float64
+	// Sessions numbers each record's session (1, 2, ... in order of first
+	// appearance) so that a session's records run as one conversation.
+	Sessions bool
+}
+
+// Replay returns the arrivals of the records o keeps, in order of time,
+// with the trace's source and a digest of its content and o. It is an
+// error for the offset to be beyond the last record, for the limit to be
+// negative and for the speedup to be negative, NaN or infinite.
+func (t *Trace) Replay(o ReplayOptions) (*engine.Trace, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	recs := t.Records
+	if len(recs) == 0 {
+		return nil, errNoRecords
+	}
+	speed := o.speedup()
+	last := recs[len(recs)-1].At
+	if o.TimeOffset > last {
+		return nil, fmt.Errorf("trace %s: time_offset %v is beyond the trace, which lasts %v", t.Path, o.TimeOffset, last)
+	}
+	first := sort.Search(len(recs), func(i int) bool { return recs[i].At >= o.TimeOffset })
+	n := len(recs) - first
+	if o.Limit > 0 {
+		n = min(n, o.Limit)
+	}
+	base := recs[first].At
+	if span := float64(recs[first+n-1].At-base) / speed; span > math.MaxInt64/2 {
+		return nil, fmt.Errorf("trace %s: at speedup %g the replay would last %.0f years", t.Path, speed, span/float64(365*24*time.Hour))
+	}
+	out := &engine.Trace{Source: t.source(), Digest: t.digest(o), Speedup: speed,
+		Arrivals: make([]engine.TraceArrival, n)}
+	numbers := map[string]int{}
+	for i := range n {
+		rec := &recs[first+i]
+		a := engine.TraceArrival{At: time.Duration(math.Round(float64(rec.At-base) / speed)), Record: first + i}
+		if o.Sessions && rec.Session != "" {
+			if a.Session = numbers[rec.Session]; a.Session == 0 {
+				a.Session = len(numbers) + 1
+				numbers[rec.Session] = a.Session
+			}
+		}
+		out.Arrivals[i] = a
+	}
+	out.Sessions = len(numbers)
+	return out, nil
+}
+
+func (o ReplayOptions) check() error {
+	switch {
+	case o.TimeOffset < 0:
+		return fmt.Errorf("time_offset %v: want 0 or more", o.TimeOffset)
+	case o.Limit < 0:
+		return fmt.Errorf("limit %d: want 0 (all records) or more", o.Limit)
+	case math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0) || o.Speedup < 0:
+		return fmt.Errorf("speedup %g: want a number above 0", o.Speedup)
+	}
+	return nil
+}
+
+func (o ReplayOptions) speedup() float64 {
+	if o.Speedup == 0 {
+		return 1
+	}
+	return o.Speedup
+}
+
+// source names the file and its format, e.g. "data/trace.jsonl (mooncake)".
+func (t *Trace) source() string { return fmt.Sprintf("%s (%s)", t.Path, t.Format.Kind) }
+
+// digest is a short hex SHA-256 of the file's content, the format it was
+// read in and the replay's options: whatever changes the arrivals or the
+// records changes it.
+func (t *Trace) digest(o ReplayOptions) string {
+	h := sha256.New()
+	h.Write(t.sum[:])
+	f := t.Format
+	fmt.Fprintf(h, "\x00%q %q %d %+v\x00", f.Kind, f.TimeUnit, f.BlockTokens, f.Fields)
+	var b [8]byte
+	for _, v := range []uint64{uint64(o.TimeOffset), uint64(o.Limit), math.Float64bits(o.speedup()), boolBit(o.Sessions)} {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// errNoRecords guards a Trace built by hand: LoadTrace refuses a file
+// without records.
+var errNoRecords = errors.New("trace has no records")
