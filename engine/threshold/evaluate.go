@@ -36,8 +36,12 @@ type Result struct {
 
 // Evaluate checks every condition against src. A trend or rate with no
 // samples fails: a gate that saw nothing must not pass silently. A counter
-// with no events is 0.
+// with no events is 0. A capacity threshold is judged on src's
+// Capacities, so it fails unless src is a CapacitySource.
 func (t *Threshold) Evaluate(src Source) Result {
+	if t.Kind == KindCapacity {
+		return t.evaluateCapacity(src)
+	}
 	r := Result{Expr: t.Expr, Kind: t.Kind, AbortOnFail: t.AbortOnFail, Passed: true}
 	for _, c := range t.Conditions {
 		o := Outcome{Condition: c.Text, Agg: c.Agg}
@@ -109,7 +113,10 @@ func (s Set) ShouldAbort(src Source, elapsed time.Duration) (*Threshold, bool) {
 
 // Describe renders a failed outcome for a message, e.g. "ttft.p99 < 1s: observed 1.42s".
 func Describe(r Result, o Outcome) string {
-	if o.NoData {
+	switch {
+	case o.Error != "":
+		return fmt.Sprintf("%s %s: %s", r.Expr, o.Condition, o.Error)
+	case o.NoData:
 		return fmt.Sprintf("%s %s: no data", r.Expr, o.Condition)
 	}
 	return fmt.Sprintf("%s %s: observed %s", r.Expr, o.Condition, FormatValue(r.Kind, o.Agg, o.Observed))
@@ -118,6 +125,10 @@ func Describe(r Result, o Outcome) string {
 // FormatValue renders an observed value in its metric's unit.
 func FormatValue(kind, agg string, v float64) string {
 	switch {
+	case kind == KindCapacity && agg == engine.CapacityVUs:
+		return fmt.Sprintf("%.4g VUs", v)
+	case kind == KindCapacity:
+		return fmt.Sprintf("%.4g req/s", v)
 	case agg == metrics.AggCount:
 		return fmt.Sprintf("%.0f", v)
 	case kind == engine.MetricCounter && agg == metrics.AggRate:

@@ -29,9 +29,22 @@ func ParseProbeCondition(text string) (*Threshold, error) {
 	if strings.ContainsAny(expr, "{}") {
 		return nil, fmt.Errorf("%q: a probe condition takes no filter (each probe is judged on its own requests)", text)
 	}
+	if capacityLoad(expr) != "" {
+		return nil, fmt.Errorf("%q: a probe is judged on its requests, not on the capacity the search finds", text)
+	}
 	t, err := Parse(engine.ThresholdSpec{Expr: expr, Conditions: []string{cond}}, Known{Metrics: metrics.Builtin()})
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", text, err)
+	}
+	// A probe is judged on a confidence interval, which says on which side
+	// of a bound the truth lies but never that it equals one.
+	if c := t.Conditions[0]; c.Op == "==" || c.Op == "!=" {
+		return nil, fmt.Errorf("%q: a probe condition compares with <, <=, > or >=, not %s", text, c.Op)
+	}
+	// A counter's rate divides by windows whose length the probe's
+	// several stages do not give; its count needs none.
+	if t.Kind == engine.MetricCounter && t.Conditions[0].Agg == metrics.AggRate {
+		return nil, fmt.Errorf("%q: a counter's rate is not judged per probe (the probe's load sets it); use its count", text)
 	}
 	return t, nil
 }

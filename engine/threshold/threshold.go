@@ -17,6 +17,10 @@ import (
 type Known struct {
 	Metrics map[string]string   // metric name → engine.Metric* kind
 	Stages  map[string][]string // scenario → its stage names
+	// Capacity maps each capacity scenario to the load it searches
+	// (engine.CapacityRate or CapacityVUs); nil: capacity thresholds are
+	// not checked against the plan.
+	Capacity map[string]string
 }
 
 // Threshold is one parsed entry of options.thresholds. Immutable.
@@ -42,6 +46,9 @@ type Condition struct {
 // Parse validates spec against known and returns the threshold. Errors
 // name the part at fault and list what would be valid.
 func Parse(spec engine.ThresholdSpec, known Known) (*Threshold, error) {
+	if load := capacityLoad(spec.Expr); load != "" {
+		return parseCapacity(spec, load, known)
+	}
 	name, filter, keyAgg, err := splitExpr(spec.Expr, known.Metrics)
 	if err != nil {
 		return nil, err
