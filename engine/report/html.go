@@ -26,6 +26,7 @@ type htmlPage struct {
 	Stages     htmlTable
 	Goodput    string
 	Sweeps     []sweepSection
+	Capacity   []capacitySection
 	Details    []stageDetail
 	Series     []chartOut
 	Server     []chartOut
@@ -61,6 +62,7 @@ func buildPage(r *Result) htmlPage {
 		Thresholds: thresholdRows(r.Thresholds),
 		Stages:     stageTable(r, labels),
 		Sweeps:     sweepSections(r),
+		Capacity:   capacitySections(r),
 		Details:    stageDetails(r.Stages, labels),
 		Series:     timeSeriesCharts(r, labels),
 		Errors:     errorTable(r.Stages, labels),

@@ -53,6 +53,9 @@ type Result struct {
 	// Analysis is the knee and cliff of each load sweep, as found when the
 	// run ended; absent from files written before it existed.
 	Analysis analysis.Analysis `json:"analysis,omitzero"`
+	// Capacity is what each capacity search (executor = "capacity") found,
+	// in the plan's order; absent without one.
+	Capacity []Capacity `json:"capacity,omitempty"`
 	// Mergeable is written by segment runs only (--segment), for
 	// llmload merge.
 	Mergeable *Mergeable `json:"mergeable,omitempty"`

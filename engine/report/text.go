@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/metrics"
 )
@@ -38,6 +37,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 		writeArrivals(b, r.Stages, labels)
 		starred := writeLatency(b, r.Stages, labels)
 		writeSweepFindings(b, r)
+		writeCapacity(b, r)
 		writeTail(b, r.Stages, labels)
 		writeByTag(b, r.Stages, labels, starred)
 		writeByAPI(b, r.Stages, labels, starred)
@@ -243,20 +243,9 @@ func (c throughputColumns) cells(label string, s *metrics.StageSummary) []string
 
 // goodputNote names the objectives goodput counted against.
 func goodputNote(slo *SLO) string {
-	var parts []string
-	if slo != nil {
-		for _, o := range []struct {
-			name string
-			ms   float64
-		}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"E2E", slo.E2EMS}} {
-			if o.ms > 0 {
-				parts = append(parts, o.name+" ≤ "+engine.FormatDuration(msDuration(o.ms)))
-			}
-		}
-	}
 	what := "the scenario's SLO"
-	if len(parts) > 0 {
-		what = "the SLO " + strings.Join(parts, ", ")
+	if objectives := sloText(slo); objectives != "" {
+		what = "the SLO " + objectives
 	}
 	return "goodput: successful requests per second that met " + what + "; good %: their share of all requests"
 }

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+)
+
+// Capacity is what one capacity search found: the highest load at which a
+// probe still met the SLO, the interval it lies in, and every probe.
+type Capacity struct {
+	Scenario string `json:"scenario"`
+	// Load is what was searched, engine.CapacityRate or CapacityVUs, and
+	// Unit its unit: "req/s" (iterations started per second) or "VUs".
+	Load string `json:"load"`
+	Unit string `json:"unit"`
+	// Capacity is the estimate, the middle of [Lo, Hi]: Lo is the highest
+	// load that held, Hi the lowest that broke (0 when none broke, and
+	// AtLeast is set: the search held at its max, Capacity = Lo). Lo is 0
+	// when no probe held.
+	Capacity float64 `json:"capacity"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	AtLeast  bool    `json:"at_least,omitempty"`
+	// Stopped says why the search ended before it converged (llmload was
+	// the bottleneck, an interrupt, ...); the interval is then only what
+	// the probes decided so far.
+	Stopped string          `json:"stopped,omitempty"`
+	Search  CapacitySearch  `json:"search"`
+	Probes  []CapacityProbe `json:"probes"`
+}
+
+// CapacitySearch is how a capacity search was set up (engine.CapacitySearch).
+type CapacitySearch struct {
+	Start     float64 `json:"start"`
+	Max       float64 `json:"max"`
+	Growth    float64 `json:"growth"`
+	Precision float64 `json:"precision"`
+	// GoodShare is the share of a probe's requests that had to meet the
+	// run's SLO (Meta.SLO); 0 when not judged that way.
+	GoodShare  float64  `json:"good_share,omitempty"`
+	Conditions []string `json:"conditions,omitempty"`
+	MinSamples int      `json:"min_samples"`
+	WarmupS    float64  `json:"warmup_s"`
+	WindowS    float64  `json:"window_s"`
+	MaxWindowS float64  `json:"max_window_s"`
+}
+
+// Probe verdicts, as CapacityProbe.Verdict holds them.
+const (
+	ProbePass      = "pass"
+	ProbeFail      = "fail"
+	ProbeUndecided = "undecided" // still undecided at max_window
+	ProbeStopped   = "stopped"   // llmload could not deliver or time the load
+)
+
+// CapacityProbe is one probe: where it was measured, its verdict and the
+// figures that decided it, over all its windows.
+type CapacityProbe struct {
+	Index    int      `json:"index"` // 0-based, in the order run
+	Stages   []string `json:"stages"`
+	Load     float64  `json:"load"`
+	Phase    string   `json:"phase"` // engine.ProbeBracket or ProbeBisect
+	Extended int      `json:"extended,omitempty"`
+	Verdict  string   `json:"verdict"`
+	Why      string   `json:"why,omitempty"`
+	Stop     string   `json:"stop,omitempty"`
+	Requests int64    `json:"requests"`
+	// GoodShare is the share of the requests that met the SLO; nil
+	// without an SLO.
+	GoodShare *float64 `json:"good_share,omitempty"`
+	TTFTP50MS float64  `json:"ttft_p50_ms"`
+	TTFTP99MS float64  `json:"ttft_p99_ms"`
+	TPOTP99MS float64  `json:"tpot_p99_ms"`
+	// ReqPerSec is the achieved rate: requests started in the windows per
+	// second of them.
+	ReqPerSec float64 `json:"req_per_sec"`
+}
+
+// CapacityFrom records a search's outcome o, set up as s, with each
+// probe's figures taken from its stages among stages. sloSet says whether
+// good requests were counted.
+func CapacityFrom(o engine.CapacityOutcome, s engine.CapacitySearch, stages []metrics.StageSummary, sloSet bool) Capacity {
+	c := Capacity{Scenario: o.Scenario, Load: o.Load, Unit: CapacityUnit(o.Load), Capacity: o.Capacity, Lo: o.Lo, Hi: o.Hi,
+		AtLeast: o.AtLeast, Stopped: o.Stopped, Probes: []CapacityProbe{}, Search: CapacitySearch{
+			Start: s.Start, Max: s.Max, Growth: s.Growth, Precision: s.Precision, GoodShare: s.GoodShare,
+			Conditions: slices.Clone(s.Conditions), MinSamples: s.MinSamples, WarmupS: s.Warmup.Seconds(),
+			WindowS: s.Window.Seconds(), MaxWindowS: s.MaxWindow.Seconds()}}
+	for _, p := range o.Probes {
+		c.Probes = append(c.Probes, probeFrom(p, stages, sloSet))
+	}
+	return c
+}
+
+// CapacityUnit is the unit of a capacity search's load.
+func CapacityUnit(load string) string {
+	if load == engine.CapacityVUs {
+		return "VUs"
+	}
+	return "req/s"
+}
+
+func probeFrom(p engine.ProbeResult, stages []metrics.StageSummary, sloSet bool) CapacityProbe {
+	out := CapacityProbe{Index: p.Index, Stages: slices.Clone(p.Stages), Load: p.Load, Phase: p.Phase, Extended: p.Extended,
+		Verdict: probeVerdict(p.Verdict), Why: p.Verdict.Why, Stop: p.Verdict.Stop}
+	var ttft, tpot []metrics.Dist
+	var good, started int64
+	var secs float64
+	for i := range stages {
+		st := &stages[i]
+		if st.Scenario != p.Scenario || !slices.Contains(p.Stages, st.Stage) {
+			continue
+		}
+		out.Requests += st.Requests
+		good += st.GoodRequests
+		started += st.WindowRequests()
+		secs += st.DurationS
+		ttft, tpot = append(ttft, st.TTFT), append(tpot, st.TPOT)
+	}
+	if sloSet && out.Requests > 0 {
+		share := float64(good) / float64(out.Requests)
+		out.GoodShare = &share
+	}
+	if secs > 0 {
+		out.ReqPerSec = float64(started) / secs
+	}
+	t, tp := mergedDist(ttft), mergedDist(tpot)
+	out.TTFTP50MS, out.TTFTP99MS, out.TPOTP99MS = t.P50, t.P99, tp.P99
+	return out
+}
+
+// mergedDist joins a probe's windows; a window without its histogram (a
+// hand-made file) leaves the figures of the first window alone.
+func mergedDist(ds []metrics.Dist) metrics.Dist {
+	switch len(ds) {
+	case 0:
+		return metrics.Dist{}
+	case 1:
+		return ds[0]
+	}
+	d, err := metrics.MergeDists(ds...)
+	if err != nil {
+		return ds[0]
+	}
+	return d
+}
+
+func probeVerdict(v engine.ProbeVerdict) string {
+	switch {
+	case v.Stop != "":
+		return ProbeStopped
+	case !v.Decided:
+		return ProbeUndecided
+	case v.Pass:
+		return ProbePass
+	}
+	return ProbeFail
+}
+
+// Answer is the search's finding in one line: "capacity 41.5 req/s,
+// between 39.8 and 43.2", "capacity at least 100 req/s (held at the
+// search's max)", or "capacity below 1 req/s (the lowest load probed
+// broke)".
+func (c *Capacity) Answer() string {
+	switch {
+	case c.AtLeast:
+		return fmt.Sprintf("capacity at least %s %s (held at the search's max)", fmtLoad(c.Lo), c.Unit)
+	case c.Lo <= 0 && c.Hi > 0:
+		return fmt.Sprintf("capacity below %s %s (the lowest load probed broke)", fmtLoad(c.Hi), c.Unit)
+	case c.Lo <= 0:
+		return "capacity unknown: no probe was decided"
+	case c.Hi <= 0:
+		return fmt.Sprintf("capacity at least %s %s (no probe broke)", fmtLoad(c.Lo), c.Unit)
+	}
+	return fmt.Sprintf("capacity %s %s, between %s and %s", fmtLoad(c.Capacity), c.Unit, fmtLoad(c.Lo), fmtLoad(c.Hi))
+}
+
+// Criteria says what each probe had to meet: "good ≥ 95% within TTFT ≤
+// 1s, ttft.p99 < 1s".
+func (c *Capacity) Criteria(slo *SLO) string {
+	var parts []string
+	if g := c.Search.GoodShare; g > 0 {
+		parts = append(parts, fmt.Sprintf("good ≥ %s%% within %s", fmtLoad(100*g), cmp.Or(sloText(slo), "the SLO")))
+	}
+	return strings.Join(append(parts, c.Search.Conditions...), ", ")
+}
+
+// sloText names the SLO's objectives: "TTFT ≤ 1s, TPOT ≤ 50ms"; "" when
+// none is set.
+func sloText(slo *SLO) string {
+	var parts []string
+	if slo != nil {
+		for _, o := range []struct {
+			name string
+			ms   float64
+		}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"E2E", slo.E2EMS}} {
+			if o.ms > 0 {
+				parts = append(parts, o.name+" ≤ "+engine.FormatDuration(msDuration(o.ms)))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fmtLoad prints a load as a user would write it: 41.5, 12, 0.25.
+func fmtLoad(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".0") }
+
+// AddCapacity records what capacity searches found, with a warning for
+// each that stopped before it converged: its answer is not the whole truth.
+func (r *Result) AddCapacity(cs ...Capacity) {
+	for _, c := range cs {
+		r.Capacity = append(r.Capacity, c)
+		if c.Stopped != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("capacity search %s stopped before it converged: %s; its %s is only what the probes decided so far",
+				c.Scenario, c.Stopped, c.Answer()))
+		}
+	}
+}
