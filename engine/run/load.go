@@ -27,6 +27,9 @@ type ending struct {
 	aborted bool                    // Config.Abort closed before Engine.Run returned
 	memory  *memlimit.ExceededError // the memory bound stopped the run
 	line    string                  // "file:line" running when it did, if known
+	// capacity is what the capacity searches found, once Engine.Run has
+	// returned (so far, after an abort).
+	capacity []engine.CapacityOutcome
 }
 
 // load runs the plan against c.Client and builds, writes and judges the
@@ -40,6 +43,10 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 		return nil, Outcome{}, err
 	}
 	if err := track(col, c.Thresholds); err != nil {
+		return nil, Outcome{}, err
+	}
+	probes, err := newProbeJudge(c.Plan, col, nil)
+	if err != nil {
 		return nil, Outcome{}, err
 	}
 	start := time.Now()
@@ -60,6 +67,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	eng := executor.New(c.Plan, vuRunner, sink)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
 	mon := selfcheck.Start(selfcheck.DefaultInterval)
+	judgeProbes(eng, probes, mon)
 	var scraper *servermetrics.Scraper
 	if t := c.Plan.Target; t.MetricsURL != "" {
 		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
@@ -68,6 +76,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	meter := startProcessMeter()
 	c.announceSegment(start)
 	end := c.execute(runCtx, cancel, eng)
+	end.capacity = capacityOutcomes(eng, &end)
 	process := meter.stop(simulated)
 	stopProgress()
 	mon.Stop()

@@ -33,7 +33,8 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 	}
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
-	results, passed := c.Thresholds.Evaluate(col.Snapshot())
+	c.addCapacity(res, e.capacity)
+	results, passed := c.Thresholds.Evaluate(capacitySource{col.Snapshot(), e.capacity})
 	if !c.Plan.Segment.Whole() {
 		// A segment's share of the load is not the gate: llmload merge
 		// evaluates the thresholds on the whole run. Only an abort_on_fail

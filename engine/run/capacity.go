@@ -1,0 +1,199 @@
+package run
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/threshold"
+)
+
+// Bounds beyond which a probe's load was not what the search asked for,
+// so that no verdict on it is sound and the search stops.
+const (
+	// ProbeMaxDropShare is the share of a probe's scheduled iterations
+	// that may find no free VU (max_vus reached) before the load counts as
+	// undelivered. A handful of drops barely changes the load; more would
+	// credit the server with a rate it never got.
+	ProbeMaxDropShare = 0.01
+	// ProbeMaxLag and ProbeMaxLagGap bound the schedule lag's p99: the
+	// larger of 50 ms and a tenth of the mean gap between arrivals. Below
+	// both, iterations start close enough to their schedule that the
+	// arrival process is the one asked for; beyond them llmload is falling
+	// behind. The lag's 95% lower bound must exceed it, so that a few
+	// slow starts among little data do not stop a search.
+	ProbeMaxLag    = 50 * time.Millisecond
+	ProbeMaxLagGap = 0.10
+)
+
+// snapshotter is what the judge reads: metrics.Collector.
+type snapshotter interface{ Snapshot() *metrics.Snapshot }
+
+// clientWindow is the client's self-check over a window: selfcheck.Monitor.
+type clientWindow interface {
+	Window(start, end time.Time) engine.ClientCheck
+}
+
+// probeJudge decides a capacity search's probes from the live collector,
+// whose snapshot holds every sample sent before it is taken: the probe's
+// requests are the clean requests of its window stages (warm-up and drain
+// are not in them). Safe for concurrent use: each call takes its own
+// snapshot.
+type probeJudge struct {
+	col      snapshotter
+	client   clientWindow // nil: the client is not checked
+	slo      engine.SLO
+	searches map[string]*probeRules
+}
+
+// probeRules is one capacity scenario's search with its conditions parsed.
+type probeRules struct {
+	engine.CapacitySearch
+	conds  []*threshold.Threshold
+	maxVUs int
+}
+
+var _ engine.ProbeJudge = (*probeJudge)(nil)
+
+// newProbeJudge makes the judge of the plan's capacity searches; nil when
+// the plan has none. It refuses a good_share without an SLO to count good
+// requests against, and conditions that do not parse.
+func newProbeJudge(p engine.Plan, col snapshotter, client clientWindow) (*probeJudge, error) {
+	j := &probeJudge{col: col, client: client, slo: p.SLO, searches: map[string]*probeRules{}}
+	for _, sc := range p.Scenarios {
+		if sc.Capacity == nil {
+			continue
+		}
+		r := &probeRules{CapacitySearch: *sc.Capacity, maxVUs: sc.MaxVUs()}
+		if r.GoodShare > 0 && p.SLO.IsZero() {
+			return nil, fmt.Errorf("scenario %s: a capacity search with good_share needs options.slo to count good requests", sc.Name)
+		}
+		for _, text := range r.Conditions {
+			t, err := threshold.ParseProbeCondition(text)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s: conditions: %w", sc.Name, err)
+			}
+			r.conds = append(r.conds, t)
+		}
+		j.searches[sc.Name] = r
+	}
+	if len(j.searches) == 0 {
+		return nil, nil
+	}
+	return j, nil
+}
+
+// JudgeProbe decides p: Stop when llmload could not deliver or time the
+// load (client-bound, behind its schedule, iterations dropped while the
+// SLO still held, no request sent); else undecided below MinSamples
+// requests or while a confidence interval straddles its limit; else pass
+// when the good share and every condition pass. A Stop verdict is also
+// Decided, so that no caller extends a probe that cannot be judged.
+func (j *probeJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
+	rules := j.searches[p.Scenario]
+	if rules == nil {
+		return engine.ProbeVerdict{Decided: true, Stop: "no capacity search named " + p.Scenario}
+	}
+	src := newProbeSource(j.col.Snapshot(), p)
+	load, err := measureLoad(src)
+	if err != nil {
+		return engine.ProbeVerdict{Decided: true, Stop: "probe " + probeName(p) + ": " + err.Error()}
+	}
+	if stop := j.stop(p, rules, src, load); stop != "" {
+		return engine.ProbeVerdict{Decided: true, Stop: stop, Why: load.text()}
+	}
+	v := judgeSLO(src, rules, load)
+	if share := load.dropShare(); share > ProbeMaxDropShare && !(v.Decided && !v.Pass) {
+		return engine.ProbeVerdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
+			"llmload could not deliver the load: %d of %d scheduled iterations (%.1f%%) found no free VU at max_vus %d; raise max_vus",
+			load.dropped, load.dropped+load.iterations, 100*share, rules.maxVUs)}
+	}
+	if load.dropped > 0 {
+		// A failure under less load than planned is a failure at the plan.
+		v.Why += fmt.Sprintf("; %d iterations dropped (no free VU)", load.dropped)
+	}
+	return v
+}
+
+// probeLoad is what a probe sent.
+type probeLoad struct {
+	requests, iterations, dropped, scriptErrors int64
+}
+
+func measureLoad(src *probeSource) (probeLoad, error) {
+	var l probeLoad
+	for metric, into := range map[string]*int64{"requests": &l.requests, "iterations": &l.iterations,
+		"dropped_iterations": &l.dropped, "iteration_errors": &l.scriptErrors} {
+		v, _, err := src.sum(metric, metrics.AggCount)
+		if err != nil {
+			return probeLoad{}, err
+		}
+		*into = int64(math.Round(v))
+	}
+	return l, nil
+}
+
+func (l probeLoad) dropShare() float64 {
+	if l.dropped == 0 {
+		return 0
+	}
+	return float64(l.dropped) / float64(l.dropped+l.iterations)
+}
+
+func (l probeLoad) text() string {
+	s := fmt.Sprintf("n=%d requests, %d iterations", l.requests, l.iterations)
+	if l.dropped > 0 {
+		s += fmt.Sprintf(", %d dropped", l.dropped)
+	}
+	return s
+}
+
+// stop says why llmload, not the server, limited the probe; "" when it
+// did not.
+func (j *probeJudge) stop(p engine.Probe, rules *probeRules, src *probeSource, load probeLoad) string {
+	if j.client != nil {
+		if c := j.client.Window(p.Start, p.End); c.Bound {
+			return "llmload was the bottleneck (CLIENT-BOUND): " + strings.Join(c.Reasons, "; ")
+		}
+	}
+	if load.requests == 0 && load.iterations+load.scriptErrors > 0 {
+		return fmt.Sprintf("the script sent no request in %d iterations (%d script errors): nothing to judge the server on",
+			load.iterations, load.scriptErrors)
+	}
+	if rules.Load != engine.CapacityRate || p.Load <= 0 {
+		return ""
+	}
+	lo, hi, n, err := src.percentileInterval("schedule_lag", 99)
+	if err != nil || n == 0 {
+		return ""
+	}
+	gap := time.Duration(float64(time.Second) / p.Load)
+	bound := max(ProbeMaxLag, time.Duration(ProbeMaxLagGap*float64(gap)))
+	if lo <= ms(bound) {
+		return ""
+	}
+	return fmt.Sprintf("llmload fell behind its schedule: schedule lag p99 [%s, %s] (n=%d) above %s (the larger of %s and %.0f%% of the %s mean gap at %.4g/s)",
+		fmtMS(lo), fmtMS(hi), n, fmtMS(ms(bound)), engine.FormatDuration(ProbeMaxLag), 100*ProbeMaxLagGap,
+		gap.Round(time.Microsecond), p.Load)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// fmtMS renders milliseconds as threshold values are, "?" for an
+// unbounded side of an interval.
+func fmtMS(v float64) string {
+	if math.IsInf(v, 0) {
+		return "?"
+	}
+	return threshold.FormatValue(engine.MetricTrend, metrics.AggP, v)
+}
+
+func probeName(p engine.Probe) string {
+	if len(p.Stages) > 0 {
+		return p.Stages[0]
+	}
+	return fmt.Sprint(p.Index + 1)
+}
