@@ -20,22 +20,27 @@ Compares two result files stage by stage (matched by name): each metric side by
 side with its change in %, and a verdict from an exact test on the files' data
 (HDR histograms, request and error counts) that holds at any sample count:
 REGRESSION, worse, better, same, or inconclusive when the data cannot decide.
-Exits 99 when a metric got significantly worse by more than --max-regression,
-or, with --inconclusive fail, when any comparison is inconclusive.
+Capacity searches (executor = "capacity") are compared on the capacity each
+found, within its interval, not probe by probe. Exits 99 when a metric got
+significantly worse by more than --max-regression, when a capacity dropped by
+more than --max-capacity-drop, or, with --inconclusive fail, when any
+comparison is inconclusive.
 
 Flags:
 `
 
 // gateFlags are the regression-gate flags shared by compare and run --baseline.
 type gateFlags struct {
-	maxRegression string
-	metrics       []string
-	format        string
-	inconclusive  string // "pass" or "fail"
+	maxRegression   string
+	maxCapacityDrop string
+	metrics         []string
+	format          string
+	inconclusive    string // "pass" or "fail"
 }
 
 func (g *gateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&g.maxRegression, "max-regression", "20%", "largest tolerated significant worsening, e.g. 20% or 0.2")
+	fs.StringVar(&g.maxCapacityDrop, "max-capacity-drop", "10%", "largest tolerated drop of a capacity search's result, e.g. 10% or 0.1")
 	fs.StringSliceVar(&g.metrics, "metrics", nil, "metrics to gate on (default "+strings.Join(compare.DefaultMetrics, ",")+")")
 	fs.StringVar(&g.format, "format", "text", "output: text, json or md")
 	fs.StringVar(&g.inconclusive, "inconclusive", "pass", "when the data cannot decide a comparison: pass (with a ⚠ headline) or fail (exit 99)")
@@ -43,19 +48,17 @@ func (g *gateFlags) register(fs *pflag.FlagSet) {
 
 // options validates the flags into compare options.
 func (g *gateFlags) options() (compare.Options, error) {
-	s := strings.TrimSpace(g.maxRegression)
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	switch {
-	case err != nil || v < 0:
-		return compare.Options{}, usagef("--max-regression %q: want a percentage such as 20%%", g.maxRegression)
-	case pct:
-		v /= 100
-	case v > 1:
-		// "20" is far more likely to mean 20% than 2000%: refuse to guess.
-		return compare.Options{}, usagef("--max-regression %q: write a percentage (%s%%) or a fraction (%g)", g.maxRegression, s, v/100)
+	v, err := parseShare("max-regression", &g.maxRegression, "20%")
+	if err != nil {
+		return compare.Options{}, err
 	}
-	g.maxRegression = strconv.FormatFloat(100*v, 'g', 4, 64) + "%"
+	drop, err := parseShare("max-capacity-drop", &g.maxCapacityDrop, "10%")
+	if err != nil {
+		return compare.Options{}, err
+	}
+	if drop >= 1 {
+		return compare.Options{}, usagef("--max-capacity-drop %s: a drop of all the capacity or more can never be seen", g.maxCapacityDrop)
+	}
 	valid := compare.ValidMetrics()
 	for _, m := range g.metrics {
 		if !slices.Contains(valid, m) {
@@ -72,7 +75,26 @@ func (g *gateFlags) options() (compare.Options, error) {
 	default:
 		return compare.Options{}, usagef("--inconclusive %q: want pass or fail", g.inconclusive)
 	}
-	return compare.Options{MaxRegression: v, Metrics: g.metrics}, nil
+	return compare.Options{MaxRegression: v, MaxCapacityDrop: drop, Metrics: g.metrics}, nil
+}
+
+// parseShare reads a percentage ("20%") or a fraction ("0.2") flag and
+// rewrites it as a percentage for messages.
+func parseShare(name string, flag *string, example string) (float64, error) {
+	s := strings.TrimSpace(*flag)
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	switch {
+	case err != nil || v < 0:
+		return 0, usagef("--%s %q: want a percentage such as %s", name, *flag, example)
+	case pct:
+		v /= 100
+	case v > 1:
+		// "20" is far more likely to mean 20% than 2000%: refuse to guess.
+		return 0, usagef("--%s %q: write a percentage (%s%%) or a fraction (%g)", name, *flag, s, v/100)
+	}
+	*flag = strconv.FormatFloat(100*v, 'g', 4, 64) + "%"
+	return v, nil
 }
 
 // reporter renders a comparison in the chosen format.
@@ -131,13 +153,27 @@ func gate(base, next *report.Result, baseName, nextName string, opts compare.Opt
 	if r.Regressions > 0 {
 		failed = append(failed, fmt.Sprintf("%s beyond %s", gateCount(r.Regressions, "significant regression"), g.maxRegression))
 	}
-	if r.Inconclusive > 0 && g.inconclusive == "fail" {
-		failed = append(failed, fmt.Sprintf("%s inconclusive (--inconclusive fail)", gateCount(r.Inconclusive, "comparison")))
+	if r.CapacityRegressions > 0 {
+		failed = append(failed, fmt.Sprintf("%s beyond %s (%s)", gateCount(r.CapacityRegressions, "capacity drop"), g.maxCapacityDrop, droppedScenarios(r)))
+	}
+	if n := r.Inconclusive + r.CapacityInconclusive; n > 0 && g.inconclusive == "fail" {
+		failed = append(failed, fmt.Sprintf("%s inconclusive (--inconclusive fail)", gateCount(n, "comparison")))
 	}
 	if len(failed) > 0 {
 		return &gateError{strings.Join(failed, ", ") + " against " + baseName}
 	}
 	return nil
+}
+
+// droppedScenarios names the capacity searches that regressed.
+func droppedScenarios(r *compare.Result) string {
+	var names []string
+	for _, row := range r.Capacity {
+		if row.Regression {
+			names = append(names, row.Scenario)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // gateCount renders n with its noun: "1 stage", "2 stages".

@@ -44,6 +44,10 @@ type Options struct {
 	// worsening beyond MaxRegression before a row may pass as same,
 	// better or worse within the bound; 0 means DefaultWithinAlpha.
 	WithinAlpha float64
+	// MaxCapacityDrop is the relative drop of a capacity search's result
+	// beyond which it is a regression: 0.10 = 10%. Zero makes every drop
+	// the intervals show one.
+	MaxCapacityDrop float64
 }
 
 // DefaultAlpha keeps a whole default comparison's false-alarm rate low:
@@ -104,26 +108,37 @@ type Result struct {
 	Rows          []Row    `json:"rows"`
 	Regressions   int      `json:"regressions"`
 	Inconclusive  int      `json:"inconclusive"` // rows the data could not decide
+	// Capacity compares the capacity searches (whose probe stages are
+	// not matched stage by stage); absent when neither file has one.
+	Capacity             []CapacityRow `json:"capacity,omitempty"`
+	MaxCapacityDrop      float64       `json:"max_capacity_drop,omitempty"`
+	CapacityRegressions  int           `json:"capacity_regressions,omitempty"`
+	CapacityInconclusive int           `json:"capacity_inconclusive,omitempty"`
 }
 
-// Passed reports whether the comparison found no regression.
-func (r *Result) Passed() bool { return r.Regressions == 0 }
+// Passed reports whether the comparison found no regression, of a stage's
+// metric or of a capacity.
+func (r *Result) Passed() bool { return r.Regressions == 0 && r.CapacityRegressions == 0 }
 
 // Conclusive reports whether the data decided every compared row.
-func (r *Result) Conclusive() bool { return r.Inconclusive == 0 }
+func (r *Result) Conclusive() bool { return r.Inconclusive == 0 && r.CapacityInconclusive == 0 }
 
 // ErrNoCommonStage is returned, wrapped with both files' stage lists, when
 // the two results share no "scenario/stage".
 var ErrNoCommonStage = errors.New("the two results have no stage in common")
 
 // Compare matches the stages of base and new by "scenario/stage" and
-// compares each metric of o.Metrics in every matched stage.
+// compares each metric of o.Metrics in every matched stage, and compares
+// the capacity each capacity search found (see CapacityRow).
 func Compare(base, new *report.Result, o Options) (*Result, error) {
 	if base == nil || new == nil {
 		return nil, errors.New("compare: missing result")
 	}
 	if math.IsNaN(o.MaxRegression) || math.IsInf(o.MaxRegression, 0) || o.MaxRegression < 0 {
 		return nil, fmt.Errorf("compare: max regression %v must be a finite fraction >= 0 (0.2 = 20%%)", o.MaxRegression)
+	}
+	if !(o.MaxCapacityDrop >= 0 && o.MaxCapacityDrop < 1) {
+		return nil, fmt.Errorf("compare: max capacity drop %v must be a fraction in [0, 1) (0.1 = 10%%)", o.MaxCapacityDrop)
 	}
 	lv, err := o.levels()
 	if err != nil {
@@ -133,9 +148,18 @@ func Compare(base, new *report.Result, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	baseIdx, newIdx := index(base.Stages), index(new.Stages)
+	probes := capacityScenarios(base, new)
+	baseIdx, newIdx := index(base.Stages, probes), index(new.Stages, probes)
 	r := &Result{Base: label(base), New: label(new), MaxRegression: o.MaxRegression, Alpha: lv.alpha, WithinAlpha: lv.within,
 		Matched: []string{}, OnlyBase: []string{}, OnlyNew: []string{}, Rows: []Row{}}
+	if len(probes) > 0 {
+		r.MaxCapacityDrop = o.MaxCapacityDrop
+		r.Capacity = compareCapacities(base, new, o.MaxCapacityDrop)
+		for _, row := range r.Capacity {
+			r.CapacityRegressions += b2i(row.Regression)
+			r.CapacityInconclusive += b2i(row.Inconclusive)
+		}
+	}
 	for _, k := range baseIdx.keys {
 		if _, ok := newIdx.byKey[k]; ok {
 			r.Matched = append(r.Matched, k)
@@ -148,7 +172,7 @@ func Compare(base, new *report.Result, o Options) (*Result, error) {
 			r.OnlyNew = append(r.OnlyNew, k)
 		}
 	}
-	if len(r.Matched) == 0 {
+	if len(r.Matched) == 0 && len(r.Capacity) == 0 {
 		return nil, fmt.Errorf("%w: base has [%s], new has [%s]", ErrNoCommonStage,
 			strings.Join(baseIdx.keys, ", "), strings.Join(newIdx.keys, ", "))
 	}
@@ -197,15 +221,18 @@ func resolve(names []string) ([]metric, error) {
 }
 
 // stageIndex finds a result's stages by "scenario/stage"; the first of
-// duplicate keys wins.
+// duplicate keys wins. Stages of the skipped scenarios are left out.
 type stageIndex struct {
 	keys  []string
 	byKey map[string]*metrics.StageSummary
 }
 
-func index(stages []metrics.StageSummary) stageIndex {
+func index(stages []metrics.StageSummary, skip map[string]bool) stageIndex {
 	x := stageIndex{byKey: map[string]*metrics.StageSummary{}}
 	for i := range stages {
+		if skip[stages[i].Scenario] {
+			continue
+		}
 		k := stages[i].Scenario + "/" + stages[i].Stage
 		if _, dup := x.byKey[k]; !dup {
 			x.keys = append(x.keys, k)
@@ -225,4 +252,11 @@ func label(r *report.Result) string {
 		return name
 	}
 	return name + " @ " + r.Run.Start.UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

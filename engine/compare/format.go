@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Verdicts of a row, as the reporters print them.
@@ -76,8 +77,20 @@ func change(r Row) string {
 // pct renders a fraction as a percentage bound: 0.2 → "20%".
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }
 
-// summary is the one-line verdict of a comparison, after its mark.
+// summary is the one-line verdict of a comparison, after its mark: the
+// stages', then the capacities'.
 func summary(r *Result) string {
+	var parts []string
+	if len(r.Matched) > 0 || len(r.Capacity) == 0 {
+		parts = append(parts, stageSummary(r))
+	}
+	if len(r.Capacity) > 0 {
+		parts = append(parts, capacitySummary(r))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func stageSummary(r *Result) string {
 	compared := 0
 	for _, row := range r.Rows {
 		if !row.NoData {
@@ -96,6 +109,33 @@ func summary(r *Result) string {
 			bound, r.Inconclusive, plural(compared, "comparison"), plural(len(r.Matched), "stage"))
 	}
 	return fmt.Sprintf("no regression beyond %s (%s)", bound, scope)
+}
+
+// capacitySummary names the searches whose capacity dropped beyond the
+// bound, or that the intervals cannot decide.
+func capacitySummary(r *Result) string {
+	var dropped, undecided, compared []string
+	for _, row := range r.Capacity {
+		switch {
+		case row.Regression:
+			dropped = append(dropped, row.Scenario)
+		case row.Inconclusive:
+			undecided = append(undecided, row.Scenario)
+		}
+		if !row.NoData {
+			compared = append(compared, row.Scenario)
+		}
+	}
+	bound := pct(r.MaxCapacityDrop)
+	switch {
+	case len(dropped) > 0:
+		return fmt.Sprintf("capacity dropped beyond %s in %s", bound, strings.Join(dropped, ", "))
+	case len(undecided) > 0:
+		return fmt.Sprintf("capacity inconclusive: cannot tell a drop beyond %s in %s", bound, strings.Join(undecided, ", "))
+	case len(compared) == 0:
+		return "capacity: no search in both files"
+	}
+	return fmt.Sprintf("capacity: no drop beyond %s (%s)", bound, strings.Join(compared, ", "))
 }
 
 // mark is the headline's sign: ❌ a regression, ⚠ undecided rows, ✅

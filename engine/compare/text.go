@@ -12,7 +12,7 @@ import (
 )
 
 // Text renders r for a terminal: a table per matched stage (metric, base,
-// new, change, verdict), the stages only one side ran, then a summary
+// new, change, verdict), the capacities, the stages only one side ran, then a summary
 // line marked ✅, ⚠ (some rows inconclusive) or ❌. The output is deterministic for a given Result.
 func Text(r *Result) report.Reporter {
 	return func(w io.Writer) error {
@@ -29,12 +29,33 @@ func Text(r *Result) report.Reporter {
 			}
 			tw.Flush()
 		}
+		writeCapacity(&b, r)
 		writeOnly(&b, "only in base", r.OnlyBase)
 		writeOnly(&b, "only in new", r.OnlyNew)
 		fmt.Fprintf(&b, "\n%s %s\n", mark(r), summary(r))
 		_, err := w.Write(trimLines(b.Bytes()))
 		return err
 	}
+}
+
+// writeCapacity is the capacity searches' table, with why a row could not
+// be decided.
+func writeCapacity(b *bytes.Buffer, r *Result) {
+	if len(r.Capacity) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\ncapacity (a drop beyond %s fails)\n", pct(r.MaxCapacityDrop))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "  scenario\tbase\tnew\tchange\t  verdict\t\n")
+	for _, row := range r.Capacity {
+		note := ""
+		if row.Note != "" {
+			note = "  " + row.Note
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t  %s\t%s\n", row.Scenario, capacityValue(row.Base, row.Unit),
+			capacityValue(row.New, row.Unit), capacityChange(row), row.Decision, note)
+	}
+	tw.Flush()
 }
 
 // why says why a row has no data or could not be decided, which a reader
