@@ -87,6 +87,9 @@ func (m *module) recordSample(req *engine.ChatRequest, dirtyKind string, res *en
 	if !m.scheduled {
 		s.Scheduled, m.scheduled = m.it.Scheduled, true
 	}
+	if m.it.Trace != nil {
+		s.TraceRecord = m.it.Trace.Record + 1 // every request of the iteration replays the record
+	}
 	s.Text = ""
 	if n := len(s.ToolCalls); n > 0 {
 		// Only how many calls the answer made is kept: their arguments,

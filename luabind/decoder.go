@@ -19,6 +19,8 @@ const maxDecodeErrors = 20
 // shows all of a scenario's mistakes at once.
 type decoder struct {
 	errs []string
+	// traces are the trace scenarios decoded so far, for prepareTraces.
+	traces []*scenarioTrace
 }
 
 func (d *decoder) errorf(path, format string, args ...any) {

@@ -130,6 +130,7 @@ var members = map[string]func(m *module, L *lua.LState) lua.LValue{
 		}
 	}),
 	"pool":  func(m *module, L *lua.LState) lua.LValue { return m.poolTable(L) },
+	"trace": func(m *module, L *lua.LState) lua.LValue { return m.traceTable(L) },
 	"dist":  func(m *module, L *lua.LState) lua.LValue { return m.distTable(L) },
 	"dirty": func(m *module, L *lua.LState) lua.LValue { return m.dirtyTable(L) },
 }

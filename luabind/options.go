@@ -43,6 +43,8 @@ type decodedOptions struct {
 	dirty     dirtyConfig
 	// onUnreachable is options.target.on_unreachable, "" when not set.
 	onUnreachable string
+	// traces are the trace scenarios' traces and prompters.
+	traces []*scenarioTrace
 }
 
 // decodeOptions turns the script's global options table into a plan.
@@ -89,6 +91,8 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 		out.dirty = d.dirtyOptions("options.dirty", dc)
 	}
 	d.checkGoodShare(out.plan)
+	d.prepareTraces(out.plan)
+	out.traces = d.traces
 	return out
 }
 

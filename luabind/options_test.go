@@ -91,7 +91,7 @@ func TestOptionsErrors(t *testing.T) {
 		{"stages not a list", stages(`x = { target = 1, duration = "1m" }`), "options.scenarios.s.stages.x: unexpected key in a list"},
 		{"stage not a table", stages(`"c1"`), "options.scenarios.s.stages[1]: expected table, got string"},
 		{"unknown executor", `{ scenarios = { s = { executor = "shared-iteration", exec = "chat" } } }`,
-			`options.scenarios.s.executor: unknown executor "shared-iteration" (valid: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, shared-iterations, per-vu-iterations)`},
+			`options.scenarios.s.executor: unknown executor "shared-iteration" (valid: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, shared-iterations, per-vu-iterations, trace, capacity)`},
 		{"missing executor", `{ scenarios = { s = { exec = "chat", vus = 1, duration = "1s" } } }`, "options.scenarios.s.executor: required"},
 		{"missing exec", `{ scenarios = { s = { executor = "constant-vus", vus = 1, duration = "1s" } } }`, "options.scenarios.s.exec: required"},
 		{"exec undefined", `{ scenarios = { s = { executor = "constant-vus", exec = "chta", vus = 1, duration = "1s" } } }`,

@@ -48,6 +48,7 @@ var executorDecoders = map[string]func(*decoder, string, map[string]lua.LValue, 
 	engine.ExecutorRampingArrivalRate:  (*decoder).rampingArrivalRate,
 	engine.ExecutorSharedIterations:    (*decoder).iterationCount,
 	engine.ExecutorPerVUIterations:     (*decoder).iterationCount,
+	engine.ExecutorTrace:               (*decoder).trace,
 	engine.ExecutorCapacity:            (*decoder).capacity,
 }
 

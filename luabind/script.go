@@ -63,6 +63,7 @@ type Script struct {
 	plan    engine.Plan
 	tags    map[string]map[string]string // scenario name → its tags
 	envs    map[string]map[string]string // scenario name → its env
+	traces  map[string]*scenarioTrace    // trace scenario name → its trace
 	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
 	dirty   dirtyConfig
 	// onUnreachable is options.target.on_unreachable, verdict's default
@@ -195,6 +196,10 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	for _, sc := range s.plan.Scenarios {
 		s.tags[sc.Name] = sc.Tags
 		s.envs[sc.Name] = sc.Env
+	}
+	s.traces = make(map[string]*scenarioTrace, len(opts.traces))
+	for _, st := range opts.traces {
+		s.traces[st.scenario] = st
 	}
 	s.metrics = make(map[string]string, len(s.plan.Metrics))
 	for _, md := range s.plan.Metrics {

@@ -59,6 +59,11 @@ func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
 	t.RawSetString("request_id", lua.LNumber(it.RequestID))
 	t.RawSetString("scenario", lua.LString(it.Scenario))
 	t.RawSetString("stage", lua.LString(it.Stage))
+	if it.Trace != nil {
+		if st := v.script.traces[it.Scenario]; st != nil && st.prompter != nil {
+			t.RawSetString("record", v.recordTable(it.Trace, st))
+		}
+	}
 	return t
 }
 

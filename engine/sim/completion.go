@@ -91,6 +91,7 @@ func parseTextCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 		Temperature: req.Temperature, TopP: req.TopP, Stream: req.Stream, StreamOptions: req.StreamOptions,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
 	}
+	ext.raw = true
 	return checkChat(cfg, &chat, ext)
 }
 
@@ -99,7 +100,7 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 	if req.Model != "" && req.Model != cfg.Model {
 		return nil, newAPIError(404, "model", "The model %s does not exist.", quoteShort(req.Model)).as(KindUnknownModel)
 	}
-	prompt, aerr := readPrompt(cfg, req.Messages)
+	prompt, aerr := readPrompt(cfg, req.Messages, ext.raw)
 	if aerr != nil {
 		return nil, aerr
 	}

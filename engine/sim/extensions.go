@@ -9,6 +9,9 @@ type extensions struct {
 	IgnoreEOS *bool `json:"ignore_eos"`
 	// MinTokens is the shortest answer allowed to stop early.
 	MinTokens *int `json:"min_tokens"`
+	// raw marks a completions prompt, which a server tokenizes as it is:
+	// no chat template around it.
+	raw bool
 }
 
 // parseExtensions decodes the extensions of a body that already decoded as

@@ -20,7 +20,7 @@ type prompt struct {
 
 // readPrompt validates msgs and counts their templated prompt: by
 // CountTokens' estimate, or with cfg's tokenizer when it has one.
-func readPrompt(cfg *Config, msgs []openai.ChatCompletionMessage) (prompt, *apiError) {
+func readPrompt(cfg *Config, msgs []openai.ChatCompletionMessage, raw bool) (prompt, *apiError) {
 	if cfg.codec == nil {
 		tokens, aerr := promptTokens(msgs)
 		if aerr != nil {
@@ -31,7 +31,7 @@ func readPrompt(cfg *Config, msgs []openai.ChatCompletionMessage) (prompt, *apiE
 	if aerr := checkMessages(msgs); aerr != nil {
 		return prompt{}, aerr
 	}
-	return encodePrompt(cfg.codec, msgs, cfg.MaxContext), nil
+	return encodePrompt(cfg.codec, msgs, cfg.MaxContext, raw), nil
 }
 
 // Chat-template token ids, beyond any vocabulary so that no text's id
@@ -56,9 +56,19 @@ var roleIDs = map[string]uint{
 // Like vLLM, it never counts the prompt's last token as cacheable, so a
 // prompt seen before still prefills at least one token. Texts are
 // encoded once each and nothing is kept: prompts rarely repeat whole.
-func encodePrompt(codec tokenize.Codec, msgs []openai.ChatCompletionMessage, maxContext int) prompt {
+func encodePrompt(codec tokenize.Codec, msgs []openai.ChatCompletionMessage, maxContext int, raw bool) prompt {
 	var c idCutter
 	c.init()
+	if raw {
+		// A completions prompt is prefilled as it is, without a template.
+		text, _ := messageText(0, &msgs[0])
+		ids, whole := encodeWithin(codec, text, maxContext)
+		c.add(ids...)
+		if !whole {
+			return prompt{tokens: c.n, over: true}
+		}
+		return prompt{tokens: c.n, blocks: c.hashes[:max(c.n-1, 0)/BlockTokens]}
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		text, _ := messageText(i, m)

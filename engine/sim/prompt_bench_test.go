@@ -33,13 +33,13 @@ func BenchmarkPromptTokens(b *testing.B) {
 			label = "estimate"
 		}
 		b.Run(label, func(b *testing.B) {
-			p, aerr := readPrompt(&cfg, msgs)
+			p, aerr := readPrompt(&cfg, msgs, false)
 			if aerr != nil {
 				b.Fatal(aerr)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = readPrompt(&cfg, msgs)
+				_, _ = readPrompt(&cfg, msgs, false)
 			}
 			b.ReportMetric(float64(p.tokens), "tokens")
 		})
