@@ -86,3 +86,23 @@ func TestCapacityScenarioErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestCapacityThresholds(t *testing.T) {
+	const sc = `{ scenarios = { cap = { executor = "capacity", exec = "chat", conditions = { "ttft.p99 < 1s" } } }, thresholds = %s }`
+	tests := []struct{ thresholds, want string }{
+		{`{ ["capacity.rate"] = "> 5", ["ttft{scenario:cap}.p99"] = "< 1s" }`, ""},
+		{`{ ["capacity.vus"] = "> 5" }`, "capacity.vus"},
+		{`{ ["capacity.rate"] = { "> 5", abort_on_fail = true } }`, "abort_on_fail"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.thresholds, func(t *testing.T) {
+			_, err := Compile(writeScript(t, "cap.lua", script(strings.Replace(sc, "%s", tt.thresholds, 1))), Options{})
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Compile: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

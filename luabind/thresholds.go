@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/llmload/llmload/engine"
-	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/threshold"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -110,18 +109,7 @@ func (d *decoder) checkThresholds(plan engine.Plan) {
 	if len(plan.Thresholds) == 0 {
 		return
 	}
-	known := threshold.Known{Metrics: map[string]string{}, Stages: map[string][]string{}}
-	for name, kind := range metrics.Builtin() {
-		known.Metrics[name] = kind
-	}
-	for _, md := range plan.Metrics {
-		known.Metrics[md.Name] = md.Kind
-	}
-	for _, sc := range plan.Scenarios {
-		for _, st := range sc.Stages {
-			known.Stages[sc.Name] = append(known.Stages[sc.Name], st.Name)
-		}
-	}
+	known := threshold.KnownOf(plan)
 	for _, spec := range plan.Thresholds {
 		if _, err := threshold.Parse(spec, known); err != nil {
 			d.errorf(thresholdPath("options.thresholds", spec.Expr), "%v", err)

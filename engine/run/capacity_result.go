@@ -58,16 +58,3 @@ type capacitySource struct {
 var _ threshold.CapacitySource = capacitySource{}
 
 func (s capacitySource) Capacities() []engine.CapacityOutcome { return s.outcomes }
-
-// capacityLoads maps each capacity scenario to the load it searches, so
-// that capacity.rate and capacity.vus thresholds are checked against the
-// plan.
-func capacityLoads(p engine.Plan) map[string]string {
-	loads := map[string]string{}
-	for _, sc := range p.Scenarios {
-		if sc.Capacity != nil {
-			loads[sc.Name] = sc.Capacity.Load
-		}
-	}
-	return loads
-}

@@ -16,20 +16,7 @@ const AbortEvery = time.Second
 
 // ParseThresholds parses the plan's thresholds against the metrics it knows.
 func ParseThresholds(p engine.Plan) (threshold.Set, error) {
-	known := threshold.Known{Metrics: metrics.Builtin(), Stages: map[string][]string{}, Capacity: capacityLoads(p)}
-	for _, m := range p.Metrics {
-		known.Metrics[m.Name] = m.Kind
-	}
-	for _, sc := range p.Scenarios {
-		if sc.Capacity != nil {
-			// A capacity search makes its stages as it runs: its scenario
-			// is known, its probes' names are not.
-			known.Stages[sc.Name] = nil
-		}
-		for _, st := range sc.Stages {
-			known.Stages[sc.Name] = append(known.Stages[sc.Name], st.Name)
-		}
-	}
+	known := threshold.KnownOf(p)
 	var set threshold.Set
 	for _, spec := range p.Thresholds {
 		t, err := threshold.Parse(spec, known)
