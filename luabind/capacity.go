@@ -13,13 +13,14 @@ import (
 
 // Capacity search defaults: a search that doubles from one request per
 // second (or one VU) to 5% precision, each probe warmed for 10 s and
-// measured for 30 s, extended up to 2 min when 30 s cannot decide.
+// measured for 30 s, extended up to 5 min in all when 30 s cannot decide.
 const (
 	DefaultCapacityGrowth     = 2.0
 	DefaultCapacityPrecision  = 0.05
 	DefaultCapacityWarmup     = 10 * time.Second
 	DefaultCapacityWindow     = 30 * time.Second
 	DefaultCapacityMinSamples = 30
+	DefaultCapacityMaxWindow  = 5 * time.Minute
 	// capacitySteps bounds the default max: start × growth^10.
 	capacitySteps = 10
 )
@@ -73,7 +74,10 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scen
 	if v := f["window"]; v != nil {
 		c.Window = d.positiveDuration(child(path, "window"), v)
 	}
-	c.MaxWindow = 4 * c.Window
+	// Undecided probes are extended until their samples decide: a p99
+	// needs about 300 requests before its confidence interval is bounded,
+	// which at a low rate takes minutes, not four windows.
+	c.MaxWindow = max(4*c.Window, DefaultCapacityMaxWindow)
 	if v := f["max_window"]; v != nil {
 		c.MaxWindow = d.positiveDuration(child(path, "max_window"), v)
 		if c.MaxWindow > 0 && c.MaxWindow < c.Window {

@@ -16,7 +16,7 @@ func TestCapacityScenario(t *testing.T) {
 	}{
 		{name: "defaults", scenario: `conditions = { "ttft.p99 < 1s" }`,
 			want: engine.CapacitySearch{Load: "rate", Start: 1, Max: 1024, Growth: 2, Precision: 0.05,
-				Warmup: 10 * time.Second, Window: 30 * time.Second, MaxWindow: 2 * time.Minute,
+				Warmup: 10 * time.Second, Window: 30 * time.Second, MaxWindow: 5 * time.Minute,
 				Conditions: []string{"ttft.p99 < 1s"}, MinSamples: 30},
 			pre: 1, maxVUs: 1000},
 		{name: "rate search", slo: `{ ttft = "1s" }`,
@@ -28,7 +28,7 @@ func TestCapacityScenario(t *testing.T) {
 		{name: "vus search", slo: `{ e2e = "5s" }`,
 			scenario: `load = "vus", start = 2, max = 64, good_share = 0.9, window = "10s"`,
 			want: engine.CapacitySearch{Load: "vus", Start: 2, Max: 64, Growth: 2, Precision: 0.05,
-				Warmup: 10 * time.Second, Window: 10 * time.Second, MaxWindow: 40 * time.Second, GoodShare: 0.9, MinSamples: 30}},
+				Warmup: 10 * time.Second, Window: 10 * time.Second, MaxWindow: 5 * time.Minute, GoodShare: 0.9, MinSamples: 30}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

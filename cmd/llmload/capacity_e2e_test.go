@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fixedRateScenario sends capacity.lua's requests at one constant rate
+// and gates on the search's own criteria, so its exit code says whether
+// the SLO held at that rate: 0 held, 99 broke.
+const fixedRateScenario = `
+local llm = require("llmload")
+local prompts = llm.synthetic {
+  input_tokens = llm.dist.normal(256, 32), output_tokens = llm.dist.fixed(32), unique_prefix = true,
+}
+options = {
+  target = { model = "Qwen/Qwen2.5-7B-Instruct" },
+  warmup = { duration = "2s" },
+  slo = { ttft = "500ms", tpot = "50ms" },
+  scenarios = { fixed = { executor = "constant-arrival-rate", exec = "ask", rate = llm.param("rate", 1),
+    duration = "15s", pre_allocated_vus = 32, max_vus = 512 } },
+  thresholds = { good_share = "rate >= 0.95", ["ttft.p95"] = "< 1s" },
+}
+function ask(vu)
+  local p = prompts:next()
+  llm.chat { messages = { { role = "user", content = p.prompt } }, max_tokens = p.max_tokens,
+    min_tokens = p.max_tokens, ignore_eos = true, temperature = 0.7, seed = llm.rand_int() }
+end
+`
+
+// TestE2ECapacitySearch runs scenarios/capacity.lua against the simulator
+// with 8 decode slots, then holds the capacity it reports against
+// independent fixed-rate runs judged by the same SLO: at 0.85× the SLO
+// holds, at 1.25× it breaks.
+func TestE2ECapacitySearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a capacity search and two fixed-rate runs take about 2 minutes")
+	}
+	dir := t.TempDir()
+	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--max-batch", "8", "--model", "Qwen/Qwen2.5-7B-Instruct")
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
+	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
+	target := url.FindString(mock.stdout.String())
+	defer mock.signalAndWait(t, syscall.SIGINT, 30*time.Second)
+
+	result := filepath.Join(dir, "capacity.json")
+	stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/capacity.lua", "--target", target, "--out", result,
+		"--set", "window=6s", "--set", "probe_warmup=2s", "--set", "precision=10%", "--set", "start=8",
+		"--set", "output_tokens=32", "--set", "min_capacity=2")
+	if code != 0 {
+		t.Fatalf("capacity search exited %d:\n%s\n%s", code, stdout, stderr)
+	}
+	res := loadResult(t, result)
+	if len(res.Capacity) != 1 {
+		t.Fatalf("result has %d capacity searches, want 1", len(res.Capacity))
+	}
+	c := res.Capacity[0]
+	t.Logf("capacity %.2f req/s, between %.2f and %.2f, %d probes", c.Capacity, c.Lo, c.Hi, len(c.Probes))
+	if c.Stopped != "" || c.AtLeast || c.Lo <= 0 || c.Hi <= c.Lo || (c.Hi-c.Lo)/c.Lo > 0.10+1e-9 {
+		t.Fatalf("search did not converge to 10%%: %+v", c)
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("capacity %s req/s", trimFloat(c.Capacity))) {
+		t.Errorf("summary lacks the capacity line:\n%s", stdout)
+	}
+
+	scenario := writeFile(t, dir, "fixed.lua", fixedRateScenario)
+	for _, tt := range []struct {
+		factor float64
+		want   int
+	}{{0.85, 0}, {1.25, 99}} {
+		rate := c.Capacity * tt.factor
+		out, errOut, code := runBinary(t, nil, "run", scenario, "--target", target, "--set", fmt.Sprintf("rate=%.3f", rate), "-q")
+		t.Logf("%.2f× capacity (%.2f req/s): exit %d", tt.factor, rate, code)
+		if code != tt.want {
+			t.Errorf("at %.2f× the capacity (%.2f req/s) the fixed-rate run exited %d, want %d:\n%s\n%s",
+				tt.factor, rate, code, tt.want, out, errOut)
+		}
+	}
+}
+
+// trimFloat prints v as the summary does: up to three significant
+// digits, no trailing zeros.
+func trimFloat(v float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3g", v), "0"), ".") }
