@@ -85,4 +85,6 @@ func TestE2ECapacitySearch(t *testing.T) {
 
 // trimFloat prints v as the summary does: up to three significant
 // digits, no trailing zeros.
-func trimFloat(v float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3g", v), "0"), ".") }
+func trimFloat(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3g", v), "0"), ".")
+}
