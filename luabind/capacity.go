@@ -108,17 +108,7 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scen
 		return
 	}
 	sc.TimeUnit = engine.DefaultTimeUnit
-	sc.PreAllocatedVUs = max(int(math.Ceil(c.Start)), 1)
-	if v := f["pre_allocated_vus"]; v != nil {
-		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
-	}
-	sc.MaxVUsCap = max(sc.PreAllocatedVUs, 1000)
-	if v := f["max_vus"]; v != nil {
-		sc.MaxVUsCap = d.count(child(path, "max_vus"), v, 1)
-		if sc.MaxVUsCap > 0 && sc.MaxVUsCap < sc.PreAllocatedVUs {
-			d.errorf(child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
-		}
-	}
+	d.vuPool(path, f, sc, "arrival", max(int(math.Ceil(c.Start)), 1), 1000)
 	if c.Max > MaxRatePerSecond {
 		d.errorf(child(path, "max"), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start", c.Max, MaxRatePerSecond)
 	}

@@ -230,19 +230,27 @@ func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *engine.S
 	if v := f["time_unit"]; v != nil {
 		sc.TimeUnit = d.positiveDuration(child(path, "time_unit"), v)
 	}
+	d.vuPool(path, f, sc, "arrival", 0, 0)
+	d.arrival(path, f, sc)
+}
+
+// vuPool reads an open model's VUs: pre_allocated_vus, ready before the
+// first arrival (required when defPre is 0), and max_vus, the most it
+// may grow to (defMax when not given, or pre_allocated_vus when that is 0).
+func (d *decoder) vuPool(path string, f map[string]lua.LValue, sc *engine.Scenario, first string, defPre, defMax int) {
+	sc.PreAllocatedVUs = defPre
 	if v := f["pre_allocated_vus"]; v != nil {
 		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
-	} else {
-		d.errorf(child(path, "pre_allocated_vus"), "required (the VUs started before the first arrival)")
+	} else if defPre == 0 {
+		d.errorf(child(path, "pre_allocated_vus"), "required (the VUs started before the first %s)", first)
 	}
-	sc.MaxVUsCap = sc.PreAllocatedVUs
+	sc.MaxVUsCap = max(defMax, sc.PreAllocatedVUs)
 	if v := f["max_vus"]; v != nil {
 		sc.MaxVUsCap = d.count(child(path, "max_vus"), v, 1)
 		if sc.MaxVUsCap > 0 && sc.PreAllocatedVUs > 0 && sc.MaxVUsCap < sc.PreAllocatedVUs {
 			d.errorf(child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
 		}
 	}
-	d.arrival(path, f, sc)
 }
 
 // arrival reads the arrival process; burstiness shapes only gamma, so

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dataset"
+	"github.com/llmload/llmload/engine/report"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -179,18 +180,7 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *engine.Scenari
 		opts.Sessions = d.boolean(child(path, "sessions"), v)
 	}
 	sc.TimeUnit = engine.DefaultTimeUnit
-	if v := f["pre_allocated_vus"]; v != nil {
-		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
-	} else {
-		d.errorf(child(path, "pre_allocated_vus"), "required (the VUs started before the first record)")
-	}
-	sc.MaxVUsCap = sc.PreAllocatedVUs
-	if v := f["max_vus"]; v != nil {
-		sc.MaxVUsCap = d.count(child(path, "max_vus"), v, 1)
-		if sc.MaxVUsCap > 0 && sc.PreAllocatedVUs > 0 && sc.MaxVUsCap < sc.PreAllocatedVUs {
-			d.errorf(child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
-		}
-	}
+	d.vuPool(path, f, sc, "record", 0, 0)
 	if src == nil {
 		return
 	}
@@ -199,6 +189,8 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *engine.Scenari
 		d.errorf(path, "%v", err)
 		return
 	}
+	// The slice is kept for the report, which says which part of the file ran.
+	tr.TimeOffset, tr.Limit = opts.TimeOffset, opts.Limit
 	sc.Trace = tr
 	d.traces = append(d.traces, &scenarioTrace{scenario: sc.Name, src: src, replay: tr})
 	// One stage, the whole replay: it ends when the last record is due;
@@ -253,6 +245,28 @@ func replayStats(t *dataset.Trace, r *engine.Trace) dataset.TraceStats {
 		sub.Records[i] = t.Records[a.Record]
 	}
 	return sub.Stats()
+}
+
+// report describes the replay for the run's result: its slice and pace,
+// and the replayed records' lengths and prefix reuse.
+func (st *scenarioTrace) report() report.Trace {
+	r, s := st.replay, st.stats
+	var span time.Duration
+	if n := len(r.Arrivals); n > 0 {
+		recs := st.src.trace.Records
+		span = recs[r.Arrivals[n-1].Record].At - recs[r.Arrivals[0].Record].At
+	}
+	lengths := func(l dataset.Lengths) report.TraceLengths {
+		return report.TraceLengths{Mean: l.Mean, P50: l.P50, P90: l.P90, P99: l.P99, Max: l.Max}
+	}
+	// The path as the script gave it, which the user knows, not as it
+	// was opened (relative to the script's directory).
+	source := st.src.name + " (" + st.src.trace.Format.Kind + ")"
+	return report.Trace{Scenario: st.scenario, Source: source, Digest: r.Digest, Speedup: r.Speedup,
+		TimeOffsetS: r.TimeOffset.Seconds(), Limit: r.Limit, Records: len(r.Arrivals),
+		SpanS: span.Seconds(), DurationS: r.Duration().Seconds(), Sessions: s.Sessions, Conversations: r.Sessions > 0,
+		Input: lengths(s.Input), Output: lengths(s.Output), BlockTokens: s.BlockTokens,
+		UniqueBlocks: s.UniqueBlocks, WithHashIDs: s.WithHashIDs, PrefixReuse: s.PrefixReuse}
 }
 
 // recordTable is vu.record in a trace scenario's iteration: the record to
