@@ -21,6 +21,11 @@ type Trace struct {
 	Arrivals []TraceArrival `json:"-"`
 	// Speedup divides the records' time offsets (2 replays twice as fast).
 	Speedup float64
+	// TimeOffset and Limit are the slice replayed, as the scenario set
+	// them: records from TimeOffset into the trace, at most Limit of them
+	// (0: all); kept so that a report can say which part of the file ran.
+	TimeOffset time.Duration
+	Limit      int
 	// Sessions are the distinct session ids among Arrivals (0 when the
 	// trace has none or they are not replayed as conversations).
 	Sessions int

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
 	lua "github.com/yuin/gopher-lua"
@@ -251,6 +252,19 @@ func globalFunctions(L *lua.LState) []string {
 // a while (options.target.on_unreachable): verdict.OnUnreachableFail, the
 // default, or verdict.OnUnreachableWarn.
 func (s *Script) OnUnreachable() string { return s.onUnreachable }
+
+// Traces describes what each trace scenario replays, in the plan's order,
+// for the run's result and the plan printer; the server's hit share is
+// left for the run to fill in. Nil without a trace scenario.
+func (s *Script) Traces() []report.Trace {
+	var out []report.Trace
+	for _, sc := range s.plan.Scenarios {
+		if st := s.traces[sc.Name]; st != nil {
+			out = append(out, st.report())
+		}
+	}
+	return out
+}
 
 // Plan returns the validated plan, scenarios sorted by name. Target holds
 // what options.target says, without defaults (but for Tokenizer, which is

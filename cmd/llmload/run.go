@@ -227,7 +227,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		},
 		Outputs: f.out,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
-		Fingerprint: plan.Fingerprint(source),
+		Fingerprint: plan.Fingerprint(source), Traces: script.Traces(),
 		Progress: func(l enginerun.Live) func() {
 			p := newProgress(stderr, l, f.quiet)
 			p.start()

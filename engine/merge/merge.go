@@ -60,6 +60,9 @@ func Merge(in []Input, version string) (*report.Result, run.Outcome, error) {
 	res.Warnings = append(res.Warnings, segmentWarnings(in)...)
 	res.Analysis = analysis.Analyze(res.Stages, sloOf(res), analysis.Server{Metrics: res.ServerMetrics, Start: res.Run.Start})
 	first := in[0].Result
+	// Every segment describes the whole replay (validate saw them equal);
+	// only the server's hit share is judged again, on the merged stages.
+	res.AddTraces(first.Traces)
 	set, err := run.ParseThresholds(first.Mergeable.Plan(first.Run.Scenario, res.Stages))
 	if err != nil {
 		return nil, run.Outcome{}, fmt.Errorf("%s: thresholds: %w", in[0].Path, err)
@@ -106,6 +109,9 @@ func validate(in []Input) error {
 		case seen[seg.Index] != "":
 			return fmt.Errorf("%w: %s is in both %s and %s", ErrInputs, seg.Label(), seen[seg.Index], x.Path)
 		}
+		if err := sameTraces(base, x); err != nil {
+			return err
+		}
 		seen[seg.Index] = x.Path
 	}
 	var missing []string
@@ -118,6 +124,34 @@ func validate(in []Input) error {
 		return fmt.Errorf("%w: %s missing (%d of %d given): a merge of some segments is not the run", ErrInputs, segmentList(missing), len(in), n)
 	}
 	return nil
+}
+
+// sameTraces refuses segments that replayed different traces or slices.
+// The plan fingerprint covers the digests already; this says which trace
+// differs, and holds for files whose fingerprint is missing.
+func sameTraces(base, x Input) error {
+	a, b := base.Result.Traces, x.Result.Traces
+	differ := len(a) != len(b)
+	for i := 0; i < len(a) && !differ; i++ {
+		differ = a[i].Scenario != b[i].Scenario || a[i].Digest != b[i].Digest
+	}
+	if !differ {
+		return nil
+	}
+	return fmt.Errorf("%w: %s and %s replayed different traces (%s and %s): another file, slice or speedup",
+		ErrInputs, base.Path, x.Path, traceDigests(a), traceDigests(b))
+}
+
+// traceDigests lists scenario=digest, "none" without a trace.
+func traceDigests(ts []report.Trace) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.Scenario + "=" + t.Digest
+	}
+	return strings.Join(parts, ", ")
 }
 
 func segmentList(ids []string) string {

@@ -25,8 +25,10 @@ type htmlPage struct {
 	Thresholds []thresholdRow
 	Stages     htmlTable
 	Goodput    string
+	CacheHit   string // explains the stage table's cache hit column
 	Sweeps     []sweepSection
 	Capacity   []capacitySection
+	Traces     []traceSection
 	Details    []stageDetail
 	Series     []chartOut
 	Server     []chartOut
@@ -63,6 +65,7 @@ func buildPage(r *Result) htmlPage {
 		Stages:     stageTable(r, labels),
 		Sweeps:     sweepSections(r),
 		Capacity:   capacitySections(r),
+		Traces:     traceSections(r),
 		Details:    stageDetails(r.Stages, labels),
 		Series:     timeSeriesCharts(r, labels),
 		Errors:     errorTable(r.Stages, labels),
@@ -74,6 +77,9 @@ func buildPage(r *Result) htmlPage {
 	p.Server, p.ServerNote = serverSection(r, labels)
 	if r.SLOSet {
 		p.Goodput = goodputNote(r.Run.SLO)
+	}
+	if hasHitShare(r.Stages) {
+		p.CacheHit = cacheHitNote
 	}
 	return p
 }

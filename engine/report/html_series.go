@@ -39,8 +39,9 @@ func stageMarks(r *Result, labels []string) []vmark {
 	return marks
 }
 
-// timeSeriesCharts draws the run second by second: load, output, errors
-// and TTFT, all on the same time axis with the stage boundaries marked.
+// timeSeriesCharts draws the run second by second: arrivals (open models),
+// load, output, errors and TTFT, all on the same time axis with the stage
+// boundaries marked.
 func timeSeriesCharts(r *Result, labels []string) []chartOut {
 	ts := r.TimeSeries
 	if len(ts) == 0 {
@@ -71,7 +72,17 @@ func timeSeriesCharts(r *Result, labels []string) []chartOut {
 			YLabel: yLabel, LogY: log, Series: s, Marks: marks}
 		return c.render()
 	}
-	return []chartOut{
+	var out []chartOut
+	if hasIntended(ts) {
+		// Open models only: the schedule against what started, so a client
+		// that fell behind (or a pool that ran dry) shows second by second.
+		// Intended is drawn dashed over achieved, so both show where they agree.
+		out = append(out, chart("ts-arrivals", "arrivals per second: intended and achieved", "iterations/s", false,
+			col("achieved", func(p metrics.Point) float64 { return float64(p.Arrivals) }),
+			dashed(col("intended", func(p metrics.Point) float64 { return float64(p.Intended) })),
+			withColor(col("dropped", func(p metrics.Point) float64 { return float64(p.Dropped) }), "#c0392b")))
+	}
+	return append(out,
 		chart("ts-inflight", "requests in flight", "requests in flight", false,
 			col("in flight", func(p metrics.Point) float64 { return float64(p.InFlight) })),
 		chart("ts-tokens", "output tokens per second", "output tokens/s", false,
@@ -82,7 +93,7 @@ func timeSeriesCharts(r *Result, labels []string) []chartOut {
 		chart("ts-ttft", "TTFT of the requests started each second", "TTFT (ms, log scale)", true,
 			col("TTFT p50", func(p metrics.Point) float64 { return ttft(p.TTFTP50) }),
 			dashed(col("TTFT p99", func(p metrics.Point) float64 { return ttft(p.TTFTP99) }))),
-	}
+	)
 }
 
 func withColor(s lineSeries, c string) lineSeries { s.Color = c; return s }

@@ -44,6 +44,9 @@ func stageTable(r *Result, labels []string) htmlTable {
 	if r.SLOSet {
 		t.Head = append(t.Head, "goodput/s", "good %")
 	}
+	if hasHitShare(r.Stages) {
+		t.Head = append(t.Head, "cache hit")
+	}
 	for _, f := range []string{"TTFT", "TPOT", "ITL", "E2E"} {
 		t.Head = append(t.Head, f+" p50", f+" p99")
 	}
@@ -82,6 +85,9 @@ func stageRow(r *Result, s *metrics.StageSummary, label string) []htmlCell {
 	}
 	if r.SLOSet {
 		row = append(row, htmlCell{Text: fmtRate(s.Goodput)}, htmlCell{Text: fmt.Sprintf("%.1f%%", 100*s.GoodShare)})
+	}
+	if hasHitShare(r.Stages) {
+		row = append(row, htmlCell{Text: hitShareText(s)})
 	}
 	for _, d := range []metrics.Dist{s.TTFT, s.TPOT, s.ITL, s.E2E} {
 		row = append(row, pCell(d, "p50", d.P50), pCell(d, "p99", d.P99))

@@ -56,6 +56,9 @@ type Result struct {
 	// Capacity is what each capacity search (executor = "capacity") found,
 	// in the plan's order; absent without one.
 	Capacity []Capacity `json:"capacity,omitempty"`
+	// Traces are what each trace scenario (executor = "trace") replayed,
+	// in the plan's order; absent without one.
+	Traces []Trace `json:"traces,omitempty"`
 	// Mergeable is written by segment runs only (--segment), for
 	// llmload merge.
 	Mergeable *Mergeable `json:"mergeable,omitempty"`

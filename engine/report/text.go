@@ -34,7 +34,8 @@ func writeText(b *bytes.Buffer, r *Result) {
 	} else {
 		labels := stageLabels(r.Stages)
 		writeThroughput(b, r, labels)
-		writeArrivals(b, r.Stages, labels)
+		writeArrivals(b, r, labels)
+		writeTraces(b, r)
 		starred := writeLatency(b, r.Stages, labels)
 		writeSweepFindings(b, r)
 		writeCapacity(b, r)
@@ -143,7 +144,7 @@ func row(tw io.Writer, cells ...string) {
 }
 
 // throughputColumns says which optional columns the throughput table has.
-type throughputColumns struct{ inputs, scriptErrs, dirty, goodput bool }
+type throughputColumns struct{ inputs, scriptErrs, dirty, goodput, cacheHit bool }
 
 func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 	stages := r.Stages
@@ -152,6 +153,7 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 		scriptErrs: slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.IterationErrors > 0 }),
 		dirty:      slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.DirtyRequests > 0 }),
 		goodput:    r.SLOSet,
+		cacheHit:   hasHitShare(stages),
 	}
 	marked := make([]string, len(labels))
 	var marks []string              // distinct marks, in order of first use
@@ -197,6 +199,9 @@ func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
 	if cols.goodput {
 		b.WriteString(goodputNote(r.Run.SLO) + "\n")
 	}
+	if cols.cacheHit {
+		b.WriteString(cacheHitNote + "\n")
+	}
 }
 
 func (c throughputColumns) head(stage string) []string {
@@ -213,6 +218,9 @@ func (c throughputColumns) head(stage string) []string {
 	}
 	if c.goodput {
 		head = append(head, "goodput/s", "good %")
+	}
+	if c.cacheHit {
+		head = append(head, "cache hit")
 	}
 	return head
 }
@@ -237,6 +245,9 @@ func (c throughputColumns) cells(label string, s *metrics.StageSummary) []string
 	}
 	if c.goodput {
 		cells = append(cells, fmtRate(s.Goodput), fmt.Sprintf("%.1f%%", 100*s.GoodShare))
+	}
+	if c.cacheHit {
+		cells = append(cells, hitShareText(s))
 	}
 	return cells
 }
@@ -313,7 +324,8 @@ func writeTailNote(b *bytes.Buffer, stages []metrics.StageSummary, labels []stri
 
 // writeArrivals shows, for open-model stages, the target rate against what
 // was scheduled and started, drops and llmload's own schedule lag.
-func writeArrivals(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
+func writeArrivals(b *bytes.Buffer, r *Result, labels []string) {
+	stages := r.Stages
 	if !slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.TargetRate > 0 }) {
 		return
 	}
@@ -330,6 +342,9 @@ func writeArrivals(b *bytes.Buffer, stages []metrics.StageSummary, labels []stri
 			fmt.Sprint(s.DroppedIterations), fmtMS(l, l.P50), fmtMS(l, l.P99), fmtMS(l, l.Max))
 	}
 	tw.Flush()
+	if note := traceArrivalsNote(r); note != "" {
+		b.WriteString(note + "\n")
+	}
 }
 
 func fmtRate(v float64) string {

@@ -34,6 +34,7 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
 	c.addCapacity(res, e.capacity)
+	res.AddTraces(c.Traces)
 	results, passed := c.Thresholds.Evaluate(capacitySource{col.Snapshot(), e.capacity})
 	if !c.Plan.Segment.Whole() {
 		// A segment's share of the load is not the gate: llmload merge

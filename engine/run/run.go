@@ -67,6 +67,10 @@ type Config struct {
 	// Fingerprint identifies the plan in the result (engine.Plan.Fingerprint),
 	// so llmload merge can refuse segments of different runs.
 	Fingerprint string
+	// Traces describe what the plan's trace scenarios replay (luabind's
+	// Script.Traces), kept in the result with the server's hit share
+	// beside each.
+	Traces []report.Trace
 }
 
 // SegmentSkew is how far apart segments may start before a result says
