@@ -123,6 +123,12 @@ func scenarioProgress(s executor.ScenarioStatus) string {
 	if s.StartsIn > 0 {
 		return fmt.Sprintf("%s starts in %s", s.Name, s.StartsIn.Round(time.Second))
 	}
+	switch s.Executor {
+	case engine.ExecutorTrace:
+		return traceProgress(s)
+	case engine.ExecutorCapacity:
+		return capacityProgress(s)
+	}
 	at := fmt.Sprintf("%s stage %s (%d/%d) %s/%s", s.Name, s.Stage, s.StageIndex+1, s.Stages,
 		s.Elapsed.Round(time.Second), s.Total.Round(time.Second))
 	switch {
@@ -132,6 +138,37 @@ func scenarioProgress(s executor.ScenarioStatus) string {
 		return fmt.Sprintf("%s, %s, %d/%d iterations", at, vus(s.ActiveVUs), s.IterationsDone, s.IterationsTotal)
 	}
 	return fmt.Sprintf("%s, %s", at, vus(s.ActiveVUs))
+}
+
+// traceProgress is a replay's part: its one stage is the whole trace, so
+// the records done of those it replays say how far it is.
+func traceProgress(s executor.ScenarioStatus) string {
+	rate := ""
+	if s.Rate > 0 { // 0 once every record is dispatched
+		rate = fmt.Sprintf(", %.1f/s mean", s.Rate)
+	}
+	return fmt.Sprintf("%s trace %s/%s, %d of %d records%s, %d of %s busy, %d dropped",
+		s.Name, s.Elapsed.Round(time.Second), s.Total.Round(time.Second), s.IterationsDone, s.IterationsTotal,
+		rate, s.BusyVUs, vus(s.AllocatedVUs), s.Dropped)
+}
+
+// capacityProgress is a search's part: its stages are made as it runs
+// (Total is 0), so it shows the probe, its load and what the probe does.
+func capacityProgress(s executor.ScenarioStatus) string {
+	at := fmt.Sprintf("%s capacity search %s", s.Name, s.Elapsed.Round(time.Second))
+	if s.Probe == 0 {
+		return at // before the first probe, or judging the last
+	}
+	load, pool := vus(int(s.ProbeLoad)), vus(s.ActiveVUs)
+	if s.Rate > 0 { // a search of rates: the load is a rate, the VUs a pool
+		load = fmt.Sprintf("%.4g req/s", s.ProbeLoad)
+		pool = fmt.Sprintf("%d of %s busy, %d dropped", s.BusyVUs, vus(s.AllocatedVUs), s.Dropped)
+	}
+	part := s.ProbePart
+	if part == executor.ProbeWindow {
+		part += " " + s.Stage // probe-03.2: the window an undecided probe added
+	}
+	return fmt.Sprintf("%s, probe %d at %s: %s, %s", at, s.Probe, load, part, pool)
 }
 
 // vus is "1 VU" or "n VUs".
