@@ -68,7 +68,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	for i, t := range set {
 		lines[i] = t.String()
 	}
-	if err := report.Plan(plan, lines)(stdout); err != nil {
+	if err := report.Plan(plan, lines, script.Traces())(stdout); err != nil {
 		return err
 	}
 	if ratio, kinds := script.Dirty(); ratio > 0 {

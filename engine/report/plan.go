@@ -15,16 +15,19 @@ import (
 
 // Plan renders what a run would do, for 'llmload check': per scenario its
 // executor, a timeline of stages, its duration and the expected request
-// count, then the thresholds. thresholds are rendered as given.
-func Plan(p engine.Plan, thresholds []string) Reporter {
+// count (a trace scenario also what it replays, a capacity scenario its
+// search), then the thresholds. thresholds are rendered as given; traces
+// describe the trace scenarios' records (luabind's Script.Traces), and
+// may be nil, which prints what the plan alone says of them.
+func Plan(p engine.Plan, thresholds []string, traces []Trace) Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
 		writePlanHeader(&b, p)
 		for _, sc := range p.Scenarios {
-			writeScenarioPlan(&b, sc)
+			writeScenarioPlan(&b, p, sc, traces)
 		}
 		writePlanThresholds(&b, thresholds)
-		fmt.Fprintf(&b, "\ntotal: at most %s of load%s; nothing was sent\n", engine.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
+		b.WriteString("\n" + totalLine(p) + "\n")
 		_, err := w.Write(b.Bytes())
 		return err
 	}
@@ -63,18 +66,29 @@ func planDuration(p engine.Plan) time.Duration {
 	return end
 }
 
-func writeScenarioPlan(b *bytes.Buffer, sc engine.Scenario) {
+func writeScenarioPlan(b *bytes.Buffer, p engine.Plan, sc engine.Scenario, traces []Trace) {
 	fmt.Fprintf(b, "\nscenario %s: %s, exec %s()", sc.Name, sc.Executor, sc.Exec)
 	if sc.StartTime > 0 {
 		fmt.Fprintf(b, ", starts at %s", engine.FormatDuration(sc.StartTime))
 	}
-	if engine.OpenModel(sc.Executor) {
+	switch {
+	case sc.Trace != nil:
+		fmt.Fprintf(b, ", arrivals at the records' times, %d pre-allocated VUs (max %d)", sc.PreAllocatedVUs, sc.MaxVUs())
+	case engine.OpenModel(sc.Executor) || sc.Capacity != nil && sc.Capacity.Load == engine.CapacityRate:
 		fmt.Fprintf(b, ", %s arrivals, %d pre-allocated VUs (max %d)", arrivalName(sc), sc.PreAllocatedVUs, sc.MaxVUs())
 	}
 	if len(sc.Tags) > 0 {
 		fmt.Fprintf(b, ", tags %s", fmtTags(sc.Tags))
 	}
 	b.WriteString("\n")
+	if sc.Capacity != nil {
+		// Its stages are made as it runs: the search is the plan.
+		writeSearchPlan(b, sc, SLOFrom(p.SLO))
+		return
+	}
+	if sc.Trace != nil {
+		writeTracePlan(b, planTrace(sc, traces))
+	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  stage\tstarts\tduration\tload")
 	at := sc.StartTime
@@ -110,6 +124,10 @@ func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 		return fmt.Sprintf("%g VUs", v)
 	}
 	switch sc.Executor {
+	case engine.ExecutorTrace:
+		if sc.Trace != nil {
+			return fmt.Sprintf("%s, %s req/s mean", count(int64(len(sc.Trace.Arrivals)), "record", "records"), fmtLoad(l.To))
+		}
 	case engine.ExecutorSharedIterations:
 		return fmt.Sprintf("%s %s %s (at most %s)", count(int64(sc.VUs), "VU", "VUs"), plural(int64(sc.VUs), "runs", "share"),
 			count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
@@ -132,6 +150,8 @@ func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 // expected says how many iterations the scenario will run.
 func expected(sc engine.Scenario) string {
 	switch {
+	case sc.Trace != nil:
+		return "expected " + count(int64(len(sc.Trace.Arrivals)), "iteration", "iterations") + ", one per record"
 	case engine.OpenModel(sc.Executor):
 		return fmt.Sprintf("expected ≈ %.0f iterations (∫ rate dt)", expectedArrivals(sc))
 	case sc.Executor == engine.ExecutorSharedIterations:
@@ -173,4 +193,105 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// planTrace is what the plan printer says of a trace scenario's replay:
+// the Trace of traces for it, or what the plan alone knows.
+func planTrace(sc engine.Scenario, traces []Trace) *Trace {
+	for i := range traces {
+		if traces[i].Scenario == sc.Name {
+			return &traces[i]
+		}
+	}
+	tr := sc.Trace
+	return &Trace{Scenario: sc.Name, Source: tr.Source, Digest: tr.Digest, Speedup: tr.Speedup,
+		TimeOffsetS: tr.TimeOffset.Seconds(), Limit: tr.Limit, Records: len(tr.Arrivals),
+		SpanS: tr.Duration().Seconds() * tr.Speedup, DurationS: tr.Duration().Seconds(),
+		Sessions: tr.Sessions, Conversations: tr.Sessions > 0}
+}
+
+// planIndent aligns a scenario's trace and search lines under their text.
+const planIndent = "          "
+
+// writeTracePlan says what a trace scenario replays: the records, the
+// slice and pace, their lengths, sessions, blocks and prefix reuse.
+func writeTracePlan(b *bytes.Buffer, t *Trace) {
+	fmt.Fprintf(b, "  trace   %s\n", traceHeadline(t))
+	if s := sliceLine(t); s != "" {
+		b.WriteString(planIndent + s + "\n")
+	}
+	writeTraceLengths(b, t, planIndent)
+	lines := traceLines(t)
+	if t.described() {
+		lines = append(lines, "prefix reuse: "+traceReuse(t))
+	}
+	for _, line := range lines {
+		b.WriteString(wrap(line, planIndent, planIndent+"  ", maxWidth))
+	}
+}
+
+// writeSearchPlan says how a capacity scenario searches: the loads it
+// brackets and bisects, how each probe is measured and what it must meet,
+// and about how many probes that takes.
+func writeSearchPlan(b *bytes.Buffer, sc engine.Scenario, slo *SLO) {
+	c := sc.Capacity
+	unit := CapacityUnit(c.Load)
+	fmt.Fprintf(b, "  search  %s, %s → %s %s ×%s, then bisect to a precision of %s%%\n", c.Load, fmtLoad(c.Start),
+		fmtLoad(c.Max), unit, fmtLoad(c.Growth), fmtLoad(100*c.Precision))
+	fmt.Fprintf(b, "  probes  %s warmup + %s window each, extended up to %s while undecided; judged on at least %s\n",
+		engine.FormatDuration(c.Warmup), engine.FormatDuration(c.Window), engine.FormatDuration(c.MaxWindow),
+		count(int64(c.MinSamples), "request", "requests"))
+	criteria := (&Capacity{Search: CapacitySearch{GoodShare: c.GoodShare, Conditions: c.Conditions}}).Criteria(slo)
+	b.WriteString(wrap("holds when "+criteria, "  ", planIndent, maxWidth))
+	bracket, bisect := searchProbes(c)
+	fmt.Fprintf(b, "  about %d probes (up to %d to bracket, %d to bisect): ≈ %s if each decides in one window; graceful stop %s\n",
+		bracket+bisect, bracket, bisect, engine.FormatDuration(time.Duration(bracket+bisect)*(c.Warmup+c.Window)),
+		engine.FormatDuration(sc.GracefulStop))
+}
+
+// searchProbes estimates a search's probes: the bracket's, growing from
+// Start by Growth up to Max, and the bisection's, halving a bracket one
+// Growth wide down to Precision (or to one VU). A search that breaks at
+// once, or early, probes fewer; one that must bracket down, more.
+func searchProbes(c *engine.CapacitySearch) (bracket, bisect int) {
+	if c.Start <= 0 || c.Growth <= 1 {
+		return 1, 0
+	}
+	bracket = 1
+	if c.Max > c.Start {
+		bracket += int(math.Ceil(math.Log(c.Max/c.Start)/math.Log(c.Growth) - 1e-9))
+	}
+	if c.Precision > 0 {
+		bisect = int(math.Ceil(math.Log2((c.Growth - 1) / c.Precision)))
+	}
+	if c.Load == engine.CapacityVUs {
+		// Bisection of VUs ends at a width of one VU: a bracket near Max
+		// is (Growth − 1) × Max / Growth VUs wide.
+		bisect = min(bisect, int(math.Ceil(math.Log2(max((c.Growth-1)*c.Max/c.Growth, 1)))))
+	}
+	return bracket, max(bisect, 0)
+}
+
+// totalLine is the plan's length: the stages' end, and beside it each
+// capacity search's estimate, since a search lasts as many probes as it
+// needs.
+func totalLine(p engine.Plan) string {
+	var searches []string
+	for _, sc := range p.Scenarios {
+		if c := sc.Capacity; c != nil {
+			bracket, bisect := searchProbes(c)
+			searches = append(searches, fmt.Sprintf("capacity search %s ≈ %s", sc.Name,
+				engine.FormatDuration(sc.StartTime+time.Duration(bracket+bisect)*(c.Warmup+c.Window))))
+		}
+	}
+	stages := fmt.Sprintf("at most %s of load%s", engine.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
+	switch {
+	case len(searches) == 0:
+		return "total: " + stages + "; nothing was sent"
+	case planDuration(p) > 0:
+		searches = append([]string{stages}, searches...)
+	case p.Warmup.Duration > 0:
+		searches = append([]string{"a " + engine.FormatDuration(p.Warmup.Duration) + " warmup"}, searches...)
+	}
+	return "total: " + strings.Join(searches, ", ") + " if each probe decides in one window; nothing was sent"
 }

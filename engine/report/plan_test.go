@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -28,12 +29,79 @@ func testPlan() engine.Plan {
 				}},
 			{Name: "batch", Executor: engine.ExecutorPerVUIterations, Exec: "batch", VUs: 3, Iterations: 10,
 				GracefulStop: time.Second, Stages: []engine.Stage{{Name: "batch", Target: 3, Duration: 10 * time.Minute}}},
+			planTraceScenario(),
+			{Name: "search", Executor: engine.ExecutorCapacity, Exec: "chat", GracefulStop: 30 * time.Second,
+				TimeUnit: time.Second, PreAllocatedVUs: 2, MaxVUsCap: 1000, Capacity: &engine.CapacitySearch{
+					Load: engine.CapacityRate, Start: 2, Max: 64, Growth: 2, Precision: 0.1, Warmup: 5 * time.Second,
+					Window: 20 * time.Second, MaxWindow: 5 * time.Minute, GoodShare: 0.95,
+					Conditions: []string{"ttft.p99 < 1s"}, MinSamples: 30}},
+			{Name: "vus", Executor: engine.ExecutorCapacity, Exec: "chat", GracefulStop: 30 * time.Second,
+				Capacity: &engine.CapacitySearch{Load: engine.CapacityVUs, Start: 1, Max: 32, Growth: 2, Precision: 0.05,
+					Warmup: 10 * time.Second, Window: 30 * time.Second, MaxWindow: 5 * time.Minute,
+					Conditions: []string{"ttft.p99 < 2s", "errors.rate < 1%"}, MinSamples: 30}},
 		},
+		SLO: engine.SLO{TTFT: time.Second},
 	}
 }
 
+// planTraceScenario replays 40 records of 3.9 s at half speed, as luabind
+// makes it: one stage of the replay's length.
+func planTraceScenario() engine.Scenario {
+	tr := &engine.Trace{Source: "scenarios/data/trace_mooncake.jsonl (mooncake)", Digest: "22212fcdbef80cf8",
+		Speedup: 0.5, Limit: 40}
+	for k := range 40 {
+		tr.Arrivals = append(tr.Arrivals, engine.TraceArrival{At: time.Duration(k) * 200 * time.Millisecond, Record: k})
+	}
+	return engine.Scenario{Name: "replay", Executor: engine.ExecutorTrace, Exec: "replay", GracefulStop: 30 * time.Second,
+		TimeUnit: time.Second, PreAllocatedVUs: 32, MaxVUsCap: 256, Trace: tr,
+		Stages: []engine.Stage{{Name: "replay", Rate: 40 / 7.8, Duration: 7800 * time.Millisecond}}}
+}
+
 func TestPlanGolden(t *testing.T) {
-	golden(t, "plan.txt.golden", render(t, Plan(testPlan(), []string{"ttft.p99 < 1s", "errors.rate < 1% (abort on fail)"})))
+	tr := testTrace()
+	tr.Speedup, tr.DurationS, tr.Limit = 0.5, 7.8, 40
+	golden(t, "plan.txt.golden", render(t, Plan(testPlan(), []string{"ttft.p99 < 1s", "errors.rate < 1% (abort on fail)"}, []Trace{tr})))
+}
+
+// TestPlanTraceAlone: without the trace's records (a Go caller that has
+// only the plan), a trace scenario still says what it replays.
+func TestPlanTraceAlone(t *testing.T) {
+	p := engine.Plan{Script: "t.lua", Scenarios: []engine.Scenario{planTraceScenario()}}
+	text := string(render(t, Plan(p, nil, nil)))
+	for _, want := range []string{
+		"scenario replay: trace, exec replay(), arrivals at the records' times, 32 pre-allocated VUs (max 256)\n",
+		"  trace   scenarios/data/trace_mooncake.jsonl (mooncake), 40 records over 3.90 s at 0.5×, replayed in 7.80 s (digest 22212fcdbef80cf8)\n",
+		"slice: the first 40 records (limit)\n", "40 records, 5.128 req/s mean", "expected 40 iterations, one per record",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("plan lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"lengths", "prefix reuse", "poisson"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("plan has %q without the trace's records:\n%s", bad, text)
+		}
+	}
+}
+
+func TestSearchProbes(t *testing.T) {
+	tests := map[string]struct {
+		c               engine.CapacitySearch
+		bracket, bisect int
+	}{
+		"rate 1→1024 ×2 to 5%":   {c: engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Max: 1024, Growth: 2, Precision: 0.05}, bracket: 11, bisect: 5},
+		"rate 2→64 ×2 to 10%":    {c: engine.CapacitySearch{Load: engine.CapacityRate, Start: 2, Max: 64, Growth: 2, Precision: 0.1}, bracket: 6, bisect: 4},
+		"max not a power":        {c: engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Max: 10, Growth: 2, Precision: 0.5}, bracket: 5, bisect: 1},
+		"start at max":           {c: engine.CapacitySearch{Load: engine.CapacityRate, Start: 8, Max: 8, Growth: 2, Precision: 0.05}, bracket: 1, bisect: 5},
+		"VUs: one VU at the end": {c: engine.CapacitySearch{Load: engine.CapacityVUs, Start: 1, Max: 8, Growth: 2, Precision: 0.01}, bracket: 4, bisect: 2},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if b, s := searchProbes(&tt.c); b != tt.bracket || s != tt.bisect {
+				t.Errorf("searchProbes = %d, %d; want %d, %d", b, s, tt.bracket, tt.bisect)
+			}
+		})
+	}
 }
 
 func TestExpectedArrivals(t *testing.T) {
