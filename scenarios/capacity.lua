@@ -46,7 +46,7 @@ options = {
       window = llm.param("window", "15s"),
       good_share = 0.95,
       conditions = { "ttft.p95 < " .. llm.param("ttft_p95", "1s") },
-      arrival = "poisson",
+      arrival = llm.param("arrival", "poisson"),
       pre_allocated_vus = 16,
       max_vus = 512,
     },
