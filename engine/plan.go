@@ -53,6 +53,9 @@ type Plan struct {
 	Metrics []MetricDef
 	// SLO defines goodput: the requests per second that met every objective.
 	SLO SLO
+	// Cost prices the tokens (options.cost): the run estimates its spend
+	// and, with a budget, stops before passing it.
+	Cost Cost `json:",omitzero"`
 	// APIs are the endpoints the script sends to (engine.EndpointChat,
 	// EndpointResponses, ...), which the preflight checks; nil when it
 	// sends only chat completions (or completions), the default.
