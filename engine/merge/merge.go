@@ -63,12 +63,15 @@ func Merge(in []Input, version string) (*report.Result, run.Outcome, error) {
 	// Every segment describes the whole replay (validate saw them equal);
 	// only the server's hit share is judged again, on the merged stages.
 	res.AddTraces(first.Traces)
+	if res.Cost, err = spend(in); err != nil {
+		return nil, run.Outcome{}, err
+	}
 	set, err := run.ParseThresholds(first.Mergeable.Plan(first.Run.Scenario, res.Stages))
 	if err != nil {
 		return nil, run.Outcome{}, fmt.Errorf("%s: thresholds: %w", in[0].Path, err)
 	}
 	results, passed := set.Evaluate(snap)
-	aborted := abortedBy(in, results)
+	aborted := cmp.Or(abortedBy(in, results), budgetStopped(in))
 	res.Thresholds = results
 	onUnreachable := first.Mergeable.OnUnreachable
 	reason := verdict.Judge(res, verdict.Input{Outages: outages(in), Start: res.Run.Start, End: res.Run.End, OnUnreachable: onUnreachable})

@@ -29,6 +29,7 @@ type htmlPage struct {
 	Sweeps     []sweepSection
 	Capacity   []capacitySection
 	Traces     []traceSection
+	Spend      *spendSection
 	Details    []stageDetail
 	Series     []chartOut
 	Server     []chartOut
@@ -66,6 +67,7 @@ func buildPage(r *Result) htmlPage {
 		Sweeps:     sweepSections(r),
 		Capacity:   capacitySections(r),
 		Traces:     traceSections(r),
+		Spend:      spendSectionOf(r),
 		Details:    stageDetails(r.Stages, labels),
 		Series:     timeSeriesCharts(r, labels),
 		Errors:     errorTable(r.Stages, labels),

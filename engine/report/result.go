@@ -14,6 +14,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
@@ -59,6 +60,10 @@ type Result struct {
 	// Traces are what each trace scenario (executor = "trace") replayed,
 	// in the plan's order; absent without one.
 	Traces []Trace `json:"traces,omitempty"`
+	// Cost is the run's estimated spend at options.cost's prices, per
+	// stage and in all, and whether its budget stopped the run; absent
+	// when the plan set no prices.
+	Cost *cost.Summary `json:"cost,omitempty"`
 	// Mergeable is written by segment runs only (--segment), for
 	// llmload merge.
 	Mergeable *Mergeable `json:"mergeable,omitempty"`

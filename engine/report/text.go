@@ -47,6 +47,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 		writeClientHealth(b, r.Stages, labels)
 		writeTokenNotes(b, r, labels)
 	}
+	writeSpend(b, r)
 	writeChecks(b, r.Checks)
 	writeMetrics(b, r.Metrics)
 	writeMetricErrors(b, r.MetricErrors)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
@@ -30,6 +31,9 @@ type ending struct {
 	// capacity is what the capacity searches found, once Engine.Run has
 	// returned (so far, after an abort).
 	capacity []engine.CapacityOutcome
+	// spend is the estimated spend of a priced run, once Engine.Run has
+	// returned (so far, after an abort); nil without prices.
+	spend *cost.Summary
 }
 
 // load runs the plan against c.Client and builds, writes and judges the
@@ -62,8 +66,9 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	// tracker sees every VU's outcomes and records the outages run-wide.
 	policy, reach := backoff.DefaultPolicy(), backoff.NewTracker()
 	lines := &culprit{mem: c.Memory}
-	vuRunner := lines.wrap(c.NewRunner(RunnerDeps{Client: c.Client, Sink: sink, Model: c.Plan.Target.Model,
-		Policy: &policy, Reach: reach, Stop: stop}))
+	spent := c.newSpend(cancel)
+	vuRunner := spent.wrap(lines.wrap(c.NewRunner(RunnerDeps{Client: spent.client(c.Client), Sink: sink,
+		Model: c.Plan.Target.Model, Policy: &policy, Reach: reach, Stop: stop})))
 	eng := executor.New(c.Plan, vuRunner, sink)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
 	mon := selfcheck.Start(selfcheck.DefaultInterval)
@@ -77,6 +82,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	c.announceSegment(start)
 	end := c.execute(runCtx, cancel, eng)
 	end.capacity = capacityOutcomes(eng, &end)
+	end.spend = spent.summary()
 	process := meter.stop(simulated)
 	stopProgress()
 	mon.Stop()
@@ -96,7 +102,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	if sinkErr != nil {
 		return res, Outcome{}, sinkErr
 	}
-	out := judge(&end, res.Run.Verdict, c.thresholdAbort(&end), passed)
+	out := judge(&end, res.Run.Verdict, c.gateStop(&end), passed)
 	if out.Verdict == Passed && c.Gate != nil {
 		failed, err := c.Gate(res)
 		if err != nil {

@@ -47,6 +47,10 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 		markAborted(results, abort.T.Expr)
 		res.Run.Aborted = abort.Error()
 	}
+	res.Cost = e.spend
+	if budgetStop(e) != nil {
+		res.Run.Aborted = e.spend.StopReason()
+	}
 	switch {
 	case e.aborted:
 		res.Run.Aborted = ErrAborted.Error()
@@ -57,6 +61,18 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 	verdict.Judge(res, verdict.Input{Outages: reach.Outages(meta.End), Start: meta.Start, End: meta.End,
 		OnUnreachable: c.OnUnreachable})
 	return res, passed
+}
+
+// gateStop is what stopped the run as a failed gate does (exit 99): an
+// abort_on_fail threshold, or the spend budget; nil when neither did.
+func (c *Config) gateStop(e *ending) error {
+	if abort := c.thresholdAbort(e); abort != nil {
+		return abort
+	}
+	if budgetStop(e) != nil {
+		return errors.New(e.spend.StopReason())
+	}
+	return nil
 }
 
 // thresholdAbort is the abort_on_fail threshold that stopped the run, if any.
@@ -81,12 +97,12 @@ func memoryReason(e *ending) string {
 // second interrupt, the memory bound, an error, a run that measured
 // nothing (reason starts "nothing measured") or lost its target (reason
 // starts "target unreachable"), or an interruption. Only then the gates
-// (99): a threshold that aborted the run or failed; the baseline gate
-// comes after this. A gate judged on nothing is no verdict, so nothing
-// measured wins over 99.
-func judge(e *ending, reason string, abort *ThresholdAbort, passed bool) Outcome {
+// (99): a threshold or the spend budget that stopped the run (abort), a
+// threshold that failed; the baseline gate comes after this. A gate
+// judged on nothing is no verdict, so nothing measured wins over 99.
+func judge(e *ending, reason string, abort error, passed bool) Outcome {
 	canceled := errors.Is(e.err, context.Canceled)
-	// A threshold that aborts the run cancels it too: not an interruption.
+	// A gate that stops the run cancels it too: not an interruption.
 	interrupted := canceled && abort == nil
 	switch {
 	case e.aborted:
