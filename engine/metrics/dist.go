@@ -1,5 +1,7 @@
 package metrics
 
+import "math"
+
 // lowSampleSize is the count below which a Dist is flagged LowSamples.
 const lowSampleSize = 1000
 
@@ -61,6 +63,29 @@ var quantileNames = [len(quantiles)]string{"p50", "p90", "p95", "p99", "p99.9"}
 // minReliable is the count a percentile needs, 10/(1−q): ten values
 // beyond it, so that it does not rest on the very largest few.
 var minReliable = [len(quantiles)]int64{20, 100, 200, 1000, 10000}
+
+// SummaryPercentiles are the percentiles the summary's latency table
+// prints for every stage.
+var SummaryPercentiles = []float64{50, 90, 95, 99}
+
+// MinReliable is the sample count percentile p (in percent, 0 < p < 100)
+// needs before a Dist stops flagging it for too few samples: 10/(1−q),
+// ten values beyond it — 20 for a p50, 100 for a p90, 200 for a p95,
+// 1,000 for a p99, 10,000 for a p99.9. The lints that judge whether a
+// stage is long enough ask the same rule the summary applies.
+func MinReliable(p float64) int64 {
+	for i, q := range quantiles {
+		if q == p {
+			return minReliable[i]
+		}
+	}
+	if p <= 0 || p >= 100 {
+		return 1
+	}
+	// The table's values exactly; elsewhere rounded up, less a hair of
+	// floating-point error (10/(1−0.9) is 100.00000000000001).
+	return int64(math.Ceil(10/(1-p/100) - 1e-9))
+}
 
 // wideInterval is the width of a confidence interval, relative to its
 // percentile, beyond which the percentile is flagged unreliable.
