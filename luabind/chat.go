@@ -58,6 +58,9 @@ func (m *module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	if err != nil {
 		L.RaiseError("%s: %v", name, err)
 	}
+	if m.cfg.Observe != nil {
+		m.cfg.Observe(m.it, req, kind)
+	}
 	res := m.cfg.Client.Chat(m.ctx, req)
 	if res == nil {
 		L.RaiseError("%s: the client returned no result", name)

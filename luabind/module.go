@@ -271,8 +271,15 @@ func (m *module) sleep(L *lua.LState) int {
 	return 0
 }
 
-// pause waits d or until the VU's context ends, whichever comes first.
-func (m *module) pause(d time.Duration) { engine.Sleep(m.ctx, d) }
+// pause waits d or until the VU's context ends, whichever comes first;
+// in a dry run it returns at once, noting d.
+func (m *module) pause(d time.Duration) {
+	if m.cfg != nil && m.cfg.dry != nil {
+		m.cfg.dry.think += max(d, 0)
+		return
+	}
+	engine.Sleep(m.ctx, d)
+}
 
 // checkDuration reads argument n as a duration string or seconds.
 func checkDuration(L *lua.LState, n int) time.Duration {

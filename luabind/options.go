@@ -21,7 +21,7 @@ const (
 
 var (
 	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
-		"dirty", "cost"}
+		"dirty", "cost", "lints"}
 	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
 		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
 	// onUnreachableValues are what options.target.on_unreachable may say.

@@ -33,6 +33,17 @@ type RunnerConfig struct {
 	// interrupt, the memory bound), even a teardown the executor started
 	// with a fresh context after the load ended.
 	Stop context.Context
+	// Observe, when set, is called with every request just before it is
+	// sent: the iteration sending it (nil in setup() and teardown()), the
+	// request as it goes out, and its dirty-data kind ("" for a clean
+	// one). It is called from every VU's goroutine at once, so it must be
+	// safe for concurrent use, and quick: it runs inside the iteration,
+	// before t0. lint.Observer's Observe is one.
+	Observe func(it *engine.Iteration, req *engine.ChatRequest, dirty string)
+
+	// dry, set by DryRun, makes every sleep return at once, noting how
+	// long it asked for.
+	dry *dryState
 }
 
 // runner makes VUs of one script; safe for concurrent use because each VU

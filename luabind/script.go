@@ -75,6 +75,8 @@ type Script struct {
 	hasSetup, hasTeardown bool
 	// stop is Options.Stop; nil when none.
 	stop context.Context
+	// lintIgnore is options.lints.ignore: lint id → reason.
+	lintIgnore map[string]string
 }
 
 // Compile reads the scenario at path, compiles it once, runs its top level
@@ -175,10 +177,12 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, e
 	d.checkLifecycle(L)
 	opts.plan.Metrics = m.declaredMetrics()
 	d.checkThresholds(opts.plan)
+	ignore := d.lintOptions(L.GetGlobal("options"))
 	if err := d.err(s.path); err != nil {
 		return nil, err
 	}
 	s.setPlan(opts, seed, funcs)
+	s.lintIgnore = ignore
 	return m.paramsRead, nil
 }
 

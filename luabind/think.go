@@ -86,6 +86,11 @@ func (m *module) thinkConstantPacing(L *lua.LState) int {
 		if m.phase != phaseIteration {
 			L.RaiseError("llm.think.constant_pacing: the pacer can only be called inside an iteration")
 		}
+		if m.cfg != nil && m.cfg.dry != nil {
+			// A dry run's iteration takes no time: the pace is what it asks.
+			m.cfg.dry.pace = max(m.cfg.dry.pace, d)
+			return 0
+		}
 		m.pause(time.Until(m.iterStart.Add(d)))
 		return 0
 	}))
