@@ -37,6 +37,7 @@ type htmlPage struct {
 	Errors     htmlTable
 	Robustness htmlTable
 	Warnings   []string
+	Lints      []lintRow
 	Notes      []string // once-per-run notes, such as the token counts'
 	Checks     []string
 }
@@ -73,6 +74,7 @@ func buildPage(r *Result) htmlPage {
 		Errors:     errorTable(r.Stages, labels),
 		Robustness: robustnessTable(r),
 		Warnings:   r.Warnings,
+		Lints:      lintRows(r.Lints),
 		Notes:      tokenNotes(r),
 		Checks:     checkLines(r),
 	}

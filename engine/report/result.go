@@ -15,6 +15,7 @@ import (
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/lint"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
@@ -44,6 +45,10 @@ type Result struct {
 	// generator fell behind its schedule, iterations were dropped, or
 	// llmload itself was the bottleneck.
 	Warnings []string `json:"warnings"`
+	// Lints are the scenario's good-practice findings (engine/lint): the
+	// plan's, replaced by the run's own where it had the evidence; absent
+	// when none fired and in files from before them.
+	Lints []lint.Lint `json:"lints,omitempty"`
 	// Robustness totals, by dirty-data kind, how the server answered the
 	// deliberately malformed requests (per stage in Stages); absent when
 	// none was sent.

@@ -58,6 +58,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 	writeScriptErrors(b, r.ScriptErrors)
 	writeServerMetricsNote(b, r)
 	writeClamped(b, r.Stages)
+	writeLints(b, r.Lints)
 	writeWarnings(b, r.Warnings)
 	switch {
 	case r.Run.Aborted != "":
