@@ -75,6 +75,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "dirty data: %s of requests replaced by malformed variants: %s\n",
 			strconv.FormatFloat(100*ratio, 'g', 4, 64)+"%", dirtyKinds(kinds))
 	}
+	if err := writeSpendPlan(mem.Context(), stdout, script, plan); err != nil {
+		return enginerun.MemoryError(mem, err)
+	}
 	return nil
 }
 
