@@ -139,6 +139,9 @@ func shortList(group []shortfall, src Source, metric bool) string {
 	parts := make([]string, len(group))
 	for i, s := range group {
 		parts[i] = fmt.Sprintf("%s ≈ %s", s.c.stage, thousands(int64(s.n+0.5)))
+		if s.n < 0.5 {
+			parts[i] = s.c.stage + " < 1"
+		}
 	}
 	return fmt.Sprintf("stages %s %s fewer requests than the %s a %s%s needs", strings.Join(parts, ", "), verbs,
 		thousands(first.need.n), first.need.name, of)

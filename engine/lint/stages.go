@@ -363,7 +363,10 @@ func locate(cs []stageCount) (scenario, stage string) {
 // count is a sample count as a message says it.
 func count(n float64) string {
 	v := int64(math.Round(n))
-	if v == 1 {
+	switch {
+	case n > 0 && n < 0.5:
+		return "less than 1 request"
+	case v == 1:
 		return "1 request"
 	}
 	return thousands(v) + " requests"

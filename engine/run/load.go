@@ -68,7 +68,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	lines := &culprit{mem: c.Memory}
 	spent := c.newSpend(cancel)
 	vuRunner := spent.wrap(lines.wrap(c.NewRunner(RunnerDeps{Client: spent.client(c.Client), Sink: sink,
-		Model: c.Plan.Target.Model, Policy: &policy, Reach: reach, Stop: stop})))
+		Model: c.Plan.Target.Model, Policy: &policy, Reach: reach, Stop: stop, Observe: c.observe()})))
 	eng := executor.New(c.Plan, vuRunner, sink)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
 	mon := selfcheck.Start(selfcheck.DefaultInterval)
@@ -112,7 +112,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 			out = Outcome{GateFailed, failed}
 		}
 	}
-	return res, out, nil
+	return res, c.strict(res, out), nil
 }
 
 // stopContext is ctx, also ended by the memory bound when one is watched.

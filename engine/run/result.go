@@ -58,6 +58,7 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 		res.Run.Aborted = "stopped: " + memoryReason(e)
 	}
 	res.Thresholds = results
+	res.Lints = c.finalLints(res)
 	verdict.Judge(res, verdict.Input{Outages: reach.Outages(meta.End), Start: meta.Start, End: meta.End,
 		OnUnreachable: c.OnUnreachable})
 	return res, passed

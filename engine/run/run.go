@@ -71,6 +71,9 @@ type Config struct {
 	// Script.Traces), kept in the result with the server's hit share
 	// beside each.
 	Traces []report.Trace
+	// Lints, when set, judges the run's good practice into the result's
+	// lints (see Lints); nil: the result has none.
+	Lints *Lints
 }
 
 // SegmentSkew is how far apart segments may start before a result says
@@ -89,6 +92,9 @@ type RunnerDeps struct {
 	// and teardown should end with it, even a teardown the executor
 	// started with a fresh context after the load ended.
 	Stop context.Context
+	// Observe, when set, is to be called with each request a VU is about
+	// to send (luabind.RunnerConfig's Observe): the lints' observer.
+	Observe func(it *engine.Iteration, req *engine.ChatRequest, dirty string)
 }
 
 // Live is what a progress display reads while the run goes on.
