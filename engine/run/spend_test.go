@@ -235,3 +235,19 @@ func readRecords(t *testing.T, path string) []record {
 	}
 	return out
 }
+
+// TestSegmentStopsAtItsShareOfTheBudget: a segment of four caps at a
+// quarter of the budget, so the segments together stay within it.
+func TestSegmentStopsAtItsShareOfTheBudget(t *testing.T) {
+	p := iterationsPlan(1, 1)
+	p.Cost = testPrices
+	p.Cost.Budget = 1
+	p.Segment = engine.Segment{Index: 1, Count: 4}
+	s := (&Config{Plan: p}).newSpend(func(error) {})
+	if got := s.summary(); got.Budget != 1 || got.Cap != 0.25 {
+		t.Errorf("budget %v, cap %v; want 1 and a quarter of it", got.Budget, got.Cap)
+	}
+	if (&Config{Plan: iterationsPlan(1, 1)}).newSpend(func(error) {}) != nil {
+		t.Error("an unpriced plan has a meter")
+	}
+}
