@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmload/llmload/engine/export"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
 
@@ -367,23 +368,11 @@ func knownName(name string) error {
 }
 
 // exportedSeries are the series llmload exports.
-func exportedSeries() []string {
-	return []string{
-		"llmload_requests_total", "llmload_ttft_seconds", "llmload_ttfc_seconds", "llmload_tpot_seconds",
-		"llmload_itl_seconds", "llmload_e2e_seconds", "llmload_schedule_lag_seconds",
-		"llmload_input_tokens_total", "llmload_output_tokens_total", "llmload_requests_in_flight",
-		"llmload_vus_active", "llmload_dropped_iterations_total", "llmload_dirty_requests_total",
-		"llmload_checks_total", "llmload_stage_target",
-	}
-}
+func exportedSeries() []string { return export.Names() }
 
-// exportedHistograms are those of them that are histograms.
-func exportedHistograms() []string {
-	return []string{
-		"llmload_ttft_seconds", "llmload_ttfc_seconds", "llmload_tpot_seconds",
-		"llmload_itl_seconds", "llmload_e2e_seconds", "llmload_schedule_lag_seconds",
-	}
-}
+// exportedHistograms are those of them that are histograms: the latencies
+// and the schedule lag.
+func exportedHistograms() []string { return append(export.Histograms(), export.ScheduleLag) }
 
 // usedNames are the metric names of every query in the dashboard.
 func usedNames(t *testing.T, data []byte) []string {
