@@ -56,6 +56,9 @@ type Plan struct {
 	// Cost prices the tokens (options.cost): the run estimates its spend
 	// and, with a budget, stops before passing it.
 	Cost Cost `json:",omitzero"`
+	// Export streams the run's live metrics (options.export, --export,
+	// --listen); kept out of the fingerprint.
+	Export Export `json:"-"`
 	// APIs are the endpoints the script sends to (engine.EndpointChat,
 	// EndpointResponses, ...), which the preflight checks; nil when it
 	// sends only chat completions (or completions), the default.

@@ -21,7 +21,7 @@ const (
 
 var (
 	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
-		"dirty", "cost", "lints"}
+		"dirty", "cost", "lints", "export"}
 	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
 		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
 	// onUnreachableValues are what options.target.on_unreachable may say.
@@ -92,6 +92,9 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 	}
 	if c := f["cost"]; c != nil {
 		out.plan.Cost = d.cost("options.cost", c)
+	}
+	if e := f["export"]; e != nil {
+		out.plan.Export = d.export("options.export", e)
 	}
 	d.checkGoodShare(out.plan)
 	d.prepareTraces(out.plan)

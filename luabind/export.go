@@ -1,0 +1,80 @@
+package luabind
+
+import (
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/export"
+	lua "github.com/yuin/gopher-lua"
+)
+
+var (
+	exportKeys       = []string{"prometheus_rw", "otlp", "listen", "native", "every", "tags", "run_id", "headers"}
+	exportTargetKeys = []string{"url", "native"}
+)
+
+// export reads options.export: where the run streams its live metrics.
+//
+//	export = { prometheus_rw = URL | { url = URL, native = true }, otlp = ..., listen = "ADDR",
+//	           native = false, every = "5s", tags = { "prompt" }, run_id = "...", headers = { ... } }
+func (d *decoder) export(path string, v lua.LValue) engine.Export {
+	f := d.record(path, v, exportKeys)
+	var e engine.Export
+	if f == nil {
+		return e
+	}
+	native := false
+	if n := f["native"]; n != nil {
+		native = d.boolean(child(path, "native"), n)
+	}
+	for _, k := range []struct{ key, kind string }{{"prometheus_rw", engine.ExportPrometheusRW}, {"otlp", engine.ExportOTLP}} {
+		if t := f[k.key]; t != nil {
+			e.Targets = append(e.Targets, d.exportTarget(child(path, k.key), k.kind, t, native))
+		}
+	}
+	if l := f["listen"]; l != nil {
+		e.Listen, e.ListenNative = d.str(child(path, "listen"), l), native
+		if err := export.CheckListen(e.Listen); err != nil {
+			d.errorf(child(path, "listen"), "%q: %v", e.Listen, err)
+		}
+	}
+	if ev := f["every"]; ev != nil {
+		e.Every = d.positiveDuration(child(path, "every"), ev)
+	}
+	if t := f["tags"]; t != nil {
+		for i, item := range d.list(child(path, "tags"), t) {
+			e.Tags = append(e.Tags, d.str(keyPath(child(path, "tags"), lua.LNumber(i+1)), item))
+		}
+		if err := export.CheckTags(e.Tags); err != nil {
+			d.errorf(child(path, "tags"), "%v", err)
+		}
+	}
+	if id := f["run_id"]; id != nil {
+		e.RunID = d.str(child(path, "run_id"), id)
+	}
+	if h := f["headers"]; h != nil {
+		e.Headers = d.stringMap(child(path, "headers"), h)
+	}
+	return e
+}
+
+// exportTarget reads one pushed export: a URL, or { url =, native = }.
+func (d *decoder) exportTarget(path, kind string, v lua.LValue, native bool) engine.ExportTarget {
+	t := engine.ExportTarget{Kind: kind, Native: native}
+	if s, ok := v.(lua.LString); ok {
+		t.URL = string(s)
+	} else if f := d.record(path, v, exportTargetKeys); f != nil {
+		if u := f["url"]; u != nil {
+			t.URL = d.str(child(path, "url"), u)
+		} else {
+			d.errorf(path, "no url")
+		}
+		if n := f["native"]; n != nil {
+			t.Native = d.boolean(child(path, "native"), n)
+		}
+	}
+	if t.URL != "" {
+		if err := export.CheckURL(t.URL); err != nil {
+			d.errorf(path, "%s: %v", engine.RedactURL(t.URL), err)
+		}
+	}
+	return t
+}
