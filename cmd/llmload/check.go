@@ -21,7 +21,10 @@ const checkUsage = `Usage: llmload check [flags] SCENARIO.lua
 
 Validates the scenario and prints its plan — per scenario the executor, a
 timeline of stages (VUs or rate), the expected request count, and the
-thresholds — without sending anything.
+thresholds — without sending anything. Then the lints: good-practice checks
+(README "Good practice, checked") judged from the plan and from a dry run of
+each scenario's iterations, whose requests get canned answers and are never
+sent. With --strict a lint warning exits 1.
 
 Flags:
 `
@@ -36,6 +39,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value; repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed")
 	maxMemoryFlag(fs, &f.maxMemory)
+	fs.BoolVar(&f.strict, "strict", false, strictUsage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -75,10 +79,17 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "dirty data: %s of requests replaced by malformed variants: %s\n",
 			strconv.FormatFloat(100*ratio, 'g', 4, 64)+"%", dirtyKinds(kinds))
 	}
+	_, lints, err := planLints(mem.Context(), script, plan, set, nil)
+	if err != nil {
+		return enginerun.MemoryError(mem, err)
+	}
+	if err := printLints(stdout, lints); err != nil {
+		return err
+	}
 	if err := writeSpendPlan(mem.Context(), stdout, script, plan); err != nil {
 		return enginerun.MemoryError(mem, err)
 	}
-	return nil
+	return strictError(f.strict, lints)
 }
 
 // dirtyKinds lists kinds with their weights, sorted by name.

@@ -29,6 +29,12 @@ built-in simulator on 127.0.0.1.
 Target precedence: flag, then environment (LLMLOAD_BASE_URL, LLMLOAD_API_KEY,
 LLMLOAD_MODEL), then options.target in the script.
 
+Before any load it prints the scenario's lints (good-practice checks, README
+"Good practice, checked"), judged from the plan and a dry run of its
+iterations; the summary lists them again, judged from what the run saw.
+With --strict a lint warning exits 1: the plan's before any load, the run's
+at its end (exit 1 then outranks a failed threshold's 99).
+
 Flags:
 `
 
@@ -45,6 +51,7 @@ type runFlags struct {
 	gate                  gateFlags
 	segment               engine.Segment
 	startAt               time.Time
+	strict                bool
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -72,6 +79,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	f.gate.register(gfs)
 	fs.AddFlagSet(gfs)
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
+	fs.BoolVar(&f.strict, "strict", false, strictUsage)
 	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of llmload itself to this file (go tool pprof reads it)")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
@@ -223,7 +231,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		Plan: plan, Thresholds: set, OnUnreachable: script.OnUnreachable(),
 		NewRunner: func(d enginerun.RunnerDeps) engine.Runner {
 			return script.NewRunner(luabind.RunnerConfig{Client: d.Client, Sink: d.Sink, Model: d.Model,
-				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop})
+				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop, Observe: d.Observe})
 		},
 		Outputs: f.out,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
@@ -238,6 +246,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if cfg.Gate, err = baselineGate(f, stdout); err != nil {
 			return err
 		}
+	}
+	if cfg.Lints, err = runLints(mem, script, plan, set, f, stderr); err != nil {
+		return err
 	}
 	ctx, abort, stop := notifySignals(stderr, f.quiet)
 	defer stop()

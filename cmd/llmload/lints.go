@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/compare"
+	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/memlimit"
+	"github.com/llmload/llmload/engine/report"
+	enginerun "github.com/llmload/llmload/engine/run"
+	"github.com/llmload/llmload/engine/threshold"
+	"github.com/llmload/llmload/luabind"
+)
+
+// strictUsage documents --strict, shared by check and run.
+const strictUsage = "exit 1 on a lint warning (good-practice checks: README \"Good practice, checked\");\n" +
+	"run: before any load for the plan's, at the end for those the run finds"
+
+// planLints runs the scenario's iterations dry (sending nothing) and
+// judges the plan: the lint input a run judges again at its end, and the
+// plan's lints. gate lists the baseline gate's metrics (nil: no gate).
+func planLints(ctx context.Context, script *luabind.Script, plan engine.Plan, set threshold.Set, gate []string) (lint.Input, []lint.Lint, error) {
+	dry, err := script.DryRun(ctx, 0)
+	if err != nil {
+		return lint.Input{}, nil, fmt.Errorf("dry run for the lints: %w", err)
+	}
+	in := lint.Input{Plan: plan, Thresholds: set, Gate: gate, Profiles: dry.Profiles, Sampled: dry.Tallies(),
+		Ignore: script.LintIgnores()}
+	return in, lint.Check(in), nil
+}
+
+// printLints writes the plan's lints, after a blank line, if any.
+func printLints(w io.Writer, ls []lint.Lint) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return report.Lints(ls)(w)
+}
+
+// strictError is --strict's verdict on lints: an error (exit 1) when one
+// is a warning not ignored.
+func strictError(strict bool, ls []lint.Lint) error {
+	if failing := lint.Failing(ls); strict && len(failing) > 0 {
+		return fmt.Errorf("%s", lint.StrictReason(failing))
+	}
+	return nil
+}
+
+// runLints judges a run's plan before any load: it prints the lints
+// (unless --quiet: the summary lists them at the end) and, with --strict,
+// stops the run on a warning. The run judges again at its end from the
+// requests it observed and the stages it measured.
+func runLints(mem *memlimit.Watcher, script *luabind.Script, plan engine.Plan, set threshold.Set, f *runFlags,
+	stderr io.Writer) (*enginerun.Lints, error) {
+	var gate []string
+	if f.baseline != "" {
+		gate = f.gate.metrics
+		if len(gate) == 0 {
+			gate = compare.DefaultMetrics
+		}
+	}
+	in, lints, err := planLints(mem.Context(), script, plan, set, gate)
+	if err != nil {
+		return nil, enginerun.MemoryError(mem, err)
+	}
+	if !f.quiet {
+		if err := report.Lints(lints)(stderr); err != nil {
+			return nil, err
+		}
+	}
+	if err := strictError(f.strict, lints); err != nil {
+		return nil, fmt.Errorf("%w; nothing was sent", err)
+	}
+	return &enginerun.Lints{Input: in, Observer: lint.NewObserver(0), Strict: f.strict}, nil
+}
