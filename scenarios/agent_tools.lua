@@ -42,6 +42,9 @@ local weather = {
 }
 
 options = {
+  -- A few agent steps before the first stage: the server's first requests
+  -- (cold caches, new connections) are not measured.
+  warmup = { requests = 4 },
   scenarios = {
     agent = {
       executor = "ramping-vus",

@@ -25,6 +25,8 @@ local stage = llm.param("stage_duration", "4s")
 local prompts = llm.pool.text("data/short.txt")
 
 options = {
+  -- Before the first stage: a cold server's first answers are not measured.
+  warmup = { requests = 4 },
   scenarios = {
     sweep = {
       executor = "ramping-vus",

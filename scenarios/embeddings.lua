@@ -24,6 +24,9 @@ local texts = llm.pool.text("data/short.txt")
 local batch = { b1 = 1, b8 = 8, b32 = 32 }
 
 options = {
+  -- Before the first stage (with one input each): a cold server's first
+  -- answers are not measured.
+  warmup = { requests = 4 },
   scenarios = {
     batches = {
       executor = "ramping-vus",

@@ -38,6 +38,9 @@ local follow_ups = {
 }
 
 options = {
+  -- Two whole conversations before the stage: a cold server's first
+  -- answers are not measured.
+  warmup = { requests = 2 },
   scenarios = {
     chat = {
       executor = "constant-vus",
@@ -70,7 +73,13 @@ function converse(vu)
 end
 
 function replay(vu)
-  local conv = llm.conversation { messages = recorded:next(), tags = { source = "sharegpt" } }
+  -- The pool holds four conversations, replayed again and again: a unique
+  -- system prompt keeps a later replay of one from hitting the prefix
+  -- cache its first replay filled (which would flatter turn 1's TTFT).
+  local conv = llm.conversation {
+    system = ("[conv_%d] You are a helpful, concise assistant."):format(vu.request_id),
+    messages = recorded:next(), tags = { source = "sharegpt" },
+  }
   while conv:replay_next() do
     local res = conv:send { max_tokens = llm.param("max_tokens", 96) }
     if not res.ok then

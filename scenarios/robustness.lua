@@ -31,6 +31,8 @@ local medium = llm.pool.jsonl("data/medium.jsonl", { field = "prompt" })
 options = {
   target = { ttft_timeout = llm.param("ttft_timeout", "20s"), idle_timeout = "20s" },
   dirty = { ratio = llm.param("dirty_ratio", 0.10) },
+  -- Before the stage: a cold server's first answers are not measured.
+  warmup = { requests = 4 },
   scenarios = {
     mix = {
       executor = "constant-vus",

@@ -20,6 +20,9 @@
 local llm = require("llmload")
 
 options = {
+  -- The burst of a cold start is what it measures: a warmup would open
+  -- the connections before it.
+  lints = { ignore = { ["no-warmup"] = "measures llmload at a cold start's burst: a warmup would open the connections first" } },
   scenarios = {
     streams = {
       executor = "per-vu-iterations",

@@ -47,7 +47,8 @@ options = {
   },
   thresholds = {
     ["errors.rate"] = "< 1%",
-    ["ttft_sched.p99"] = "< " .. llm.param("ttft_p99", "3s"),
+    -- 200 records give a p95 its 200 requests; a p99 needs 1,000.
+    ["ttft_sched.p95"] = "< " .. llm.param("ttft_p95", "3s"),
   },
 }
 

@@ -236,14 +236,14 @@ func TestE2EOpenLoopThresholdsGate(t *testing.T) {
 		code int
 		mark string
 	}{
-		{"1us", exitThreshold, "✗ ttft_sched{stage:r2}.p99 < 1us"},
-		{"30s", exitOK, "✓ ttft_sched{stage:r2}.p99 < 30s"},
+		{"1us", exitThreshold, "✗ ttft_sched{stage:r2}.p50 < 1us"},
+		{"30s", exitOK, "✓ ttft_sched{stage:r2}.p50 < 30s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ttft, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "result.json")
 			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/open_loop.lua", "--quiet",
-				"--set", "stage_duration=1s", "--set", "arrival=constant", "--set", "ttft_p99="+tt.ttft, "--set", "max_tokens=20", "--out", out)
+				"--set", "stage_duration=1s", "--set", "arrival=constant", "--set", "ttft_p50="+tt.ttft, "--set", "max_tokens=20", "--out", out)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}
@@ -285,7 +285,7 @@ func TestE2ECheckPrintsPlanAndSendsNothing(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, want := range []string{"ramping-arrival-rate", "r6     30s", "6 req/s", "expected ≈ 130 iterations",
-		"ttft_sched{stage:r2}.p99 < 3s", "nothing was sent"} {
+		"ttft_sched{stage:r2}.p50 < 3s", "nothing was sent"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
 		}
