@@ -39,7 +39,8 @@ type Config struct {
 	// scenario, read on each push and scrape.
 	Load func() []Load
 	// Log receives the exporter's messages (a first failure, the wait for
-	// a final scrape), one line each; nil drops them.
+	// a final scrape), one line each and one call at a time; nil drops
+	// them.
 	Log func(format string, a ...any)
 	// Version is llmload's version, in the OTLP resource.
 	Version string
@@ -83,6 +84,15 @@ func New(cfg Config) (*Exporter, error) {
 	cfg.ScrapeWait = cmp.Or(cfg.ScrapeWait, DefaultScrapeWait)
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if log := cfg.Log; log != nil {
+		// Outputs fail on goroutines of their own: one line at a time.
+		var mu sync.Mutex
+		cfg.Log = func(format string, a ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			log(format, a...)
+		}
 	}
 	native := e.ListenNative
 	for _, t := range e.Targets {
@@ -154,17 +164,17 @@ func (x *Exporter) loop(o *output) {
 		case <-x.ctx.Done():
 			return
 		case <-t.C:
-			x.push(x.ctx, o)
+			x.push(x.ctx, o, x.cfg.Timeout)
 		}
 	}
 }
 
 // push sends the current values to o and books the outcome. A push cut
 // short by Close is not booked: the final push supersedes it.
-func (x *Exporter) push(parent context.Context, o *output) {
+func (x *Exporter) push(parent context.Context, o *output, timeout time.Duration) {
 	fams, err := x.gather()
 	if err == nil {
-		ctx, cancel := context.WithTimeout(parent, x.cfg.Timeout)
+		ctx, cancel := context.WithTimeout(parent, timeout)
 		err = o.p.push(ctx, fams, time.Now())
 		cancel()
 	}
@@ -195,7 +205,16 @@ func (x *Exporter) refresh() {
 // each within Config.Timeout), and --listen serves until a scrape has read
 // them (at most Config.ScrapeWait). It returns each output's health;
 // calling it again returns the same.
-func (x *Exporter) Close() []Health {
+func (x *Exporter) Close() []Health { return x.close(x.cfg.Timeout, x.cfg.ScrapeWait) }
+
+// AbortTimeout bounds the final push of an aborted run.
+const AbortTimeout = time.Second
+
+// Abort is Close for a process about to exit (a second interrupt): the
+// final push is bounded by AbortTimeout and no scrape is waited for.
+func (x *Exporter) Abort() []Health { return x.close(AbortTimeout, 0) }
+
+func (x *Exporter) close(timeout, scrapeWait time.Duration) []Health {
 	x.closeMu.Lock()
 	defer x.closeMu.Unlock()
 	if x.health != nil {
@@ -210,7 +229,7 @@ func (x *Exporter) Close() []Health {
 	x.wg.Wait()
 	var wg sync.WaitGroup
 	for _, o := range x.outputs {
-		wg.Go(func() { x.push(context.Background(), o) })
+		wg.Go(func() { x.push(context.Background(), o, timeout) })
 	}
 	wg.Wait()
 	x.health = make([]Health, 0, len(x.outputs)+1)
@@ -218,7 +237,7 @@ func (x *Exporter) Close() []Health {
 		x.health = append(x.health, o.health())
 	}
 	if x.listen != nil {
-		x.health = append(x.health, x.listen.finish(x.cfg.ScrapeWait, x.cfg.Log))
+		x.health = append(x.health, x.listen.finish(scrapeWait, x.cfg.Log))
 	}
 	return x.health
 }

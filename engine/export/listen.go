@@ -78,7 +78,7 @@ func (l *listener) start() {
 // them or wait has passed, and stops the server.
 func (l *listener) finish(wait time.Duration, log func(string, ...any)) Health {
 	l.final.Store(time.Now().UnixNano())
-	if log != nil {
+	if log != nil && wait > 0 {
 		log("--listen: the run has ended; serving http://%s%s until a scrape reads the final counts (at most %v)",
 			l.addr(), MetricsPath, wait)
 	}

@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -45,7 +46,7 @@ func newRemoteWrite(t engine.ExportTarget, cfg Config) (*remoteWrite, error) {
 func pushURL(raw, def string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("not a URL: %w", err)
+		return "", errors.New("not a URL") // url.Error quotes it, credentials and all
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return "", fmt.Errorf("want an http:// or https:// URL, not %q", u.Scheme+"://")
@@ -273,4 +274,11 @@ func appendMetadata(b []byte, f *dto.MetricFamily) []byte {
 	m = protowire.AppendString(m, f.GetHelp())
 	b = protowire.AppendTag(b, fWriteMetadata, protowire.BytesType)
 	return protowire.AppendBytes(b, m)
+}
+
+// CheckURL checks a push URL: http or https, with a host. The error never
+// repeats the URL, which may carry credentials.
+func CheckURL(raw string) error {
+	_, err := pushURL(raw, "/")
+	return err
 }

@@ -69,6 +69,9 @@ type Result struct {
 	// stage and in all, and whether its budget stopped the run; absent
 	// when the plan set no prices.
 	Cost *cost.Summary `json:"cost,omitempty"`
+	// Exports are the live exports (--export, --listen, options.export)
+	// and how each fared; absent when the run exported nothing.
+	Exports []Export `json:"exports,omitempty"`
 	// Mergeable is written by segment runs only (--segment), for
 	// llmload merge.
 	Mergeable *Mergeable `json:"mergeable,omitempty"`
@@ -86,6 +89,9 @@ type Meta struct {
 	Complete  bool      `json:"complete"`          // false when the run was interrupted
 	Aborted   string    `json:"aborted,omitempty"` // why a threshold stopped the run
 	Seed      int64     `json:"seed"`
+	// RunID is the run_id label of the exported series; "" when the run
+	// exported nothing.
+	RunID string `json:"run_id,omitempty"`
 	// SLO is the service level goodput counts against; nil without one.
 	SLO *SLO `json:"slo,omitempty"`
 	// Tokenizer is the offline tokenizer that counted tokens beside the

@@ -58,6 +58,12 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	if err != nil {
 		return nil, Outcome{}, err
 	}
+	exports, err := c.newExporting(start)
+	if err != nil {
+		sink.Close()
+		return nil, Outcome{}, err
+	}
+	runSink := exports.sink(sink)
 	stop, release := c.stopContext(ctx)
 	defer release()
 	runCtx, cancel := context.WithCancelCause(stop)
@@ -67,9 +73,10 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	policy, reach := backoff.DefaultPolicy(), backoff.NewTracker()
 	lines := &culprit{mem: c.Memory}
 	spent := c.newSpend(cancel)
-	vuRunner := spent.wrap(lines.wrap(c.NewRunner(RunnerDeps{Client: spent.client(c.Client), Sink: sink,
+	vuRunner := spent.wrap(lines.wrap(c.NewRunner(RunnerDeps{Client: spent.client(c.Client), Sink: runSink,
 		Model: c.Plan.Target.Model, Policy: &policy, Reach: reach, Stop: stop, Observe: c.observe()})))
-	eng := executor.New(c.Plan, vuRunner, sink)
+	eng := executor.New(c.Plan, vuRunner, runSink)
+	exports.start(eng)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
 	mon := selfcheck.Start(selfcheck.DefaultInterval)
 	judgeProbes(eng, probes, mon)
@@ -95,7 +102,11 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	}
 	end.line = lines.line()
 	sinkErr := sink.Close()
+	// The final counts go out before the collector closes, so that what
+	// was pushed last is what the result counts.
+	exports.close(end.aborted)
 	res, passed := c.result(meta, col, mon, server, reach, &end)
+	exports.record(res)
 	if err := c.write(res); err != nil {
 		return res, Outcome{}, err
 	}
