@@ -52,6 +52,7 @@ type runFlags struct {
 	segment               engine.Segment
 	startAt               time.Time
 	strict                bool
+	export                exportFlags
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -84,6 +85,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
+	f.export.register(fs)
 	segment := fs.String("segment", "", "run only the i-th (0-based) of n disjoint shares of the plan, e.g. 0/4;\njoin the n results with llmload merge")
 	startAt := fs.String("start-at", "", "hold the load until this wall-clock time (RFC 3339, or +30s from now),\nso that segments on several machines start together")
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +98,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", usagef("run: expected one SCENARIO.lua, got %s", arguments(fs.NArg()))
 	}
 	if err := needBaseline(gfs, f.baseline); err != nil {
+		return nil, "", err
+	}
+	if err := f.export.parse(); err != nil {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
@@ -211,6 +216,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	plan := script.Plan()
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
 	plan.Segment, plan.StartAt = f.segment, f.startAt
+	f.export.apply(&plan.Export)
 	source, err := os.ReadFile(path)
 	if err != nil {
 		return err // Compile just read it

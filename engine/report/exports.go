@@ -36,15 +36,16 @@ func writeExports(b *bytes.Buffer, exports []Export) {
 	for i, e := range exports {
 		switch {
 		case e.Kind == "listen":
-			parts[i] = fmt.Sprintf("listen %s: %d scrapes", e.Target, e.Scrapes)
+			parts[i] = fmt.Sprintf("listen %s: %d %s", e.Target, e.Scrapes, plural(e.Scrapes, "scrape", "scrapes"))
 			if e.Failures > 0 {
 				parts[i] += ", the final counts unread"
 			}
 		case e.Failures > 0:
-			parts[i] = fmt.Sprintf("%s %s: %d of %d pushes FAILED", e.Kind, e.Target, e.Failures, e.Pushes)
+			parts[i] = fmt.Sprintf("%s %s: %d of %d %s FAILED", e.Kind, e.Target, e.Failures, e.Pushes, plural(e.Pushes, "push", "pushes"))
 		default:
-			parts[i] = fmt.Sprintf("%s %s: %d pushes", e.Kind, e.Target, e.Pushes)
+			parts[i] = fmt.Sprintf("%s %s: %d %s", e.Kind, e.Target, e.Pushes, plural(e.Pushes, "push", "pushes"))
 		}
 	}
 	fmt.Fprintf(b, "\nexported: %s\n", strings.Join(parts, "; "))
 }
+

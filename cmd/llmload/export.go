@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/export"
+	"github.com/spf13/pflag"
+)
+
+// exportFlags are --export and --listen: they override options.export.
+type exportFlags struct {
+	exports []string
+	listen  string
+	targets []engine.ExportTarget
+	native  bool // --listen ADDR,native
+}
+
+// nativeSuffix asks an export for native histograms.
+const nativeSuffix = ",native"
+
+func (e *exportFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&e.exports, "export", nil, "stream the run's live metrics: prometheus-rw=URL (remote write, e.g.\n"+
+		"http://127.0.0.1:9090/api/v1/write) or otlp=URL (OTLP/HTTP, e.g. http://127.0.0.1:4318/v1/metrics);\n"+
+		"append ,native for native histograms; repeatable, and overrides options.export")
+	fs.StringVar(&e.listen, "listen", "", "serve the run's live metrics at http://ADDR/metrics for a Prometheus to scrape,\n"+
+		"e.g. 127.0.0.1:9464 (append ,native to offer native histograms)")
+}
+
+// parse checks the flags; a bad one is a usage error (exit 2) that never
+// repeats a URL's credentials.
+func (e *exportFlags) parse() error {
+	for _, v := range e.exports {
+		kind, url, ok := strings.Cut(v, "=")
+		if !ok {
+			return usagef("run: --export %s: want KIND=URL (KIND: %s)", engine.RedactURL(v), strings.Join(engine.ExportKinds(), ", "))
+		}
+		t := engine.ExportTarget{Kind: kind}
+		t.URL, t.Native = strings.CutSuffix(url, nativeSuffix)
+		switch {
+		case kind != engine.ExportPrometheusRW && kind != engine.ExportOTLP:
+			return usagef("run: --export %s=...: unknown kind %q (want %s)", kind, kind, strings.Join(engine.ExportKinds(), " or "))
+		case export.CheckURL(t.URL) != nil:
+			return usagef("run: --export %s=%s: %v", kind, engine.RedactURL(t.URL), export.CheckURL(t.URL))
+		}
+		for _, o := range e.targets {
+			if o.Kind == kind {
+				return usagef("run: --export %s given twice (one receiver per kind)", kind)
+			}
+		}
+		e.targets = append(e.targets, t)
+	}
+	if e.listen != "" {
+		e.listen, e.native = strings.CutSuffix(e.listen, nativeSuffix)
+		if err := export.CheckListen(e.listen); err != nil {
+			return usagef("run: --listen %s: %v", e.listen, err)
+		}
+	}
+	return nil
+}
+
+// apply puts the flags over the script's options.export.
+func (e *exportFlags) apply(x *engine.Export) {
+	for _, t := range e.targets {
+		x.SetTarget(t)
+	}
+	if e.listen != "" {
+		x.Listen, x.ListenNative = e.listen, e.native
+	}
+}
