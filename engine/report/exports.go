@@ -48,4 +48,3 @@ func writeExports(b *bytes.Buffer, exports []Export) {
 	}
 	fmt.Fprintf(b, "\nexported: %s\n", strings.Join(parts, "; "))
 }
-
