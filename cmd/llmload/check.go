@@ -79,15 +79,16 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "dirty data: %s of requests replaced by malformed variants: %s\n",
 			strconv.FormatFloat(100*ratio, 'g', 4, 64)+"%", dirtyKinds(kinds))
 	}
-	_, lints, err := planLints(mem.Context(), script, plan, set, nil)
+	dry, err := dryRun(mem.Context(), script)
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}
+	_, lints := planLints(dry, script, plan, set, nil)
 	if err := printLints(stdout, lints); err != nil {
 		return err
 	}
-	if err := writeSpendPlan(mem.Context(), stdout, script, plan); err != nil {
-		return enginerun.MemoryError(mem, err)
+	if err := writeSpendPlan(stdout, dry.Requests, plan); err != nil {
+		return err
 	}
 	return strictError(f.strict, lints)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 
 	"github.com/llmload/llmload/engine"
@@ -13,16 +12,11 @@ import (
 )
 
 // writeSpendPlan prints what a priced plan could spend at worst: the
-// iterations each part can run times the dearest iteration a dry run of
-// the script built (luabind's Script.SampleRequests), sending nothing.
-// An unpriced plan prints nothing.
-func writeSpendPlan(ctx context.Context, w io.Writer, script *luabind.Script, plan engine.Plan) error {
+// iterations each part can run times the dearest iteration the dry run
+// of the script built (sampled). An unpriced plan prints nothing.
+func writeSpendPlan(w io.Writer, sampled []luabind.SampledRequest, plan engine.Plan) error {
 	if !plan.Cost.Priced() {
 		return nil
-	}
-	sampled, err := script.SampleRequests(ctx, 0)
-	if err != nil {
-		return err
 	}
 	return report.SpendPlan(cost.Plan(plan, samplesOf(sampled), planCodec(plan.Target)))(w)
 }

@@ -19,17 +19,23 @@ import (
 const strictUsage = "exit 1 on a lint warning (good-practice checks: README \"Good practice, checked\");\n" +
 	"run: before any load for the plan's, at the end for those the run finds"
 
-// planLints runs the scenario's iterations dry (sending nothing) and
-// judges the plan: the lint input a run judges again at its end, and the
-// plan's lints. gate lists the baseline gate's metrics (nil: no gate).
-func planLints(ctx context.Context, script *luabind.Script, plan engine.Plan, set threshold.Set, gate []string) (lint.Input, []lint.Lint, error) {
+// dryRun runs the scenario's iterations dry, sending nothing: the
+// requests the lints and the worst-case spend judge the plan by.
+func dryRun(ctx context.Context, script *luabind.Script) (luabind.DryRun, error) {
 	dry, err := script.DryRun(ctx, 0)
 	if err != nil {
-		return lint.Input{}, nil, fmt.Errorf("dry run for the lints: %w", err)
+		return dry, fmt.Errorf("dry run of the scenario: %w", err)
 	}
+	return dry, nil
+}
+
+// planLints judges the plan from its dry run: the lint input a run judges
+// again at its end, and the plan's lints. gate lists the baseline gate's
+// metrics (nil: no gate).
+func planLints(dry luabind.DryRun, script *luabind.Script, plan engine.Plan, set threshold.Set, gate []string) (lint.Input, []lint.Lint) {
 	in := lint.Input{Plan: plan, Thresholds: set, Gate: gate, Profiles: dry.Profiles, Sampled: dry.Tallies(),
 		Ignore: script.LintIgnores()}
-	return in, lint.Check(in), nil
+	return in, lint.Check(in)
 }
 
 // printLints writes the plan's lints, after a blank line, if any.
@@ -63,10 +69,11 @@ func runLints(mem *memlimit.Watcher, script *luabind.Script, plan engine.Plan, s
 			gate = compare.DefaultMetrics
 		}
 	}
-	in, lints, err := planLints(mem.Context(), script, plan, set, gate)
+	dry, err := dryRun(mem.Context(), script)
 	if err != nil {
 		return nil, enginerun.MemoryError(mem, err)
 	}
+	in, lints := planLints(dry, script, plan, set, gate)
 	if !f.quiet {
 		if err := report.Lints(lints)(stderr); err != nil {
 			return nil, err
