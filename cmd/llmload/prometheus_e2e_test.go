@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -252,94 +255,442 @@ func (p *promServer) scalar(t *testing.T, expr string) float64 {
 	return v[0].Value
 }
 
-// classicBounds are the upper bounds of a classic histogram's buckets (the
-// le values of selector's _bucket series), +Inf last.
-func (p *promServer) classicBounds(t *testing.T, bucketSelector string) []float64 {
+// TestInPromBucket: the bucket check passes a PromQL quantile in the
+// bucket of llmload's own percentile (or the next one when the two
+// quantiles' ranks straddle a bound) and fails any other.
+func TestInPromBucket(t *testing.T) {
+	seven := []promBucket{{0, 0.1, 2}, {0.1, 0.2, 4}, {0.2, 0.5, 1}, {0.5, math.Inf(1), 0}}
+	// 0.6·7 = 4.2: llmload takes the 4th value, in (0.1, 0.2]; Prometheus
+	// the bucket of the 5th, (0.2, 0.5].
+	straddle := []promBucket{{0, 0.1, 2}, {0.1, 0.2, 2}, {0.2, 0.5, 3}, {0.5, math.Inf(1), 0}}
+	for _, tc := range []struct {
+		name     string
+		bs       []promBucket
+		q        float64
+		own, got float64
+		ok       bool
+	}{
+		{"same bucket", seven, 0.5, 0.15, 0.1375, true},
+		{"own elsewhere", seven, 0.5, 0.3, 0.1375, false},
+		{"PromQL elsewhere", seven, 0.5, 0.15, 0.25, false},
+		{"own on a bound within HDR's precision", seven, 0.5, 0.2002, 0.1375, true},
+		{"own beyond HDR's precision", seven, 0.5, 0.201, 0.1375, false},
+		{"ranks straddle a bound", straddle, 0.6, 0.18, 0.22, true},
+		{"beyond the next bucket", straddle, 0.6, 0.18, 0.6, false},
+		{"p99 in the last finite bucket", seven, 0.99, 0.4, 0.47, true},
+	} {
+		if err := inPromBucket(tc.bs, tc.q, tc.own, tc.got); (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// exportScenario runs two closed-model stages of a few seconds on the
+// built-in simulator, a share of them dirty and every answer checked, so
+// that every series but the open models' has values.
+const exportScenario = `local llm = require("llmload")
+options = {
+  export = { every = "1s" },
+  dirty = { ratio = 0.2, kinds = { empty = 1 } },
+  scenarios = {
+    sweep = { executor = "ramping-vus", exec = "chat",
+              stages = { { name = "s1", target = 2, duration = "3s" },
+                         { name = "s2", target = 4, duration = "3s" } } },
+  },
+}
+function chat(vu)
+  local res = llm.chat { messages = { { role = "user", content = ("[req_%d] hello"):format(vu.request_id) } }, max_tokens = 20 }
+  llm.check(res, { ["status 200"] = res.status == 200 })
+end
+`
+
+// exportResult is what the export tests read of a result file.
+type exportResult struct {
+	Run struct {
+		RunID string `json:"run_id"`
+	} `json:"run"`
+	Stages []struct {
+		Stage         string `json:"stage"`
+		Requests      int64  `json:"requests"`
+		OK            int64  `json:"ok"`
+		Failed        int64  `json:"failed"`
+		DirtyRequests int64  `json:"dirty_requests"`
+		Iterations    int64  `json:"iterations"`
+		TTFT          struct {
+			Count    int64   `json:"count"`
+			P50, P99 float64 // ms
+		} `json:"ttft"`
+	} `json:"stages"`
+	Exports []struct {
+		Kind      string `json:"kind"`
+		Target    string `json:"target"`
+		Pushes    int64  `json:"pushes"`
+		Failures  int64  `json:"failures"`
+		Scrapes   int64  `json:"scrapes"`
+		LastError string `json:"last_error"`
+	} `json:"exports"`
+}
+
+func readExportResult(t *testing.T, path string) exportResult {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r exportResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestE2EPrometheus runs one scenario that both remote-writes to a real
+// Prometheus and serves --listen for it to scrape, then reads both copies
+// back: the remote-written series carry no job label, the scraped ones
+// the scrape job's. Each must hold the result file's counts exactly, and
+// PromQL's quantiles must fall in the bucket of llmload's own. It runs
+// twice: with classic buckets, and with native histograms (,native on
+// both flags), which Prometheus 2.x then keeps instead of the buckets.
+func TestE2EPrometheus(t *testing.T) {
+	listen := freeAddr(t)
+	p := startPrometheus(t, listen)
+	for _, native := range []bool{false, true} {
+		name, suffix := "classic", ""
+		if native {
+			name, suffix = "native", ",native"
+		}
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "result.json")
+			stdout, stderr, code := runBinary(t, nil, "run", writeScenario(t, exportScenario), "--seed", "7", "--out", out, "-q",
+				"--export", "prometheus-rw="+p.base+"/api/v1/write"+suffix, "--listen", listen+suffix)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			res := readExportResult(t, out)
+			if res.Run.RunID == "" {
+				t.Fatal("no run id in the result")
+			}
+			if len(res.Stages) != 2 {
+				t.Fatalf("%d stages, want 2", len(res.Stages))
+			}
+			if len(res.Exports) != 2 {
+				t.Errorf("exports %+v, want remote-write and listen", res.Exports)
+			}
+			for _, e := range res.Exports {
+				if e.Failures != 0 {
+					t.Errorf("export %s %s: %d failures (%s)", e.Kind, e.Target, e.Failures, e.LastError)
+				}
+			}
+			if native {
+				// Prometheus 2.x keeps a histogram's native form only, so the
+				// dashboard's fallback from the buckets is what shows it.
+				if v, err := p.query(fmt.Sprintf(`llmload_ttft_seconds_bucket{run_id=%q}`, res.Run.RunID)); err != nil || len(v) > 0 {
+					t.Errorf("classic buckets beside the native histograms: %d series (%v)", len(v), err)
+				}
+			}
+			for _, path := range []struct{ name, job string }{{"remote-write", ""}, {"scrape", "job0"}} {
+				t.Run(path.name, func(t *testing.T) {
+					h := histogramQueries{sel: fmt.Sprintf(`run_id=%q, job=%q`, res.Run.RunID, path.job), native: native}
+					checkCounts(t, p, h, res)
+					checkQuantiles(t, p, h, res)
+				})
+			}
+			t.Run("dashboard", func(t *testing.T) { checkDashboard(t, p, res) })
+		})
+	}
+}
+
+// histogramQueries are the PromQL of one copy of a run's TTFT histogram:
+// classic buckets or a native histogram, under a selector of run and job.
+type histogramQueries struct {
+	sel    string
+	native bool
+}
+
+// countByStage counts the TTFT observations of each stage.
+func (h histogramQueries) countByStage() string {
+	if h.native {
+		return `histogram_count(sum by (stage) (llmload_ttft_seconds{` + h.sel + `}))`
+	}
+	return `sum by (stage) (llmload_ttft_seconds_count{` + h.sel + `})`
+}
+
+// quantile is the TTFT q-quantile of one stage.
+func (h histogramQueries) quantile(q float64, stage string) string {
+	if h.native {
+		return fmt.Sprintf(`histogram_quantile(%g, sum(llmload_ttft_seconds{%s, stage=%q}))`, q, h.sel, stage)
+	}
+	return fmt.Sprintf(`histogram_quantile(%g, sum by (le) (llmload_ttft_seconds_bucket{%s, stage=%q}))`, q, h.sel, stage)
+}
+
+// buckets are one stage's TTFT buckets.
+func (h histogramQueries) buckets(t *testing.T, p *promServer, stage string) []promBucket {
+	if h.native {
+		return p.nativeBuckets(t, fmt.Sprintf(`sum(llmload_ttft_seconds{%s, stage=%q})`, h.sel, stage))
+	}
+	return p.classicBuckets(t, fmt.Sprintf(`llmload_ttft_seconds_bucket{%s, stage=%q}`, h.sel, stage))
+}
+
+// checkCounts compares the per-stage counts in Prometheus with the result's.
+func checkCounts(t *testing.T, p *promServer, h histogramQueries, res exportResult) {
+	sel := h.sel
+	requests, ok, dirty, streamed := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for _, s := range res.Stages {
+		requests[s.Stage], ok[s.Stage], dirty[s.Stage] = float64(s.Requests), float64(s.OK), float64(s.DirtyRequests)
+		streamed[s.Stage] = float64(s.TTFT.Count)
+	}
+	// The final counts arrive with the last push, or the last scrape: wait
+	// for them, then every other count must be final too.
+	p.waitFor(t, `sum by (stage) (llmload_requests_total{`+sel+`, dirty=""})`, "stage", requests)
+	t.Logf("requests by stage %v, ok %v, dirty %v, streamed %v", requests, ok, dirty, streamed)
+	for expr, want := range map[string]map[string]float64{
+		`sum by (stage) (llmload_requests_total{` + sel + `, dirty="", status="ok"})`: ok,
+		`sum by (stage) (llmload_requests_total{` + sel + `, dirty!=""})`:             dirty,
+		`sum by (stage) (llmload_dirty_requests_total{` + sel + `})`:                  dirty,
+		h.countByStage(): streamed,
+	} {
+		v, err := p.query(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := byLabel(v, "stage"); !equalCounts(got, want) {
+			t.Errorf("%s: Prometheus has %v, the result %v", expr, got, want)
+		}
+	}
+}
+
+// checkQuantiles checks PromQL's TTFT p50 and p99 of each stage against
+// llmload's own, bucket by bucket.
+func checkQuantiles(t *testing.T, p *promServer, h histogramQueries, res exportResult) {
+	for _, s := range res.Stages {
+		bs := h.buckets(t, p, s.Stage)
+		for _, q := range []struct {
+			q   float64
+			own float64 // s
+		}{{0.5, s.TTFT.P50 / 1000}, {0.99, s.TTFT.P99 / 1000}} {
+			got := p.scalar(t, h.quantile(q.q, s.Stage))
+			t.Logf("stage %s TTFT p%g: llmload %.4f s, PromQL %.4f s", s.Stage, q.q*100, q.own, got)
+			if err := inPromBucket(bs, q.q, q.own, got); err != nil {
+				t.Errorf("stage %s TTFT p%g: %v", s.Stage, q.q*100, err)
+			}
+		}
+	}
+}
+
+// inPromBucket checks PromQL's quantile got against llmload's percentile
+// own (both in seconds), given a histogram's buckets in order. llmload's
+// HDR histogram gives the value of rank ⌊q·n+0.5⌋; Prometheus
+// interpolates within the bucket where rank q·n falls, which is the same
+// bucket or, when the two ranks straddle a bound, the next. So own must
+// lie in the bucket of its rank (the exported buckets hold the values
+// llmload measured, to its 3 significant digits), and got between that
+// bucket's lower bound and the upper bound of Prometheus' bucket.
+func inPromBucket(bs []promBucket, q, own, got float64) error {
+	var n float64
+	for _, b := range bs {
+		n += b.Count
+	}
+	at := func(rank float64) promBucket {
+		var cum float64
+		for _, b := range bs {
+			if cum += b.Count; cum >= rank {
+				return b
+			}
+		}
+		return bs[len(bs)-1]
+	}
+	ob, pb := at(max(math.Floor(q*n+0.5), 1)), at(q*n)
+	const hdr = 1e-3
+	if own < ob.Lower*(1-hdr) || own > ob.Upper*(1+hdr) {
+		return fmt.Errorf("llmload's %v is not in (%v, %v], the bucket of its rank among the %v exported values", own, ob.Lower, ob.Upper, n)
+	}
+	hi := pb.Upper
+	if math.IsInf(hi, 1) {
+		hi = pb.Lower // what histogram_quantile answers in the +Inf bucket
+	}
+	if got < ob.Lower || got > hi {
+		return fmt.Errorf("PromQL's %v is outside [%v, %v], llmload's %v's bucket", got, ob.Lower, hi, own)
+	}
+	return nil
+}
+
+// classicBuckets are a classic histogram's buckets (from the le values of
+// bucketSelector and their cumulative counts), in order, the first from 0
+// as histogram_quantile takes it, +Inf last.
+func (p *promServer) classicBuckets(t *testing.T, bucketSelector string) []promBucket {
 	t.Helper()
 	v, err := p.query("sum by (le) (" + bucketSelector + ")")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var les []float64
+	var bs []promBucket
 	for _, s := range v {
 		le, err := strconv.ParseFloat(s.Metric["le"], 64)
 		if err != nil {
 			t.Fatalf("le %q: %v", s.Metric["le"], err)
 		}
-		les = append(les, le)
+		bs = append(bs, promBucket{Upper: le, Count: s.Value})
 	}
-	slices.Sort(les)
-	if len(les) == 0 {
+	if len(bs) == 0 {
 		t.Fatalf("no buckets for %s", bucketSelector)
 	}
-	return les
-}
-
-// bucketOf is the bucket (lower, upper] of the upper bounds les that holds v.
-func bucketOf(les []float64, v float64) (lo, hi float64) {
-	lo = math.Inf(-1)
-	for _, le := range les {
-		if v <= le {
-			return lo, le
-		}
-		lo = le
+	slices.SortFunc(bs, func(a, b promBucket) int { return cmp.Compare(a.Upper, b.Upper) })
+	for i := len(bs) - 1; i > 0; i-- {
+		bs[i].Lower, bs[i].Count = bs[i-1].Upper, bs[i].Count-bs[i-1].Count
 	}
-	return lo, math.Inf(1)
+	return bs
 }
 
-// withinBucket reports whether PromQL's quantile got lands in the bucket
-// that holds llmload's own percentile own: histogram_quantile interpolates
-// within the bucket its rank falls in, and the rank is the same as
-// llmload's (both count ceil(q·n) values), so the two share a bucket.
-// llmload's HDR histogram keeps 3 significant digits: own may sit up to
-// 0.1% across a bound, which either neighbour then holds.
-func withinBucket(les []float64, own, got float64) bool {
-	for _, v := range []float64{own, own * (1 - 1e-3), own * (1 + 1e-3)} {
-		if lo, hi := bucketOf(les, v); got >= lo && got <= hi {
+// nativeBuckets are the buckets of the one native histogram expr gives,
+// in order (empty ones left out, as the API leaves them).
+func (p *promServer) nativeBuckets(t *testing.T, expr string) []promBucket {
+	t.Helper()
+	v, err := p.query(expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 1 || v[0].Histogram == nil || len(v[0].Histogram.Buckets) == 0 {
+		t.Fatalf("%s: %+v, want one native histogram", expr, v)
+	}
+	bs := slices.Clone(v[0].Histogram.Buckets)
+	slices.SortFunc(bs, func(a, b promBucket) int { return cmp.Compare(a.Upper, b.Upper) })
+	return bs
+}
+
+// dashboardPanel is what checkDashboard reads of the dashboard's panels.
+type dashboardPanel struct {
+	Title   string
+	Targets []struct {
+		Expr string
+	}
+	Panels []dashboardPanel
+}
+
+// checkDashboard runs every query of deploy/grafana/llmload.json on the
+// real Prometheus, with the run's id for $run_id: each must parse, each
+// of llmload's must show data (but those of open models, errors and
+// rates, which this run has none of), and the per-stage table must count
+// each stage's requests. Here every request is counted twice, pushed and
+// scraped, since the dashboard does not tell the two apart.
+func checkDashboard(t *testing.T, p *promServer, res exportResult) {
+	data, err := os.ReadFile("../../deploy/grafana/llmload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ Panels []dashboardPanel }
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	// $run_id stands in a regex match inside a PromQL string, as Grafana
+	// puts it: the regex's backslashes are the string's escapes.
+	runID := strings.ReplaceAll(regexp.QuoteMeta(res.Run.RunID), `\`, `\\`)
+	vars := strings.NewReplacer("$run_id", runID, "$scenario", ".*", "$stage", ".*",
+		"$server_job", ".*", "$__rate_interval", "1m", "$__range", "10m")
+	twice := map[string]float64{}
+	for _, s := range res.Stages {
+		twice[s.Stage] = 2 * float64(s.Requests)
+	}
+	var walk func([]dashboardPanel)
+	walk = func(ps []dashboardPanel) {
+		for _, panel := range ps {
+			walk(panel.Panels)
+			for i, tg := range panel.Targets {
+				v, err := p.query(vars.Replace(tg.Expr))
+				if err != nil {
+					t.Errorf("panel %q: %v", panel.Title, err)
+					continue
+				}
+				if len(v) == 0 && strings.Contains(tg.Expr, "llmload_") && !emptyHere(tg.Expr) {
+					t.Errorf("panel %q, query %d shows no data for a run that has its series: %s", panel.Title, i+1, tg.Expr)
+				}
+				if strings.Contains(tg.Expr, "last_over_time(llmload_requests_total{") && !strings.Contains(tg.Expr, "status=") {
+					if got := byLabel(v, "stage"); !equalCounts(got, twice) {
+						t.Errorf("panel %q: requests by stage %v, want %v", panel.Title, got, twice)
+					}
+				}
+			}
+		}
+	}
+	walk(d.Panels)
+}
+
+// emptyHere reports whether a query asks for what the export scenario
+// has none of: open-model series, failed clean requests, rate targets.
+func emptyHere(expr string) bool {
+	for _, s := range []string{"llmload_schedule_lag_seconds", "llmload_dropped_iterations_total", `status="error"`, `unit="rate"`} {
+		if strings.Contains(expr, s) {
 			return true
 		}
 	}
 	return false
 }
 
-// TestPrometheusHarness checks the harness itself against a stub: a
-// Prometheus scrapes a fixed text exposition, and the counts and a
-// histogram's quantile come back through the API as they were served.
-func TestPrometheusHarness(t *testing.T) {
-	const exposition = `# TYPE llmload_requests_total counter
-llmload_requests_total{run_id="h",stage="a",status="ok"} 7
-llmload_requests_total{run_id="h",stage="b",status="ok"} 5
-llmload_requests_total{run_id="h",stage="b",status="error"} 1
-# TYPE llmload_ttft_seconds histogram
-llmload_ttft_seconds_bucket{run_id="h",stage="a",le="0.1"} 2
-llmload_ttft_seconds_bucket{run_id="h",stage="a",le="0.2"} 6
-llmload_ttft_seconds_bucket{run_id="h",stage="a",le="0.5"} 7
-llmload_ttft_seconds_bucket{run_id="h",stage="a",le="+Inf"} 7
-llmload_ttft_seconds_sum{run_id="h",stage="a"} 1.1
-llmload_ttft_seconds_count{run_id="h",stage="a"} 7
-`
-	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprint(w, exposition)
+// TestE2EPrometheusReceiverFailing: a remote-write receiver that is down,
+// or answers 500, leaves the run's result as a run without it (the same
+// requests, stage by stage, and the same exit code), and the result's
+// exports count the failed pushes.
+func TestE2EPrometheusReceiverFailing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary three times")
+	}
+	var received atomic.Int64
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		http.Error(w, "receiver broken", http.StatusInternalServerError)
 	}))
-	defer stub.Close()
-	p := startPrometheus(t, strings.TrimPrefix(stub.URL, "http://"))
-
-	p.waitFor(t, `sum by (stage) (llmload_requests_total{run_id="h"})`, "stage", map[string]float64{"a": 7, "b": 6})
-	if got := p.scalar(t, `sum(llmload_ttft_seconds_count{run_id="h"})`); got != 7 {
-		t.Errorf("TTFT count %v, want 7", got)
+	defer failing.Close()
+	// An iterations executor sends the same requests however fast the run
+	// goes, so the three runs can be compared count for count; pushes
+	// every 500 ms fail while the load runs, not only at its end.
+	const scenario = `local llm = require("llmload")
+options = {
+  export = { every = "500ms" },
+  scenarios = { s = { executor = "shared-iterations", vus = 2, iterations = 40, exec = "chat" } },
+}
+function chat(vu)
+  llm.chat { messages = { { role = "user", content = ("[req_%d] hello"):format(vu.request_id) } }, max_tokens = 10 }
+  llm.sleep("100ms")
+end
+`
+	script := writeScenario(t, scenario)
+	run := func(name string, args ...string) (exportResult, int) {
+		out := filepath.Join(t.TempDir(), name+".json")
+		stdout, stderr, code := runBinary(t, nil, append([]string{"run", script, "--seed", "7", "--out", out, "-q"}, args...)...)
+		if code != 0 && code != 1 {
+			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, stdout, stderr)
+		}
+		return readExportResult(t, out), code
 	}
-	les := p.classicBounds(t, `llmload_ttft_seconds_bucket{run_id="h", stage="a"}`)
-	if want := []float64{0.1, 0.2, 0.5, math.Inf(1)}; !slices.Equal(les, want) {
-		t.Fatalf("bounds %v, want %v", les, want)
+	base, baseCode := run("none")
+	for name, url := range map[string]string{
+		"down": "http://" + freeAddr(t) + "/api/v1/write",
+		"500":  failing.URL + "/api/v1/write",
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, code := run(name, "--export", "prometheus-rw="+url)
+			if code != baseCode {
+				t.Errorf("exit %d, without the export %d", code, baseCode)
+			}
+			if len(got.Stages) != len(base.Stages) {
+				t.Fatalf("%d stages, without the export %d", len(got.Stages), len(base.Stages))
+			}
+			for i, s := range got.Stages {
+				b := base.Stages[i]
+				if s.Stage != b.Stage || s.Requests != b.Requests || s.OK != b.OK || s.Failed != b.Failed || s.Iterations != b.Iterations {
+					t.Errorf("stage %s: %d requests (%d ok, %d failed, %d iterations); without the export %s: %d (%d, %d, %d)",
+						s.Stage, s.Requests, s.OK, s.Failed, s.Iterations, b.Stage, b.Requests, b.OK, b.Failed, b.Iterations)
+				}
+			}
+			if len(got.Exports) != 1 {
+				t.Fatalf("exports %+v, want the one remote-write", got.Exports)
+			}
+			t.Logf("exit %d, %d stages, exports %+v", code, len(got.Stages), got.Exports[0])
+			if e := got.Exports[0]; e.Pushes < 2 || e.Failures != e.Pushes || e.LastError == "" {
+				t.Errorf("exports %+v: want pushes during the run and the final one, each counted as failed, with its error", e)
+			}
+		})
 	}
-	// The median of 7 values is the 4th: in (0.1, 0.2], as a stub's own
-	// p50 of 0.15 would be, and not in the bucket of 0.3.
-	got := p.scalar(t, `histogram_quantile(0.5, sum by (le) (llmload_ttft_seconds_bucket{run_id="h", stage="a"}))`)
-	if !withinBucket(les, 0.15, got) {
-		t.Errorf("p50 %v is not in 0.15's bucket of %v", got, les)
-	}
-	if withinBucket(les, 0.3, got) {
-		t.Errorf("p50 %v is in 0.3's bucket too: the check cannot fail", got)
+	if received.Load() == 0 {
+		t.Error("the failing receiver was never asked")
 	}
 }
