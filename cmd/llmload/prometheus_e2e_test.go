@@ -694,3 +694,68 @@ end
 		t.Error("the failing receiver was never asked")
 	}
 }
+
+// TestE2EDashboardLlamaCppRow checks the dashboard's llama.cpp row, and
+// its queue panel, on a real llama-server's metrics: Prometheus scrapes
+// the server while llmload loads it, and each of those panels' queries
+// must then show data (the server row's names are engine/servermetrics', which
+// TestDashboard checks; this checks them against the server itself).
+func TestE2EDashboardLlamaCppRow(t *testing.T) {
+	base := llamaServer(t)
+	p := startPrometheus(t, strings.TrimPrefix(base, "http://"))
+	const scenario = `local llm = require("llmload")
+options = { scenarios = { s = { executor = "constant-vus", vus = 2, duration = "4s", exec = "chat" } } }
+function chat(vu)
+  llm.chat { messages = { { role = "user", content = ("[req_%d] Once upon a time"):format(vu.request_id) } }, max_tokens = 16 }
+end
+`
+	stdout, stderr, code := runBinary(t, nil, "run", writeScenario(t, scenario), "--target", base+"/v1", "--seed", "7", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// Rates need two scrapes of the moving counters.
+	p.waitFor(t, `count(count_over_time(llamacpp:tokens_predicted_total[1m]) >= 2)`, "", map[string]float64{"": 1})
+
+	data, err := os.ReadFile("../../deploy/grafana/llmload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			dashboardPanel
+			Type string
+		}
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$server_job", "job0", "$__rate_interval", "1m", "$__range", "10m")
+	var checked []string
+	for _, top := range d.Panels {
+		panels := []dashboardPanel{top.dashboardPanel}
+		if top.Type == "row" {
+			if top.Title != "llama.cpp" {
+				continue
+			}
+			panels = top.Panels
+		} else if !strings.Contains(top.Title, "Server:") {
+			continue
+		}
+		for _, panel := range panels {
+			for i, tg := range panel.Targets {
+				v, err := p.query(vars.Replace(tg.Expr))
+				if err != nil {
+					t.Fatalf("panel %q: %v", panel.Title, err)
+				}
+				// Newer servers dropped the KV-cache gauge (testdata/llamacpp_real_*).
+				if len(v) == 0 && !strings.Contains(tg.Expr, "llamacpp:kv_cache_usage_ratio") {
+					t.Errorf("panel %q, query %d shows nothing of a real llama-server: %s", panel.Title, i+1, tg.Expr)
+				}
+			}
+			checked = append(checked, panel.Title)
+		}
+	}
+	if len(checked) < 4 {
+		t.Errorf("checked %q: the dashboard has no llama.cpp row and queue panel", checked)
+	}
+}
