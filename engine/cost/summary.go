@@ -228,17 +228,18 @@ func (s *Summary) add(p *Summary) {
 			s.Stages = append(s.Stages, st)
 			continue
 		}
-		s.Stages[i].addUp(st)
+		s.Stages[i].Add(st)
 	}
 	if p.Lifecycle != nil {
 		if s.Lifecycle == nil {
 			s.Lifecycle = &StageSpend{Stage: LifecycleStage}
 		}
-		s.Lifecycle.addUp(*p.Lifecycle)
+		s.Lifecycle.Add(*p.Lifecycle)
 	}
 }
 
-func (x *StageSpend) addUp(st StageSpend) {
+// Add folds st's requests, tokens and spend into x.
+func (x *StageSpend) Add(st StageSpend) {
 	x.Requests += st.Requests
 	x.Unbilled += st.Unbilled
 	x.InputTokens += st.InputTokens

@@ -71,7 +71,7 @@ func spendRows(s *cost.Summary) []spendRow {
 	multi := false
 	for _, st := range s.Stages {
 		if st.Warmup {
-			addSpend(&warm, st)
+			warm.Add(st)
 			continue
 		}
 		multi = multi || len(stages) > 0 && st.Scenario != stages[0].Scenario
@@ -92,20 +92,10 @@ func spendRows(s *cost.Summary) []spendRow {
 	}
 	total := cost.StageSpend{}
 	for _, x := range rows {
-		addSpend(&total, x.spend)
+		total.Add(x.spend)
 	}
 	total.Spend = s.Total // the meter's own sum, not the rows' again
 	return append(rows, spendRow{"total", total})
-}
-
-func addSpend(to *cost.StageSpend, st cost.StageSpend) {
-	to.Requests += st.Requests
-	to.Unbilled += st.Unbilled
-	to.InputTokens += st.InputTokens
-	to.CachedTokens += st.CachedTokens
-	to.OutputTokens += st.OutputTokens
-	to.Spend += st.Spend
-	to.FromUsage += st.FromUsage
 }
 
 // spendNotes say where the counts came from, which requests cost
