@@ -79,7 +79,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "dirty data: %s of requests replaced by malformed variants: %s\n",
 			strconv.FormatFloat(100*ratio, 'g', 4, 64)+"%", dirtyKinds(kinds))
 	}
-	dry, err := dryRun(mem.Context(), script)
+	dry, err := dryRun(mem.Context(), script, plan)
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}

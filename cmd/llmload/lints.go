@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/compare"
 	"github.com/llmload/llmload/engine/lint"
-	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/report"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/threshold"
@@ -19,14 +19,44 @@ import (
 const strictUsage = "exit 1 on a lint warning (good-practice checks: README \"Good practice, checked\");\n" +
 	"run: before any load for the plan's, at the end for those the run finds"
 
+// dryRunTimeout bounds check's dry run in all.
+const dryRunTimeout = 10 * time.Second
+
 // dryRun runs the scenario's iterations dry, sending nothing: the
-// requests the lints and the worst-case spend judge the plan by.
-func dryRun(ctx context.Context, script *luabind.Script) (luabind.DryRun, error) {
-	dry, err := script.DryRun(ctx, 0)
-	if err != nil {
-		return dry, fmt.Errorf("dry run of the scenario: %w", err)
+// requests check's lints and worst-case spend judge the plan by. An
+// iteration stuck where Lua cannot be interrupted (a pattern that
+// backtracks for hours ignores every deadline) is left behind once the
+// bound has passed — check exits right after — and each scenario then
+// says it could not be judged from a dry run. Only run does not do this:
+// it judges the requests it sends.
+func dryRun(ctx context.Context, script *luabind.Script, plan engine.Plan) (luabind.DryRun, error) {
+	dctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
+	defer cancel()
+	type outcome struct {
+		dry luabind.DryRun
+		err error
 	}
-	return dry, nil
+	done := make(chan outcome, 1)
+	go func() {
+		dry, err := script.DryRun(dctx, 0)
+		done <- outcome{dry, err}
+	}()
+	select {
+	case o := <-done:
+		switch {
+		case o.err == nil:
+			return o.dry, nil
+		case ctx.Err() != nil:
+			return o.dry, fmt.Errorf("dry run of the scenario: %w", o.err)
+		}
+	case <-time.After(dryRunTimeout + time.Second):
+	}
+	stuck := luabind.DryRun{}
+	for _, sc := range plan.Scenarios {
+		stuck.Profiles = append(stuck.Profiles, lint.Profile{Scenario: sc.Name,
+			Error: fmt.Sprintf("the dry run did not finish within %v (an iteration slow or stuck in code that ignores the deadline)", dryRunTimeout)})
+	}
+	return stuck, nil
 }
 
 // planLints judges the plan from its dry run: the lint input a run judges
@@ -60,7 +90,7 @@ func strictError(strict bool, ls []lint.Lint) error {
 // (unless --quiet: the summary lists them at the end) and, with --strict,
 // stops the run on a warning. The run judges again at its end from the
 // requests it observed and the stages it measured.
-func runLints(mem *memlimit.Watcher, script *luabind.Script, plan engine.Plan, set threshold.Set, f *runFlags,
+func runLints(script *luabind.Script, plan engine.Plan, set threshold.Set, f *runFlags,
 	stderr io.Writer) (*enginerun.Lints, error) {
 	var gate []string
 	if f.baseline != "" {
@@ -69,11 +99,11 @@ func runLints(mem *memlimit.Watcher, script *luabind.Script, plan engine.Plan, s
 			gate = compare.DefaultMetrics
 		}
 	}
-	dry, err := dryRun(mem.Context(), script)
-	if err != nil {
-		return nil, enginerun.MemoryError(mem, err)
-	}
-	in, lints := planLints(dry, script, plan, set, gate)
+	// No dry run here: a run judges requests from the ones it sends, so
+	// an iteration that is slow, stuck or eats memory meets the run's own
+	// bounds (graceful stop, a second Ctrl-C, --max-memory naming its
+	// line) instead of stopping the run before it measured anything.
+	in, lints := planLints(luabind.DryRun{}, script, plan, set, gate)
 	if !f.quiet {
 		if err := report.Lints(lints)(stderr); err != nil {
 			return nil, err

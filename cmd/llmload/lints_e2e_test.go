@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestE2EShippedScenariosFollowThePractice: every scenario of the library
@@ -147,5 +148,22 @@ func TestE2ERunStrictAtEnd(t *testing.T) {
 				t.Errorf("result lints = %+v, want the run's short-stage warning", res.Lints)
 			}
 		})
+	}
+}
+
+// TestCheckStuckDryRun: an iteration stuck where Lua cannot be
+// interrupted (a backtracking pattern) does not hang check: the dry run is
+// left behind at its bound and each scenario says it was not judged.
+func TestCheckStuckDryRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the dry run's 10 s bound")
+	}
+	start := time.Now()
+	stdout, stderr, code := runBinary(t, nil, "check", writeScript(t, stuckIteration))
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("check took %v with a stuck iteration", took)
+	}
+	if code != exitOK || !strings.Contains(stdout, "did not finish within 10s") {
+		t.Errorf("exit %d, want 0 with the dry run's note\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

@@ -253,7 +253,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if cfg.Lints, err = runLints(mem, script, plan, set, f, stderr); err != nil {
+	if cfg.Lints, err = runLints(script, plan, set, f, stderr); err != nil {
 		return err
 	}
 	ctx, abort, stop := notifySignals(stderr, f.quiet)

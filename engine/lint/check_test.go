@@ -207,6 +207,11 @@ func TestShortStageThresholds(t *testing.T) {
 			sampled("c", 20, func(i int) *engine.ChatRequest { r := unique(i); r.MaxTokens = 0; return r }),
 			map[string]string{"e2e.p95": "< 10s"}, "warning no-max-tokens [c]; warning short-stage [c/c4]; info short-stage [c]",
 			[]string{"≈ 41 requests", "E2E ≈ 5.3s", "20ms for each of 256 tokens", "1s of think time", "c4 ≈ 5m"}},
+		{"closed model without a dry run only informs", planOf(true, closed("c", 4, time.Minute, "c4")),
+			// A run's start has no dry run: nothing says what the requests
+			// ask for, so the estimate waits for the run's end to warn.
+			nil, nil, map[string]string{"e2e.p95": "< 10s"}, "info short-stage [c/c4]; info short-stage [c]",
+			[]string{"closed model, assuming E2E"}},
 		{"trace records", planOf(true, engine.Scenario{Name: "t", Executor: engine.ExecutorTrace, Exec: "f",
 			Stages: []engine.Stage{{Name: "t", Duration: time.Second}}, Trace: &engine.Trace{Arrivals: make([]engine.TraceArrival, 200)}}),
 			nil, nil, map[string]string{"ttft_sched.p99": "< 3s"}, "warning short-stage [t/t]; info short-stage [t]",

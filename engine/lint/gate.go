@@ -85,7 +85,11 @@ func gateLints(gate []string, cs []stageCount, src Source) []Lint {
 	}
 	var ls []Lint
 	for _, group := range byScenario(cs, needs) {
-		ls = append(ls, Lint{ID: ShortStage, Severity: Warning, Scenario: group[0].c.scenario, Source: src,
+		sev := Warning
+		if blindly(counts(group)) {
+			sev = Info
+		}
+		ls = append(ls, Lint{ID: ShortStage, Severity: sev, Scenario: group[0].c.scenario, Source: src,
 			Message: fmt.Sprintf("the baseline gate (--baseline) compares %s stage by stage, and %s: those rows will "+
 				"read inconclusive, or rest on the stage's few slowest requests%s",
 				strings.Join(gate, ", "), shortList(group, src, true), assumption(counts(group))),

@@ -41,6 +41,10 @@ type estimate struct {
 	requests, iterations float64
 	// assumed explains a closed model's estimate ("" otherwise).
 	assumed string
+	// blind marks a closed model's estimate made without a dry run (a
+	// run's start): nothing says what its requests ask for, so it only
+	// informs, and the run's end judges from what it measured.
+	blind bool
 }
 
 // estimates are every measured stage's expectations, in plan order.
@@ -77,7 +81,7 @@ func scenarioEstimates(sc *engine.Scenario, p *Profile, t Tally) []estimate {
 		default:
 			per, why := iterationTime(p, t, r)
 			e.iterations = loads[i].Integral() / per.Seconds()
-			e.assumed = why
+			e.assumed, e.blind = why, p == nil
 		}
 		e.requests = e.iterations * r
 		out = append(out, e)
@@ -143,13 +147,14 @@ type stageCount struct {
 	desc string
 	// assumed explains a closed model's estimate ("" otherwise).
 	assumed string
+	blind   bool // see estimate.blind
 }
 
 // planCounts turns the plan's estimates into stage counts.
 func planCounts(es []estimate) []stageCount {
 	out := make([]stageCount, len(es))
 	for i, e := range es {
-		out[i] = stageCount{scenario: e.sc.Name, stage: e.stage, desc: load(e), assumed: e.assumed,
+		out[i] = stageCount{scenario: e.sc.Name, stage: e.stage, desc: load(e), assumed: e.assumed, blind: e.blind,
 			samples: func(metric string) float64 {
 				switch {
 				case contains(perIteration, metric) && engine.OpenModel(e.sc.Executor):
@@ -327,7 +332,11 @@ func thresholdLint(t *threshold.Threshold, c threshold.Condition, nd need, n flo
 	if src == FromRun {
 		verb, qual = "judged", ""
 	}
-	return []Lint{{ID: ShortStage, Severity: Warning, Scenario: scen, Stage: stage, Source: src,
+	sev := Warning
+	if blindly(cs) {
+		sev = Info
+	}
+	return []Lint{{ID: ShortStage, Severity: sev, Scenario: scen, Stage: stage, Source: src,
 		Message: fmt.Sprintf("threshold %s %s %s the %s of %s%s%s; a %s needs %s (ten values beyond it), so it gates on noise%s",
 			t.Expr, c.Text, verb, nd.name, qual, count(n), stageList(cs), nd.name, thousands(nd.n), assumption(cs)),
 		Fix: lengthen(cs, nd, n)}}
@@ -411,6 +420,17 @@ func load(e estimate) string {
 		return fmt.Sprintf(", %g req/s for %s", sc.RatePerSecond(st.Rate), engine.FormatDuration(st.Duration))
 	}
 	return fmt.Sprintf(", %s for %s", plural(st.Target, "1 VU", fmt.Sprintf("%d VUs", st.Target)), engine.FormatDuration(st.Duration))
+}
+
+// blindly reports whether a count rests on a closed model's estimate made
+// without a dry run: too weak to warn on before the run has measured.
+func blindly(cs []stageCount) bool {
+	for _, c := range cs {
+		if c.blind {
+			return true
+		}
+	}
+	return false
 }
 
 // assumption is a closed model's stated assumption, once.
