@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// gateScript is one 3-second stage of 8 VUs: about 120 requests at a
+// gateScript is one 3-second stage of 8 VUs: about 90 requests at a
 // 100 ms TTFT, the size of a short CI run.
 const gateScript = `
 local llm = require("llmload")
 options = { stages = { { name = "c8", target = 8, duration = "3s" } } }
 function iteration(vu)
-  llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 4 }
+  llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 8 }
 end
 `
 
@@ -59,8 +59,11 @@ func TestGateEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four 3-second runs")
 	}
-	// Token gaps of 25 ms keep scheduling jitter on a busy machine a small share of TPOT.
-	fast, slow := fixedDelayServer(100*time.Millisecond, 25*time.Millisecond, 4), fixedDelayServer(150*time.Millisecond, 25*time.Millisecond, 4)
+	// Token gaps of 25 ms, seven of them a TPOT, keep scheduling jitter on
+	// a busy machine (go test ./... runs other packages beside this one) a
+	// small share of TPOT: with three, one late gap of 15 ms moved an A/A
+	// pair's TPOT p99 by 20%.
+	fast, slow := fixedDelayServer(100*time.Millisecond, 25*time.Millisecond, 8), fixedDelayServer(150*time.Millisecond, 25*time.Millisecond, 8)
 	defer fast.Close()
 	defer slow.Close()
 	dir := t.TempDir()
