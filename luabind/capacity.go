@@ -45,7 +45,6 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scen
 	if v := f["start"]; v != nil {
 		c.Start = d.capacityLoad(child(path, "start"), v, vus)
 	}
-	c.Max = c.Start * math.Pow(c.Growth, capacitySteps)
 	if v := f["growth"]; v != nil {
 		if c.Growth = d.number(child(path, "growth"), v, 0); c.Growth <= 1 {
 			d.errorf(child(path, "growth"), "must be > 1 (the factor between bracket probes), got %g", c.Growth)

@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,14 +170,17 @@ function iteration(vu) end
 	}
 	s := mustCompile(t, path, Options{})
 	v := newVU(t, s, RunnerConfig{}, 1)
-	// Record 1 reuses record 0's two blocks (32 tokens, capped at its
-	// 20): 20 of the 65 input tokens of the three records that give a length.
-	for k, want := range map[string]float64{"n": 4, "records": 4, "sessions": 1} {
+	// Record 1 opens with record 0's two blocks (ids 1 and 2, 16 tokens
+	// each): 32 of the 20 + 40 + 5 input tokens of the records that give a
+	// length; the others share nothing.
+	// The input lengths' nearest-rank median of four records, the text
+	// record's short one among them, is record 2's 5.
+	for k, want := range map[string]float64{"n": 4, "records": 4, "sessions": 1, "p50": 5} {
 		if got := float64(lua.LVAsNumber(out(t, v, k))); got != want {
 			t.Errorf("%s = %v, want %v", k, got, want)
 		}
 	}
-	if got := float64(lua.LVAsNumber(out(t, v, "reuse"))); got <= 0 || got >= 1 {
-		t.Errorf("prefix_reuse = %v, want a share between 0 and 1", got)
+	if got, want := float64(lua.LVAsNumber(out(t, v, "reuse"))), 32.0/65; math.Abs(got-want) > 1e-9 {
+		t.Errorf("prefix_reuse = %v, want 32/65 = %v", got, want)
 	}
 }
