@@ -25,16 +25,22 @@ type Intervals struct {
 	P999 Interval `json:"p99.9"`
 }
 
-// z95 is the standard normal quantile of a two-sided 95% interval.
-const z95 = 1.96
+// Z95 is the standard normal quantile of a two-sided 95% interval.
+const Z95 = 1.96
 
-// intervalRanks returns the 1-based ranks bounding the 95% confidence
-// interval of quantile q (0..1) among n values.
-func intervalRanks(n int64, q float64) (lo, hi int64) {
+// IntervalRanks returns the 1-based ranks bounding the 95% confidence
+// interval of quantile q (0..1) among n values, unclamped: lo < 1 or
+// hi > n says the interval reaches beyond the values, so too few of
+// them bound it.
+func IntervalRanks(n int64, q float64) (lo, hi int64) {
 	nq := float64(n) * q
-	h := z95 * math.Sqrt(nq*(1-q))
-	lo = int64(math.Floor(nq - h))
-	hi = int64(math.Ceil(nq+h)) + 1
+	h := Z95 * math.Sqrt(nq*(1-q))
+	return int64(math.Floor(nq - h)), int64(math.Ceil(nq+h)) + 1
+}
+
+// intervalRanks is IntervalRanks clamped to the values' ranks.
+func intervalRanks(n int64, q float64) (lo, hi int64) {
+	lo, hi = IntervalRanks(n, q)
 	return min(max(lo, 1), n), min(max(hi, 1), n)
 }
 

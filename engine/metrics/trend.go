@@ -38,7 +38,7 @@ func (t *trend) percentile(p float64) float64 {
 	if t.neg == nil {
 		return t.clamp(float64(t.pos.ValueAtPercentile(p)) / ticksPerUnit)
 	}
-	return t.valueAtRank(rank(p, histCount(t.neg)+histCount(t.pos)))
+	return t.valueAtRank(Rank(p, histCount(t.neg)+histCount(t.pos)))
 }
 
 // valueAtRank returns the r-th smallest value (1-based, 1 ≤ r ≤ n) in
@@ -73,8 +73,9 @@ func (t *trend) clamp(v float64) float64 {
 	return min(max(v, t.geo.out(t.min)), t.geo.out(t.max))
 }
 
-// rank is the 1-based rank of percentile p among n values, as HDR ranks.
-func rank(p float64, n int64) int64 {
+// Rank is the 1-based rank of percentile p among n values, as HDR ranks
+// it (and so every percentile metrics reports).
+func Rank(p float64, n int64) int64 {
 	r := min(p, 100)/100*float64(n) + 0.5
 	if !(r >= 1) {
 		return 1

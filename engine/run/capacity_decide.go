@@ -169,9 +169,9 @@ func wilson(hits, n int64) (lo, hi float64) {
 	if n == 0 {
 		return 0, 1
 	}
-	p, nf, z2 := float64(hits)/float64(n), float64(n), z95*z95
+	p, nf, z2 := float64(hits)/float64(n), float64(n), metrics.Z95*metrics.Z95
 	center := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z95 / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	half := metrics.Z95 / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
 	return max(center-half, 0), min(center+half, 1)
 }
 

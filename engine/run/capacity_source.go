@@ -152,18 +152,8 @@ func (s *probeSource) percentile(metric string, p float64) (float64, int64, erro
 	if err != nil || n == 0 {
 		return 0, 0, err
 	}
-	v, err := s.valueAtRank(metric, ns, hdrRank(p, n))
+	v, err := s.valueAtRank(metric, ns, metrics.Rank(p, n))
 	return v, n, err
-}
-
-// hdrRank is the 1-based rank of percentile p among n values, as HDR
-// (and so metrics) ranks it.
-func hdrRank(p float64, n int64) int64 {
-	r := min(p, 100)/100*float64(n) + 0.5
-	if !(r >= 1) {
-		return 1
-	}
-	return min(int64(r), n)
 }
 
 // valueAtRank returns the r-th smallest value of the union of the stages
@@ -258,7 +248,7 @@ func (s *probeSource) percentileInterval(metric string, p float64) (lo, hi float
 	if err != nil || n == 0 {
 		return 0, 0, 0, err
 	}
-	loRank, hiRank := intervalRanks(n, p/100)
+	loRank, hiRank := metrics.IntervalRanks(n, p/100)
 	lo, hi = math.Inf(-1), math.Inf(1)
 	if loRank >= 1 {
 		if lo, err = s.valueAtRank(metric, ns, loRank); err != nil {
@@ -272,17 +262,6 @@ func (s *probeSource) percentileInterval(metric string, p float64) (lo, hi float
 	}
 	return lo, hi, n, nil
 }
-
-// intervalRanks are metrics.Intervals' ranks, unclamped: lo < 1 or hi > n
-// says the interval reaches beyond the values.
-func intervalRanks(n int64, q float64) (lo, hi int64) {
-	nq := float64(n) * q
-	h := z95 * math.Sqrt(nq*(1-q))
-	return int64(math.Floor(nq - h)), int64(math.Ceil(nq+h)) + 1
-}
-
-// z95 is the standard normal quantile of a two-sided 95% interval.
-const z95 = 1.96
 
 func ratio(hits, n int64) float64 {
 	if n == 0 {
