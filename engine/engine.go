@@ -317,7 +317,25 @@ type DropMark struct {
 	Scenario  string
 	Stage     string
 	Scheduled time.Time
+	// Reason says why no VU could take it: DropMaxVUs, DropGrowing,
+	// DropVUFailed or DropStopped.
+	Reason string
 }
+
+// Why an open-model iteration was dropped (DropMark.Reason).
+const (
+	// DropMaxVUs: every VU was busy and the pool was at max_vus.
+	DropMaxVUs = "max_vus"
+	// DropGrowing: every VU was busy and the VU being made for it was not
+	// ready within the pool's wait bound (executor.PoolWait).
+	DropGrowing = "growing"
+	// DropVUFailed: every VU was busy and the pool could not grow, since
+	// making a VU failed (the failure is reported as a script error).
+	DropVUFailed = "vu_failed"
+	// DropStopped: a trace session's record still held behind the
+	// session's previous one when the run stopped it.
+	DropStopped = "stopped"
+)
 
 // Custom metric kinds, as in k6.
 const (

@@ -92,11 +92,8 @@ func (r *arrivalRateRun) next() (arrival, bool) {
 	}
 }
 
-// dispatch hands the iteration due at at to an idle VU, or drops it.
+// dispatch hands the iteration due at at to the pool.
 func (r *arrivalRateRun) dispatch(stage int, at time.Time) {
-	name := r.sc.Stages[stage].Name
-	it := engine.Iteration{Scenario: r.sc.Name, Stage: name, Exec: r.sc.Exec, Scheduled: at}
-	if r.pool.dispatch(openJob{it: it}, nil) == nil {
-		r.pool.markDrop(name, at)
-	}
+	it := engine.Iteration{Scenario: r.sc.Name, Stage: r.sc.Stages[stage].Name, Exec: r.sc.Exec, Scheduled: at}
+	r.pool.dispatch(openJob{it: it})
 }

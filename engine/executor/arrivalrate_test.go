@@ -199,9 +199,10 @@ func TestArrivalRateStatusShowsRateAndVUs(t *testing.T) {
 		if got, want := st.Rate, 40.0; got != want || st.Stage != "r40" {
 			t.Errorf("status rate = %v in stage %q, want %v in r40", got, st.Stage, want)
 		}
-		// 40/s of 50ms iterations keep 2 VUs busy, 3 allocated.
-		if st.AllocatedVUs != 3 || st.BusyVUs > st.AllocatedVUs {
-			t.Errorf("status VUs: busy %d, allocated %d; want at most 3 of 3", st.BusyVUs, st.AllocatedVUs)
+		// 40/s of 50ms iterations keep 2 VUs busy; the pool keeps 2 idle
+		// beside them (its margin), within max_vus 8.
+		if st.BusyVUs > 3 || st.AllocatedVUs < st.BusyVUs+poolMinSpare || st.AllocatedVUs > 8 {
+			t.Errorf("status VUs: busy %d, allocated %d; want at most 3 busy and 2 idle beside them, within 8", st.BusyVUs, st.AllocatedVUs)
 		}
 		if err := <-done; err != nil {
 			t.Fatal(err)

@@ -139,20 +139,22 @@ func (d *rateLoad) schedule(ctx context.Context, legs []arrivalLeg) {
 	}
 }
 
-// dispatch hands the iteration due at at to an idle VU, or drops it.
+// dispatch hands the iteration due at at to the pool. A dropped one is
+// marked in the sink only in a window; the pool counts every drop.
 func (d *rateLoad) dispatch(at time.Time) {
 	stage, warmup, win := d.c.phase.Load().label(at)
 	sc := d.c.sc
-	j := openJob{it: engine.Iteration{Scenario: sc.Name, Stage: stage, Exec: sc.Exec, Warmup: warmup, Scheduled: at}}
+	j := openJob{it: engine.Iteration{Scenario: sc.Name, Stage: stage, Exec: sc.Exec, Warmup: warmup, Scheduled: at},
+		dropped: ignoreDrop}
 	if win != nil {
-		j.then = win.then
+		j.then, j.dropped = win.then, win.dropped
 	}
-	if d.pool.dispatch(j, nil) != nil || win == nil {
-		return
-	}
-	win.leave()
-	d.pool.markDrop(stage, at)
+	d.pool.dispatch(j)
 }
+
+// ignoreDrop is the drop hook of warmup and drain iterations: counted in
+// the pool's status only.
+func ignoreDrop(engine.Iteration, string) {}
 
 func (d *rateLoad) stop() {
 	d.halt()

@@ -179,6 +179,9 @@ type vuHandle struct {
 	id   int
 	vu   engine.VU
 	iter int64
+	// took is how long the runner took to make the VU: the script's top
+	// level, run once per VU.
+	took time.Duration
 }
 
 // initVUs makes every scenario's initial VUs and hands them out.
@@ -232,11 +235,12 @@ func (e *Engine) nextVUID() int { return int(e.seg.Global(e.vuID.Add(1))) }
 
 // newVU makes VU id and registers it for closing. Safe for concurrent use.
 func (e *Engine) newVU(ctx context.Context, id int) (*vuHandle, error) {
+	start := time.Now()
 	vu, err := e.runner.NewVU(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("VU %d init: %w", id, err)
 	}
-	v := &vuHandle{id: id, vu: vu}
+	v := &vuHandle{id: id, vu: vu, took: time.Since(start)}
 	e.mu.Lock()
 	e.all = append(e.all, v)
 	e.mu.Unlock()

@@ -72,6 +72,10 @@ func (f *fakeSink) stageMarks(scenario string) (started, ended []engine.StageMar
 type fakeRunner struct {
 	fn      func(ctx context.Context, it engine.Iteration) error
 	initErr error
+	// initDelay is how long making a VU takes; initErrAfter, when above
+	// 0, fails every VU made after that many.
+	initDelay    time.Duration
+	initErrAfter int
 
 	mu       sync.Mutex
 	its      []engine.Iteration
@@ -85,7 +89,18 @@ func (f *fakeRunner) NewVU(ctx context.Context, id int) (engine.VU, error) {
 	if f.initErr != nil {
 		return nil, f.initErr
 	}
+	if f.initDelay > 0 {
+		select {
+		case <-time.After(f.initDelay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	f.mu.Lock()
+	if f.initErrAfter > 0 && len(f.ids) >= f.initErrAfter {
+		f.mu.Unlock()
+		return nil, errors.New("script.lua:3: out of luck")
+	}
 	f.ids = append(f.ids, id)
 	f.mu.Unlock()
 	return &fakeVU{f: f}, nil

@@ -10,15 +10,32 @@ import (
 	"github.com/llmload/llmload/engine"
 )
 
+// PoolWait bounds how long an open-model arrival that finds every VU busy
+// waits for a VU while the pool is still growing. Its schedule lag shows
+// the wait; past it the arrival is dropped (engine.DropGrowing). At
+// max_vus an arrival never waits: it is dropped at once
+// (engine.DropMaxVUs), as k6 does, since no VU is coming.
+const PoolWait = 100 * time.Millisecond
+
+// Pool growth: the pool keeps idle VUs beyond the busy ones — the larger
+// of poolMinSpare and poolSpareShare of the busy count — so that a load
+// that grows finds VUs made before it needs them; it makes up to
+// poolMakers VUs at a time when the gap is large.
+const (
+	poolMinSpare   = 2
+	poolSpareShare = 0.10
+	poolMakers     = 4
+)
+
 // openPool is the VUs of an open-model scenario (arrival rate, trace, a
-// capacity search of rates) and the way iterations reach them. A scheduler
-// hands each iteration, at its intended start, to an idle VU; when none is
-// idle the iteration is dropped and counted — never delayed, which would
-// hide the server's slowness (coordinated omission) — and one more VU is
-// made in the background, up to the cap.
+// capacity search of rates) and the way iterations reach them. Each
+// iteration goes, at its intended start, to an idle VU; when none is idle
+// it waits for one (at most PoolWait) while the pool is below its cap, and
+// is otherwise dropped and counted — never held longer, which would hide
+// the server's slowness (coordinated omission). A grower keeps a margin of
+// idle VUs ahead of the busy ones, up to the cap.
 //
-// One goroutine at a time dispatches (the scheduler): it alone sends on
-// grow, and it calls stop after its last dispatch. Workers never dispatch;
+// dispatch is safe for concurrent use until stop; workers never dispatch:
 // a job's then hook may hand its own VU the next job instead.
 type openPool struct {
 	b     *scenarioBase
@@ -31,23 +48,60 @@ type openPool struct {
 	// are in their graceful stop (engine.WithStopping).
 	stopping chan struct{}
 
-	free        freeList
-	grow        chan struct{} // asks the grower for one more VU
+	wake        chan struct{} // asks the grower to look at the margin
 	grown       <-chan struct{}
 	stopGrowing context.CancelFunc
+	makers      sync.WaitGroup
 	workers     sync.WaitGroup
 
-	mu   sync.Mutex
-	pool []*openVU // every VU of the scenario; grows while running
+	mu      sync.Mutex // guards what follows
+	free    freeList
+	waiting waitQueue
+	expiry  *time.Timer // drops the head of waiting at its deadline
+	pool    []*openVU   // every VU of the scenario; grows while running
+	making  int         // VUs being made
+	failed  bool        // making a VU failed: the pool grows no more
+	closed  bool
+	stats   PoolStats
 
 	allocated atomic.Int32
 	busy      atomic.Int32
 	dropped   atomic.Int64
 }
 
+// PoolStats is how an open-model scenario's VU pool fared: the VUs it
+// made and how long each took, the arrivals that waited for a VU being
+// made, and its drops by reason.
+type PoolStats struct {
+	Scenario        string
+	PreAllocatedVUs int // the segment's share
+	MaxVUs          int // the segment's share of max_vus
+	// Made counts the VUs the scenario had in the end; Grown those made
+	// while it ran, beyond the pre-allocated ones.
+	Made, Grown int
+	// InitTotal and InitMax are the time the runner took to make the
+	// scenario's VUs (the script's top level), in all and at most.
+	InitTotal, InitMax time.Duration
+	// Waited counts arrivals that found every VU busy and got a VU within
+	// PoolWait; WaitMax is the longest of those waits.
+	Waited  int64
+	WaitMax time.Duration
+	// DroppedMaxVUs, DroppedGrowing, DroppedVUFailed and DroppedStopped
+	// count the drops by engine.DropMark.Reason; their sum is every drop.
+	DroppedMaxVUs, DroppedGrowing, DroppedVUFailed, DroppedStopped int64
+}
+
+// InitMean is the mean time a VU of the scenario took to make.
+func (s PoolStats) InitMean() time.Duration {
+	if s.Made == 0 {
+		return 0
+	}
+	return s.InitTotal / time.Duration(s.Made)
+}
+
 // openVU is a VU of an open-model scenario with its own job channel, so
 // handing it an iteration wakes exactly that VU. prev, next and free are
-// the free list's, guarded by its mutex.
+// the free list's, guarded by the pool's mutex.
 type openVU struct {
 	v    *vuHandle
 	jobs chan openJob
@@ -59,10 +113,14 @@ type openVU struct {
 // openJob is one iteration handed to a VU: it has Scenario, Stage, Exec
 // and Scheduled set. then, when set, runs on the VU's goroutine once the
 // iteration has ended; it may return a job to run next on the same VU
-// (a session's next record), which keeps the VU busy.
+// (a session's next record), which keeps the VU busy. dropped, when set,
+// replaces marking a dropped iteration in the sink (the pool counts it
+// either way); it may run on any goroutine, never under the pool's lock.
 type openJob struct {
-	it   engine.Iteration
-	then func(w *openVU, it engine.Iteration) (openJob, bool)
+	it      engine.Iteration
+	then    func(w *openVU, it engine.Iteration) (openJob, bool)
+	dropped func(it engine.Iteration, reason string)
+	prefer  *openVU // the VU to give it to when that one is idle
 }
 
 // newOpenPool returns the pool of b's scenario; stage names the stage a
@@ -72,64 +130,183 @@ func newOpenPool(b *scenarioBase, stage func() string) *openPool {
 }
 
 // start runs the scenario's VUs as workers, all idle, and the grower,
-// which may add VUs up to the segment's share of the cap.
+// which keeps a margin of idle VUs up to the segment's share of the cap.
 func (p *openPool) start(ctx context.Context) {
 	vus := p.b.vus
 	p.max = max(p.b.eng.seg.Share(p.b.sc.MaxVUs()), len(vus))
 	p.ictx, p.cancel = context.WithCancelCause(ctx)
 	p.stopping = make(chan struct{})
-	p.grow = make(chan struct{}, 1)
+	p.wake = make(chan struct{}, 1)
+	p.stats = PoolStats{Scenario: p.b.sc.Name, PreAllocatedVUs: len(vus), MaxVUs: p.max}
+	p.mu.Lock()
 	for _, v := range vus {
-		p.addWorker(v)
+		p.addLocked(v)
 	}
+	p.mu.Unlock()
 	gctx, stopGrowing := context.WithCancel(ctx)
 	p.stopGrowing = stopGrowing
 	p.grown = p.grower(gctx)
+	p.poke()
 }
 
-// stop ends the schedule, called by the dispatcher after its last
-// dispatch: iterations still running may finish within grace, then are
-// canceled. It returns once every worker has stopped.
+// stop ends the schedule, called after the last dispatch: arrivals still
+// waiting for a VU get the rest of their wait, iterations still running
+// may finish within grace, then are canceled. It returns once every
+// worker has stopped.
 func (p *openPool) stop(grace time.Duration) {
+	p.awaitWaiting()
 	close(p.stopping)
 	p.stopGrowing()
-	close(p.grow)
 	<-p.grown
+	p.makers.Wait()
 	p.mu.Lock()
+	p.closed = true
+	if p.expiry != nil {
+		p.expiry.Stop()
+	}
+	left := p.waiting.drain()
 	for _, w := range p.pool {
 		close(w.jobs)
 	}
 	p.mu.Unlock()
+	p.dropAll(left)
 	sc := p.b.sc
 	drain(waitDone(&p.workers), p.cancel, grace, &GracefulStopError{Scenario: sc.Name, Option: "graceful_stop", Grace: grace})
 	p.cancel(nil)
 }
 
-// dispatch hands j to an idle VU — prefer, when it is idle — and returns
-// that VU. It returns nil when no VU was idle: the iteration is dropped,
-// counted in the status (the caller marks it in the sink with markDrop),
-// and one more VU is asked for.
-func (p *openPool) dispatch(j openJob, prefer *openVU) *openVU {
-	w := p.free.take(prefer)
-	if w == nil {
-		p.dropped.Add(1)
-		if int(p.allocated.Load()) < p.max {
-			select {
-			case p.grow <- struct{}{}:
-			default: // a VU is already being made
-			}
+// awaitWaiting lets the arrivals waiting for a VU have the rest of their
+// wait: until the last one's deadline, or until none waits.
+func (p *openPool) awaitWaiting() {
+	for {
+		p.mu.Lock()
+		last, ok := p.waiting.lastDeadline()
+		p.mu.Unlock()
+		if !ok || !sleepUntil(p.ictx, last) {
+			return
 		}
-		return nil
+		p.expire()
 	}
-	p.busy.Add(1)
-	w.jobs <- j
-	return w
+}
+
+// dispatch hands j to an idle VU (j.prefer, when it is idle); when none
+// is idle, j waits for a VU being made if the pool can still grow, and is
+// dropped otherwise.
+func (p *openPool) dispatch(j openJob) {
+	p.mu.Lock()
+	if w := p.free.take(j.prefer); w != nil {
+		p.busy.Add(1)
+		short := p.shortLocked()
+		p.mu.Unlock()
+		w.jobs <- j
+		if short {
+			p.poke()
+		}
+		return
+	}
+	if reason := p.noWaitLocked(); reason != "" {
+		p.mu.Unlock()
+		p.drop(j, reason)
+		return
+	}
+	now := time.Now()
+	p.waiting.push(waiter{job: j, since: now, deadline: now.Add(PoolWait)})
+	p.armLocked()
+	p.mu.Unlock()
+	p.poke()
+}
+
+// noWaitLocked says why an arrival finding no idle VU cannot wait for
+// one: the pool is at its cap (counting the VUs being made that earlier
+// waiters have not claimed), or can grow no more; "" when it can wait.
+func (p *openPool) noWaitLocked() string {
+	switch {
+	case p.closed:
+		return engine.DropGrowing // the schedule has ended meanwhile
+	case p.waiting.len() < p.making:
+		return "" // a VU being made is unclaimed
+	case p.failed:
+		return engine.DropVUFailed
+	case int(p.allocated.Load())+p.making >= p.max:
+		return engine.DropMaxVUs
+	}
+	return ""
+}
+
+// drop counts j as dropped for reason and marks it (j.dropped, or the
+// sink).
+func (p *openPool) drop(j openJob, reason string) {
+	p.count(reason)
+	if j.dropped != nil {
+		j.dropped(j.it, reason)
+		return
+	}
+	p.b.markDrop(j.it.Stage, j.it.Scheduled, reason)
+}
+
+// count counts one drop for reason.
+func (p *openPool) count(reason string) {
+	p.dropped.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch reason {
+	case engine.DropMaxVUs:
+		p.stats.DroppedMaxVUs++
+	case engine.DropVUFailed:
+		p.stats.DroppedVUFailed++
+	case engine.DropStopped:
+		p.stats.DroppedStopped++
+	default:
+		p.stats.DroppedGrowing++
+	}
+}
+
+func (p *openPool) dropAll(ws []waiter) {
+	for _, w := range ws {
+		p.drop(w.job, p.expiredReason())
+	}
+}
+
+// expiredReason is why an arrival that waited its whole PoolWait is
+// dropped.
+func (p *openPool) expiredReason() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failed {
+		return engine.DropVUFailed
+	}
+	return engine.DropGrowing
+}
+
+// armLocked sets the expiry timer to the head waiter's deadline.
+func (p *openPool) armLocked() {
+	d, ok := p.waiting.firstDeadline()
+	if !ok {
+		return
+	}
+	wait := time.Until(d)
+	if p.expiry == nil {
+		p.expiry = time.AfterFunc(wait, p.expire)
+		return
+	}
+	p.expiry.Reset(wait)
+}
+
+// expire drops the waiters whose wait is over and re-arms the timer.
+func (p *openPool) expire() {
+	p.mu.Lock()
+	gone := p.waiting.expired(time.Now())
+	if !p.closed {
+		p.armLocked()
+	}
+	p.mu.Unlock()
+	p.dropAll(gone)
 }
 
 // markDrop records in the sink an iteration of stage due at at that was
-// dropped.
-func (p *openPool) markDrop(stage string, at time.Time) {
-	p.b.eng.sink.Dropped(engine.DropMark{Scenario: p.b.sc.Name, Stage: stage, Scheduled: at})
+// dropped for reason.
+func (b *scenarioBase) markDrop(stage string, at time.Time, reason string) {
+	b.eng.sink.Dropped(engine.DropMark{Scenario: b.sc.Name, Stage: stage, Scheduled: at, Reason: reason})
 }
 
 // progress fills the pool's part of a status snapshot.
@@ -140,16 +317,72 @@ func (p *openPool) progress(st *ScenarioStatus) {
 	st.Dropped = p.dropped.Load()
 }
 
-// addWorker starts v's goroutine and puts it on the free list.
-func (p *openPool) addWorker(v *vuHandle) {
-	w := &openVU{v: v, jobs: make(chan openJob, 1)}
+// Pools returns how the VU pool of each open-model scenario (arrival
+// rate, trace, a capacity search of rates) fared, in plan order: those
+// that have started. Safe for concurrent use; final once Run has returned.
+func (e *Engine) Pools() []PoolStats {
+	var out []PoolStats
+	for _, s := range e.scenarios {
+		if h, ok := s.(interface{ vuPool() *openPool }); ok {
+			if st := h.vuPool().poolStats(); st.Scenario != "" {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+func (r *arrivalRateRun) vuPool() *openPool { return r.pool }
+func (r *traceRun) vuPool() *openPool       { return r.pool }
+
+// vuPool is nil-safe for a search of VUs, which has no pool: its empty
+// figures are left out.
+func (c *capacityRun) vuPool() *openPool {
+	if d, ok := c.load.(*rateLoad); ok {
+		return d.pool
+	}
+	return &openPool{}
+}
+
+// poolStats is a copy of the pool's figures.
+func (p *openPool) poolStats() PoolStats {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.stats
+	s.Made = len(p.pool)
+	s.Grown = max(s.Made-s.PreAllocatedVUs, 0)
+	return s
+}
+
+// addLocked starts v's goroutine and hands it the oldest waiting
+// arrival, or puts it on the free list.
+func (p *openPool) addLocked(v *vuHandle) {
+	w := &openVU{v: v, jobs: make(chan openJob, 1)}
 	p.pool = append(p.pool, w)
-	p.mu.Unlock()
+	p.stats.InitTotal += v.took
+	p.stats.InitMax = max(p.stats.InitMax, v.took)
 	p.allocated.Add(1)
 	p.workers.Add(1)
 	go p.work(w)
+	if j, ok := p.claimLocked(); ok {
+		p.busy.Add(1)
+		w.jobs <- j
+		return
+	}
 	p.free.push(w)
+}
+
+// claimLocked takes the oldest waiter whose wait is not over, counting
+// its wait.
+func (p *openPool) claimLocked() (openJob, bool) {
+	wt, ok := p.waiting.pop()
+	if !ok {
+		return openJob{}, false
+	}
+	waited := time.Since(wt.since)
+	p.stats.Waited++
+	p.stats.WaitMax = max(p.stats.WaitMax, waited)
+	return wt.job, true
 }
 
 // work runs the iterations handed to w until its job channel closes.
@@ -162,56 +395,182 @@ func (p *openPool) work(w *openVU) {
 			if j.then != nil {
 				j, more = j.then(w, j.it)
 			}
+			if !more {
+				j, more = p.release(w)
+			}
 		}
-		p.busy.Add(-1)
-		p.free.push(w)
 	}
 }
 
-// grower makes one VU per request on p.grow, one at a time as in k6, until
-// p.grow closes; the returned channel closes when it has stopped.
+// release is w's next job: the oldest arrival waiting for a VU, if any;
+// else w goes back on the free list.
+func (p *openPool) release(w *openVU) (openJob, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		if j, ok := p.claimLocked(); ok {
+			return j, true
+		}
+	}
+	p.busy.Add(-1)
+	p.free.push(w)
+	return openJob{}, false
+}
+
+// poke asks the grower to look at the margin.
+func (p *openPool) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default: // already asked
+	}
+}
+
+// grower makes VUs, up to poolMakers at a time, whenever the pool's idle
+// and coming VUs fall short of the margin (toMake), until ctx ends; the
+// returned channel closes when it has stopped.
 func (p *openPool) grower(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		failed := false
-		for range p.grow {
-			if failed || int(p.allocated.Load()) >= p.max {
-				continue
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.wake:
 			}
-			v, err := p.b.eng.newVU(ctx, p.b.eng.nextVUID())
-			if err != nil {
-				failed = p.growFailed(ctx, err)
-				continue
+			for range p.toMake() {
+				p.makers.Add(1)
+				go p.make(ctx)
 			}
-			p.addWorker(v)
 		}
 	}()
 	return done
 }
 
-// growFailed records a VU that could not be made (unless the scenario was
-// ending anyway) and reports whether growing should stop.
-func (p *openPool) growFailed(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-		return false
+// toMake is how many VUs to start making now, counted as being made: the
+// pool's gap, poolMakers at a time.
+func (p *openPool) toMake() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failed || p.closed {
+		return 0
 	}
-	p.b.eng.sink.IterationError(engine.IterationError{Scenario: p.b.sc.Name, Stage: p.stage(), Message: err.Error()})
-	return true
+	n := min(p.gapLocked(), poolMakers-p.making)
+	if n <= 0 {
+		return 0
+	}
+	p.making += n
+	return n
+}
+
+// gapLocked is how many VUs the pool lacks: the busy VUs and the waiting
+// arrivals, plus the margin, less those it has and is making, within the
+// cap.
+func (p *openPool) gapLocked() int {
+	busy := int(p.busy.Load())
+	want := min(busy+spare(busy)+p.waiting.len(), p.max)
+	return want - int(p.allocated.Load()) - p.making
+}
+
+// shortLocked reports whether the grower has VUs to make.
+func (p *openPool) shortLocked() bool { return !p.failed && p.gapLocked() > 0 }
+
+// spare is the margin of idle VUs kept beside busy ones.
+func spare(busy int) int {
+	return max(poolMinSpare, int(poolSpareShare*float64(busy)+0.999))
+}
+
+// make makes one VU and adds it to the pool, or records why it could not.
+func (p *openPool) make(ctx context.Context) {
+	defer p.makers.Done()
+	v, err := p.b.eng.newVU(ctx, p.b.eng.nextVUID())
+	p.mu.Lock()
+	p.making--
+	if err != nil {
+		report := !p.failed && ctx.Err() == nil && !errors.Is(err, context.Canceled)
+		p.failed = p.failed || report
+		p.mu.Unlock()
+		if report {
+			p.b.eng.sink.IterationError(engine.IterationError{Scenario: p.b.sc.Name, Stage: p.stage(), Message: err.Error()})
+		}
+		return
+	}
+	if p.closed {
+		p.mu.Unlock()
+		return // made as the scenario ended: the engine closes it
+	}
+	p.addLocked(v)
+	p.mu.Unlock()
+	p.poke()
+}
+
+// waiter is an arrival waiting for a VU.
+type waiter struct {
+	job             openJob
+	since, deadline time.Time
+}
+
+// waitQueue is the arrivals waiting for a VU, oldest first. Deadlines are
+// in order, since every waiter waits PoolWait from its arrival.
+type waitQueue struct{ q []waiter }
+
+func (w *waitQueue) len() int      { return len(w.q) }
+func (w *waitQueue) push(x waiter) { w.q = append(w.q, x) }
+
+// pop removes the oldest waiter.
+func (w *waitQueue) pop() (waiter, bool) {
+	if len(w.q) == 0 {
+		return waiter{}, false
+	}
+	x := w.q[0]
+	w.q[0] = waiter{}
+	w.q = w.q[1:]
+	return x, true
+}
+
+// expired removes the waiters whose deadline is not after now.
+func (w *waitQueue) expired(now time.Time) []waiter {
+	n := 0
+	for n < len(w.q) && !w.q[n].deadline.After(now) {
+		n++
+	}
+	gone := append([]waiter(nil), w.q[:n]...)
+	clear(w.q[:n])
+	w.q = w.q[n:]
+	return gone
+}
+
+// drain removes every waiter.
+func (w *waitQueue) drain() []waiter {
+	gone := w.q
+	w.q = nil
+	return gone
+}
+
+func (w *waitQueue) firstDeadline() (time.Time, bool) {
+	if len(w.q) == 0 {
+		return time.Time{}, false
+	}
+	return w.q[0].deadline, true
+}
+
+func (w *waitQueue) lastDeadline() (time.Time, bool) {
+	if len(w.q) == 0 {
+		return time.Time{}, false
+	}
+	return w.q[len(w.q)-1].deadline, true
 }
 
 // freeList is the idle VUs, oldest first, so load spreads over every VU
 // as a channel's queue would spread it; unlike a channel it can also give
-// out one VU in particular (a session's own). Safe for concurrent use.
+// out one VU in particular (a session's own). Not safe for concurrent
+// use: the pool's mutex guards it.
 type freeList struct {
-	mu         sync.Mutex
 	head, tail *openVU
 }
 
 // push puts w, which must not be on the list, at its end.
 func (l *freeList) push(w *openVU) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	w.prev, w.next, w.free = l.tail, nil, true
 	if l.tail != nil {
 		l.tail.next = w
@@ -224,8 +583,6 @@ func (l *freeList) push(w *openVU) {
 // take removes and returns prefer when it is idle, else the VU idle the
 // longest; nil when none is.
 func (l *freeList) take(prefer *openVU) *openVU {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	w := l.head
 	if prefer != nil && prefer.free {
 		w = prefer

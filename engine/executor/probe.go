@@ -64,7 +64,7 @@ func (c *capacityRun) enter(ctx context.Context, p *engine.Probe, stage string, 
 	ph := &probePhase{
 		probe: p.Index + 1, load: p.Load, stage: stage,
 		warmup: fmt.Sprintf("probe-%02d warmup", p.Index+1), drain: stage + " drain",
-		windowStart: windowStart, windowEnd: windowStart.Add(c.cs.Window), win: newWindowCount(),
+		windowStart: windowStart, windowEnd: windowStart.Add(c.cs.Window), win: newWindowCount(c.markDrop),
 	}
 	c.phase.Store(ph)
 	return ph, c.load.apply(ctx, p.Load, windowStart)
@@ -167,15 +167,22 @@ type windowCount struct {
 	n      int
 	closed bool
 	done   chan struct{}
-	// then is the open model's job hook that leaves the window.
-	then func(*openVU, engine.Iteration) (openJob, bool)
+	// then and dropped are the open model's job hooks that leave the
+	// window; dropped also marks the drop in the sink.
+	then    func(*openVU, engine.Iteration) (openJob, bool)
+	dropped func(engine.Iteration, string)
 }
 
-func newWindowCount() *windowCount {
+// newWindowCount is a window's count; mark records its drops.
+func newWindowCount(mark func(stage string, at time.Time, reason string)) *windowCount {
 	w := &windowCount{done: make(chan struct{})}
 	w.then = func(*openVU, engine.Iteration) (openJob, bool) {
 		w.leave()
 		return openJob{}, false
+	}
+	w.dropped = func(it engine.Iteration, reason string) {
+		mark(it.Stage, it.Scheduled, reason)
+		w.leave()
 	}
 	return w
 }

@@ -137,7 +137,7 @@ func (r *traceRun) schedule(ctx context.Context) {
 }
 
 // arrive dispatches a record that is due, or holds it while its session's
-// previous record runs.
+// previous record runs (or waits for a VU).
 func (r *traceRun) arrive(a *engine.TraceArrival) {
 	if a.Session == 0 {
 		r.send(a, nil)
@@ -154,23 +154,14 @@ func (r *traceRun) arrive(a *engine.TraceArrival) {
 	s.running = true
 	prefer := s.vu
 	s.mu.Unlock()
-	if !r.send(a, prefer) {
-		s.mu.Lock()
-		s.running = false
-		s.mu.Unlock()
-	}
+	r.send(a, prefer)
 }
 
-// send hands a's iteration to an idle VU (prefer, when it is idle) and
-// reports whether it did; otherwise the record is dropped and counted.
-func (r *traceRun) send(a *engine.TraceArrival, prefer *openVU) bool {
+// send hands a's iteration to the pool, to prefer when it is idle.
+func (r *traceRun) send(a *engine.TraceArrival, prefer *openVU) {
 	j := r.job(a)
-	if r.pool.dispatch(j, prefer) != nil {
-		return true
-	}
-	r.pool.markDrop(j.it.Stage, j.it.Scheduled)
-	r.finished.Add(1)
-	return false
+	j.prefer = prefer
+	r.pool.dispatch(j)
 }
 
 // job is a's iteration, scheduled at its own time.
@@ -178,14 +169,12 @@ func (r *traceRun) job(a *engine.TraceArrival) openJob {
 	return openJob{it: engine.Iteration{
 		Scenario: r.sc.Name, Stage: r.sc.Stages[0].Name, Exec: r.sc.Exec,
 		Scheduled: r.startAt.Add(a.At), Trace: a,
-	}, then: r.then}
+	}, then: r.then, dropped: r.lost}
 }
 
 // ended runs on w's goroutine once a record's iteration has ended: it
 // counts the record done and, in a session, runs the session's next
-// record at once on the same VU when that one is already due (held). Held
-// records that can no longer run (the iterations' context has ended) are
-// dropped and counted.
+// record at once on the same VU when that one is already due (held).
 func (r *traceRun) ended(w *openVU, it engine.Iteration) (openJob, bool) {
 	r.finished.Add(1)
 	if it.Trace.Session == 0 {
@@ -195,16 +184,46 @@ func (r *traceRun) ended(w *openVU, it engine.Iteration) (openJob, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.vu = w
+	if a, ok := r.nextHeld(s); ok {
+		return r.job(a), true
+	}
+	return openJob{}, false
+}
+
+// lost records a record that found no VU: marked dropped and counted
+// done. In a session, the session's next held record, already due, is
+// sent in its place.
+func (r *traceRun) lost(it engine.Iteration, reason string) {
+	r.markDrop(it.Stage, it.Scheduled, reason)
+	r.finished.Add(1)
+	if it.Trace.Session == 0 {
+		return
+	}
+	s := r.sessions[it.Trace.Session]
+	s.mu.Lock()
+	a, ok := r.nextHeld(s)
+	prefer := s.vu
+	s.mu.Unlock()
+	if ok {
+		r.send(a, prefer)
+	}
+}
+
+// nextHeld takes s's next held record, which keeps the session running;
+// with none, or once the iterations' context has ended (held records that
+// can no longer run are dropped and counted), the session goes idle.
+// s.mu is held.
+func (r *traceRun) nextHeld(s *traceSession) (*engine.TraceArrival, bool) {
 	if len(s.held) > 0 && r.pool.ictx.Err() == nil {
 		a := s.held[0]
 		s.held = s.held[1:]
-		return r.job(a), true
+		return a, true
 	}
 	for _, a := range s.held {
-		r.pool.dropped.Add(1)
-		r.pool.markDrop(r.sc.Stages[0].Name, r.startAt.Add(a.At))
+		r.pool.count(engine.DropStopped)
+		r.markDrop(r.sc.Stages[0].Name, r.startAt.Add(a.At), engine.DropStopped)
 		r.finished.Add(1)
 	}
 	s.held, s.running = nil, false
-	return openJob{}, false
+	return nil, false
 }

@@ -59,6 +59,8 @@ const (
 	mRequests
 	mIterations
 	mDropped
+	mDroppedMaxVUs
+	mDroppedGrowing
 	mIterErrors
 	mOutTok
 	mInTok
@@ -90,30 +92,34 @@ type builtinDef struct {
 }
 
 var builtins = [numBuiltin]builtinDef{
-	mTTFT:         {"ttft", kindTrend, true},
-	mTTFC:         {"ttfc", kindTrend, true},
-	mTPOT:         {"tpot", kindTrend, true},
-	mITL:          {"itl", kindTrend, true},
-	mITLToken:     {"itl_token", kindTrend, true},
-	mE2E:          {"e2e", kindTrend, true},
-	mTTFB:         {"ttfb", kindTrend, true},
-	mConnect:      {"connect", kindTrend, true},
-	mScheduleLag:  {"schedule_lag", kindTrend, false},
-	mTTFTSched:    {"ttft_sched", kindTrend, true},
-	mE2ESched:     {"e2e_sched", kindTrend, true},
-	mRequests:     {"requests", kindCounter, true},
-	mIterations:   {"iterations", kindCounter, false},
-	mDropped:      {"dropped_iterations", kindCounter, false},
-	mIterErrors:   {"iteration_errors", kindCounter, false},
-	mOutTok:       {"output_tokens", kindCounter, true},
-	mInTok:        {"input_tokens", kindCounter, true},
-	mReasoningTok: {"reasoning_tokens", kindCounter, true},
-	mInputs:       {"inputs", kindCounter, true},
-	mToolCalls:    {"tool_calls", kindCounter, true},
-	mGoodput:      {"goodput", kindCounter, true},
-	mErrors:       {"errors", kindRate, true},
-	mGoodShare:    {"good_share", kindRate, true},
-	mChecks:       {checksName, kindRate, true},
+	mTTFT:        {"ttft", kindTrend, true},
+	mTTFC:        {"ttfc", kindTrend, true},
+	mTPOT:        {"tpot", kindTrend, true},
+	mITL:         {"itl", kindTrend, true},
+	mITLToken:    {"itl_token", kindTrend, true},
+	mE2E:         {"e2e", kindTrend, true},
+	mTTFB:        {"ttfb", kindTrend, true},
+	mConnect:     {"connect", kindTrend, true},
+	mScheduleLag: {"schedule_lag", kindTrend, false},
+	mTTFTSched:   {"ttft_sched", kindTrend, true},
+	mE2ESched:    {"e2e_sched", kindTrend, true},
+	mRequests:    {"requests", kindCounter, true},
+	mIterations:  {"iterations", kindCounter, false},
+	mDropped:     {"dropped_iterations", kindCounter, false},
+	// The drops by reason: the pool at max_vus, or still growing (the VU
+	// an arrival waited for was not ready in time).
+	mDroppedMaxVUs:  {"dropped_max_vus", kindCounter, false},
+	mDroppedGrowing: {"dropped_growing", kindCounter, false},
+	mIterErrors:     {"iteration_errors", kindCounter, false},
+	mOutTok:         {"output_tokens", kindCounter, true},
+	mInTok:          {"input_tokens", kindCounter, true},
+	mReasoningTok:   {"reasoning_tokens", kindCounter, true},
+	mInputs:         {"inputs", kindCounter, true},
+	mToolCalls:      {"tool_calls", kindCounter, true},
+	mGoodput:        {"goodput", kindCounter, true},
+	mErrors:         {"errors", kindRate, true},
+	mGoodShare:      {"good_share", kindRate, true},
+	mChecks:         {checksName, kindRate, true},
 	// Dirty requests carry no user tags here: their kind, a "kind"
 	// filter, is answered from per-stage counts instead.
 	mDirtyRequests: {"dirty.requests", kindCounter, false},

@@ -147,7 +147,7 @@ func (c *Collector) IterationStarted(m engine.IterationMark) {
 
 // Dropped counts an open-model iteration that found no free VU.
 func (c *Collector) Dropped(m engine.DropMark) {
-	if c.accept(event{kind: evDrop, scenario: m.Scenario, stage: m.Stage, at: m.Scheduled}) {
+	if c.accept(event{kind: evDrop, scenario: m.Scenario, stage: m.Stage, at: m.Scheduled, source: m.Reason}) {
 		c.dropped.Add(1)
 	}
 }

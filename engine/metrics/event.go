@@ -57,7 +57,7 @@ type event struct {
 	clientTok, reasoning int
 	inputs, toolCalls    int               // inputs embedded (embeddings), tool calls made
 	api                  string            // the sample's endpoint (engine.Result.API)
-	source               string            // source of outTok
+	source               string            // source of outTok; a drop's reason
 	inSource             string            // source of inTok
 	class                string            // error class of a failed sample; a metric sample's kind
 	name                 string            // script error message; a metric sample's name

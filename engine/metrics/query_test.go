@@ -265,6 +265,7 @@ func TestBuiltin(t *testing.T) {
 		"ttft": "trend", "tpot": "trend", "itl": "trend", "e2e": "trend", "ttfb": "trend", "connect": "trend",
 		"schedule_lag": "trend", "ttft_sched": "trend", "e2e_sched": "trend",
 		"requests": "counter", "iterations": "counter", "dropped_iterations": "counter",
+		"dropped_max_vus": "counter", "dropped_growing": "counter",
 		"iteration_errors": "counter", "output_tokens": "counter", "input_tokens": "counter",
 		"errors": "rate", "checks": "rate",
 		"ttfc": "trend", "itl_token": "trend", "reasoning_tokens": "counter",
@@ -275,7 +276,7 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 28; got != want {
+	if got, want := len(b), 30; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"time"
+
+	"github.com/llmload/llmload/engine"
 )
 
 // stageAgg accumulates one (scenario, stage). Owned by the aggregator.
@@ -233,6 +235,12 @@ func (s *stageAgg) drop(e *event) {
 		s.seen(e.at, e.at)
 	}
 	s.cells[mDropped].add(1)
+	switch e.source {
+	case engine.DropMaxVUs:
+		s.cells[mDroppedMaxVUs].add(1)
+	case engine.DropGrowing:
+		s.cells[mDroppedGrowing].add(1)
+	}
 }
 
 // check counts one evaluation of a named check.
@@ -320,6 +328,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 		ReqPerSec:       perSecond(float64(requests-t.requests), secs),
 		Errors:          s.errors,
 		Iterations:      iters, DroppedIterations: dropped,
+		DroppedMaxVUs: c[mDroppedMaxVUs].n, DroppedGrowing: c[mDroppedGrowing].n,
 		TargetRate:    s.rate,
 		AchievedRate:  perSecond(float64(iters-t.iterations), secs),
 		ScheduledRate: perSecond(float64(iters-t.iterations+dropped), secs),

@@ -141,11 +141,17 @@ type StageSummary struct {
 	// models); AchievedRate is Iterations and ScheduledRate is Iterations
 	// + DroppedIterations per second of the window: what ran, and what the
 	// arrival process produced.
-	Iterations        int64   `json:"iterations"`
-	DroppedIterations int64   `json:"dropped_iterations"`
-	TargetRate        float64 `json:"target_rate"`
-	AchievedRate      float64 `json:"achieved_rate"`
-	ScheduledRate     float64 `json:"scheduled_rate"`
+	Iterations        int64 `json:"iterations"`
+	DroppedIterations int64 `json:"dropped_iterations"`
+	// DroppedMaxVUs and DroppedGrowing are the drops that found the pool
+	// at max_vus, and those whose VU, being made, was not ready within the
+	// pool's wait; the rest of DroppedIterations found that a VU could
+	// not be made, or a trace session's record was still held at the end.
+	DroppedMaxVUs  int64   `json:"dropped_max_vus,omitempty"`
+	DroppedGrowing int64   `json:"dropped_growing,omitempty"`
+	TargetRate     float64 `json:"target_rate"`
+	AchievedRate   float64 `json:"achieved_rate"`
+	ScheduledRate  float64 `json:"scheduled_rate"`
 
 	// The graceful-stop tail: requests and iterations of this stage that
 	// started after its window closed, already included in the counts
