@@ -65,6 +65,9 @@ type Result struct {
 	// Traces are what each trace scenario (executor = "trace") replayed,
 	// in the plan's order; absent without one.
 	Traces []Trace `json:"traces,omitempty"`
+	// Pools are how each open-model scenario's VU pool fared, in the
+	// plan's order; absent without one, and in merged results.
+	Pools []Pool `json:"pools,omitempty"`
 	// Cost is the run's estimated spend at options.cost's prices, per
 	// stage and in all, and whether its budget stopped the run; absent
 	// when the plan set no prices.

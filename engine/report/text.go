@@ -58,6 +58,7 @@ func writeText(b *bytes.Buffer, r *Result) {
 	writeScriptErrors(b, r.ScriptErrors)
 	writeServerMetricsNote(b, r)
 	writeExports(b, r.Exports)
+	writePools(b, r.Pools)
 	writeClamped(b, r.Stages)
 	writeLints(b, r.Lints)
 	writeWarnings(b, r.Warnings)

@@ -192,9 +192,17 @@ func arrivalWarnings(name string, s *metrics.StageSummary) []string {
 			"the client machine is overloaded and started requests late; TTFT@ts and E2E@ts include that wait, TTFT and E2E do not",
 			name, lag.P99, LagWarnMS))
 	}
-	if s.DroppedIterations > 0 {
+	if s.DroppedMaxVUs > 0 {
+		out = append(out, fmt.Sprintf("%s: %s dropped at max_vus: every VU was busy and the pool was at its cap (the server fell behind, or max_vus is too low)",
+			name, count(s.DroppedMaxVUs, "iteration", "iterations")))
+	}
+	if s.DroppedGrowing > 0 {
+		out = append(out, fmt.Sprintf("%s: %s dropped while the pool was still growing: the VU each waited for was not made in time "+
+			"(raise pre_allocated_vus, or make the script's top level cheaper)", name, count(s.DroppedGrowing, "iteration", "iterations")))
+	}
+	if rest := s.DroppedIterations - s.DroppedMaxVUs - s.DroppedGrowing; rest > 0 {
 		out = append(out, fmt.Sprintf("%s: %s dropped: every VU was busy (the server fell behind, or max_vus is too low)",
-			name, count(s.DroppedIterations, "iteration", "iterations")))
+			name, count(rest, "iteration", "iterations")))
 	}
 	if short(s.AchievedRate, s.TargetRate, s.DurationS) {
 		out = append(out, fmt.Sprintf("%s: achieved %.2f iterations/s of the %.2f/s target (%.0f%%)",

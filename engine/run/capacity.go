@@ -106,13 +106,39 @@ func (j *probeJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
 		return engine.ProbeVerdict{Decided: true, Stop: stop, Why: load.text()}
 	}
 	v := judgeSLO(src, rules, load)
-	if share := load.dropShare(); share > ProbeMaxDropShare && !(v.Decided && !v.Pass) {
+	if v.Decided && !v.Pass {
+		if load.dropped > 0 {
+			// A failure under less load than planned is a failure at the plan.
+			v.Why += fmt.Sprintf("; %d iterations dropped (no free VU)", load.dropped)
+		}
+		return v
+	}
+	return judgeDrops(v, load, rules.maxVUs)
+}
+
+// judgeDrops weighs a probe's drops against a verdict that did not fail:
+// beyond ProbeMaxDropShare the load was not delivered. At max_vus no
+// verdict is sound (Stop: raise max_vus); while the pool was still
+// growing, the probe is extended, since the pool keeps growing and a
+// later window gets the load; a pool that could not grow stops.
+func judgeDrops(v engine.ProbeVerdict, load probeLoad, maxVUs int) engine.ProbeVerdict {
+	scheduled := load.dropped + load.iterations
+	share := func(n int64) float64 { return float64(n) / float64(max(scheduled, 1)) }
+	switch {
+	case share(load.droppedMax) > ProbeMaxDropShare:
 		return engine.ProbeVerdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
-			"llmload could not deliver the load: %d of %d scheduled iterations (%.1f%%) found no free VU at max_vus %d; raise max_vus",
-			load.dropped, load.dropped+load.iterations, 100*share, rules.maxVUs)}
+			"llmload could not deliver the load: %d of %d scheduled iterations (%.1f%%) found every VU busy at max_vus %d; raise max_vus",
+			load.droppedMax, scheduled, 100*share(load.droppedMax), maxVUs)}
+	case share(load.droppedGrowing) > ProbeMaxDropShare:
+		return engine.ProbeVerdict{Why: fmt.Sprintf(
+			"%d of %d scheduled iterations (%.1f%%) dropped while the VU pool was still growing (a VU took longer to make than an arrival waits): "+
+				"not judged on less load than asked; raise pre_allocated_vus if this persists", load.droppedGrowing, scheduled, 100*share(load.droppedGrowing))}
+	case share(load.dropped-load.droppedMax-load.droppedGrowing) > ProbeMaxDropShare:
+		return engine.ProbeVerdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
+			"llmload could not deliver the load: %d of %d scheduled iterations found every VU busy and no VU could be made (see the script errors)",
+			load.dropped-load.droppedMax-load.droppedGrowing, scheduled)}
 	}
 	if load.dropped > 0 {
-		// A failure under less load than planned is a failure at the plan.
 		v.Why += fmt.Sprintf("; %d iterations dropped (no free VU)", load.dropped)
 	}
 	return v
@@ -120,13 +146,17 @@ func (j *probeJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
 
 // probeLoad is what a probe sent.
 type probeLoad struct {
-	requests, iterations, dropped, scriptErrors int64
+	requests, iterations, scriptErrors int64
+	// dropped counts every drop; droppedMax and droppedGrowing those at
+	// max_vus and while the pool grew.
+	dropped, droppedMax, droppedGrowing int64
 }
 
 func measureLoad(src *probeSource) (probeLoad, error) {
 	var l probeLoad
 	for metric, into := range map[string]*int64{"requests": &l.requests, "iterations": &l.iterations,
-		"dropped_iterations": &l.dropped, "iteration_errors": &l.scriptErrors} {
+		"dropped_iterations": &l.dropped, "dropped_max_vus": &l.droppedMax, "dropped_growing": &l.droppedGrowing,
+		"iteration_errors": &l.scriptErrors} {
 		v, _, err := src.sum(metric, metrics.AggCount)
 		if err != nil {
 			return probeLoad{}, err
@@ -134,13 +164,6 @@ func measureLoad(src *probeSource) (probeLoad, error) {
 		*into = int64(math.Round(v))
 	}
 	return l, nil
-}
-
-func (l probeLoad) dropShare() float64 {
-	if l.dropped == 0 {
-		return 0
-	}
-	return float64(l.dropped) / float64(l.dropped+l.iterations)
 }
 
 func (l probeLoad) text() string {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -26,7 +27,8 @@ type window struct {
 	failed  func(i int) bool
 	lagMS   float64
 	drops   int
-	noReqs  bool // iterations that sent nothing (a script error each)
+	reason  string // the drops' reason; "" is engine.DropMaxVUs
+	noReqs  bool   // iterations that sent nothing (a script error each)
 	startAt time.Duration
 }
 
@@ -54,7 +56,7 @@ func feed(c *metrics.Collector, scenario string, w window) {
 		c.Sample(s)
 	}
 	for range w.drops {
-		c.Dropped(engine.DropMark{Scenario: scenario, Stage: w.stage, Scheduled: start})
+		c.Dropped(engine.DropMark{Scenario: scenario, Stage: w.stage, Scheduled: start, Reason: cmp.Or(w.reason, engine.DropMaxVUs)})
 	}
 	c.StageEnded(engine.StageMark{Scenario: scenario, Stage: w.stage, Rate: 10, At: start.Add(30 * time.Second)})
 }
@@ -131,7 +133,16 @@ func TestJudgeProbe(t *testing.T) {
 			&fakeSelfCheck{Bound: true, Reasons: []string{"CPU at 195% of the 200% that 2 cores give"}}, 10,
 			"stop", "llmload was the bottleneck (CLIENT-BOUND): CPU at 195%"},
 		{"drops while the SLO holds stop", search(0.95), []window{{stage: "probe-01", n: 400, ttft: constMS(200), drops: 40}}, nil, 10,
-			"stop", "40 of 440 scheduled iterations (9.1%) found no free VU at max_vus 100"},
+			"stop", "40 of 440 scheduled iterations (9.1%) found every VU busy at max_vus 100; raise max_vus"},
+		{"drops while the pool grows extend the probe", search(0.95),
+			[]window{{stage: "probe-01", n: 400, ttft: constMS(200), drops: 40, reason: engine.DropGrowing}}, nil, 10,
+			"undecided", "40 of 440 scheduled iterations (9.1%) dropped while the VU pool was still growing"},
+		{"drops when no VU can be made stop", search(0.95),
+			[]window{{stage: "probe-01", n: 400, ttft: constMS(200), drops: 40, reason: engine.DropVUFailed}}, nil, 10,
+			"stop", "40 of 440 scheduled iterations found every VU busy and no VU could be made"},
+		{"a few drops while growing do not matter", search(0.95),
+			[]window{{stage: "probe-01", n: 400, ttft: constMS(200), drops: 2, reason: engine.DropGrowing}}, nil, 10,
+			"pass", "; 2 iterations dropped (no free VU)"},
 		{"drops under a failure keep the failure", search(0.95), []window{{stage: "probe-01", n: 400, ttft: constMS(200), failed: every(2), drops: 40}}, nil, 10,
 			"fail", "; 40 iterations dropped (no free VU)"},
 		{"lag stops", search(0.95), []window{{stage: "probe-01", n: 400, ttft: constMS(200), lagMS: 120}}, nil, 10,

@@ -31,6 +31,8 @@ type ending struct {
 	// capacity is what the capacity searches found, once Engine.Run has
 	// returned (so far, after an abort).
 	capacity []engine.CapacityOutcome
+	// pools are how the open-model scenarios' VU pools fared.
+	pools []report.Pool
 	// spend is the estimated spend of a priced run, once Engine.Run has
 	// returned (so far, after an abort); nil without prices.
 	spend *cost.Summary
@@ -89,6 +91,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	c.announceSegment(start)
 	end := c.execute(runCtx, cancel, eng)
 	end.capacity = capacityOutcomes(eng, &end)
+	end.pools = poolFigures(eng.Pools())
 	end.spend = spent.summary()
 	process := meter.stop(simulated)
 	stopProgress()

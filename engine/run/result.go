@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/selfcheck"
@@ -34,6 +35,7 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
 	c.addCapacity(res, e.capacity)
+	res.AddPools(e.pools)
 	res.AddTraces(c.Traces)
 	results, passed := c.Thresholds.Evaluate(capacitySource{col.Snapshot(), e.capacity})
 	if !c.Plan.Segment.Whole() {
@@ -138,4 +140,19 @@ func LateStart(seg *report.Segment) string {
 	}
 	return fmt.Sprintf("%s started %v after --start-at %s: VU init, setup or warmup outlasted the barrier, so its load overlapped the other segments' for %v less than planned",
 		seg.Label(), late.Round(time.Millisecond), seg.PlannedStart.Format("15:04:05.000 UTC"), late.Round(time.Millisecond))
+}
+
+// poolFigures are the result's account of the executor's VU pools.
+func poolFigures(pools []executor.PoolStats) []report.Pool {
+	var out []report.Pool
+	for _, p := range pools {
+		out = append(out, report.Pool{
+			Scenario: p.Scenario, PreAllocatedVUs: p.PreAllocatedVUs, MaxVUs: p.MaxVUs, VUs: p.Made, Grown: p.Grown,
+			VUInitMeanMS: ms(p.InitMean()), VUInitMaxMS: ms(p.InitMax), Waited: p.Waited, WaitMaxMS: ms(p.WaitMax),
+			WaitBoundMS:   ms(executor.PoolWait),
+			DroppedMaxVUs: p.DroppedMaxVUs, DroppedGrowing: p.DroppedGrowing, DroppedVUFailed: p.DroppedVUFailed,
+			DroppedStopped: p.DroppedStopped,
+		})
+	}
+	return out
 }
