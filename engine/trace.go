@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Executors that are not k6's: a timed trace replayed as it was recorded,
 // and a search for the highest load that still meets the SLO.
@@ -85,8 +88,56 @@ type CapacitySearch struct {
 	// Conditions are threshold conditions every probe must meet, each
 	// judged on the probe's own requests: "ttft.p99 < 1s".
 	Conditions []string
-	// MinSamples is the fewest requests a probe is judged on.
+	// MinSamples is the fewest requests a probe is judged on. A rate probe
+	// measures for at least MinSamples/load (within MaxWindow), and where
+	// MaxWindow cannot hold that many it is judged on what it can hold
+	// (Probe.MinSamples), with the wider interval that gives.
 	MinSamples int
+	// IdleTimeout bounds the wait between probes for the previous probe's
+	// requests to end and the server to report an empty queue; a server
+	// still busy then stops the search.
+	IdleTimeout time.Duration
+}
+
+// ProbeSettle is how a probe started: after the previous probe's load
+// stopped, once its requests had ended and the server's own queue
+// gauges (where its metrics are scraped) read zero.
+type ProbeSettle struct {
+	// Checked is false for a search's first probe: nothing ran before it.
+	Checked bool
+	// Waited is how long the search waited; Began is when the probe's
+	// warmup began, after the wait.
+	Waited time.Duration
+	Began  time.Time
+	// Running counts the iterations of earlier probes still running when
+	// the wait ended (0 when they all ended).
+	Running int
+	// Server is the server's last queue reading ("llamacpp:requests_processing
+	// 0, llamacpp:requests_deferred 0"), or why it could not be read; ""
+	// when its metrics are not scraped.
+	Server string
+	// Idle says the probe started clean: no iteration running and, where
+	// read, the server's queue empty.
+	Idle bool
+}
+
+// ServerQueue reads how many requests the target holds by its own
+// metrics. Safe for concurrent use.
+type ServerQueue interface {
+	// Queue reads the server's running and waiting requests now.
+	Queue() (QueueReading, error)
+}
+
+// ErrNoQueue is a ServerQueue's error when the server's metrics have no
+// gauge of its running or waiting requests: its queue cannot be read.
+var ErrNoQueue = errors.New("the server's metrics have no known running or waiting gauge " +
+	"(vllm:num_requests_running, sglang:num_queue_reqs, tgi_queue_size, llamacpp:requests_deferred, ...)")
+
+// QueueReading is one reading of a server's queue gauges.
+type QueueReading struct {
+	Running, Waiting float64
+	// Text names each gauge read with its value.
+	Text string
 }
 
 // Probe is one load level a capacity search measures.
@@ -105,6 +156,11 @@ type Probe struct {
 	Start, End time.Time
 	// Extended counts the windows added because the first could not decide.
 	Extended int
+	// MinSamples is the fewest requests this probe is judged on: the
+	// search's, or fewer where MaxWindow at this load cannot hold them.
+	MinSamples int
+	// Settle is how the probe started.
+	Settle ProbeSettle
 }
 
 // Capacity search phases.

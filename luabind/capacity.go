@@ -21,6 +21,9 @@ const (
 	DefaultCapacityWindow     = 30 * time.Second
 	DefaultCapacityMinSamples = 30
 	DefaultCapacityMaxWindow  = 5 * time.Minute
+	// DefaultCapacityIdleTimeout bounds the wait between probes for the
+	// last one's requests to end and the server's queue to empty.
+	DefaultCapacityIdleTimeout = 2 * time.Minute
 	// capacitySteps bounds the default max: start × growth^10.
 	capacitySteps = 10
 )
@@ -32,7 +35,7 @@ var capacityLoads = []string{engine.CapacityRate, engine.CapacityVUs}
 func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scenario) {
 	c := &engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Growth: DefaultCapacityGrowth,
 		Precision: DefaultCapacityPrecision, Warmup: DefaultCapacityWarmup, Window: DefaultCapacityWindow,
-		MinSamples: DefaultCapacityMinSamples}
+		MinSamples: DefaultCapacityMinSamples, IdleTimeout: DefaultCapacityIdleTimeout}
 	sc.Capacity = c
 	if v := f["load"]; v != nil {
 		c.Load = d.str(child(path, "load"), v)
@@ -82,6 +85,9 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scen
 		if c.MaxWindow > 0 && c.MaxWindow < c.Window {
 			d.errorf(child(path, "max_window"), "%s is shorter than window %s", engine.FormatDuration(c.MaxWindow), engine.FormatDuration(c.Window))
 		}
+	}
+	if v := f["idle_timeout"]; v != nil {
+		c.IdleTimeout = d.positiveDuration(child(path, "idle_timeout"), v)
 	}
 	if v := f["min_samples"]; v != nil {
 		c.MinSamples = d.count(child(path, "min_samples"), v, 1)

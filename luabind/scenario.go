@@ -27,7 +27,7 @@ var (
 		engine.ExecutorTrace: {"trace", "speedup", "time_offset", "limit", "sessions",
 			"pre_allocated_vus", "max_vus"},
 		engine.ExecutorCapacity: {"load", "start", "max", "growth", "precision", "warmup", "window",
-			"max_window", "good_share", "conditions", "min_samples", "pre_allocated_vus", "max_vus",
+			"max_window", "good_share", "conditions", "min_samples", "idle_timeout", "pre_allocated_vus", "max_vus",
 			"arrival", "burstiness"},
 	}
 	// executors lists the executor names in the order the docs give them.

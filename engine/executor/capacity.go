@@ -20,6 +20,11 @@ import (
 // decides without them.
 const ProbeDrainTimeout = time.Minute
 
+// DefaultIdleTimeout bounds the wait between two probes for the last
+// one's requests to end and the server's queue to empty, where the search
+// sets none (engine.CapacitySearch.IdleTimeout).
+const DefaultIdleTimeout = 2 * time.Minute
+
 // maxBisections bounds the bisection, whatever the precision asked.
 const maxBisections = 40
 
@@ -65,10 +70,13 @@ func (e *Engine) settleCapacity(ctx context.Context) {
 // followed by a drain — first of rising load until one breaks (the
 // bracket), then bisecting between the highest load that held and the
 // lowest that broke. The load is an arrival rate (open model, openPool)
-// or VUs (closed model, slots); it keeps running between phases, so the
-// server never sees it pause: only the labels of the iterations change
-// (warmup and drain iterations are flagged Warmup). The stages are made
-// as the search runs, so sc.Stages is empty.
+// or VUs (closed model, slots). Within a probe it runs on from warmup to
+// window to drain, so the server never sees it pause: only the labels of
+// the iterations change (warmup and drain iterations are flagged Warmup).
+// Between probes it stops until the last probe's iterations have ended
+// and the server's queue is empty (settle), so no probe measures the
+// backlog of the one before. The stages are made as the search runs, so
+// sc.Stages is empty.
 type capacityRun struct {
 	*scenarioBase
 	cs   engine.CapacitySearch
@@ -95,6 +103,9 @@ func newCapacityRun(b *scenarioBase) *capacityRun {
 	c.out = engine.CapacityOutcome{Scenario: b.sc.Name, Stopped: "the search did not start"}
 	if cs := b.sc.Capacity; cs != nil {
 		c.cs, c.out.Load = *cs, cs.Load
+		if c.cs.IdleTimeout <= 0 {
+			c.cs.IdleTimeout = DefaultIdleTimeout
+		}
 	}
 	c.rate = c.cs.Load == engine.CapacityRate
 	if c.rate {

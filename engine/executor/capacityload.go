@@ -24,6 +24,12 @@ type capacityLoad interface {
 	// apply (re)starts the load at level load; a rate restarts its
 	// arrivals so that one falls at windowStart.
 	apply(ctx context.Context, load float64, windowStart time.Time) error
+	// pause stops applying the load between probes, letting the
+	// iterations running finish (canceled after grace); apply resumes it.
+	pause(grace time.Duration)
+	// running counts the iterations running, and arrivals waiting for a
+	// VU; safe for concurrent use.
+	running() int
 	// stop ends the load: the iterations still running get GracefulStop.
 	stop()
 	progress(st *ScenarioStatus)
@@ -156,6 +162,11 @@ func (d *rateLoad) dispatch(at time.Time) {
 // the pool's status only.
 func ignoreDrop(engine.Iteration, string) {}
 
+// pause stops the scheduler; the pool's iterations run on to their end.
+func (d *rateLoad) pause(time.Duration) { d.halt() }
+
+func (d *rateLoad) running() int { return d.pool.inFlight() }
+
 func (d *rateLoad) stop() {
 	d.halt()
 	d.pool.stop(d.c.sc.GracefulStop)
@@ -175,6 +186,7 @@ type vusLoad struct {
 
 	active    atomic.Int32
 	allocated atomic.Int32
+	busy      atomic.Int32 // iterations running
 }
 
 func (d *vusLoad) prepare() error { return nil }
@@ -223,6 +235,8 @@ func (d *vusLoad) apply(ctx context.Context, load float64, _ time.Time) error {
 
 // iterateOnce runs one iteration of a's VU v, labelled by its start.
 func (d *vusLoad) iterateOnce(a *activation, v *vuHandle) {
+	d.busy.Add(1)
+	defer d.busy.Add(-1)
 	stage, warmup, win := d.c.phase.Load().label(time.Now())
 	sc := d.c.sc
 	d.c.eng.iterate(a.ctx, a.stop, v, engine.Iteration{Scenario: sc.Name, Stage: stage, Exec: sc.Exec, Warmup: warmup})
@@ -230,6 +244,15 @@ func (d *vusLoad) iterateOnce(a *activation, v *vuHandle) {
 		win.leave()
 	}
 }
+
+// pause deactivates every VU: each ends its iteration, canceled after
+// grace.
+func (d *vusLoad) pause(grace time.Duration) {
+	stop := &GracefulStopError{Scenario: d.c.sc.Name, Option: "idle_timeout", Grace: grace}
+	d.active.Store(int32(setActive(d.ctx, d.slots, 0, stop)))
+}
+
+func (d *vusLoad) running() int { return int(d.busy.Load()) }
 
 func (d *vusLoad) stop() {
 	if d.ctx != nil {

@@ -41,7 +41,8 @@ type Engine struct {
 	seg    engine.Segment // plan.Segment: the share of the plan this engine runs
 	runner engine.Runner
 	sink   engine.Sink
-	judge  engine.ProbeJudge // decides capacity probes; set before Run
+	judge  engine.ProbeJudge  // decides capacity probes; set before Run
+	queue  engine.ServerQueue // the server's queue, read between capacity probes; nil: not scraped
 
 	requestID  atomic.Int64
 	vuID       atomic.Int64

@@ -344,6 +344,14 @@ func (c *capacityRun) vuPool() *openPool {
 	return &openPool{}
 }
 
+// inFlight counts the iterations running and the arrivals waiting for a
+// VU.
+func (p *openPool) inFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int(p.busy.Load()) + p.waiting.len()
+}
+
 // poolStats is a copy of the pool's figures.
 func (p *openPool) poolStats() PoolStats {
 	p.mu.Lock()

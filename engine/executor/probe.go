@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -21,10 +22,16 @@ const (
 // It records the probe (once a window has opened) and returns its
 // verdict; stop is non-empty when the search must end.
 func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pass bool, stop string) {
-	p := engine.Probe{Scenario: c.sc.Name, Index: c.probes, Load: load, Phase: phase}
+	p := engine.Probe{Scenario: c.sc.Name, Index: c.probes, Load: load, Phase: phase, MinSamples: c.minSamples(load)}
 	c.probes++
 	name := fmt.Sprintf("probe-%02d", p.Index+1)
-	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.cs.Warmup))
+	if p.Index > 0 {
+		if p.Settle, stop = c.settle(ctx, fmt.Sprintf("probe-%02d", p.Index)); stop != "" {
+			return false, stop
+		}
+	}
+	window := c.window(load)
+	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.cs.Warmup), window)
 	for err == nil {
 		if !sleepUntil(ctx, ph.windowStart) {
 			return false, stopReason(ctx) // in the warmup: nothing measured
@@ -40,12 +47,13 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		case v.Decided:
 			c.record(p, v)
 			return v.Pass, ""
-		case time.Duration(len(p.Stages))*c.cs.Window >= c.cs.MaxWindow:
+		case p.End.Sub(p.Start) >= c.cs.MaxWindow:
 			c.record(p, v)
 			return false, fmt.Sprintf("%s could not decide within max_window: %s", name, v.Why)
 		}
 		p.Extended++
-		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), time.Now())
+		ext := min(window, c.cs.MaxWindow-p.End.Sub(p.Start))
+		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), time.Now(), ext)
 	}
 	if len(p.Stages) > 0 {
 		c.record(p, engine.ProbeVerdict{Why: "interrupted"})
@@ -56,15 +64,41 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 	return false, err.Error()
 }
 
-// enter starts p's next window, stage, at windowStart: what comes before
-// it is p's warmup. The load (re)starts so that a constant rate has an
-// arrival at windowStart.
-func (c *capacityRun) enter(ctx context.Context, p *engine.Probe, stage string, windowStart time.Time) (*probePhase, error) {
+// window is how long a probe of load measures: Window, or for a rate
+// long enough to hold MinSamples arrivals, within MaxWindow, so that a
+// low rate is judged in one window rather than many extensions.
+func (c *capacityRun) window(load float64) time.Duration {
+	if !c.rate || load <= 0 {
+		return c.cs.Window
+	}
+	need := time.Duration(math.Ceil(float64(c.cs.MinSamples)/load)) * time.Second
+	return min(max(c.cs.Window, need), max(c.cs.MaxWindow, c.cs.Window))
+}
+
+// minSamples is the fewest requests a probe of load is judged on: the
+// search's, or for a rate so low that MaxWindow cannot hold them, 90% of
+// what it holds (at least minProbeSamples), so that the judge decides on
+// the wider interval of fewer samples instead of never.
+func (c *capacityRun) minSamples(load float64) int {
+	if !c.rate || load <= 0 {
+		return c.cs.MinSamples
+	}
+	holds := int(0.9 * load * c.cs.MaxWindow.Seconds())
+	return min(c.cs.MinSamples, max(holds, minProbeSamples))
+}
+
+// minProbeSamples is the fewest requests any rate probe is judged on.
+const minProbeSamples = 5
+
+// enter starts p's next window, stage, of length window at windowStart:
+// what comes before it is p's warmup. The load (re)starts so that a
+// constant rate has an arrival at windowStart.
+func (c *capacityRun) enter(ctx context.Context, p *engine.Probe, stage string, windowStart time.Time, window time.Duration) (*probePhase, error) {
 	c.load.halt()
 	ph := &probePhase{
 		probe: p.Index + 1, load: p.Load, stage: stage,
 		warmup: fmt.Sprintf("probe-%02d warmup", p.Index+1), drain: stage + " drain",
-		windowStart: windowStart, windowEnd: windowStart.Add(c.cs.Window), win: newWindowCount(c.markDrop),
+		windowStart: windowStart, windowEnd: windowStart.Add(window), win: newWindowCount(c.markDrop),
 	}
 	c.phase.Store(ph)
 	return ph, c.load.apply(ctx, p.Load, windowStart)
@@ -95,7 +129,7 @@ func (c *capacityRun) measure(ctx context.Context, p *engine.Probe, ph *probePha
 func (c *capacityRun) windowStarted(ph *probePhase) engine.StageMark {
 	m := engine.StageMark{
 		Scenario: c.sc.Name, Stage: ph.stage, Index: c.windows,
-		At: ph.windowStart, Late: lateSince(ph.windowStart), Planned: c.cs.Window,
+		At: ph.windowStart, Late: lateSince(ph.windowStart), Planned: ph.windowEnd.Sub(ph.windowStart),
 	}
 	if c.rate {
 		m.Rate = ph.load

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -105,7 +106,7 @@ func (j *probeJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
 	if stop := j.stop(p, rules, src, load); stop != "" {
 		return engine.ProbeVerdict{Decided: true, Stop: stop, Why: load.text()}
 	}
-	v := judgeSLO(src, rules, load)
+	v := judgeSLO(src, rules, load, cmp.Or(p.MinSamples, rules.MinSamples))
 	if v.Decided && !v.Pass {
 		if load.dropped > 0 {
 			// A failure under less load than planned is a failure at the plan.

@@ -22,9 +22,12 @@ const (
 // judgeSLO decides a probe on its requests: the good share, then each
 // condition; a failure decides at once, an undecided test leaves the
 // probe undecided, and it passes only when every test passes.
-func judgeSLO(src *probeSource, rules *probeRules, load probeLoad) engine.ProbeVerdict {
-	if load.requests < int64(rules.MinSamples) {
-		return engine.ProbeVerdict{Why: fmt.Sprintf("too few requests to judge: %d of the %d min_samples", load.requests, rules.MinSamples)}
+//
+// minSamples is the probe's own: the search's, or fewer at a rate so low
+// that max_window cannot hold them, which the reason then says.
+func judgeSLO(src *probeSource, rules *probeRules, load probeLoad, minSamples int) engine.ProbeVerdict {
+	if load.requests < int64(minSamples) {
+		return engine.ProbeVerdict{Why: fmt.Sprintf("too few requests to judge: %d of the %d min_samples", load.requests, minSamples)}
 	}
 	var parts []string
 	all := passed
@@ -53,6 +56,9 @@ func judgeSLO(src *probeSource, rules *probeRules, load probeLoad) engine.ProbeV
 	}
 	if len(parts) > 0 {
 		parts[0] += fmt.Sprintf(" (n=%d)", load.requests)
+		if minSamples < rules.MinSamples {
+			parts[0] += fmt.Sprintf(" (fewer than the %d min_samples: max_window holds no more at this rate, so the interval is wider)", rules.MinSamples)
+		}
 	}
 	return engine.ProbeVerdict{Decided: all != undecided, Pass: all == passed, Why: strings.Join(parts, "; ")}
 }

@@ -85,6 +85,9 @@ func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outc
 	var scraper *servermetrics.Scraper
 	if t := c.Plan.Target; t.MetricsURL != "" {
 		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
+		// A capacity search waits between probes for the server's own
+		// queue to empty.
+		eng.SetServerQueue(scraper)
 	}
 	stopProgress := c.startProgress(eng, col)
 	meter := startProcessMeter()
