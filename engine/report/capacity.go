@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
@@ -79,6 +80,51 @@ type CapacityProbe struct {
 	// ReqPerSec is the achieved rate: requests started in the windows per
 	// second of them.
 	ReqPerSec float64 `json:"req_per_sec"`
+	// MinSamples is the fewest requests the probe was judged on: the
+	// search's, or fewer at a rate max_window could not hold them at; 0
+	// in files from before it was kept.
+	MinSamples int `json:"min_samples,omitempty"`
+	// Settle is how the probe started, after the wait for the previous
+	// probe's requests to end and the server's queue to empty; absent for
+	// a search's first probe.
+	Settle *ProbeSettle `json:"settle,omitempty"`
+}
+
+// ProbeSettle is the wait before a probe (engine.ProbeSettle): how long,
+// when its warmup began, whether it began clean (no request of an
+// earlier probe running, the server's queue empty where read), the
+// earlier iterations still running, and the server's last reading.
+type ProbeSettle struct {
+	WaitedS float64   `json:"waited_s"`
+	Began   time.Time `json:"began"`
+	Idle    bool      `json:"idle"`
+	Running int       `json:"running,omitempty"`
+	Server  string    `json:"server,omitempty"`
+}
+
+// settleFrom is the result's account of a probe's start; nil for a probe
+// that waited for nothing.
+func settleFrom(s engine.ProbeSettle) *ProbeSettle {
+	if !s.Checked {
+		return nil
+	}
+	return &ProbeSettle{WaitedS: s.Waited.Seconds(), Began: s.Began.UTC(), Idle: s.Idle, Running: s.Running, Server: s.Server}
+}
+
+// text is the probe's start, for its reason line: "started after a 12.3 s
+// wait for the load to drain (llamacpp:requests_processing 0, ...)".
+func (s *ProbeSettle) text() string {
+	if s == nil {
+		return ""
+	}
+	t := fmt.Sprintf("started after a %.1f s wait for the last probe's requests to end", s.WaitedS)
+	if s.Server != "" {
+		t += " and the server to drain (" + s.Server + ")"
+	}
+	if !s.Idle {
+		t += fmt.Sprintf(", not clean: %d still running", s.Running)
+	}
+	return t
 }
 
 // CapacityFrom records a search's outcome o, set up as s, with each
@@ -106,7 +152,8 @@ func CapacityUnit(load string) string {
 
 func probeFrom(p engine.ProbeResult, stages []metrics.StageSummary, sloSet bool) CapacityProbe {
 	out := CapacityProbe{Index: p.Index, Stages: slices.Clone(p.Stages), Load: p.Load, Phase: p.Phase, Extended: p.Extended,
-		Verdict: probeVerdict(p.Verdict), Why: p.Verdict.Why, Stop: p.Verdict.Stop}
+		Verdict: probeVerdict(p.Verdict), Why: p.Verdict.Why, Stop: p.Verdict.Stop, MinSamples: p.MinSamples,
+		Settle: settleFrom(p.Settle)}
 	var ttft, tpot []metrics.Dist
 	var good, started int64
 	var secs float64

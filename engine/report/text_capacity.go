@@ -60,6 +60,9 @@ func writeProbes(b *bytes.Buffer, c *Capacity) {
 		if p.Stop != "" {
 			why = p.Stop + cond(why != "", " ("+why+")", "")
 		}
+		if start := p.Settle.text(); start != "" {
+			why = cond(why != "", why+"; ", "") + start
+		}
 		if why != "" {
 			b.WriteString(wrap(probeLabel(p)+": "+why, "  ", "    ", maxWidth))
 		}
