@@ -88,10 +88,10 @@ type CapacitySearch struct {
 	// Conditions are threshold conditions every probe must meet, each
 	// judged on the probe's own requests: "ttft.p99 < 1s".
 	Conditions []string
-	// MinSamples is the fewest requests a probe is judged on. A rate probe
-	// measures for at least MinSamples/load (within MaxWindow), and where
-	// MaxWindow cannot hold that many it is judged on what it can hold
-	// (Probe.MinSamples), with the wider interval that gives.
+	// MinSamples is the fewest requests a probe passes on (a clear
+	// failure decides sooner). Where MaxWindow cannot hold that many at a
+	// rate, the probe is judged on what it can hold (Probe.MinSamples),
+	// with the wider interval that gives.
 	MinSamples int
 	// IdleTimeout bounds the wait between probes for the previous probe's
 	// requests to end and the server to report an empty queue; a server

@@ -10,6 +10,9 @@
 -- probe whose samples cannot decide (a confidence interval straddling the
 -- limit) is extended rather than judged on noise, and a probe where llmload
 -- itself could not keep the schedule stops the search with that reason.
+-- Between probes the load stops until the last probe's requests have ended
+-- (and, with `metrics_url`, the server's queue is empty), so no probe
+-- measures the backlog of the one before.
 --
 -- The answer, "capacity 11.8 req/s, between 11.3 and 12.2", is in the
 -- summary, the result file (`capacity`) and the HTML report with every
@@ -32,6 +35,9 @@ options = {
     base_url = llm.env("LLMLOAD_BASE_URL"),
     api_key = llm.env("LLMLOAD_API_KEY"),
     model = llm.env("LLMLOAD_MODEL", "Qwen/Qwen2.5-7B-Instruct"),
+    -- The server's own /metrics: between probes the search waits for its
+    -- queue gauges to read zero, not only for llmload's requests to end.
+    metrics_url = llm.param("metrics_url", ""),
   },
   slo = { ttft = llm.param("slo_ttft", "500ms"), tpot = llm.param("slo_tpot", "50ms") },
   scenarios = {

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -64,16 +63,11 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 	return false, err.Error()
 }
 
-// window is how long a probe of load measures: Window, or for a rate
-// long enough to hold MinSamples arrivals, within MaxWindow, so that a
-// low rate is judged in one window rather than many extensions.
-func (c *capacityRun) window(load float64) time.Duration {
-	if !c.rate || load <= 0 {
-		return c.cs.Window
-	}
-	need := time.Duration(math.Ceil(float64(c.cs.MinSamples)/load)) * time.Second
-	return min(max(c.cs.Window, need), max(c.cs.MaxWindow, c.cs.Window))
-}
+// window is how long each window of a probe of load measures: Window.
+// A low rate is not given one long window: the judge decides a clear
+// failure after the first (a low rate that still breaks the SLO breaks
+// it on few samples), and a pass extends the probe until min_samples.
+func (c *capacityRun) window(float64) time.Duration { return c.cs.Window }
 
 // minSamples is the fewest requests a probe of load is judged on: the
 // search's, or for a rate so low that MaxWindow cannot hold them, 90% of

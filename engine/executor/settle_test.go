@@ -191,30 +191,34 @@ func TestCapacitySettleWithoutQueueGauges(t *testing.T) {
 	}
 }
 
-// A low rate is measured long enough to hold min_samples arrivals, within
-// max_window, and judged on what max_window can hold when that is fewer.
-func TestCapacityLowRatesGetLongerWindows(t *testing.T) {
+// A rate so low that max_window cannot hold min_samples arrivals is
+// judged on 90% of what it holds, at least 5; its windows stay Window
+// long, so the judge can fail it after the first.
+func TestCapacityLowRatesLowerTheSampleTarget(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := capPlan(engine.CapacityRate, 2, 2, 2, 0.05)
+		p := capPlan(engine.CapacityRate, 0.5, 0.5, 2, 0.05)
 		p.Scenarios[0].Capacity.MinSamples = 8
 		p.Scenarios[0].Capacity.MaxWindow = 20 * time.Second
 		sink := &fakeSink{}
+		j := &capJudge{c: 100}
 		e := New(p, &fakeRunner{fn: noop}, sink)
-		e.SetProbeJudge(&capJudge{c: 100})
+		e.SetProbeJudge(j)
 		if err := e.Run(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := sink.started[0].Planned, 4*time.Second; got != want {
-			t.Errorf("a probe at 2/s with min_samples 8 measured %v, want %v", got, want)
+		if got, want := sink.started[0].Planned, 2*time.Second; got != want {
+			t.Errorf("a probe at 0.5/s measured %v, want the window's %v", got, want)
+		}
+		if got, want := j.calls[0].MinSamples, 8; got != want {
+			t.Errorf("a probe at 0.5/s is judged on %d requests, want min_samples %d (20 s hold 10)", got, want)
 		}
 		c := &capacityRun{cs: *p.Scenarios[0].Capacity, rate: true}
 		for _, tt := range []struct {
-			load   float64
-			window time.Duration
-			min    int
-		}{{100, 2 * time.Second, 8}, {2, 4 * time.Second, 8}, {0.5, 16 * time.Second, 8}, {0.25, 20 * time.Second, 5}, {0.01, 20 * time.Second, 5}} {
-			if w, m := c.window(tt.load), c.minSamples(tt.load); w != tt.window || m != tt.min {
-				t.Errorf("at %v/s: window %v, min_samples %d; want %v and %d", tt.load, w, m, tt.window, tt.min)
+			load float64
+			min  int
+		}{{100, 8}, {0.5, 8}, {0.4, 7}, {0.25, 5}, {0.01, 5}} {
+			if m := c.minSamples(tt.load); m != tt.min {
+				t.Errorf("at %v/s: min_samples %d, want %d", tt.load, m, tt.min)
 			}
 		}
 	})

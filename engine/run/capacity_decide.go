@@ -25,10 +25,33 @@ const (
 //
 // minSamples is the probe's own: the search's, or fewer at a rate so low
 // that max_window cannot hold them, which the reason then says.
+//
+// Below minSamples a probe is only failed, and only once at least
+// minFailSamples requests show the failure beyond their interval: a
+// pass needs minSamples, a clear failure does not wait for them, so a
+// search going down from a load that broke reaches the capacity in a
+// window per probe, not max_window.
 func judgeSLO(src *probeSource, rules *probeRules, load probeLoad, minSamples int) engine.ProbeVerdict {
 	if load.requests < int64(minSamples) {
-		return engine.ProbeVerdict{Why: fmt.Sprintf("too few requests to judge: %d of the %d min_samples", load.requests, minSamples)}
+		tooFew := engine.ProbeVerdict{Why: fmt.Sprintf("too few requests to judge: %d of the %d min_samples", load.requests, minSamples)}
+		if load.requests < minFailSamples {
+			return tooFew
+		}
+		if v := judgeTests(src, rules, load, minSamples); v.Decided && !v.Pass {
+			v.Why += fmt.Sprintf(" (failed before the %d min_samples: the interval is beyond the bound)", minSamples)
+			return v
+		}
+		return tooFew
 	}
+	return judgeTests(src, rules, load, minSamples)
+}
+
+// minFailSamples is the fewest requests a probe fails on before it has
+// min_samples.
+const minFailSamples = 5
+
+// judgeTests decides the probe's good share and conditions.
+func judgeTests(src *probeSource, rules *probeRules, load probeLoad, minSamples int) engine.ProbeVerdict {
 	var parts []string
 	all := passed
 	add := func(d decision, text string) {
