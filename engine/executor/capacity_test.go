@@ -335,9 +335,11 @@ func TestCapacityJudgeStopsTheSearch(t *testing.T) {
 func TestCapacityInterrupt(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		// Probes 1 and 2 take 3s each (1s warmup, 2s window; the window's
-		// 10ms iterations end with it); probe 3's window is [7s, 9s).
-		cancelAt := 8*time.Second + 500*time.Millisecond
+		// Probe 1 takes 3s (1s warmup, 2s window; the window's 10ms
+		// iterations end with it); probes 2 and 3 start after the wait for
+		// the last probe's iterations (10ms or so) with a warmup as long as
+		// a window: probe 3's window is about [9s, 11s).
+		cancelAt := 10*time.Second + 500*time.Millisecond
 		time.AfterFunc(cancelAt, cancel)
 		sink := &fakeSink{}
 		e := New(capPlan(engine.CapacityVUs, 1, 100, 2, 0), &fakeRunner{fn: sleepFn(10 * time.Millisecond)}, sink)

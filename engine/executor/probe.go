@@ -30,7 +30,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		}
 	}
 	window := c.window(load)
-	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.cs.Warmup), window)
+	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.warmup(p.Settle, window)), window)
 	for err == nil {
 		if !sleepUntil(ctx, ph.windowStart) {
 			return false, stopReason(ctx) // in the warmup: nothing measured
@@ -68,6 +68,18 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 // failure after the first (a low rate that still breaks the SLO breaks
 // it on few samples), and a pass extends the probe until min_samples.
 func (c *capacityRun) window(float64) time.Duration { return c.cs.Window }
+
+// warmup is a probe's warmup: Warmup, and at least one window after a
+// settle, since the probe then starts from an idle server and a load just
+// above the capacity needs time to build the queue it would meet in a
+// sustained run; measured from empty, it would pass a window it cannot
+// sustain.
+func (c *capacityRun) warmup(s engine.ProbeSettle, window time.Duration) time.Duration {
+	if s.Checked {
+		return max(c.cs.Warmup, window)
+	}
+	return c.cs.Warmup
+}
 
 // minSamples is the fewest requests a probe of load is judged on: the
 // search's, or for a rate so low that MaxWindow cannot hold them, 90% of

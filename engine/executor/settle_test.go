@@ -99,6 +99,10 @@ func TestCapacityProbesStartClean(t *testing.T) {
 			if !st.Checked || !st.Idle || st.Running != 0 || st.Waited <= 0 || st.Server != "" {
 				t.Errorf("probe %d settle %+v, want a wait that ended idle, no server read", p.Index+1, st)
 			}
+			// From an idle server, the warmup lasts a window (2s), not 1s.
+			if got, want := p.Start.Sub(st.Began), 2*time.Second; got != want {
+				t.Errorf("probe %d warmed up %v after its wait, want a window's %v", p.Index+1, got, want)
+			}
 			for _, run := range s.runs {
 				if run.start.Before(st.Began) && run.end.After(st.Began) {
 					t.Errorf("probe %d began at %v while an iteration of %q (%v to %v) still ran", p.Index+1, st.Began, run.stage, run.start, run.end)
