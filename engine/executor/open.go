@@ -192,8 +192,16 @@ func (p *openPool) awaitWaiting() {
 // dispatch hands j to an idle VU (j.prefer, when it is idle); when none
 // is idle, j waits for a VU being made if the pool can still grow, and is
 // dropped otherwise.
+//
+// After stop has closed the workers, a job (a trace session's next record,
+// sent as the one before it is dropped) is dropped as engine.DropStopped.
 func (p *openPool) dispatch(j openJob) {
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.drop(j, engine.DropStopped)
+		return
+	}
 	if w := p.free.take(j.prefer); w != nil {
 		p.busy.Add(1)
 		short := p.shortLocked()
@@ -221,8 +229,6 @@ func (p *openPool) dispatch(j openJob) {
 // waiters have not claimed), or can grow no more; "" when it can wait.
 func (p *openPool) noWaitLocked() string {
 	switch {
-	case p.closed:
-		return engine.DropGrowing // the schedule has ended meanwhile
 	case p.waiting.len() < p.making:
 		return "" // a VU being made is unclaimed
 	case p.failed:
