@@ -99,6 +99,10 @@ type CapacitySearch struct {
 	IdleTimeout time.Duration
 }
 
+// DefaultProbeIdleTimeout is CapacitySearch.IdleTimeout where a search sets
+// none.
+const DefaultProbeIdleTimeout = 2 * time.Minute
+
 // ProbeSettle is how a probe started: after the previous probe's load
 // stopped, once its requests had ended and the server's own queue
 // gauges (where its metrics are scraped) read zero.

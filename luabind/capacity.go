@@ -21,9 +21,6 @@ const (
 	DefaultCapacityWindow     = 30 * time.Second
 	DefaultCapacityMinSamples = 30
 	DefaultCapacityMaxWindow  = 5 * time.Minute
-	// DefaultCapacityIdleTimeout bounds the wait between probes for the
-	// last one's requests to end and the server's queue to empty.
-	DefaultCapacityIdleTimeout = 2 * time.Minute
 	// capacitySteps bounds the default max: start × growth^10.
 	capacitySteps = 10
 )
@@ -35,7 +32,7 @@ var capacityLoads = []string{engine.CapacityRate, engine.CapacityVUs}
 func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scenario) {
 	c := &engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Growth: DefaultCapacityGrowth,
 		Precision: DefaultCapacityPrecision, Warmup: DefaultCapacityWarmup, Window: DefaultCapacityWindow,
-		MinSamples: DefaultCapacityMinSamples, IdleTimeout: DefaultCapacityIdleTimeout}
+		MinSamples: DefaultCapacityMinSamples, IdleTimeout: engine.DefaultProbeIdleTimeout}
 	sc.Capacity = c
 	if v := f["load"]; v != nil {
 		c.Load = d.str(child(path, "load"), v)

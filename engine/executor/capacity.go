@@ -20,11 +20,6 @@ import (
 // decides without them.
 const ProbeDrainTimeout = time.Minute
 
-// DefaultIdleTimeout bounds the wait between two probes for the last
-// one's requests to end and the server's queue to empty, where the search
-// sets none (engine.CapacitySearch.IdleTimeout).
-const DefaultIdleTimeout = 2 * time.Minute
-
 // maxBisections bounds the bisection, whatever the precision asked.
 const maxBisections = 40
 
@@ -104,7 +99,7 @@ func newCapacityRun(b *scenarioBase) *capacityRun {
 	if cs := b.sc.Capacity; cs != nil {
 		c.cs, c.out.Load = *cs, cs.Load
 		if c.cs.IdleTimeout <= 0 {
-			c.cs.IdleTimeout = DefaultIdleTimeout
+			c.cs.IdleTimeout = engine.DefaultProbeIdleTimeout
 		}
 	}
 	c.rate = c.cs.Load == engine.CapacityRate

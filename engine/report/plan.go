@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -241,11 +242,14 @@ func writeSearchPlan(b *bytes.Buffer, sc engine.Scenario, slo *SLO) {
 	fmt.Fprintf(b, "  probes  %s warmup + %s window each, extended up to %s while undecided; judged on at least %s\n",
 		engine.FormatDuration(c.Warmup), engine.FormatDuration(c.Window), engine.FormatDuration(c.MaxWindow),
 		count(int64(c.MinSamples), "request", "requests"))
+	b.WriteString(wrap(fmt.Sprintf("between probes the load stops until the last probe's requests end and the server's queue is empty "+
+		"(at most %s); the next then warms up at least a window", engine.FormatDuration(cmp.Or(c.IdleTimeout, engine.DefaultProbeIdleTimeout))),
+		"  ", planIndent, maxWidth))
 	criteria := (&Capacity{Search: CapacitySearch{GoodShare: c.GoodShare, Conditions: c.Conditions}}).Criteria(slo)
 	b.WriteString(wrap("holds when "+criteria, "  ", planIndent, maxWidth))
 	bracket, bisect := searchProbes(c)
 	fmt.Fprintf(b, "  about %d probes (up to %d to bracket, %d to bisect): ≈ %s if each decides in one window; graceful stop %s\n",
-		bracket+bisect, bracket, bisect, engine.FormatDuration(time.Duration(bracket+bisect)*(c.Warmup+c.Window)),
+		bracket+bisect, bracket, bisect, engine.FormatDuration(c.Warmup+c.Window+time.Duration(bracket+bisect-1)*(max(c.Warmup, c.Window)+c.Window)),
 		engine.FormatDuration(sc.GracefulStop))
 }
 
