@@ -52,7 +52,7 @@ func TestLlamaServerCapacitySearch(t *testing.T) {
 	scenario := writeFile(t, dir, "capacity.lua", llamaCapacityScenario)
 	out, jsonl := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.jsonl")
 	began := time.Now()
-	stdout, stderr, code := runBinary(t, nil, "run", scenario, "--target", base+"/v1", "--out", out, "--requests-jsonl", jsonl,
+	stdout, stderr, code := runBinaryWithin(t, 8*time.Minute, nil, "run", scenario, "--target", base+"/v1", "--out", out, "--requests-jsonl", jsonl,
 		"--set", "metrics_url="+base+"/metrics", "-q")
 	if code != 0 {
 		t.Fatalf("capacity search exited %d:\n%s\n%s", code, stdout, stderr)

@@ -39,6 +39,13 @@ func TestMain(m *testing.M) {
 // stdout, stderr and exit code.
 func runBinary(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runBinaryWithin(t, 2*time.Minute, env, args...)
+}
+
+// runBinaryWithin is runBinary with another time limit, for runs that
+// are long by design (a capacity search against a real server).
+func runBinaryWithin(t *testing.T, limit time.Duration, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(cleanEnv(), env...)
 	var stdout, stderr bytes.Buffer
@@ -46,7 +53,7 @@ func runBinary(t *testing.T, env []string, args ...string) (string, string, int)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	timer := time.AfterFunc(limit, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 	err := cmd.Wait()
 	code := 0
