@@ -17,18 +17,20 @@ func TestCapacityScenario(t *testing.T) {
 		{name: "defaults", scenario: `conditions = { "ttft.p99 < 1s" }`,
 			want: engine.CapacitySearch{Load: "rate", Start: 1, Max: 1024, Growth: 2, Precision: 0.05,
 				Warmup: 10 * time.Second, Window: 30 * time.Second, MaxWindow: 5 * time.Minute,
-				Conditions: []string{"ttft.p99 < 1s"}, MinSamples: 30},
+				Conditions: []string{"ttft.p99 < 1s"}, MinSamples: 30, IdleTimeout: 2 * time.Minute},
 			pre: 1, maxVUs: 1000},
 		{name: "rate search", slo: `{ ttft = "1s" }`,
 			scenario: `start = 4, max = 200, growth = 1.5, precision = "2%", warmup = "5s", window = "20s",
-				max_window = "1m", good_share = "95%", min_samples = 100, pre_allocated_vus = 8, max_vus = 64`,
+				max_window = "1m", good_share = "95%", min_samples = 100, idle_timeout = "30s", pre_allocated_vus = 8, max_vus = 64`,
 			want: engine.CapacitySearch{Load: "rate", Start: 4, Max: 200, Growth: 1.5, Precision: 0.02,
-				Warmup: 5 * time.Second, Window: 20 * time.Second, MaxWindow: time.Minute, GoodShare: 0.95, MinSamples: 100},
+				Warmup: 5 * time.Second, Window: 20 * time.Second, MaxWindow: time.Minute, GoodShare: 0.95, MinSamples: 100,
+				IdleTimeout: 30 * time.Second},
 			pre: 8, maxVUs: 64},
 		{name: "vus search", slo: `{ e2e = "5s" }`,
 			scenario: `load = "vus", start = 2, max = 64, good_share = 0.9, window = "10s"`,
 			want: engine.CapacitySearch{Load: "vus", Start: 2, Max: 64, Growth: 2, Precision: 0.05,
-				Warmup: 10 * time.Second, Window: 10 * time.Second, MaxWindow: 5 * time.Minute, GoodShare: 0.9, MinSamples: 30}},
+				Warmup: 10 * time.Second, Window: 10 * time.Second, MaxWindow: 5 * time.Minute, GoodShare: 0.9, MinSamples: 30,
+				IdleTimeout: 2 * time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +48,7 @@ func TestCapacityScenario(t *testing.T) {
 			if got.Load != tt.want.Load || got.Start != tt.want.Start || got.Max != tt.want.Max || got.Growth != tt.want.Growth ||
 				got.Precision != tt.want.Precision || got.Warmup != tt.want.Warmup || got.Window != tt.want.Window ||
 				got.MaxWindow != tt.want.MaxWindow || got.GoodShare != tt.want.GoodShare || got.MinSamples != tt.want.MinSamples ||
+				got.IdleTimeout != tt.want.IdleTimeout ||
 				strings.Join(got.Conditions, ";") != strings.Join(tt.want.Conditions, ";") {
 				t.Errorf("search = %+v\nwant     %+v", got, tt.want)
 			}
@@ -70,6 +73,7 @@ func TestCapacityScenarioErrors(t *testing.T) {
 		{"bad condition", `conditions = { "ttft.p99 1s" }`, `options.scenarios.cap.conditions[1]: "ttft.p99 1s": expected a metric, an operator and a bound`},
 		{"unknown metric", `conditions = { "latency.p99 < 1s" }`, `options.scenarios.cap.conditions[1]: "latency.p99 < 1s"`},
 		{"condition not a string", `conditions = { 5 }`, "options.scenarios.cap.conditions[1]: expected a condition string"},
+		{"idle_timeout not positive", cond + `idle_timeout = "0s"`, "options.scenarios.cap.idle_timeout"},
 		{"max_window short", cond + `window = "30s", max_window = "10s"`, "options.scenarios.cap.max_window: 10s is shorter than window 30s"},
 		{"vus with arrival", cond + `load = "vus", arrival = "constant"`, `options.scenarios.cap.arrival: only valid with load = "rate"`},
 		{"vus fractional", cond + `load = "vus", start = 1.5`, "options.scenarios.cap.start"},
