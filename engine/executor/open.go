@@ -268,8 +268,12 @@ func (p *openPool) count(reason string) {
 }
 
 func (p *openPool) dropAll(ws []waiter) {
+	if len(ws) == 0 {
+		return
+	}
+	reason := p.expiredReason()
 	for _, w := range ws {
-		p.drop(w.job, p.expiredReason())
+		p.drop(w.job, reason)
 	}
 }
 
@@ -329,7 +333,7 @@ func (p *openPool) progress(st *ScenarioStatus) {
 func (e *Engine) Pools() []PoolStats {
 	var out []PoolStats
 	for _, s := range e.scenarios {
-		if h, ok := s.(interface{ vuPool() *openPool }); ok {
+		if h, ok := s.(interface{ vuPool() *openPool }); ok && h.vuPool() != nil {
 			if st := h.vuPool().poolStats(); st.Scenario != "" {
 				out = append(out, st)
 			}
@@ -341,13 +345,12 @@ func (e *Engine) Pools() []PoolStats {
 func (r *arrivalRateRun) vuPool() *openPool { return r.pool }
 func (r *traceRun) vuPool() *openPool       { return r.pool }
 
-// vuPool is nil-safe for a search of VUs, which has no pool: its empty
-// figures are left out.
+// vuPool is nil for a search of VUs, which has no pool.
 func (c *capacityRun) vuPool() *openPool {
 	if d, ok := c.load.(*rateLoad); ok {
 		return d.pool
 	}
-	return &openPool{}
+	return nil
 }
 
 // inFlight counts the iterations running and the arrivals waiting for a

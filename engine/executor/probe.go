@@ -29,7 +29,10 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 			return false, stop
 		}
 	}
-	window := c.window(load)
+	// Every window is Window long, at a low rate too: the judge fails a
+	// clear failure after the first, and a pass extends the probe until
+	// it has min_samples.
+	window := c.cs.Window
 	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.warmup(p.Settle, window)), window)
 	for err == nil {
 		if !sleepUntil(ctx, ph.windowStart) {
@@ -62,12 +65,6 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 	}
 	return false, err.Error()
 }
-
-// window is how long each window of a probe of load measures: Window.
-// A low rate is not given one long window: the judge decides a clear
-// failure after the first (a low rate that still breaks the SLO breaks
-// it on few samples), and a pass extends the probe until min_samples.
-func (c *capacityRun) window(float64) time.Duration { return c.cs.Window }
 
 // warmup is a probe's warmup: Warmup, and at least one window after a
 // settle, since the probe then starts from an idle server and a load just
