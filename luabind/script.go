@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
 	lua "github.com/yuin/gopher-lua"
@@ -260,8 +260,8 @@ func (s *Script) OnUnreachable() string { return s.onUnreachable }
 // Traces describes what each trace scenario replays, in the plan's order,
 // for the run's result and the plan printer; the server's hit share is
 // left for the run to fill in. Nil without a trace scenario.
-func (s *Script) Traces() []report.Trace {
-	var out []report.Trace
+func (s *Script) Traces() []result.Trace {
+	var out []result.Trace
 	for _, sc := range s.plan.Scenarios {
 		if st := s.traces[sc.Name]; st != nil {
 			out = append(out, st.report())

@@ -7,7 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dataset"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -249,20 +249,20 @@ func replayStats(t *dataset.Trace, r *engine.Trace) dataset.TraceStats {
 
 // report describes the replay for the run's result: its slice and pace,
 // and the replayed records' lengths and prefix reuse.
-func (st *scenarioTrace) report() report.Trace {
+func (st *scenarioTrace) report() result.Trace {
 	r, s := st.replay, st.stats
 	var span time.Duration
 	if n := len(r.Arrivals); n > 0 {
 		recs := st.src.trace.Records
 		span = recs[r.Arrivals[n-1].Record].At - recs[r.Arrivals[0].Record].At
 	}
-	lengths := func(l dataset.Lengths) report.TraceLengths {
-		return report.TraceLengths{Mean: l.Mean, P50: l.P50, P90: l.P90, P99: l.P99, Max: l.Max}
+	lengths := func(l dataset.Lengths) result.TraceLengths {
+		return result.TraceLengths{Mean: l.Mean, P50: l.P50, P90: l.P90, P99: l.P99, Max: l.Max}
 	}
 	// The path as the script gave it, which the user knows, not as it
 	// was opened (relative to the script's directory).
 	source := st.src.name + " (" + st.src.trace.Format.Kind + ")"
-	return report.Trace{Scenario: st.scenario, Source: source, Digest: r.Digest, Speedup: r.Speedup,
+	return result.Trace{Scenario: st.scenario, Source: source, Digest: r.Digest, Speedup: r.Speedup,
 		TimeOffsetS: r.TimeOffset.Seconds(), Limit: r.Limit, Records: len(r.Arrivals),
 		SpanS: span.Seconds(), DurationS: r.Duration().Seconds(), Sessions: s.Sessions, Conversations: r.Sessions > 0,
 		Input: lengths(s.Input), Output: lengths(s.Output), BlockTokens: s.BlockTokens,

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // TestScriptTraces: a trace scenario's report describes the records it
@@ -18,10 +18,10 @@ func TestScriptTraces(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("traces = %+v, want one", got)
 	}
-	want := report.Trace{Scenario: "replay", Source: "t.jsonl (mooncake)", Digest: s.Plan().Scenarios[0].Trace.Digest,
+	want := result.Trace{Scenario: "replay", Source: "t.jsonl (mooncake)", Digest: s.Plan().Scenarios[0].Trace.Digest,
 		Speedup: 2, TimeOffsetS: 0.5, Limit: 2, Records: 2, SpanS: 1.5, DurationS: 0.75, Sessions: 1, Conversations: true,
-		Input:       report.TraceLengths{Mean: 22.5, P50: 5, P90: 40, P99: 40, Max: 40},
-		Output:      report.TraceLengths{Mean: 4.5, P50: 0, P90: 9, P99: 9, Max: 9},
+		Input:       result.TraceLengths{Mean: 22.5, P50: 5, P90: 40, P99: 40, Max: 40},
+		Output:      result.TraceLengths{Mean: 4.5, P50: 0, P90: 9, P99: 9, Max: 9},
 		BlockTokens: 16, UniqueBlocks: 3, WithHashIDs: 1}
 	if !reflect.DeepEqual(got[0], want) {
 		t.Errorf("trace =\n  %+v\nwant\n  %+v", got[0], want)

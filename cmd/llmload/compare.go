@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmload/llmload/engine/compare"
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 const compareUsage = `Usage: llmload compare [flags] BASE.json NEW.json
@@ -140,7 +141,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 
 // gate compares and renders; regressions beyond the bound exit 99, and
 // so do inconclusive comparisons with --inconclusive fail.
-func gate(base, next *report.Result, baseName, nextName string, opts compare.Options, g *gateFlags, w io.Writer) error {
+func gate(base, next *result.Result, baseName, nextName string, opts compare.Options, g *gateFlags, w io.Writer) error {
 	r, err := compare.Compare(base, next, opts)
 	if err != nil {
 		return fmt.Errorf("compare %s with %s: %w", baseName, nextName, err)

@@ -8,14 +8,15 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // capacityFile writes a result of one capacity search between lo and hi
 // req/s.
 func capacityFile(t *testing.T, lo, hi float64) string {
 	t.Helper()
-	r := report.New(report.Meta{Scenario: "capacity.lua", Complete: true}, nil)
-	r.AddCapacity(report.Capacity{Scenario: "search", Load: engine.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi})
+	r := result.New(result.Meta{Scenario: "capacity.lua", Complete: true}, nil)
+	r.AddCapacity(result.Capacity{Scenario: "search", Load: engine.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi})
 	path := filepath.Join(t.TempDir(), "capacity.json")
 	f, err := os.Create(path)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 func TestExportFlagErrors(t *testing.T) {
@@ -62,7 +62,7 @@ func TestExportFlagsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := report.ReadJSON(f)
+	res, err := result.ReadJSON(f)
 	if err != nil {
 		t.Fatal(err)
 	}

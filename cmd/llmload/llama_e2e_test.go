@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // The real-server tests run llmload against llama.cpp's llama-server with
@@ -171,7 +171,7 @@ end
 
 // runLlama runs the scenario against the server and returns its result
 // and per-request records.
-func runLlama(t *testing.T, base string, sets ...string) (*report.Result, []map[string]any, string) {
+func runLlama(t *testing.T, base string, sets ...string) (*result.Result, []map[string]any, string) {
 	t.Helper()
 	dir := t.TempDir()
 	scenario := writeFile(t, dir, "llama.lua", llamaScenario)

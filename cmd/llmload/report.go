@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/truth"
 )
@@ -66,7 +67,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 }
 
 // writeTruth holds res against the truth log at path.
-func writeTruth(w io.Writer, res *report.Result, resultPath, path string) error {
+func writeTruth(w io.Writer, res *result.Result, resultPath, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -84,13 +85,13 @@ func writeTruth(w io.Writer, res *report.Result, resultPath, path string) error 
 }
 
 // readResult reads and checks a result file, naming it in every error.
-func readResult(path string) (*report.Result, error) {
+func readResult(path string) (*result.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	res, err := report.ReadJSON(f)
+	res, err := result.ReadJSON(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/memlimit"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/luabind"
 )
@@ -287,7 +287,7 @@ func baselineGate(f *runFlags, stdout io.Writer) (enginerun.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(res *report.Result) (string, error) {
+	return func(res *result.Result) (string, error) {
 		fmt.Fprintln(stdout)
 		err := gate(base, res, f.baseline, "this run", opts, &f.gate, stdout)
 		var ge *gateError

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/truth"
 )
@@ -108,7 +108,7 @@ func readTruth(t *testing.T, path string) []sim.TruthRecord {
 	return recs
 }
 
-func loadResult(t *testing.T, path string) *report.Result {
+func loadResult(t *testing.T, path string) *result.Result {
 	t.Helper()
 	res, err := readResult(path)
 	if err != nil {
@@ -156,7 +156,7 @@ func nearestRank(sorted []float64, q float64) float64 {
 // HDR precision: three significant digits, or a microsecond.
 func sameBucket(a, b float64) bool { return math.Abs(a-b) <= max(math.Abs(b)*2e-3, 0.0011) }
 
-func totalRequests(r *report.Result) (requests, iterations int64) {
+func totalRequests(r *result.Result) (requests, iterations int64) {
 	for _, s := range r.Stages {
 		requests += s.Requests
 		iterations += s.Iterations + s.DroppedIterations
@@ -231,7 +231,7 @@ func TestE2ESegmentsMergeToTheWholeRun(t *testing.T) {
 // checkMergedRun holds a merged result against the whole run with the same
 // seed, the server's log of the segments' requests and the union of the
 // segments' per-request TTFTs.
-func checkMergedRun(t *testing.T, res, whole *report.Result, server []sim.TruthRecord, ttfts []float64) {
+func checkMergedRun(t *testing.T, res, whole *result.Result, server []sim.TruthRecord, ttfts []float64) {
 	t.Helper()
 	requests, scheduled := totalRequests(res)
 	if got := duringLoad(res, server); requests != got {
@@ -289,7 +289,7 @@ func checkMergedRun(t *testing.T, res, whole *report.Result, server []sim.TruthR
 
 // duringLoad counts the server's records of requests that arrived once
 // the load began, which leaves out each segment's preflight request.
-func duringLoad(res *report.Result, server []sim.TruthRecord) int64 {
+func duringLoad(res *result.Result, server []sim.TruthRecord) int64 {
 	from := res.Stages[0].Start
 	for _, s := range res.Stages {
 		from = minTime(from, s.Start)
@@ -305,7 +305,7 @@ func duringLoad(res *report.Result, server []sim.TruthRecord) int64 {
 
 // openAtServer counts the server's records of the open scenario's
 // requests: the ones answered with 8 tokens, once the load began.
-func openAtServer(res *report.Result, server []sim.TruthRecord) int {
+func openAtServer(res *result.Result, server []sim.TruthRecord) int {
 	from := res.Stages[0].Start
 	for _, s := range res.Stages {
 		from = minTime(from, s.Start)
@@ -328,7 +328,7 @@ func minTime(a, b time.Time) time.Time {
 
 // mergedTTFT is the run-wide TTFT p50 and p99 of a result: its stages'
 // histograms merged.
-func mergedTTFT(t *testing.T, res *report.Result) (p50, p99 float64) {
+func mergedTTFT(t *testing.T, res *result.Result) (p50, p99 float64) {
 	t.Helper()
 	var ds []metrics.Dist
 	for _, s := range res.Stages {
@@ -341,7 +341,7 @@ func mergedTTFT(t *testing.T, res *report.Result) (p50, p99 float64) {
 	return d.P50, d.P99
 }
 
-func mergedCount(t *testing.T, res *report.Result) int64 {
+func mergedCount(t *testing.T, res *result.Result) int64 {
 	n := int64(0)
 	for _, s := range res.Stages {
 		n += s.TTFT.Count

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // lockedBuffer is a bytes.Buffer a test may read while the process writes.
@@ -223,7 +223,7 @@ func TestE2ESecondSignalExitsAtOnce(t *testing.T) {
 }
 
 // readBack reads a result file the binary wrote.
-func readBack(t *testing.T, path string) *report.Result {
+func readBack(t *testing.T, path string) *result.Result {
 	t.Helper()
 	res, err := readResult(path)
 	if err != nil {

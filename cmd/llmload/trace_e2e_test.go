@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/dataset"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 )
 
@@ -159,7 +159,7 @@ func checkSharedBlocks(t *testing.T, tr *dataset.Trace, server []sim.TruthRecord
 
 // machineBusy says why a result's self-check found its timings suspect
 // (the machine busy with other processes, or llmload bound), "" when not.
-func machineBusy(res *report.Result) string {
+func machineBusy(res *result.Result) string {
 	for _, st := range res.Stages {
 		if c := st.Client; c != nil && (c.MachineBusy || c.Bound) {
 			return fmt.Sprintf("stage %s: machine busy %v, client-bound %v", st.Stage, c.MachineBusy, c.Bound)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // CapacitySide is one file's capacity of a scenario: the estimate and the
@@ -41,9 +41,9 @@ type CapacityRow struct {
 // capacityScenarios names the scenarios either file searched capacity in:
 // their stages are probes, whose names mean different loads in each run,
 // so they are compared as capacities, never stage by stage.
-func capacityScenarios(base, new *report.Result) map[string]bool {
+func capacityScenarios(base, new *result.Result) map[string]bool {
 	out := map[string]bool{}
-	for _, r := range []*report.Result{base, new} {
+	for _, r := range []*result.Result{base, new} {
 		for _, c := range r.Capacity {
 			out[c.Scenario] = true
 		}
@@ -53,7 +53,7 @@ func capacityScenarios(base, new *report.Result) map[string]bool {
 
 // compareCapacities makes a row per capacity search of either file, in
 // base's order and then new's.
-func compareCapacities(base, new *report.Result, maxDrop float64) []CapacityRow {
+func compareCapacities(base, new *result.Result, maxDrop float64) []CapacityRow {
 	var rows []CapacityRow
 	for i := range base.Capacity {
 		b := &base.Capacity[i]
@@ -67,7 +67,7 @@ func compareCapacities(base, new *report.Result, maxDrop float64) []CapacityRow 
 	return rows
 }
 
-func findCapacity(r *report.Result, scenario string) *report.Capacity {
+func findCapacity(r *result.Result, scenario string) *result.Capacity {
 	for i := range r.Capacity {
 		if r.Capacity[i].Scenario == scenario {
 			return &r.Capacity[i]
@@ -76,7 +76,7 @@ func findCapacity(r *report.Result, scenario string) *report.Capacity {
 	return nil
 }
 
-func side(c *report.Capacity) *CapacitySide {
+func side(c *result.Capacity) *CapacitySide {
 	if c == nil {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (s *CapacitySide) bounds() (lo, hi float64) {
 	return s.Lo, hi
 }
 
-func compareCapacity(b, n *report.Capacity, maxDrop float64) CapacityRow {
+func compareCapacity(b, n *result.Capacity, maxDrop float64) CapacityRow {
 	row := CapacityRow{Base: side(b), New: side(n)}
 	switch {
 	case b == nil:

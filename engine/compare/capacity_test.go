@@ -9,20 +9,21 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // capacityRun is a result of one capacity search between lo and hi
 // req/s, whose probe stages are named as every search names them.
-func capacityRun(lo, hi float64) *report.Result {
-	r := &report.Result{SchemaVersion: report.SchemaVersion, Run: report.Meta{Scenario: "capacity.lua"}}
+func capacityRun(lo, hi float64) *result.Result {
+	r := &result.Result{SchemaVersion: result.SchemaVersion, Run: result.Meta{Scenario: "capacity.lua"}}
 	for _, name := range []string{"probe-01", "probe-02", "probe-03"} {
 		r.Stages = append(r.Stages, metrics.StageSummary{Scenario: "search", Stage: name, Requests: 100, OK: 100, DurationS: 10})
 	}
-	c := report.Capacity{Scenario: "search", Load: engine.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi}
+	c := result.Capacity{Scenario: "search", Load: engine.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi}
 	if hi == 0 {
 		c.Capacity, c.AtLeast = lo, true
 	}
-	r.Capacity = []report.Capacity{c}
+	r.Capacity = []result.Capacity{c}
 	return r
 }
 
@@ -31,7 +32,7 @@ func TestCompareCapacity(t *testing.T) {
 	stopped.Capacity[0].Stopped = "llmload was the bottleneck (CLIENT-BOUND)"
 	tests := []struct {
 		name      string
-		base, new *report.Result
+		base, new *result.Result
 		verdict   string
 		change    string
 		note      string
@@ -85,10 +86,10 @@ func TestCompareCapacityOnOneSide(t *testing.T) {
 	if len(r.Matched) == 0 {
 		t.Error("the other scenarios' stages were not compared")
 	}
-	if _, err := Compare(capacityRun(1, 2), &report.Result{Stages: []metrics.StageSummary{{Scenario: "x", Stage: "y"}}}, Options{}); err != nil {
+	if _, err := Compare(capacityRun(1, 2), &result.Result{Stages: []metrics.StageSummary{{Scenario: "x", Stage: "y"}}}, Options{}); err != nil {
 		t.Errorf("a capacity in base only still compares (a row of no data): %v", err)
 	}
-	if _, err := Compare(&report.Result{}, &report.Result{}, Options{}); !errors.Is(err, ErrNoCommonStage) {
+	if _, err := Compare(&result.Result{}, &result.Result{}, Options{}); !errors.Is(err, ErrNoCommonStage) {
 		t.Errorf("nothing to compare: err = %v", err)
 	}
 	if _, err := Compare(capacityRun(1, 2), capacityRun(1, 2), Options{MaxCapacityDrop: 1}); err == nil {

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // Options says what Compare reads and how much worse is too much.
@@ -130,7 +130,7 @@ var ErrNoCommonStage = errors.New("the two results have no stage in common")
 // Compare matches the stages of base and new by "scenario/stage" and
 // compares each metric of o.Metrics in every matched stage, and compares
 // the capacity each capacity search found (see CapacityRow).
-func Compare(base, new *report.Result, o Options) (*Result, error) {
+func Compare(base, new *result.Result, o Options) (*Result, error) {
 	if base == nil || new == nil {
 		return nil, errors.New("compare: missing result")
 	}
@@ -243,7 +243,7 @@ func index(stages []metrics.StageSummary, skip map[string]bool) stageIndex {
 }
 
 // label names a result by its script and start time.
-func label(r *report.Result) string {
+func label(r *result.Result) string {
 	name := r.Run.Scenario
 	if name == "" {
 		name = "result"

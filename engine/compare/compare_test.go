@@ -11,18 +11,19 @@ import (
 	goldenfile "github.com/llmload/llmload/engine/golden"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // readBase reads a real run against the built-in simulator
 // (scenarios/chat_mix.lua, stages c1..c16).
-func readBase(t *testing.T) *report.Result {
+func readBase(t *testing.T) *result.Result {
 	t.Helper()
 	f, err := os.Open("testdata/r4.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := report.ReadJSON(f)
+	r, err := result.ReadJSON(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func scaleDist(d *metrics.Dist, k float64) {
 // readLong is the base run as if c8 and c16 had run long enough for
 // their p99 intervals to be trusted (a run of a few seconds has 18 and 26
 // samples: every p99 is too noisy to gate on).
-func readLong(t *testing.T) *report.Result {
+func readLong(t *testing.T) *result.Result {
 	t.Helper()
 	r := readBase(t)
 	for i := 2; i < len(r.Stages); i++ {
@@ -57,7 +58,7 @@ func readLong(t *testing.T) *report.Result {
 // slower (intervals apart: a regression) and 10 of 26 requests failed; at
 // c8 TTFT p99 1.3x (intervals overlap: noise) and TPOT 10% better; at c4
 // E2E 1.5x (too few samples: noise).
-func readNew(t *testing.T) *report.Result {
+func readNew(t *testing.T) *result.Result {
 	t.Helper()
 	r := readLong(t)
 	r.Run.Start = r.Run.Start.Add(3600e9)
@@ -172,8 +173,8 @@ func TestGoldenHistograms(t *testing.T) {
 		st.Stage, st.TPOT, st.E2E = name, distOf(t, constant(rng, n, 25)), distOf(t, constant(rng, n, ttft+75))
 		return st
 	}
-	base := &report.Result{Stages: []metrics.StageSummary{stage("short", 126, 100), stage("long", 5000, 100)}}
-	next := &report.Result{Stages: []metrics.StageSummary{stage("short", 126, 150), stage("long", 5000, 100)}}
+	base := &result.Result{Stages: []metrics.StageSummary{stage("short", 126, 100), stage("long", 5000, 100)}}
+	next := &result.Result{Stages: []metrics.StageSummary{stage("short", 126, 150), stage("long", 5000, 100)}}
 	res, err := Compare(base, next, Options{MaxRegression: 0.2})
 	if err != nil {
 		t.Fatal(err)
@@ -192,8 +193,8 @@ func TestRatesLeaveTheTailOut(t *testing.T) {
 		return metrics.StageSummary{Scenario: "s", Stage: "c1", Complete: true, DurationS: 10,
 			Requests: requests, OK: requests, TailRequests: tail, OutputTokens: 10 * requests, TailOutputTokens: 10 * tail}
 	}
-	base := &report.Result{Stages: []metrics.StageSummary{stage(100, 0)}}
-	next := &report.Result{Stages: []metrics.StageSummary{stage(140, 40)}}
+	base := &result.Result{Stages: []metrics.StageSummary{stage(100, 0)}}
+	next := &result.Result{Stages: []metrics.StageSummary{stage(140, 40)}}
 	res, err := Compare(base, next, Options{MaxRegression: 0.2, Metrics: []string{"req_per_sec", "output_tok_per_sec"}})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // DefaultMetrics are the metrics Compare reads when Options.Metrics is
@@ -67,7 +67,7 @@ type metric struct {
 	name      string
 	higherBad bool   // latency and errors: up is worse; throughput: down is worse
 	kind      string // "ms", "rate", "tok", "share"
-	read      func(st *metrics.StageSummary, r *report.Result) sample
+	read      func(st *metrics.StageSummary, r *result.Result) sample
 }
 
 // distOrder are the latencies compared (metrics.StageSummary.Latency
@@ -100,7 +100,7 @@ func lookup(name string) (metric, error) {
 	}
 	d, stat, ok := strings.Cut(name, ".")
 	if ok && slices.Contains(distOrder, d) && slices.Contains(statOrder, stat) {
-		return metric{name, true, "ms", func(st *metrics.StageSummary, _ *report.Result) sample {
+		return metric{name, true, "ms", func(st *metrics.StageSummary, _ *result.Result) sample {
 			dist, _ := st.Latency(d)
 			return distSample(dist, stat)
 		}}, nil
@@ -166,8 +166,8 @@ var minCount = map[string]int64{"p50": 20, "p90": 100, "p95": 200, "p99": 1000, 
 // perEvent says how many counted units one independent arrival brings:
 // tokens come in requests, so their count is far more variable than a
 // Poisson count of tokens would be.
-func countRate(count func(*metrics.StageSummary) int64, perEvent func(*metrics.StageSummary) float64) func(*metrics.StageSummary, *report.Result) sample {
-	return func(st *metrics.StageSummary, _ *report.Result) sample {
+func countRate(count func(*metrics.StageSummary) int64, perEvent func(*metrics.StageSummary) float64) func(*metrics.StageSummary, *result.Result) sample {
+	return func(st *metrics.StageSummary, _ *result.Result) sample {
 		if st.DurationS <= 0 {
 			return sample{absent: "no stage window"}
 		}
@@ -193,7 +193,7 @@ func poisson(n int64, window float64) sample {
 		identity: fmt.Sprint(n, window)}
 }
 
-func goodput(st *metrics.StageSummary, r *report.Result) sample {
+func goodput(st *metrics.StageSummary, r *result.Result) sample {
 	if !r.SLOSet {
 		return sample{absent: "goodput not measured (no SLO)"}
 	}
@@ -204,7 +204,7 @@ func goodput(st *metrics.StageSummary, r *report.Result) sample {
 }
 
 // errorRate is failed/requests, tested exactly.
-func errorRate(st *metrics.StageSummary, _ *report.Result) sample {
+func errorRate(st *metrics.StageSummary, _ *result.Result) sample {
 	if st.Requests <= 0 {
 		return sample{absent: "no requests"}
 	}

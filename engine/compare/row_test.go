@@ -8,7 +8,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // distOf builds the Dist a run would report for these latencies (ms),
@@ -50,11 +50,11 @@ func constant(rng *rand.Rand, n int, ms float64) []float64 {
 }
 
 // stageOf is a result with one stage whose every latency is dist.
-func stageOf(d metrics.Dist, requests, failed int64, secs float64) *report.Result {
+func stageOf(d metrics.Dist, requests, failed int64, secs float64) *result.Result {
 	st := metrics.StageSummary{Scenario: "s", Stage: "c1", DurationS: secs, Requests: requests, Failed: failed,
 		OK: requests - failed, OutputTokens: 100 * requests, GoodRequests: requests / 2,
 		TTFT: d, TTFC: d, TPOT: d, ITL: d, E2E: d, TTFB: d}
-	return &report.Result{SLOSet: true, Stages: []metrics.StageSummary{st}}
+	return &result.Result{SLOSet: true, Stages: []metrics.StageSummary{st}}
 }
 
 // TestDirection moves each metric up by a large amount and checks which

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine/cost"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 func costSegment(i int, c *cost.Summary) Input {
-	return Input{Path: "seg.json", Result: &report.Result{Run: report.Meta{Segment: &report.Segment{Index: i, Count: 2}}, Cost: c}}
+	return Input{Path: "seg.json", Result: &result.Result{Run: result.Meta{Segment: &result.Segment{Index: i, Count: 2}}, Cost: c}}
 }
 
 func TestSpendOfSegments(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/threshold"
 	"github.com/llmload/llmload/engine/verdict"
@@ -28,7 +28,7 @@ import (
 // messages.
 type Input struct {
 	Path   string
-	Result *report.Result
+	Result *result.Result
 }
 
 // ErrInputs is wrapped by every error about the set of files given: not
@@ -41,7 +41,7 @@ var ErrInputs = errors.New("cannot merge")
 // abort_on_fail threshold), 1 when the merged run measured nothing, lost
 // its target or a segment was interrupted. version is llmload's, for the
 // merged result.
-func Merge(in []Input, version string) (*report.Result, run.Outcome, error) {
+func Merge(in []Input, version string) (*result.Result, run.Outcome, error) {
 	if err := validate(in); err != nil {
 		return nil, run.Outcome{}, err
 	}
@@ -55,7 +55,7 @@ func Merge(in []Input, version string) (*report.Result, run.Outcome, error) {
 		return nil, run.Outcome{}, fmt.Errorf("%w: %v", ErrInputs, err)
 	}
 	clients(summary.Stages, in)
-	res := report.New(meta(in, version), summary)
+	res := result.New(meta(in, version), summary)
 	res.ServerMetrics = serverMetrics(in, res.Run.Start)
 	res.Warnings = append(res.Warnings, segmentWarnings(in)...)
 	res.Analysis = analysis.Analyze(res.Stages, sloOf(res), analysis.Server{Metrics: res.ServerMetrics, Start: res.Run.Start})
@@ -146,7 +146,7 @@ func sameTraces(base, x Input) error {
 }
 
 // traceDigests lists scenario=digest, "none" without a trace.
-func traceDigests(ts []report.Trace) string {
+func traceDigests(ts []result.Trace) string {
 	if len(ts) == 0 {
 		return "none"
 	}
@@ -165,7 +165,7 @@ func segmentList(ids []string) string {
 }
 
 // summaryOf is the collector's summary a result was built from.
-func summaryOf(r *report.Result) *metrics.Summary {
+func summaryOf(r *result.Result) *metrics.Summary {
 	return &metrics.Summary{
 		Stages: r.Stages, Checks: r.Checks, Metrics: r.Metrics, MetricErrors: r.MetricErrors,
 		ScriptErrors: r.ScriptErrors, Warmup: r.Warmup, SLOSet: r.SLOSet,
@@ -176,9 +176,9 @@ func summaryOf(r *report.Result) *metrics.Summary {
 // meta describes the merged run: from the first segment's start to the
 // last one's end, complete only when every segment was, and the segments
 // listed with where and when each ran.
-func meta(in []Input, version string) report.Meta {
+func meta(in []Input, version string) result.Meta {
 	first := in[0].Result.Run
-	m := report.Meta{
+	m := result.Meta{
 		Scenario: first.Scenario, Model: first.Model, Simulator: true, Start: first.Start, End: first.End,
 		Version: version, Complete: true, Seed: first.Seed, SLO: first.SLO, Tokenizer: first.Tokenizer,
 		Plan: first.Plan,
@@ -220,7 +220,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // sloOf is the plan's SLO, back from the result's milliseconds.
-func sloOf(res *report.Result) engine.SLO {
+func sloOf(res *result.Result) engine.SLO {
 	o := res.Run.SLO
 	if o == nil {
 		return engine.SLO{}
@@ -253,7 +253,7 @@ func abortedBy(in []Input, results []threshold.Result) string {
 // outcome is the merged run's verdict, in the order a single run's is
 // judged (engine/run): nothing measured or a lost target first, then an
 // interrupted segment, then the gates.
-func outcome(res *report.Result, reason, aborted string, passed bool) run.Outcome {
+func outcome(res *result.Result, reason, aborted string, passed bool) run.Outcome {
 	switch {
 	case reason != "":
 		return run.Outcome{Verdict: run.Failed, Reason: reason}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
@@ -25,7 +25,7 @@ type seg struct {
 	failed       bool // every request fails
 	skew         time.Duration
 	thresholds   []engine.ThresholdSpec
-	edit         func(*report.Result)
+	edit         func(*result.Result)
 }
 
 // build runs a collector over the segment's requests and makes the
@@ -50,11 +50,11 @@ func (s seg) build(t *testing.T) Input {
 	for i := range summary.Stages {
 		summary.Stages[i].Client = &engine.ClientCheck{CPUPercent: float64(10 * (s.index + 1)), Cores: 2}
 	}
-	res := report.New(report.Meta{Scenario: "seg.lua", Model: "m", Start: start.Add(-time.Second), End: start.Add(3 * time.Second),
+	res := result.New(result.Meta{Scenario: "seg.lua", Model: "m", Start: start.Add(-time.Second), End: start.Add(3 * time.Second),
 		Complete: true, Seed: 7, Plan: "abc"}, summary)
-	res.Run.Segment = &report.Segment{Index: s.index, Count: s.count, Host: fmt.Sprintf("h%d", s.index),
+	res.Run.Segment = &result.Segment{Index: s.index, Count: s.count, Host: fmt.Sprintf("h%d", s.index),
 		PlannedStart: t0, ActualStart: start}
-	res.Mergeable = report.MergeableFrom(plan, col.State(), nil, "")
+	res.Mergeable = result.MergeableFrom(plan, col.State(), nil, "")
 	if s.edit != nil {
 		s.edit(res)
 	}
@@ -72,7 +72,7 @@ func inputs(t *testing.T, segs ...seg) []Input {
 
 func TestMergeRefusesSetsThatAreNotOneRun(t *testing.T) {
 	ok := func(i, n int) seg { return seg{index: i, count: n, ttft: 100 * time.Millisecond, requests: 3} }
-	edit := func(s seg, f func(*report.Result)) seg { s.edit = f; return s }
+	edit := func(s seg, f func(*result.Result)) seg { s.edit = f; return s }
 	cases := []struct {
 		name string
 		segs []seg
@@ -83,16 +83,16 @@ func TestMergeRefusesSetsThatAreNotOneRun(t *testing.T) {
 		{"two missing", []seg{ok(0, 3)}, "segments 1/3, 2/3 are missing"},
 		{"twice", []seg{ok(0, 2), ok(1, 2), ok(1, 2)}, "segment 1/2 is in both seg-1.json and seg-1.json"},
 		{"counts", []seg{ok(0, 2), ok(1, 3)}, "results of different segment counts"},
-		{"index", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Segment.Index = 5 })}, "segment index 5 is outside 0..1"},
-		{"plans", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Plan = "def" })}, "different plans (fingerprints abc and def)"},
-		{"seeds", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Seed = 8 })}, "different seeds (7 and 8)"},
-		{"models", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Model = "other" })}, `different models ("m" and "other")`},
-		{"whole run", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Run.Segment, r.Mergeable = nil, nil })}, "seg-1.json is not a segment result"},
-		{"merged", []seg{edit(ok(0, 2), func(r *report.Result) {
+		{"index", []seg{ok(0, 2), edit(ok(1, 2), func(r *result.Result) { r.Run.Segment.Index = 5 })}, "segment index 5 is outside 0..1"},
+		{"plans", []seg{ok(0, 2), edit(ok(1, 2), func(r *result.Result) { r.Run.Plan = "def" })}, "different plans (fingerprints abc and def)"},
+		{"seeds", []seg{ok(0, 2), edit(ok(1, 2), func(r *result.Result) { r.Run.Seed = 8 })}, "different seeds (7 and 8)"},
+		{"models", []seg{ok(0, 2), edit(ok(1, 2), func(r *result.Result) { r.Run.Model = "other" })}, `different models ("m" and "other")`},
+		{"whole run", []seg{ok(0, 2), edit(ok(1, 2), func(r *result.Result) { r.Run.Segment, r.Mergeable = nil, nil })}, "seg-1.json is not a segment result"},
+		{"merged", []seg{edit(ok(0, 2), func(r *result.Result) {
 			r.Run.Segment, r.Mergeable = nil, nil
-			r.Run.Segments = []report.Segment{{Index: 0, Count: 2}}
+			r.Run.Segments = []result.Segment{{Index: 0, Count: 2}}
 		})}, "already a merged result"},
-		{"no state", []seg{ok(0, 2), edit(ok(1, 2), func(r *report.Result) { r.Mergeable.State = nil })}, "seg-1.json is not a segment result"},
+		{"no state", []seg{ok(0, 2), edit(ok(1, 2), func(r *result.Result) { r.Mergeable.State = nil })}, "seg-1.json is not a segment result"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,13 +163,13 @@ func TestMergeOutcomes(t *testing.T) {
 			run.Failed, "nothing measured", ""},
 		{"interrupted", []seg{good(0), func() seg {
 			s := good(1)
-			s.edit = func(r *report.Result) { r.Run.Complete = false }
+			s.edit = func(r *result.Result) { r.Run.Complete = false }
 			return s
 		}()}, run.Failed, "segment 1/2 (seg-1.json) did not complete (interrupted)", "segment 1/2 (seg-1.json) did not complete"},
 		{"aborted by a threshold", []seg{good(0), func() seg {
 			s := good(1)
 			s.thresholds = []engine.ThresholdSpec{{Expr: "ttft", Conditions: []string{"p(99) < 1ms"}, AbortOnFail: true}}
-			s.edit = func(r *report.Result) {
+			s.edit = func(r *result.Result) {
 				r.Run.Complete = false
 				r.Thresholds = append(r.Thresholds, thresholdAborted("ttft"))
 			}
@@ -203,7 +203,7 @@ func thresholdAborted(expr string) threshold.Result {
 func TestMergeJoinsServerMetrics(t *testing.T) {
 	mk := func(i int, ts ...float64) seg {
 		s := seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 2, skew: time.Duration(i) * time.Second}
-		s.edit = func(r *report.Result) {
+		s.edit = func(r *result.Result) {
 			r.ServerMetrics = &servermetrics.Result{URL: "http://srv/metrics", Scrapes: len(ts), Failures: i,
 				Errors: []string{"timeout"}, Server: "vllm", Families: 30 + i, Known: 5,
 				Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting", Role: "waiting", T: ts, V: ts}}}

@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // withTrace gives a segment result the trace its plan replays and the
 // server's prefix-cache counts for its share of the records.
-func withTrace(digest string, cached, in int64) func(*report.Result) {
-	return func(r *report.Result) {
+func withTrace(digest string, cached, in int64) func(*result.Result) {
+	return func(r *result.Result) {
 		st := &r.Stages[0]
 		st.UsageInputTokens, st.CachedTokens, st.CachedRequests = in, cached, 1
 		share := float64(cached) / float64(in)
 		st.PrefixHitShare = &share
-		r.AddTraces([]report.Trace{{Scenario: "sweep", Source: "t.jsonl (mooncake)", Digest: digest, Speedup: 1,
+		r.AddTraces([]result.Trace{{Scenario: "sweep", Source: "t.jsonl (mooncake)", Digest: digest, Speedup: 1,
 			Records: 6, PrefixReuse: 0.7, WithHashIDs: 6, BlockTokens: 16}})
 	}
 }
@@ -49,11 +49,11 @@ func TestMergeKeepsTraces(t *testing.T) {
 
 func TestMergeRefusesOtherTraces(t *testing.T) {
 	cases := map[string]struct {
-		second func(*report.Result)
+		second func(*result.Result)
 		want   string
 	}{
 		"another digest": {second: withTrace("d2", 0, 400), want: "replayed different traces (sweep=d1 and sweep=d2)"},
-		"no trace":       {second: func(*report.Result) {}, want: "replayed different traces (sweep=d1 and none)"},
+		"no trace":       {second: func(*result.Result) {}, want: "replayed different traces (sweep=d1 and none)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -225,4 +226,10 @@ func (s *series) points() []Point {
 		}
 	}
 	return out
+}
+
+// HasIntended reports a series with intended (scheduled) starts, which only
+// open-model scenarios have.
+func HasIntended(ts []Point) bool {
+	return slices.ContainsFunc(ts, func(p Point) bool { return p.Intended > 0 })
 }

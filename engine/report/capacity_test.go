@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -35,7 +36,7 @@ var capacityProbes = []struct {
 
 // capacityResult runs the probes' samples through a real collector, so
 // that the probes' figures come from histograms as in a run.
-func capacityResult(t testing.TB) *Result {
+func capacityResult(t testing.TB) *result.Result {
 	t.Helper()
 	slo := engine.SLO{TTFT: time.Second}
 	col := metrics.NewCollector(metrics.WithSLO(slo))
@@ -63,10 +64,10 @@ func capacityResult(t testing.TB) *Result {
 		v := engine.ProbeVerdict{Decided: true, Pass: p.pass, Why: p.why}
 		out.Probes = append(out.Probes, engine.ProbeResult{Probe: probe, Verdict: v})
 	}
-	meta := Meta{Scenario: "scenarios/capacity.lua", Model: "sim-7b", Simulator: true, Start: t0, End: at,
-		Version: "v0.1.0", Complete: true, Seed: 7, SLO: SLOFrom(slo)}
-	r := New(meta, col.Close())
-	r.AddCapacity(CapacityFrom(out, search, r.Stages, r.SLOSet))
+	meta := result.Meta{Scenario: "scenarios/capacity.lua", Model: "sim-7b", Simulator: true, Start: t0, End: at,
+		Version: "v0.1.0", Complete: true, Seed: 7, SLO: result.SLOFrom(slo)}
+	r := result.New(meta, col.Close())
+	r.AddCapacity(result.CapacityFrom(out, search, r.Stages, r.SLOSet))
 	r.Thresholds = []threshold.Result{{Expr: "capacity.rate", Kind: threshold.KindCapacity, Passed: true, Outcomes: []threshold.Outcome{
 		{Condition: "> 10", Agg: engine.CapacityRate, Observed: 12.5, Samples: 7, Passed: true}}}}
 	return r
@@ -101,7 +102,7 @@ func TestCapacityGolden(t *testing.T) {
 func TestCapacityJSONRoundTrip(t *testing.T) {
 	want := capacityResult(t)
 	data := render(t, JSON(want))
-	got, err := ReadJSON(bytes.NewReader(data))
+	got, err := result.ReadJSON(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestCapacityJSONRoundTrip(t *testing.T) {
 			t.Errorf("JSON lacks %s", field)
 		}
 	}
-	plain := New(singleFixture())
+	plain := result.New(singleFixture())
 	if data := render(t, JSON(plain)); bytes.Contains(data, []byte(`"capacity"`)) {
 		t.Error("a result without a capacity search writes a capacity field")
 	}
@@ -135,20 +136,20 @@ func TestCapacityProbeFigures(t *testing.T) {
 	if p.TTFTP99MS < 640 || p.TTFTP99MS > 700 {
 		t.Errorf("TTFT p99 = %v, want within the window's 640..700 ms", p.TTFTP99MS)
 	}
-	if got := c.Probes[3].Verdict; got != ProbeFail {
+	if got := c.Probes[3].Verdict; got != result.ProbeFail {
 		t.Errorf("probe-04 verdict %q, want fail", got)
 	}
 }
 
 func TestCapacityAnswer(t *testing.T) {
 	tests := []struct {
-		c    Capacity
+		c    result.Capacity
 		want string
 	}{
-		{Capacity{Unit: "req/s", Capacity: 41.5, Lo: 39.8, Hi: 43.2}, "capacity 41.5 req/s, between 39.8 and 43.2"},
-		{Capacity{Unit: "VUs", Capacity: 64, Lo: 64, AtLeast: true}, "capacity at least 64 VUs (held at the search's max)"},
-		{Capacity{Unit: "req/s", Hi: 1}, "capacity below 1 req/s (the lowest load probed broke)"},
-		{Capacity{Unit: "req/s"}, "capacity unknown: no probe was decided"},
+		{result.Capacity{Unit: "req/s", Capacity: 41.5, Lo: 39.8, Hi: 43.2}, "capacity 41.5 req/s, between 39.8 and 43.2"},
+		{result.Capacity{Unit: "VUs", Capacity: 64, Lo: 64, AtLeast: true}, "capacity at least 64 VUs (held at the search's max)"},
+		{result.Capacity{Unit: "req/s", Hi: 1}, "capacity below 1 req/s (the lowest load probed broke)"},
+		{result.Capacity{Unit: "req/s"}, "capacity unknown: no probe was decided"},
 	}
 	for _, tt := range tests {
 		if got := tt.c.Answer(); got != tt.want {
@@ -158,8 +159,8 @@ func TestCapacityAnswer(t *testing.T) {
 }
 
 func TestCapacityStoppedWarns(t *testing.T) {
-	r := New(singleFixture())
-	r.AddCapacity(Capacity{Scenario: "cap", Unit: "req/s", Capacity: 30, Lo: 20, Hi: 40,
+	r := result.New(singleFixture())
+	r.AddCapacity(result.Capacity{Scenario: "cap", Unit: "req/s", Capacity: 30, Lo: 20, Hi: 40,
 		Stopped: "llmload was the bottleneck (CLIENT-BOUND): CPU at 195%"})
 	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[len(r.Warnings)-1], "capacity search cap stopped before it converged: llmload was the bottleneck") {
 		t.Errorf("warnings = %q", r.Warnings)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/tokenize"
 )
 
@@ -29,7 +30,7 @@ func spendFixture() *cost.Summary {
 
 func TestSpendGolden(t *testing.T) {
 	meta, sum := singleFixture()
-	r := New(meta, sum)
+	r := result.New(meta, sum)
 	r.Cost = spendFixture()
 	var b strings.Builder
 	if err := Text(r)(&b); err != nil {
@@ -49,7 +50,7 @@ func TestSpendGolden(t *testing.T) {
 
 func TestSpendWithoutBudgetAndInHTMLAndJSON(t *testing.T) {
 	meta, sum := singleFixture()
-	r := New(meta, sum)
+	r := result.New(meta, sum)
 	s := spendFixture()
 	s.Budget, s.StoppedByBudget, s.Stop = 0, false, nil
 	r.Cost = s
@@ -69,7 +70,7 @@ func TestSpendWithoutBudgetAndInHTMLAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(strings.NewReader(string(b)))
+	back, err := result.ReadJSON(strings.NewReader(string(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestSpendWithoutBudgetAndInHTMLAndJSON(t *testing.T) {
 
 func TestUnpricedResultShowsNoSpend(t *testing.T) {
 	meta, sum := singleFixture()
-	r := New(meta, sum)
+	r := result.New(meta, sum)
 	if text := string(render(t, Text(r))); strings.Contains(text, "spend") {
 		t.Errorf("an unpriced summary mentions spend:\n%s", text)
 	}

@@ -7,6 +7,9 @@ import (
 	"html/template"
 	"io"
 	"time"
+
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 //go:embed html.tmpl
@@ -46,7 +49,7 @@ type htmlPage struct {
 // with no script and no external resource, so that it opens offline and
 // can be attached to a ticket. An interrupted run renders what it has.
 // The output is deterministic for a given Result.
-func HTML(r *Result) Reporter {
+func HTML(r *result.Result) Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
 		if err := htmlTemplate.Execute(&b, buildPage(r)); err != nil {
@@ -57,7 +60,7 @@ func HTML(r *Result) Reporter {
 	}
 }
 
-func buildPage(r *Result) htmlPage {
+func buildPage(r *result.Result) htmlPage {
 	labels := stageLabels(r.Stages)
 	p := htmlPage{
 		Title:      "llmload report: " + orDash(r.Run.Scenario),
@@ -95,7 +98,7 @@ func orDash(s string) string {
 	return s
 }
 
-func incompleteText(r *Result) string {
+func incompleteText(r *result.Result) string {
 	switch {
 	case r.Run.Aborted != "":
 		return "Run incomplete: " + r.Run.Aborted
@@ -105,7 +108,7 @@ func incompleteText(r *Result) string {
 	return ""
 }
 
-func metaRows(r *Result) [][2]string {
+func metaRows(r *result.Result) [][2]string {
 	m := r.Run
 	target := m.Target
 	if m.Simulator || target == "" {
@@ -130,13 +133,13 @@ func metaRows(r *Result) [][2]string {
 	}
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
 		rows = append(rows, [2]string{"warmup", fmt.Sprintf("%s, %d failed, %s (excluded from all figures)",
-			count(w.Requests, "request", "requests"), w.Failed, count(w.IterationErrors, "script error", "script errors"))})
+			textfmt.Count(w.Requests, "request", "requests"), w.Failed, textfmt.Count(w.IterationErrors, "script error", "script errors"))})
 	}
 	return rows
 }
 
 // checkLines are the checks, then the script errors, one line each.
-func checkLines(r *Result) []string {
+func checkLines(r *result.Result) []string {
 	var out []string
 	for _, c := range r.Checks {
 		mark := "✓"

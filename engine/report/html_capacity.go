@@ -7,6 +7,8 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -24,31 +26,31 @@ type capacitySection struct {
 // verdictColors mark each probe by its verdict, in the palette's
 // colour-blind-safe green and vermillion; grey for what was not decided.
 var verdictColors = []struct{ verdict, color string }{
-	{ProbePass, palette[2]}, {ProbeFail, palette[1]}, {ProbeUndecided, "#9aa3b2"}, {ProbeStopped, "#5a6270"},
+	{result.ProbePass, palette[2]}, {result.ProbeFail, palette[1]}, {result.ProbeUndecided, "#9aa3b2"}, {result.ProbeStopped, "#5a6270"},
 }
 
-func capacitySections(r *Result) []capacitySection {
+func capacitySections(r *result.Result) []capacitySection {
 	var out []capacitySection
 	for i := range r.Capacity {
 		c := &r.Capacity[i]
 		out = append(out, capacitySection{Title: c.Scenario + " (load in " + c.Unit + ")", Answer: c.Answer(),
 			Criteria: fmt.Sprintf("Each probe had to meet: %s (bisected to a precision of %s%%).", c.Criteria(r.Run.SLO),
-				fmtLoad(100*c.Search.Precision)), Stopped: c.Stopped,
+				textfmt.Load(100*c.Search.Precision)), Stopped: c.Stopped,
 			Probes: probeTable(c), Charts: probeCharts(c, i)})
 	}
 	return out
 }
 
-func probeTable(c *Capacity) htmlTable {
+func probeTable(c *result.Capacity) htmlTable {
 	t := htmlTable{Head: []string{"probe", "phase", "load (" + c.Unit + ")", "verdict", "requests", "good %",
 		"TTFT p50", "TTFT p99", "TPOT p99", "req/s", "why"}}
 	for _, p := range c.Probes {
-		bad := p.Verdict == ProbeFail || p.Verdict == ProbeStopped
+		bad := p.Verdict == result.ProbeFail || p.Verdict == result.ProbeStopped
 		why := p.Why
 		if p.Stop != "" {
 			why = p.Stop + cond(why != "", " ("+why+")", "")
 		}
-		t.Rows = append(t.Rows, []htmlCell{{Text: probeLabel(p), Left: true}, {Text: p.Phase, Left: true}, {Text: fmtLoad(p.Load)},
+		t.Rows = append(t.Rows, []htmlCell{{Text: probeLabel(p), Left: true}, {Text: p.Phase, Left: true}, {Text: textfmt.Load(p.Load)},
 			{Text: p.Verdict, Left: true, Bad: bad}, intCellH(p.Requests), {Text: goodText(p.GoodShare)},
 			{Text: probeMS(p.TTFTP50MS)}, {Text: probeMS(p.TTFTP99MS)}, {Text: probeMS(p.TPOTP99MS)},
 			{Text: fmtRate(p.ReqPerSec)}, {Text: why, Left: true}})
@@ -59,31 +61,31 @@ func probeTable(c *Capacity) htmlTable {
 // probeCharts draw every probe's TTFT p99, and its good share when good
 // requests were counted, against its load, one dot per probe coloured by
 // verdict, with the limit the probes were held to and the capacity found.
-func probeCharts(c *Capacity, i int) []chartOut {
+func probeCharts(c *result.Capacity, i int) []chartOut {
 	if len(c.Probes) == 0 {
 		return nil
 	}
 	base := probeChartBase(c, i)
 	ttft := base
 	ttft.Name, ttft.Title, ttft.YLabel, ttft.LogY = base.Name+"-ttft", c.Scenario+": TTFT p99 of each probe", "TTFT p99 (ms, log scale)", true
-	ttft.Series = probeDots(c, func(p CapacityProbe) float64 { return cmpNaN(p.TTFTP99MS > 0, p.TTFTP99MS) })
+	ttft.Series = probeDots(c, func(p result.CapacityProbe) float64 { return cmpNaN(p.TTFTP99MS > 0, p.TTFTP99MS) })
 	if limit, ok := ttftLimit(c.Search.Conditions); ok {
 		ttft.Series = append(ttft.Series, limitLine(c, "limit ttft.p99 "+threshold.FormatValue(engine.MetricTrend, metrics.AggP, limit), limit))
 	}
 	charts := []chartOut{ttft.render()}
-	if !slices.ContainsFunc(c.Probes, func(p CapacityProbe) bool { return p.GoodShare != nil }) {
+	if !slices.ContainsFunc(c.Probes, func(p result.CapacityProbe) bool { return p.GoodShare != nil }) {
 		return charts
 	}
 	good := base
 	good.Name, good.Title, good.YLabel = base.Name+"-good", c.Scenario+": good share of each probe", "requests that met the SLO (%)"
-	good.Series = probeDots(c, func(p CapacityProbe) float64 {
+	good.Series = probeDots(c, func(p result.CapacityProbe) float64 {
 		if p.GoodShare == nil {
 			return math.NaN()
 		}
 		return 100 * *p.GoodShare
 	})
 	if g := c.Search.GoodShare; g > 0 {
-		good.Series = append(good.Series, limitLine(c, "limit good_share "+fmtLoad(100*g)+"%", 100*g))
+		good.Series = append(good.Series, limitLine(c, "limit good_share "+textfmt.Load(100*g)+"%", 100*g))
 	}
 	return append(charts, good.render())
 }
@@ -91,7 +93,7 @@ func probeCharts(c *Capacity, i int) []chartOut {
 // probeChartBase is the x axis of a search's charts: its probes' loads,
 // on a log scale when the bracket spans a factor of four or more, and the
 // capacity found marked.
-func probeChartBase(c *Capacity, i int) lineChart {
+func probeChartBase(c *result.Capacity, i int) lineChart {
 	var loads []float64
 	for _, p := range c.Probes {
 		if !slices.Contains(loads, p.Load) {
@@ -105,9 +107,9 @@ func probeChartBase(c *Capacity, i int) lineChart {
 	}
 	switch {
 	case c.AtLeast:
-		x.Marks = []vmark{{X: c.Lo, Label: "capacity ≥ " + fmtLoad(c.Lo), Class: "capacity"}}
+		x.Marks = []vmark{{X: c.Lo, Label: "capacity ≥ " + textfmt.Load(c.Lo), Class: "capacity"}}
 	case c.Lo > 0 && c.Hi > 0:
-		x.Marks = []vmark{{X: c.Capacity, Label: "capacity " + fmtLoad(c.Capacity), Class: "capacity"}}
+		x.Marks = []vmark{{X: c.Capacity, Label: "capacity " + textfmt.Load(c.Capacity), Class: "capacity"}}
 	}
 	return x
 }
@@ -115,7 +117,7 @@ func probeChartBase(c *Capacity, i int) lineChart {
 // probeDots are one series per verdict with a dot per probe and no line:
 // a NaN after each value breaks the path, since the probes' order of
 // running (bisection) is no curve.
-func probeDots(c *Capacity, y func(CapacityProbe) float64) []lineSeries {
+func probeDots(c *result.Capacity, y func(result.CapacityProbe) float64) []lineSeries {
 	var out []lineSeries
 	for _, vc := range verdictColors {
 		s := lineSeries{Name: vc.verdict, Points: true, Color: vc.color}
@@ -132,7 +134,7 @@ func probeDots(c *Capacity, y func(CapacityProbe) float64) []lineSeries {
 }
 
 // limitLine is a dashed horizontal line across the probes' loads.
-func limitLine(c *Capacity, name string, v float64) lineSeries {
+func limitLine(c *result.Capacity, name string, v float64) lineSeries {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range c.Probes {
 		lo, hi = math.Min(lo, p.Load), math.Max(hi, p.Load)

@@ -1,6 +1,9 @@
 package report
 
-import "github.com/llmload/llmload/engine/cost"
+import (
+	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/result"
+)
 
 // spendSection is the HTML report's estimated spend: the headline, a row
 // per stage, and the notes the text summary has.
@@ -13,7 +16,7 @@ type spendSection struct {
 }
 
 // spendSectionOf is r's spend section; nil when the plan set no prices.
-func spendSectionOf(r *Result) *spendSection {
+func spendSectionOf(r *result.Result) *spendSection {
 	s := r.Cost
 	if s == nil {
 		return nil

@@ -5,11 +5,12 @@ import (
 	"slices"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // seriesOrigin is the time the series' T = 0 stands for: the first
 // stage's start (metrics.Point), or the run's start without stages.
-func seriesOrigin(r *Result) (t0 float64, ok bool) {
+func seriesOrigin(r *result.Result) (t0 float64, ok bool) {
 	if len(r.Stages) == 0 {
 		return 0, false
 	}
@@ -23,7 +24,7 @@ func seriesOrigin(r *Result) (t0 float64, ok bool) {
 }
 
 // stageMarks places each stage's start on the series' time axis.
-func stageMarks(r *Result, labels []string) []vmark {
+func stageMarks(r *result.Result, labels []string) []vmark {
 	origin, ok := seriesOrigin(r)
 	if !ok {
 		return nil
@@ -42,7 +43,7 @@ func stageMarks(r *Result, labels []string) []vmark {
 // timeSeriesCharts draws the run second by second: arrivals (open models),
 // load, output, errors and TTFT, all on the same time axis with the stage
 // boundaries marked.
-func timeSeriesCharts(r *Result, labels []string) []chartOut {
+func timeSeriesCharts(r *result.Result, labels []string) []chartOut {
 	ts := r.TimeSeries
 	if len(ts) == 0 {
 		return nil
@@ -73,7 +74,7 @@ func timeSeriesCharts(r *Result, labels []string) []chartOut {
 		return c.render()
 	}
 	var out []chartOut
-	if hasIntended(ts) {
+	if metrics.HasIntended(ts) {
 		// Open models only: the schedule against what started, so a client
 		// that fell behind (or a pool that ran dry) shows second by second.
 		// Intended is drawn dashed over achieved, so both show where they agree.

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/servermetrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // serverSection draws r's server metrics: first the server's roles per
@@ -17,7 +19,7 @@ import (
 // start to the time series' origin so that both line up; nil when none
 // were scraped. An endpoint without series still gets its section, so
 // that the note says why.
-func serverSection(r *Result, labels []string) ([]chartOut, string) {
+func serverSection(r *result.Result, labels []string) ([]chartOut, string) {
 	sm := r.ServerMetrics
 	if sm == nil {
 		return nil, ""
@@ -45,7 +47,7 @@ func serverSection(r *Result, labels []string) ([]chartOut, string) {
 // serverNote says where the series came from, how the scrapes fared and,
 // when it has to, why there are no series.
 func serverNote(sm *servermetrics.Result) string {
-	note := fmt.Sprintf("Scraped from %s every %gs: %s, %d failed.", sm.URL, sm.EveryS, count(int64(sm.Scrapes), "scrape", "scrapes"), sm.Failures)
+	note := fmt.Sprintf("Scraped from %s every %gs: %s, %d failed.", sm.URL, sm.EveryS, textfmt.Count(int64(sm.Scrapes), "scrape", "scrapes"), sm.Failures)
 	if k := sm.ServerKind(); k != "" {
 		note += " Server: " + servermetrics.ServerName(k) + "."
 	}
@@ -61,7 +63,7 @@ func serverNote(sm *servermetrics.Result) string {
 // serverStageFigure is the table of the server's roles per stage, with the
 // client's TTFT p50 and p99 in front, rendered with the page's own table
 // template; ok is false when no role has a value in any stage.
-func serverStageFigure(r *Result, labels []string) (chartOut, bool) {
+func serverStageFigure(r *result.Result, labels []string) (chartOut, bool) {
 	cols, rows := serverStages(r, false)
 	if cols == nil {
 		return chartOut{}, false

@@ -9,6 +9,8 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // sweepSection is a sweep's charts and the words under them.
@@ -38,16 +40,16 @@ var latencyCurves = []struct {
 var tagColors = []string{palette[3], palette[4], palette[6]}
 
 // engineSLO converts the result's SLO back for engine/analysis.
-func engineSLO(s *SLO) engine.SLO {
+func engineSLO(s *result.SLO) engine.SLO {
 	if s == nil {
 		return engine.SLO{}
 	}
-	return engine.SLO{TTFT: msDuration(s.TTFTMS), TPOT: msDuration(s.TPOTMS), E2E: msDuration(s.E2EMS)}
+	return engine.SLO{TTFT: textfmt.Duration(s.TTFTMS), TPOT: textfmt.Duration(s.TPOTMS), E2E: textfmt.Duration(s.E2EMS)}
 }
 
 // sweepSections draws every sweep engine/analysis finds among the stages,
 // with its knee and cliff.
-func sweepSections(r *Result) []sweepSection {
+func sweepSections(r *result.Result) []sweepSection {
 	found := readings(r)
 	var out []sweepSection
 	for i, s := range analysis.Sweeps(r.Stages) {

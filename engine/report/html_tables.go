@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -31,12 +33,12 @@ func pCell(d metrics.Dist, p string, v float64) htmlCell {
 	if d.Count == 0 {
 		return htmlCell{Text: "-"}
 	}
-	return htmlCell{Text: fmtMS(d, v), Weak: unreliable(d, p)}
+	return htmlCell{Text: textfmt.DistMS(d, v), Weak: unreliable(d, p)}
 }
 
 // stageTable is the per-stage overview: load, counts, rates and the
 // p50/p99 of each latency.
-func stageTable(r *Result, labels []string) htmlTable {
+func stageTable(r *result.Result, labels []string) htmlTable {
 	t := htmlTable{Head: []string{"stage", "VUs / rate", "window", "ok", "failed", "req/s", "out tok/s"}}
 	if hasInputs(r.Stages) {
 		t.Head = append(t.Head, "inputs/s")
@@ -61,7 +63,7 @@ func hasInputs(stages []metrics.StageSummary) bool {
 	return slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.Inputs > 0 })
 }
 
-func stageRow(r *Result, s *metrics.StageSummary, label string) []htmlCell {
+func stageRow(r *result.Result, s *metrics.StageSummary, label string) []htmlCell {
 	load := fmt.Sprint(s.VUs)
 	if s.TargetRate > 0 {
 		load = fmtRate(s.TargetRate) + "/s"
@@ -148,7 +150,7 @@ func errorTable(stages []metrics.StageSummary, labels []string) htmlTable {
 }
 
 // robustnessTable totals the run's dirty requests by kind.
-func robustnessTable(r *Result) htmlTable {
+func robustnessTable(r *result.Result) htmlTable {
 	run := runRobustness(r)
 	if len(run) == 0 {
 		return htmlTable{}

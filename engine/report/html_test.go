@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
 )
@@ -60,7 +61,7 @@ func ptr(v float64) *float64 { return &v }
 
 // richResult is the full fixture plus a sweep, a long time series and
 // thresholds: every section of the HTML report.
-func richResult() *Result {
+func richResult() *result.Result {
 	meta, sum := fullFixture()
 	sum.Stages = append(sum.Stages, sweepStages()...)
 	sum.TimeSeries = nil
@@ -70,7 +71,7 @@ func richResult() *Result {
 			Errors: t % 97 / 96, InFlight: int64(min(load*2, 16)), OutputTokPerSec: 150 * min(load, 5),
 			TTFTP50: ptr(30 * load), TTFTP99: ptr(90 * load * load)})
 	}
-	r := New(meta, sum)
+	r := result.New(meta, sum)
 	r.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8000/metrics", EveryS: 5, Scrapes: 60, Failures: 1,
 		Errors: []string{"HTTP 503 (1×)"}, Series: []servermetrics.Series{
 			{Name: "vllm:num_requests_waiting", Unit: servermetrics.UnitRequests, T: []float64{0, 100, 200, 300}, V: []float64{0, 0, 3, 9}},
@@ -166,7 +167,7 @@ func TestHTMLOpenSweep(t *testing.T) {
 		stages = append(stages, metrics.StageSummary{Scenario: "open", Stage: fmt.Sprintf("r%g", rate), Index: i,
 			TargetRate: rate, AchievedRate: []float64{10, 20, 30}[i], ReqPerSec: []float64{10, 20, 30}[i], DurationS: 60})
 	}
-	page := string(render(t, HTML(New(Meta{Complete: true}, &metrics.Summary{Stages: stages}))))
+	page := string(render(t, HTML(result.New(result.Meta{Complete: true}, &metrics.Summary{Stages: stages}))))
 	chart := regexp.MustCompile(`(?s)data-chart="sweep-0-throughput".*?</figure>`).FindString(page)
 	for _, want := range []string{">achieved iterations/s (knee rule)<", ">offered<"} {
 		if !strings.Contains(chart, want) {
@@ -180,10 +181,10 @@ func TestHTMLOpenSweep(t *testing.T) {
 
 func TestHTMLRendersWhatExists(t *testing.T) {
 	meta, sum := singleFixture()
-	for name, r := range map[string]*Result{
-		"empty":   New(Meta{}, nil),
-		"single":  New(meta, sum),
-		"no hist": New(meta, &metrics.Summary{Stages: []metrics.StageSummary{{Scenario: "s", Stage: "x"}}}),
+	for name, r := range map[string]*result.Result{
+		"empty":   result.New(result.Meta{}, nil),
+		"single":  result.New(meta, sum),
+		"no hist": result.New(meta, &metrics.Summary{Stages: []metrics.StageSummary{{Scenario: "s", Stage: "x"}}}),
 	} {
 		page := string(render(t, HTML(r)))
 		if !strings.Contains(page, "</html>") {
@@ -293,7 +294,7 @@ func TestTimeSeriesGaps(t *testing.T) {
 		{T: 3, Starts: 1, TTFTP50: ptr(50), TTFTP99: ptr(80)},
 		{T: 4, Starts: 1, TTFTP50: ptr(45), TTFTP99: ptr(70)},
 	}
-	charts := timeSeriesCharts(New(meta, sum), stageLabels(sum.Stages))
+	charts := timeSeriesCharts(result.New(meta, sum), stageLabels(sum.Stages))
 	ttft := string(charts[len(charts)-1].SVG)
 	if strings.Contains(ttft, "NaN") {
 		t.Fatal("the TTFT chart holds NaN")

@@ -1,6 +1,10 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/llmload/llmload/engine/result"
+)
 
 // traceSection is one replayed trace: what ran, the records' lengths and
 // the prefix reuse beside the server's hit share, as in the text summary.
@@ -11,7 +15,7 @@ type traceSection struct {
 	Lines    []string
 }
 
-func traceSections(r *Result) []traceSection {
+func traceSections(r *result.Result) []traceSection {
 	var out []traceSection
 	for i := range r.Traces {
 		t := &r.Traces[i]
@@ -23,7 +27,7 @@ func traceSections(r *Result) []traceSection {
 			s.Lengths = htmlTable{Head: []string{"lengths (tokens)", "mean", "p50", "p90", "p99", "max"}}
 			for _, l := range []struct {
 				name string
-				l    TraceLengths
+				l    result.TraceLengths
 			}{{"input", t.Input}, {"output", t.Output}} {
 				s.Lengths.Rows = append(s.Lengths.Rows, []htmlCell{{Text: l.name, Left: true}, {Text: fmt.Sprintf("%.0f", l.l.Mean)},
 					intCellH(int64(l.l.P50)), intCellH(int64(l.l.P90)), intCellH(int64(l.l.P99)), intCellH(int64(l.l.Max))})

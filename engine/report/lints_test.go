@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // lintFixture is one lint of each kind a summary lists: a warning from
@@ -36,7 +37,7 @@ func TestLintsGolden(t *testing.T) {
 // lints with every field, and a result without lints shows none of it.
 func TestLintsInSummaryAndHTML(t *testing.T) {
 	meta, sum := singleFixture()
-	r := New(meta, sum)
+	r := result.New(meta, sum)
 	r.Warnings = []string{"stage c1: something"}
 	plain := string(render(t, Text(r)))
 	r.Lints = lintFixture()
@@ -69,7 +70,7 @@ func TestLintsInSummaryAndHTML(t *testing.T) {
 		got["source"] != "plan" || got["scenario"] != "hit" || got["fix"] != "set max_tokens" {
 		t.Errorf("lints[3] = %v", got)
 	}
-	read, err := ReadJSON(bytes.NewReader(b.Bytes()))
+	read, err := result.ReadJSON(bytes.NewReader(b.Bytes()))
 	if err != nil || len(read.Lints) != 4 || read.Lints[1] != r.Lints[1] {
 		t.Errorf("read back: %v, %+v", err, read.Lints)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // Plan renders what a run would do, for 'llmload check': per scenario its
@@ -20,7 +22,7 @@ import (
 // search), then the thresholds. thresholds are rendered as given; traces
 // describe the trace scenarios' records (luabind's Script.Traces), and
 // may be nil, which prints what the plan alone says of them.
-func Plan(p engine.Plan, thresholds []string, traces []Trace) Reporter {
+func Plan(p engine.Plan, thresholds []string, traces []result.Trace) Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
 		writePlanHeader(&b, p)
@@ -45,7 +47,7 @@ func writePlanHeader(b *bytes.Buffer, p engine.Plan) {
 	}
 	fmt.Fprintf(b, "script  %s\ntarget  %s, model %s\nseed    %d\n", p.Script, target, model, p.Seed)
 	if p.Warmup.Requests > 0 {
-		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", count(int64(p.Warmup.Requests), "request", "requests"))
+		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", textfmt.Count(int64(p.Warmup.Requests), "request", "requests"))
 	} else if p.Warmup.Duration > 0 {
 		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", engine.FormatDuration(p.Warmup.Duration))
 	}
@@ -67,7 +69,7 @@ func planDuration(p engine.Plan) time.Duration {
 	return end
 }
 
-func writeScenarioPlan(b *bytes.Buffer, p engine.Plan, sc engine.Scenario, traces []Trace) {
+func writeScenarioPlan(b *bytes.Buffer, p engine.Plan, sc engine.Scenario, traces []result.Trace) {
 	fmt.Fprintf(b, "\nscenario %s: %s, exec %s()", sc.Name, sc.Executor, sc.Exec)
 	if sc.StartTime > 0 {
 		fmt.Fprintf(b, ", starts at %s", engine.FormatDuration(sc.StartTime))
@@ -84,7 +86,7 @@ func writeScenarioPlan(b *bytes.Buffer, p engine.Plan, sc engine.Scenario, trace
 	b.WriteString("\n")
 	if sc.Capacity != nil {
 		// Its stages are made as it runs: the search is the plan.
-		writeSearchPlan(b, sc, SLOFrom(p.SLO))
+		writeSearchPlan(b, sc, result.SLOFrom(p.SLO))
 		return
 	}
 	if sc.Trace != nil {
@@ -127,13 +129,13 @@ func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 	switch sc.Executor {
 	case engine.ExecutorTrace:
 		if sc.Trace != nil {
-			return fmt.Sprintf("%s, %s req/s mean", count(int64(len(sc.Trace.Arrivals)), "record", "records"), fmtLoad(l.To))
+			return fmt.Sprintf("%s, %s req/s mean", textfmt.Count(int64(len(sc.Trace.Arrivals)), "record", "records"), textfmt.Load(l.To))
 		}
 	case engine.ExecutorSharedIterations:
-		return fmt.Sprintf("%s %s %s (at most %s)", count(int64(sc.VUs), "VU", "VUs"), plural(int64(sc.VUs), "runs", "share"),
-			count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
+		return fmt.Sprintf("%s %s %s (at most %s)", textfmt.Count(int64(sc.VUs), "VU", "VUs"), textfmt.Plural(int64(sc.VUs), "runs", "share"),
+			textfmt.Count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
 	case engine.ExecutorPerVUIterations:
-		return fmt.Sprintf("%s × %s (at most %s)", count(int64(sc.VUs), "VU", "VUs"), count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
+		return fmt.Sprintf("%s × %s (at most %s)", textfmt.Count(int64(sc.VUs), "VU", "VUs"), textfmt.Count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
 	}
 	if l.Ramp == 0 {
 		return level(l.To)
@@ -152,13 +154,13 @@ func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 func expected(sc engine.Scenario) string {
 	switch {
 	case sc.Trace != nil:
-		return "expected " + count(int64(len(sc.Trace.Arrivals)), "iteration", "iterations") + ", one per record"
+		return "expected " + textfmt.Count(int64(len(sc.Trace.Arrivals)), "iteration", "iterations") + ", one per record"
 	case engine.OpenModel(sc.Executor):
 		return fmt.Sprintf("expected ≈ %.0f iterations (∫ rate dt)", expectedArrivals(sc))
 	case sc.Executor == engine.ExecutorSharedIterations:
-		return "expected " + count(int64(sc.Iterations), "iteration", "iterations")
+		return "expected " + textfmt.Count(int64(sc.Iterations), "iteration", "iterations")
 	case sc.Executor == engine.ExecutorPerVUIterations:
-		return "expected " + count(int64(sc.VUs*sc.Iterations), "iteration", "iterations")
+		return "expected " + textfmt.Count(int64(sc.VUs*sc.Iterations), "iteration", "iterations")
 	}
 	return "closed model: the iteration count depends on response times"
 }
@@ -198,14 +200,14 @@ func sortedKeys(m map[string]string) []string {
 
 // planTrace is what the plan printer says of a trace scenario's replay:
 // the Trace of traces for it, or what the plan alone knows.
-func planTrace(sc engine.Scenario, traces []Trace) *Trace {
+func planTrace(sc engine.Scenario, traces []result.Trace) *result.Trace {
 	for i := range traces {
 		if traces[i].Scenario == sc.Name {
 			return &traces[i]
 		}
 	}
 	tr := sc.Trace
-	return &Trace{Scenario: sc.Name, Source: tr.Source, Digest: tr.Digest, Speedup: tr.Speedup,
+	return &result.Trace{Scenario: sc.Name, Source: tr.Source, Digest: tr.Digest, Speedup: tr.Speedup,
 		TimeOffsetS: tr.TimeOffset.Seconds(), Limit: tr.Limit, Records: len(tr.Arrivals),
 		SpanS: tr.Duration().Seconds() * tr.Speedup, DurationS: tr.Duration().Seconds(),
 		Sessions: tr.Sessions, Conversations: tr.Sessions > 0}
@@ -216,14 +218,14 @@ const planIndent = "          "
 
 // writeTracePlan says what a trace scenario replays: the records, the
 // slice and pace, their lengths, sessions, blocks and prefix reuse.
-func writeTracePlan(b *bytes.Buffer, t *Trace) {
+func writeTracePlan(b *bytes.Buffer, t *result.Trace) {
 	fmt.Fprintf(b, "  trace   %s\n", traceHeadline(t))
 	if s := sliceLine(t); s != "" {
 		b.WriteString(planIndent + s + "\n")
 	}
 	writeTraceLengths(b, t, planIndent)
 	lines := traceLines(t)
-	if t.described() {
+	if described(t) {
 		lines = append(lines, "prefix reuse: "+traceReuse(t))
 	}
 	for _, line := range lines {
@@ -234,18 +236,18 @@ func writeTracePlan(b *bytes.Buffer, t *Trace) {
 // writeSearchPlan says how a capacity scenario searches: the loads it
 // brackets and bisects, how each probe is measured and what it must meet,
 // and about how many probes that takes.
-func writeSearchPlan(b *bytes.Buffer, sc engine.Scenario, slo *SLO) {
+func writeSearchPlan(b *bytes.Buffer, sc engine.Scenario, slo *result.SLO) {
 	c := sc.Capacity
-	unit := CapacityUnit(c.Load)
-	fmt.Fprintf(b, "  search  %s, %s → %s %s ×%s, then bisect to a precision of %s%%\n", c.Load, fmtLoad(c.Start),
-		fmtLoad(c.Max), unit, fmtLoad(c.Growth), fmtLoad(100*c.Precision))
+	unit := result.CapacityUnit(c.Load)
+	fmt.Fprintf(b, "  search  %s, %s → %s %s ×%s, then bisect to a precision of %s%%\n", c.Load, textfmt.Load(c.Start),
+		textfmt.Load(c.Max), unit, textfmt.Load(c.Growth), textfmt.Load(100*c.Precision))
 	fmt.Fprintf(b, "  probes  %s warmup + %s window each, extended up to %s while undecided; judged on at least %s\n",
 		engine.FormatDuration(c.Warmup), engine.FormatDuration(c.Window), engine.FormatDuration(c.MaxWindow),
-		count(int64(c.MinSamples), "request", "requests"))
+		textfmt.Count(int64(c.MinSamples), "request", "requests"))
 	b.WriteString(wrap(fmt.Sprintf("between probes the load stops until the last probe's requests end and the server's queue is empty "+
 		"(at most %s); the next then warms up at least a window", engine.FormatDuration(cmp.Or(c.IdleTimeout, engine.DefaultProbeIdleTimeout))),
 		"  ", planIndent, maxWidth))
-	criteria := (&Capacity{Search: CapacitySearch{GoodShare: c.GoodShare, Conditions: c.Conditions}}).Criteria(slo)
+	criteria := (&result.Capacity{Search: result.CapacitySearch{GoodShare: c.GoodShare, Conditions: c.Conditions}}).Criteria(slo)
 	b.WriteString(wrap("holds when "+criteria, "  ", planIndent, maxWidth))
 	bracket, bisect := searchProbes(c)
 	fmt.Fprintf(b, "  about %d probes (up to %d to bracket, %d to bisect): ≈ %s if each decides in one window; graceful stop %s\n",

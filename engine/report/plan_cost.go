@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // SpendPlan renders what a priced plan could spend, for 'llmload
@@ -68,11 +69,11 @@ func iterationLine(p cost.WorstPart, cur string) string {
 	case p.NoMaxTokens:
 		return "a sampled request sets no max_tokens: its answer's length, and so the worst case, are unbounded (set max_tokens)"
 	}
-	of := fmt.Sprintf("the dearest of %s sampled", count(int64(p.Sampled), "iteration", "iterations"))
+	of := fmt.Sprintf("the dearest of %s sampled", textfmt.Count(int64(p.Sampled), "iteration", "iterations"))
 	if p.Name == "setup" {
 		of = "setup() once"
 	}
-	return fmt.Sprintf("%s, ≤ %s prompt tokens + %s max_tokens ≤ %s %s (%s)", count(int64(p.Requests), "request", "requests"),
+	return fmt.Sprintf("%s, ≤ %s prompt tokens + %s max_tokens ≤ %s %s (%s)", textfmt.Count(int64(p.Requests), "request", "requests"),
 		fmtCount(float64(p.InputTokens)), fmtCount(float64(p.OutputTokens)), cost.Money(p.PerIteration), cur, of)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/result"
 )
 
 func testPlan() engine.Plan {
@@ -60,7 +61,7 @@ func planTraceScenario() engine.Scenario {
 func TestPlanGolden(t *testing.T) {
 	tr := testTrace()
 	tr.Speedup, tr.DurationS, tr.Limit = 0.5, 7.8, 40
-	golden(t, "plan.txt.golden", render(t, Plan(testPlan(), []string{"ttft.p99 < 1s", "errors.rate < 1% (abort on fail)"}, []Trace{tr})))
+	golden(t, "plan.txt.golden", render(t, Plan(testPlan(), []string{"ttft.p99 < 1s", "errors.rate < 1% (abort on fail)"}, []result.Trace{tr})))
 }
 
 // TestPlanTraceAlone: without the trace's records (a Go caller that has

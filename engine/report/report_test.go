@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	goldenfile "github.com/llmload/llmload/engine/golden"
 	"maps"
 	"math"
 	"reflect"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	goldenfile "github.com/llmload/llmload/engine/golden"
+	"github.com/llmload/llmload/engine/result"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
@@ -102,8 +104,8 @@ func stage(scenario, name string, idx, vus int, startS, durS float64, ok, failed
 	}
 }
 
-func singleFixture() (Meta, *metrics.Summary) {
-	meta := Meta{Scenario: "scenarios/sweep.lua", Model: "sim-7b", Simulator: true,
+func singleFixture() (result.Meta, *metrics.Summary) {
+	meta := result.Meta{Scenario: "scenarios/sweep.lua", Model: "sim-7b", Simulator: true,
 		Start: t0, End: t0.Add(120 * time.Second), Version: "v0.1.0", Complete: true, Seed: 42}
 	return meta, &metrics.Summary{
 		Stages: []metrics.StageSummary{
@@ -114,10 +116,10 @@ func singleFixture() (Meta, *metrics.Summary) {
 	}
 }
 
-func fullFixture() (Meta, *metrics.Summary) {
-	meta := Meta{Scenario: "scenarios/mixed.lua", Target: "https://user:hunter2@llm.internal:8443/v1?api_key=sk-live-123&api-version=2024",
+func fullFixture() (result.Meta, *metrics.Summary) {
+	meta := result.Meta{Scenario: "scenarios/mixed.lua", Target: "https://user:hunter2@llm.internal:8443/v1?api_key=sk-live-123&api-version=2024",
 		Model: "Qwen/Qwen2.5-7B-Instruct", Start: t0, End: t0.Add(95*time.Second + 420*time.Millisecond),
-		Version: "v0.1.0", Complete: false, Seed: -7, SLO: SLOFrom(engine.SLO{TTFT: 500 * time.Millisecond, E2E: 20 * time.Second})}
+		Version: "v0.1.0", Complete: false, Seed: -7, SLO: result.SLOFrom(engine.SLO{TTFT: 500 * time.Millisecond, E2E: 20 * time.Second})}
 	c1 := chatC1()
 	c8 := stage("chat", "c8", 1, 8, 60, 35.42, 0, 40, 0)
 	c8.Complete = false
@@ -224,7 +226,7 @@ func ragSteady() metrics.StageSummary {
 
 var fixtures = []struct {
 	name string
-	make func() (Meta, *metrics.Summary)
+	make func() (result.Meta, *metrics.Summary)
 }{
 	{"single", singleFixture},
 	{"full", fullFixture},
@@ -247,7 +249,7 @@ func render(t *testing.T, rep Reporter) []byte {
 func TestGolden(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
-			r := New(f.make())
+			r := result.New(f.make())
 			if f.name == "full" {
 				r.Thresholds = fullThresholds()
 			}
@@ -288,7 +290,7 @@ func TestTextContent(t *testing.T) {
 				if f.name != tc.fixture {
 					continue
 				}
-				text := string(render(t, Text(New(f.make()))))
+				text := string(render(t, Text(result.New(f.make()))))
 				assertText(t, text, tc.want, tc.absent)
 			}
 		})
@@ -297,7 +299,7 @@ func TestTextContent(t *testing.T) {
 
 func TestTextWidth(t *testing.T) {
 	for _, f := range fixtures {
-		for i, line := range strings.Split(string(render(t, Text(New(f.make())))), "\n") {
+		for i, line := range strings.Split(string(render(t, Text(result.New(f.make())))), "\n") {
 			if n := len([]rune(line)); n > 120 {
 				t.Errorf("%s line %d is %d columns, want <= 120: %q", f.name, i+1, n, line)
 			}
@@ -308,8 +310,8 @@ func TestTextWidth(t *testing.T) {
 func TestJSONRoundTrip(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
-			want := New(f.make())
-			got, err := ReadJSON(bytes.NewReader(render(t, JSON(want))))
+			want := result.New(f.make())
+			got, err := result.ReadJSON(bytes.NewReader(render(t, JSON(want))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,23 +323,23 @@ func TestJSONRoundTrip(t *testing.T) {
 }
 
 func TestReadJSONErrors(t *testing.T) {
-	full := render(t, JSON(New(fullFixture())))
+	full := render(t, JSON(result.New(fullFixture())))
 	for _, tc := range []struct {
 		name  string
 		input string
 		want  error
 		msg   string
 	}{
-		{"truncated", string(full[:len(full)/2]), ErrTruncated, "ends early"},
-		{"empty", "  \n", ErrNotResult, "empty"},
-		{"not JSON", "stage,vus\nc1,1\n", ErrNotResult, "invalid JSON"},
-		{"no version", `{"run": {}}`, ErrNotResult, "schema_version"},
-		{"future version", `{"schema_version": 2, "stages": []}`, ErrSchemaVersion, "2"},
-		{"wrong type", `{"schema_version": 1, "stages": {}}`, ErrNotResult, "stages"},
-		{"array", `[1, 2]`, ErrNotResult, "array"},
+		{"truncated", string(full[:len(full)/2]), result.ErrTruncated, "ends early"},
+		{"empty", "  \n", result.ErrNotResult, "empty"},
+		{"not JSON", "stage,vus\nc1,1\n", result.ErrNotResult, "invalid JSON"},
+		{"no version", `{"run": {}}`, result.ErrNotResult, "schema_version"},
+		{"future version", `{"schema_version": 2, "stages": []}`, result.ErrSchemaVersion, "2"},
+		{"wrong type", `{"schema_version": 1, "stages": {}}`, result.ErrNotResult, "stages"},
+		{"array", `[1, 2]`, result.ErrNotResult, "array"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := ReadJSON(strings.NewReader(tc.input))
+			res, err := result.ReadJSON(strings.NewReader(tc.input))
 			if res != nil || !errors.Is(err, tc.want) {
 				t.Fatalf("ReadJSON = %v, %v; want nil, %v", res, err, tc.want)
 			}
@@ -349,7 +351,7 @@ func TestReadJSONErrors(t *testing.T) {
 }
 
 func TestNewWithoutSummary(t *testing.T) {
-	r := New(Meta{Complete: true}, nil)
+	r := result.New(result.Meta{Complete: true}, nil)
 	if r.Stages == nil || r.ScriptErrors == nil {
 		t.Error("New(nil) left nil slices; they would encode as null")
 	}
@@ -364,7 +366,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestReportersReturnWriteErrors(t *testing.T) {
-	r := New(singleFixture())
+	r := result.New(singleFixture())
 	for name, rep := range map[string]Reporter{"text": Text(r), "json": JSON(r)} {
 		if err := rep(failWriter{}); err == nil {
 			t.Errorf("%s reporter ignored a write error", name)
@@ -385,13 +387,13 @@ func TestFromCollector(t *testing.T) {
 		}})
 	}
 	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "only", Target: 2, At: start.Add(2 * time.Second)})
-	want := New(Meta{Scenario: "x.lua", Start: start, End: time.Now(), Complete: true}, c.Close())
+	want := result.New(result.Meta{Scenario: "x.lua", Start: start, End: time.Now(), Complete: true}, c.Close())
 
 	text := string(render(t, Text(want)))
 	if got, want := fieldsOf(text, "only"), "[only 2 5 0 2.50 5.00 0.00 2.0s]"; got != want {
 		t.Errorf("throughput row = %s, want %s in:\n%s", got, want, text)
 	}
-	got, err := ReadJSON(bytes.NewReader(render(t, JSON(want))))
+	got, err := result.ReadJSON(bytes.NewReader(render(t, JSON(want))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +424,7 @@ func fullThresholds() []threshold.Result {
 }
 
 func TestReadJSONNotAnObject(t *testing.T) {
-	_, err := ReadJSON(strings.NewReader(`[1, 2]`))
+	_, err := result.ReadJSON(strings.NewReader(`[1, 2]`))
 	if err == nil || !strings.Contains(err.Error(), "the file holds a JSON array, not an object") {
 		t.Errorf("err = %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // stageFields are the per-stage columns before the distributions.
@@ -104,7 +105,7 @@ func StageColumns() []string { return slices.Clone(stageColumns) }
 // (StageColumns), for spreadsheets and plotting scripts. A distribution
 // with no samples has empty cells, not zeros, so that "not measured"
 // cannot be read as "instant".
-func StagesCSV(r *Result) Reporter {
+func StagesCSV(r *result.Result) Reporter {
 	return func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(stageColumns); err != nil {

@@ -13,12 +13,14 @@ import (
 
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // Text renders r as the terminal summary: a header, a throughput table, a
 // latency table, then errors and notes when there are any. The output is
 // deterministic for a given Result.
-func Text(r *Result) Reporter {
+func Text(r *result.Result) Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
 		writeText(&b, r)
@@ -27,7 +29,7 @@ func Text(r *Result) Reporter {
 	}
 }
 
-func writeText(b *bytes.Buffer, r *Result) {
+func writeText(b *bytes.Buffer, r *result.Result) {
 	writeHeader(b, r)
 	if len(r.Stages) == 0 {
 		b.WriteString("\nno stage ran: nothing was measured\n")
@@ -79,7 +81,7 @@ func trimLines(text []byte) []byte {
 	return bytes.Join(lines, []byte("\n"))
 }
 
-func writeHeader(b *bytes.Buffer, r *Result) {
+func writeHeader(b *bytes.Buffer, r *result.Result) {
 	m := r.Run
 	target := m.Target
 	if m.Simulator || target == "" {
@@ -98,7 +100,7 @@ func writeHeader(b *bytes.Buffer, r *Result) {
 	writeSegments(b, m)
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
 		fmt.Fprintf(b, "warmup: %s, %d failed, %s (excluded from all figures)\n",
-			count(w.Requests, "request", "requests"), w.Failed, count(w.IterationErrors, "script error", "script errors"))
+			textfmt.Count(w.Requests, "request", "requests"), w.Failed, textfmt.Count(w.IterationErrors, "script error", "script errors"))
 	}
 }
 
@@ -150,7 +152,7 @@ func row(tw io.Writer, cells ...string) {
 // throughputColumns says which optional columns the throughput table has.
 type throughputColumns struct{ inputs, scriptErrs, dirty, goodput, cacheHit bool }
 
-func writeThroughput(b *bytes.Buffer, r *Result, labels []string) {
+func writeThroughput(b *bytes.Buffer, r *result.Result, labels []string) {
 	stages := r.Stages
 	cols := throughputColumns{
 		inputs:     slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.Inputs > 0 }),
@@ -257,15 +259,13 @@ func (c throughputColumns) cells(label string, s *metrics.StageSummary) []string
 }
 
 // goodputNote names the objectives goodput counted against.
-func goodputNote(slo *SLO) string {
+func goodputNote(slo *result.SLO) string {
 	what := "the scenario's SLO"
-	if objectives := sloText(slo); objectives != "" {
+	if objectives := result.SLOText(slo); objectives != "" {
 		what = "the SLO " + objectives
 	}
 	return "goodput: successful requests per second that met " + what + "; good %: their share of all requests"
 }
-
-func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // clientMark names what the self-check flagged in a stage: "CLIENT-BOUND",
 // "MACHINE-BUSY", both, or "" for nothing.
@@ -328,7 +328,7 @@ func writeTailNote(b *bytes.Buffer, stages []metrics.StageSummary, labels []stri
 
 // writeArrivals shows, for open-model stages, the target rate against what
 // was scheduled and started, drops and llmload's own schedule lag.
-func writeArrivals(b *bytes.Buffer, r *Result, labels []string) {
+func writeArrivals(b *bytes.Buffer, r *result.Result, labels []string) {
 	stages := r.Stages
 	if !slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.TargetRate > 0 }) {
 		return
@@ -343,7 +343,7 @@ func writeArrivals(b *bytes.Buffer, r *Result, labels []string) {
 		}
 		l := s.ScheduleLag
 		row(tw, labels[i], fmtRate(s.TargetRate), fmtRate(s.ScheduledRate), fmtRate(s.AchievedRate),
-			fmt.Sprint(s.DroppedIterations), fmtMS(l, l.P50), fmtMS(l, l.P99), fmtMS(l, l.Max))
+			fmt.Sprint(s.DroppedIterations), textfmt.DistMS(l, l.P50), textfmt.DistMS(l, l.P99), textfmt.DistMS(l, l.Max))
 	}
 	tw.Flush()
 	if note := traceArrivalsNote(r); note != "" {
@@ -367,7 +367,7 @@ func fmtRate(v float64) string {
 // (all kept in the file), so re-reporting a file written by an older
 // llmload gives today's rules' reading. The stored Analysis is kept only when no stage is left to read
 // (a hand-made result).
-func readings(r *Result) analysis.Analysis {
+func readings(r *result.Result) analysis.Analysis {
 	server := analysis.Server{Metrics: r.ServerMetrics, Start: r.Run.Start}
 	if a := analysis.Analyze(r.Stages, engineSLO(r.Run.SLO), server); len(a.Sweeps) > 0 || len(r.Analysis.Sweeps) == 0 {
 		return a
@@ -377,7 +377,7 @@ func readings(r *Result) analysis.Analysis {
 
 // writeSweepFindings names the knee and the cliff of each concurrency or
 // rate sweep in one line each, with the rule that found them.
-func writeSweepFindings(b *bytes.Buffer, r *Result) {
+func writeSweepFindings(b *bytes.Buffer, r *result.Result) {
 	a := readings(r)
 	if len(a.Sweeps) == 0 {
 		return
@@ -414,7 +414,7 @@ func serverLine(c *analysis.ServerCheck) string {
 
 // writeSegments says that a result is one segment of a run, or which
 // segments a merged result joins and how far apart they started.
-func writeSegments(b *bytes.Buffer, m Meta) {
+func writeSegments(b *bytes.Buffer, m result.Meta) {
 	switch line := segmentLine(m); {
 	case m.Segment != nil:
 		b.WriteString(line + "\n")
@@ -424,7 +424,7 @@ func writeSegments(b *bytes.Buffer, m Meta) {
 }
 
 // segmentLine describes a segment result or a merged one; "" otherwise.
-func segmentLine(m Meta) string {
+func segmentLine(m result.Meta) string {
 	if s := m.Segment; s != nil {
 		return fmt.Sprintf("segment %d/%d of a segmented run%s: merge every segment's result with llmload merge", s.Index, s.Count, onHost(s.Host))
 	}
@@ -451,7 +451,7 @@ func segmentLine(m Meta) string {
 	if !first.IsZero() {
 		spread = fmt.Sprintf(", started within %v", last.Sub(first).Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%d segments on %s%s", len(m.Segments), count(int64(len(hosts)), "host", "hosts"), spread)
+	return fmt.Sprintf("%d segments on %s%s", len(m.Segments), textfmt.Count(int64(len(hosts)), "host", "hosts"), spread)
 }
 
 func onHost(h string) string {

@@ -7,12 +7,14 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // writeCapacity writes each capacity search's answer with what its probes
 // had to meet, then its probes in the order run, then why each was
 // decided: the answer is only as good as the probes under it.
-func writeCapacity(b *bytes.Buffer, r *Result) {
+func writeCapacity(b *bytes.Buffer, r *result.Result) {
 	multi := slices.ContainsFunc(r.Stages, func(s metrics.StageSummary) bool { return s.Scenario != r.Stages[0].Scenario })
 	for i := range r.Capacity {
 		c := &r.Capacity[i]
@@ -22,7 +24,7 @@ func writeCapacity(b *bytes.Buffer, r *Result) {
 		}
 		b.WriteString("\n")
 		b.WriteString(wrap(fmt.Sprintf("%s%s (SLO: %s; precision %s%%)", prefix, c.Answer(), c.Criteria(r.Run.SLO),
-			fmtLoad(100*c.Search.Precision)), "", "  ", maxWidth))
+			textfmt.Load(100*c.Search.Precision)), "", "  ", maxWidth))
 		if c.Stopped != "" {
 			b.WriteString(wrap("stopped: "+c.Stopped, "  ", "    ", maxWidth))
 		}
@@ -33,7 +35,7 @@ func writeCapacity(b *bytes.Buffer, r *Result) {
 }
 
 // writeProbes is the probe table, then a line per probe saying why.
-func writeProbes(b *bytes.Buffer, c *Capacity) {
+func writeProbes(b *bytes.Buffer, c *result.Capacity) {
 	labels := make([]string, len(c.Probes))
 	phases := make([]string, len(c.Probes))
 	verdicts := make([]string, len(c.Probes))
@@ -50,7 +52,7 @@ func writeProbes(b *bytes.Buffer, c *Capacity) {
 	tw := newTable(b)
 	row(tw, head, phaseHead, load, verdictHead, "requests", "good %", "TTFT p50", "TTFT p99", "TPOT p99", "req/s")
 	for i, p := range c.Probes {
-		row(tw, labels[i], phases[i], fmtLoad(p.Load), verdicts[i], fmt.Sprint(p.Requests), goodText(p.GoodShare),
+		row(tw, labels[i], phases[i], textfmt.Load(p.Load), verdicts[i], fmt.Sprint(p.Requests), goodText(p.GoodShare),
 			probeMS(p.TTFTP50MS), probeMS(p.TTFTP99MS), probeMS(p.TPOTP99MS), fmtRate(p.ReqPerSec))
 	}
 	tw.Flush()
@@ -60,7 +62,7 @@ func writeProbes(b *bytes.Buffer, c *Capacity) {
 		if p.Stop != "" {
 			why = p.Stop + cond(why != "", " ("+why+")", "")
 		}
-		if start := p.Settle.text(); start != "" {
+		if start := p.Settle.Text(); start != "" {
 			why = cond(why != "", why+"; ", "") + start
 		}
 		if why != "" {
@@ -71,7 +73,7 @@ func writeProbes(b *bytes.Buffer, c *Capacity) {
 
 // probeLabel names a probe by its first window, with the windows added
 // when it could not decide: "probe-03 +2".
-func probeLabel(p CapacityProbe) string {
+func probeLabel(p result.CapacityProbe) string {
 	name := fmt.Sprintf("probe %d", p.Index+1)
 	if len(p.Stages) > 0 {
 		name = p.Stages[0]
@@ -94,7 +96,7 @@ func probeMS(v float64) string {
 	if v <= 0 {
 		return "-"
 	}
-	return fmtMS(metrics.Dist{Count: 1}, v)
+	return textfmt.DistMS(metrics.Dist{Count: 1}, v)
 }
 
 func cond(ok bool, yes, no string) string {

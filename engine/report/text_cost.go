@@ -6,13 +6,15 @@ import (
 	"strconv"
 
 	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // writeSpend writes the estimated spend: a headline against the budget,
 // a row per stage (the warmup's in one row, setup and teardown in
 // another), where the counts came from, and how the budget stopped the
 // run or that none caps it.
-func writeSpend(b *bytes.Buffer, r *Result) {
+func writeSpend(b *bytes.Buffer, r *result.Result) {
 	s := r.Cost
 	if s == nil {
 		return
@@ -105,14 +107,14 @@ func spendNotes(s *cost.Summary) []string {
 	notes := []string{"token counts: " + s.Sources()}
 	if s.Unbilled > 0 {
 		notes = append(notes, fmt.Sprintf("%s got an HTTP error without usage or reached no server: not billed",
-			count(s.Unbilled, "request", "requests")))
+			textfmt.Count(s.Unbilled, "request", "requests")))
 	}
 	if st := s.Stop; s.StoppedByBudget && st != nil {
 		notes = append(notes, stopNote(s, st))
 	}
 	if s.Unbounded > 0 {
 		notes = append(notes, fmt.Sprintf("%s had no max_tokens: each reserved the longest answer seen so far, a guess, so the budget held only as closely as that guess",
-			count(s.Unbounded, "request", "requests")))
+			textfmt.Count(s.Unbounded, "request", "requests")))
 	}
 	if s.Budget <= 0 {
 		notes = append(notes, cost.NoBudgetNote)
@@ -132,7 +134,7 @@ func stopNote(s *cost.Summary, st *cost.Stop) string {
 	committed := fmt.Sprintf("the spend of %s %s", cost.Money(st.Committed), s.Currency)
 	if st.InFlight > 0 {
 		committed = fmt.Sprintf("the committed %s %s (spent, plus the worst case of %s in flight, which were canceled)",
-			cost.Money(st.Committed), s.Currency, count(int64(st.InFlight), "request", "requests"))
+			cost.Money(st.Committed), s.Currency, textfmt.Count(int64(st.InFlight), "request", "requests"))
 	}
 	return fmt.Sprintf("budget: the run stopped before sending a request whose worst case (%s %s) would have taken %s over it: %s",
 		cost.Money(st.Next), s.Currency, committed, spent)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 	"github.com/llmload/llmload/engine/tokenize"
 )
 
@@ -38,10 +40,10 @@ func writeClientHealth(b *bytes.Buffer, stages []metrics.StageSummary, labels []
 func clientLine(c *engine.ClientCheck) string {
 	cores := max(c.Cores, 1)
 	line := fmt.Sprintf("client: CPU %.0f%% (of %d%% for %d %s), scheduling p99 %s ms, GC pauses p99 %s ms",
-		c.CPUPercent, 100*cores, cores, plural(int64(cores), "core", "cores"), fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
+		c.CPUPercent, 100*cores, cores, textfmt.Plural(int64(cores), "core", "cores"), fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
 	if c.MachineMeasured {
 		line += fmt.Sprintf("; machine: CPU %.0f%% busy (llmload %.0f%% of it), steal %.0f%%, run queue %.1f on %d %s",
-			c.MachineCPUPercent, c.OwnSharePercent, c.StealPercent, c.RunQueue, c.MachineCores, plural(int64(c.MachineCores), "core", "cores"))
+			c.MachineCPUPercent, c.OwnSharePercent, c.StealPercent, c.RunQueue, c.MachineCores, textfmt.Plural(int64(c.MachineCores), "core", "cores"))
 	}
 	if c.Bound {
 		line += "  ! CLIENT-BOUND"
@@ -69,7 +71,7 @@ func fmtSmallMS(v float64) string {
 // tokenizer disagrees with the server's usage (information: the counts are
 // usage's), no usage came and the tokenizer or the text events counted.
 // Stages are not named: the cause is the run's, not a stage's.
-func writeTokenNotes(b *bytes.Buffer, r *Result, _ []string) {
+func writeTokenNotes(b *bytes.Buffer, r *result.Result, _ []string) {
 	notes := tokenNotes(r)
 	if len(notes) == 0 {
 		return
@@ -81,7 +83,7 @@ func writeTokenNotes(b *bytes.Buffer, r *Result, _ []string) {
 }
 
 // tokenNotes are the sentences of writeTokenNotes, for every format.
-func tokenNotes(r *Result) []string {
+func tokenNotes(r *result.Result) []string {
 	run := metrics.SumTokens(r.Stages)
 	tokenizer := cmp.Or(r.Run.Tokenizer, engine.DefaultTokenizer)
 	var notes []string
@@ -93,7 +95,7 @@ func tokenNotes(r *Result) []string {
 	}
 	if n := run.Sources[engine.TokensFromEvents]; n > 0 {
 		notes = append(notes, fmt.Sprintf("output tokens of %d of %s are counts of text events "+
-			"(no usage from the server, no tokenizer): approximate, and so are tok/s and TPOT", n, count(run.OK, "request", "requests")))
+			"(no usage from the server, no tokenizer): approximate, and so are tok/s and TPOT", n, textfmt.Count(run.OK, "request", "requests")))
 	}
 	return notes
 }
@@ -105,7 +107,7 @@ func tokenNotes(r *Result) []string {
 func mismatchNote(tokenizer string, tc metrics.TokenCheck) string {
 	s := fmt.Sprintf("note: the offline tokenizer %s differs from the server's usage by %.1f%% on average "+
 		"(%d of %s compared differ by more than %.0f%%)",
-		tokenizer, 100*tc.MeanRelDiff, tc.Mismatched, count(tc.Compared, "request", "requests"), 100*metrics.TokenMismatch)
+		tokenizer, 100*tc.MeanRelDiff, tc.Mismatched, textfmt.Count(tc.Compared, "request", "requests"), 100*metrics.TokenMismatch)
 	switch {
 	case tokenize.IsFile(tokenizer):
 		return s + ": is it the served model's tokenizer.json? Output tokens are from the server's usage either way"
@@ -120,7 +122,7 @@ func mismatchNote(tokenizer string, tc metrics.TokenCheck) string {
 // gave no usage for.
 func fallbackNote(tokenizer string, n, ok int64) string {
 	s := fmt.Sprintf("output tokens of %d of %s were counted by llmload's tokenizer %s (the server sent no usage)",
-		n, count(ok, "request", "requests"), tokenizer)
+		n, textfmt.Count(ok, "request", "requests"), tokenizer)
 	if tokenize.IsFile(tokenizer) {
 		return s
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // unreliableNote explains the * that marks a percentile, with both rules
@@ -88,7 +89,7 @@ func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []strin
 			starred = starred || anyStar(d, "p50", "p90", "p95", "p99")
 			itlTok = itlTok || f.name == famITLT.name
 			row(tw, label, names[f.name], fmtP(d, "p50", d.P50), fmtP(d, "p90", d.P90), fmtP(d, "p95", d.P95),
-				fmtP(d, "p99", d.P99), fmtMS(d, d.Max), fmt.Sprint(d.Count), fmtCI(d, d.CI.P99))
+				fmtP(d, "p99", d.P99), textfmt.DistMS(d, d.Max), fmt.Sprint(d.Count), fmtCI(d, d.CI.P99))
 		}
 	}
 	tw.Flush()
@@ -141,9 +142,9 @@ func fmtP(d metrics.Dist, p string, v float64) string {
 		return "- "
 	}
 	if unreliable(d, p) {
-		return fmtMS(d, v) + "*"
+		return textfmt.DistMS(d, v) + "*"
 	}
-	return fmtMS(d, v) + " "
+	return textfmt.DistMS(d, v) + " "
 }
 
 // fmtCI prints a confidence interval as lo..hi; "-" when there is none
@@ -152,20 +153,5 @@ func fmtCI(d metrics.Dist, iv metrics.Interval) string {
 	if d.Count == 0 || iv == (metrics.Interval{}) {
 		return "-"
 	}
-	return fmtMS(d, iv[0]) + ".." + fmtMS(d, iv[1])
-}
-
-// fmtMS prints milliseconds: two decimals below 1 ms (so fast token gaps
-// do not read as zero), one below 100 ms, integers above.
-func fmtMS(d metrics.Dist, v float64) string {
-	switch {
-	case d.Count == 0:
-		return "-"
-	case v < 1:
-		return fmt.Sprintf("%.2f", v)
-	case v < 100:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.0f", v)
-	}
+	return textfmt.DistMS(d, iv[0]) + ".." + textfmt.DistMS(d, iv[1])
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // Lints renders lints as the summary lists them, for `llmload check` and
@@ -73,7 +74,7 @@ func lintCounts(ls []lint.Lint) string {
 	}
 	var parts []string
 	if warn > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", warn, plural(int64(warn), "warning", "warnings")))
+		parts = append(parts, fmt.Sprintf("%d %s", warn, textfmt.Plural(int64(warn), "warning", "warnings")))
 	}
 	if info > 0 {
 		parts = append(parts, fmt.Sprintf("%d info", info))

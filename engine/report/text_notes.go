@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -200,6 +201,6 @@ func writeClamped(b *bytes.Buffer, stages []metrics.StageSummary) {
 			s.ITLToken.Clamped + s.E2E.Clamped
 	}
 	if n > 0 {
-		fmt.Fprintf(b, "\n%s outside 0 .. 1h %s clamped to the nearest bound\n", count(n, "latency value", "latency values"), plural(n, "was", "were"))
+		fmt.Fprintf(b, "\n%s outside 0 .. 1h %s clamped to the nearest bound\n", textfmt.Count(n, "latency value", "latency values"), textfmt.Plural(n, "was", "were"))
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // Caps of the robustness table's list cells, so that a server answering
@@ -26,7 +28,7 @@ const robustnessLegend = "✓ handled: a 4xx with an error body  ✗ DEFECT: a 5
 
 // writeRobustness writes, when dirty requests were sent, how the server
 // answered them per stage and kind, and a one-line verdict for the run.
-func writeRobustness(b *bytes.Buffer, r *Result, labels []string) {
+func writeRobustness(b *bytes.Buffer, r *result.Result, labels []string) {
 	if !slices.ContainsFunc(r.Stages, func(s metrics.StageSummary) bool { return len(s.Robustness) > 0 }) {
 		return
 	}
@@ -44,7 +46,7 @@ func writeRobustness(b *bytes.Buffer, r *Result, labels []string) {
 			if j == 0 {
 				label = labels[i]
 			}
-			cols[0], cols[1] = append(cols[0], label), append(cols[1], clip(kind))
+			cols[0], cols[1] = append(cols[0], label), append(cols[1], textfmt.Clip(kind))
 			cols[2], cols[3] = append(cols[2], statusCell(rs.Statuses)), append(cols[3], classCell(rs.Errors))
 			counts = append(counts, robustnessCounts(&rs, canceled))
 			verdicts = append(verdicts, []string{verdictCell(rs.Verdict)})
@@ -104,7 +106,7 @@ func classCell(errs map[string]int64) string {
 	var cells []string
 	for _, class := range sortedByCount(errs) {
 		if !strings.HasPrefix(class, "http_") {
-			cells = append(cells, fmt.Sprintf("%s×%d", clip(class), errs[class]))
+			cells = append(cells, fmt.Sprintf("%s×%d", textfmt.Clip(class), errs[class]))
 		}
 	}
 	return joinCapped(cells, maxClassCells)
@@ -137,7 +139,7 @@ func verdictCell(v string) string {
 
 // runRobustness is the run-wide table: the result's own, or the stages'
 // total when the result carries none (a file written before it existed).
-func runRobustness(r *Result) map[string]metrics.RobustnessSummary {
+func runRobustness(r *result.Result) map[string]metrics.RobustnessSummary {
 	if len(r.Robustness) > 0 {
 		return r.Robustness
 	}
@@ -151,38 +153,13 @@ func robustnessLine(run map[string]metrics.RobustnessSummary) string {
 	for _, rs := range run {
 		n, defects, handled, accepted = n+rs.Count, defects+rs.Defects, handled+rs.Handled, accepted+rs.Accepted
 	}
-	line := fmt.Sprintf("dirty data: %d %s in %d %s", n, plural(n, "request", "requests"),
-		len(run), plural(int64(len(run)), "kind", "kinds"))
+	line := fmt.Sprintf("dirty data: %d %s in %d %s", n, textfmt.Plural(n, "request", "requests"),
+		len(run), textfmt.Plural(int64(len(run)), "kind", "kinds"))
 	kinds := metrics.DefectKinds(run)
 	if len(kinds) == 0 {
 		return fmt.Sprintf("%s, no defects (%d handled, %d accepted)", line, handled, accepted)
 	}
-	return fmt.Sprintf("dirty data: %d %s, %d %s in %d %s: %s", n, plural(n, "request", "requests"),
-		defects, plural(defects, "defect", "defects"), len(kinds), plural(int64(len(kinds)), "kind", "kinds"),
-		kindList(kinds))
+	return fmt.Sprintf("dirty data: %d %s, %d %s in %d %s: %s", n, textfmt.Plural(n, "request", "requests"),
+		defects, textfmt.Plural(defects, "defect", "defects"), len(kinds), textfmt.Plural(int64(len(kinds)), "kind", "kinds"),
+		textfmt.KindList(kinds))
 }
-
-// maxListedKinds bounds the kinds a summary line names.
-const maxListedKinds = 6
-
-// kindList names kinds, each clipped, the ones beyond maxListedKinds counted.
-func kindList(kinds []string) string {
-	names := make([]string, 0, min(len(kinds), maxListedKinds)+1)
-	for _, k := range kinds[:min(len(kinds), maxListedKinds)] {
-		names = append(names, clip(k))
-	}
-	if extra := len(kinds) - maxListedKinds; extra > 0 {
-		names = append(names, fmt.Sprintf("%d more", extra))
-	}
-	return strings.Join(names, ", ")
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// count is n with its noun in the right number: "1 request", "2 requests".
-func count(n int64, one, many string) string { return fmt.Sprint(n) + " " + plural(n, one, many) }

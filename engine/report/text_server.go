@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/servermetrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // serverColumn is one server role shown per stage beside the client's
@@ -47,7 +49,7 @@ const serverStagesNote = "server figures: means of the scrapes within each stage
 // columns that have a value in some stage, and one row of cells per stage
 // ("-" where no scrape fell within it). No columns when the result has no
 // run start to place the series on, or no role within any stage.
-func serverStages(r *Result, text bool) (cols []serverColumn, rows [][]string) {
+func serverStages(r *result.Result, text bool) (cols []serverColumn, rows [][]string) {
 	sm := r.ServerMetrics
 	if sm == nil || r.Run.Start.IsZero() {
 		return nil, nil
@@ -75,7 +77,7 @@ func serverStages(r *Result, text bool) (cols []serverColumn, rows [][]string) {
 
 // stageCells summarises s over each stage's window (see Series.Within);
 // any is false when no stage has a value.
-func stageCells(r *Result, s *servermetrics.Series) (cells []string, any bool) {
+func stageCells(r *result.Result, s *servermetrics.Series) (cells []string, any bool) {
 	for _, st := range r.Stages {
 		from, to := st.Start.Sub(r.Run.Start).Seconds(), st.End.Sub(r.Run.Start).Seconds()
 		v, ok := s.Within(from, to)
@@ -95,7 +97,7 @@ func serverValue(unit string, v float64) string {
 	case servermetrics.UnitFraction:
 		return fmt.Sprintf("%.0f%%", 100*v)
 	case servermetrics.UnitMS:
-		return fmtMS(metrics.Dist{Count: 1}, v)
+		return textfmt.DistMS(metrics.Dist{Count: 1}, v)
 	case servermetrics.UnitTokensPerSecond, servermetrics.UnitPerSecond:
 		return fmtRate(v)
 	}
@@ -119,12 +121,12 @@ func serverKindName(sm *servermetrics.Result) string {
 // per stage beside the client's TTFT, so that a cliff and the server's
 // queue sit side by side; the series themselves are drawn in the HTML
 // report.
-func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
+func writeServerMetricsNote(b *bytes.Buffer, r *result.Result) {
 	sm := r.ServerMetrics
 	if sm == nil {
 		return
 	}
-	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%s", len(sm.Series), sm.URL, count(int64(sm.Scrapes), "scrape", "scrapes"))
+	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%s", len(sm.Series), sm.URL, textfmt.Count(int64(sm.Scrapes), "scrape", "scrapes"))
 	if sm.Failures > 0 {
 		fmt.Fprintf(b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
 	}
@@ -137,7 +139,7 @@ func writeServerMetricsNote(b *bytes.Buffer, r *Result) {
 
 // writeServerStages writes one row per stage: the client's TTFT p50 and
 // p99, then the server's roles over the same window.
-func writeServerStages(b *bytes.Buffer, r *Result) {
+func writeServerStages(b *bytes.Buffer, r *result.Result) {
 	cols, rows := serverStages(r, true)
 	if cols == nil {
 		return

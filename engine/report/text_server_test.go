@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
 
 // serverSweep is a closed sweep of 1 to 8 VUs over 20 s stages whose TTFT
 // p50 jumps at 8 VUs, and a scrape every 5 s of a llama.cpp server with 4
 // slots: running fills at 4 VUs and the deferred requests grow at 8.
-func serverSweep() *Result {
+func serverSweep() *result.Result {
 	start := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	var stages []metrics.StageSummary
 	sm := &servermetrics.Result{URL: "http://127.0.0.1:8080/metrics", EveryS: 5, Scrapes: 20, Server: servermetrics.ServerLlamaCpp,
@@ -41,20 +42,20 @@ func serverSweep() *Result {
 		}
 	}
 	sm.Series = []servermetrics.Series{running, waiting, tokens, itl}
-	r := New(Meta{Start: start, Complete: true}, &metrics.Summary{Stages: stages})
+	r := result.New(result.Meta{Start: start, Complete: true}, &metrics.Summary{Stages: stages})
 	r.ServerMetrics = sm
 	return r
 }
 
 // serverEndpoints are the ways an endpoint can fare, one result each.
-func serverEndpoints() map[string]*Result {
-	unknown := New(Meta{Complete: true}, nil)
+func serverEndpoints() map[string]*result.Result {
+	unknown := result.New(result.Meta{Complete: true}, nil)
 	unknown.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:9000/metrics", EveryS: 5, Scrapes: 45,
 		Families: 37, Examples: []string{"bar_latency", "foo_requests"}, Series: []servermetrics.Series{}}
-	failed := New(Meta{Complete: true}, nil)
+	failed := result.New(result.Meta{Complete: true}, nil)
 	failed.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8080/metrics", EveryS: 5, Scrapes: 12, Failures: 12,
 		Errors: []string{"HTTP 501 Not Implemented (12×)"}, Series: []servermetrics.Series{}}
-	return map[string]*Result{"llama.cpp sweep": serverSweep(), "unknown endpoint": unknown, "every scrape failed": failed}
+	return map[string]*result.Result{"llama.cpp sweep": serverSweep(), "unknown endpoint": unknown, "every scrape failed": failed}
 }
 
 // TestServerMetricsNoteGolden: what the text summary says of each

@@ -10,11 +10,8 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
-
-// maxTagWidth bounds a tag key or value in the tables, so that a long
-// value cannot push them past the terminal's width.
-const maxTagWidth = 24
 
 // writeByTag writes one table per tag key that splits some stage's
 // requests into two values or more: the per-kind latencies a mixed
@@ -34,7 +31,7 @@ func writeByTag(b *bytes.Buffer, stages []metrics.StageSummary, labels []string,
 	for i, s := range stages {
 		if s.TagKeysOverflow > 0 {
 			fmt.Fprintf(b, "%s: requests carried more than %d tag keys; %s beyond them %s not broken down\n",
-				labels[i], metrics.MaxTagKeys, count(s.TagKeysOverflow, "(request, key) pair", "(request, key) pairs"), plural(s.TagKeysOverflow, "is", "are"))
+				labels[i], metrics.MaxTagKeys, textfmt.Count(s.TagKeysOverflow, "(request, key) pair", "(request, key) pairs"), textfmt.Plural(s.TagKeysOverflow, "is", "are"))
 		}
 	}
 }
@@ -56,8 +53,8 @@ func splitKeys(stages []metrics.StageSummary) []string {
 // writeTagTable writes the table of one key and reports whether it
 // starred a percentile.
 func writeTagTable(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, key string) (star bool) {
-	fmt.Fprintf(b, "\nby tag %s (latency ms)\n", clip(key))
-	return writeSplitTable(b, stages, labels, clip(key), func(s *metrics.StageSummary) map[string]metrics.TagSummary { return s.ByTag[key] })
+	fmt.Fprintf(b, "\nby tag %s (latency ms)\n", textfmt.Clip(key))
+	return writeSplitTable(b, stages, labels, textfmt.Clip(key), func(s *metrics.StageSummary) map[string]metrics.TagSummary { return s.ByTag[key] })
 }
 
 // writeByAPI writes, for stages that sent requests of several APIs, each
@@ -117,7 +114,7 @@ func writeSplitTable(b *bytes.Buffer, stages []metrics.StageSummary, labels []st
 				label = labels[i]
 			}
 			t := values[v]
-			stageCol, valueCol = append(stageCol, label), append(valueCol, clip(v))
+			stageCol, valueCol = append(stageCol, label), append(valueCol, textfmt.Clip(v))
 			rest = append(rest, []string{fmt.Sprint(t.Requests), fmt.Sprint(t.OK), fmt.Sprint(t.Failed),
 				fmtP(t.TTFT, "p50", t.TTFT.P50), fmtP(t.TTFT, "p90", t.TTFT.P90), fmtP(t.TTFT, "p99", t.TTFT.P99),
 				fmtP(t.E2E, "p50", t.E2E.P50), fmtP(t.E2E, "p90", t.E2E.P90), fmtP(t.E2E, "p99", t.E2E.P99)})
@@ -147,18 +144,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// clip shortens s to maxTagWidth columns, on one line.
-func clip(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > maxTagWidth {
-		return string(r[:maxTagWidth-1]) + "…"
-	}
-	return s
 }

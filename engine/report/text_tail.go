@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // Shape of the tail histograms: a stage needs tailMinSamples latencies
@@ -90,7 +91,7 @@ func bucketCells(bs []metrics.Bucket, j int, top int64) []string {
 	if j >= len(bs) {
 		return []string{"", strings.Repeat(" ", tailBarWidth), ""}
 	}
-	return []string{engine.FormatDuration(msDuration(bs[j].LeMS)), bar(bs[j].Count, top, tailBarWidth), fmt.Sprint(bs[j].Count)}
+	return []string{engine.FormatDuration(textfmt.Duration(bs[j].LeMS)), bar(bs[j].Count, top, tailBarWidth), fmt.Sprint(bs[j].Count)}
 }
 
 // compactBuckets drops empty buckets at either end, then merges runs of

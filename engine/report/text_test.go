@@ -2,13 +2,15 @@ package report
 
 import (
 	"fmt"
-	"github.com/llmload/llmload/engine/analysis"
-	"github.com/llmload/llmload/engine/servermetrics"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/servermetrics"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
@@ -16,7 +18,7 @@ import (
 
 // collect runs samples through a real Collector, in one stage "s/only"
 // of 10 s, and renders the result.
-func collect(t *testing.T, slo engine.SLO, samples ...engine.Sample) (string, *Result) {
+func collect(t *testing.T, slo engine.SLO, samples ...engine.Sample) (string, *result.Result) {
 	t.Helper()
 	c := metrics.NewCollector(metrics.WithSLO(slo))
 	start := time.Now()
@@ -27,7 +29,7 @@ func collect(t *testing.T, slo engine.SLO, samples ...engine.Sample) (string, *R
 		c.Sample(s)
 	}
 	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "only", Target: 2, At: start.Add(10 * time.Second)})
-	r := New(Meta{Scenario: "x.lua", Start: start, End: start.Add(10 * time.Second), Complete: true, SLO: SLOFrom(slo)}, c.Close())
+	r := result.New(result.Meta{Scenario: "x.lua", Start: start, End: start.Add(10 * time.Second), Complete: true, SLO: result.SLOFrom(slo)}, c.Close())
 	return string(render(t, Text(r))), r
 }
 
@@ -199,11 +201,11 @@ func TestUnreliableLegacy(t *testing.T) {
 }
 
 func TestSLOFrom(t *testing.T) {
-	if got := SLOFrom(engine.SLO{}); got != nil {
+	if got := result.SLOFrom(engine.SLO{}); got != nil {
 		t.Errorf("SLOFrom(zero) = %+v, want nil", got)
 	}
-	got := SLOFrom(engine.SLO{TTFT: 1500 * time.Microsecond, E2E: 20 * time.Second})
-	if want := (SLO{TTFTMS: 1.5, E2EMS: 20000}); got == nil || *got != want {
+	got := result.SLOFrom(engine.SLO{TTFT: 1500 * time.Microsecond, E2E: 20 * time.Second})
+	if want := (result.SLO{TTFTMS: 1.5, E2EMS: 20000}); got == nil || *got != want {
 		t.Errorf("SLOFrom = %+v, want %+v", got, want)
 	}
 	if got, want := goodputNote(nil), "met the scenario's SLO"; !strings.Contains(got, want) {
@@ -258,8 +260,8 @@ func TestTextNamesKneeAndCliff(t *testing.T) {
 // TestLagBoundsAgree: a stage the warnings say fell behind its schedule
 // is the one whose findings are suspect for it, and no other.
 func TestLagBoundsAgree(t *testing.T) {
-	if analysis.LagSuspectMS != LagWarnMS {
-		t.Errorf("analysis.LagSuspectMS = %g, report.LagWarnMS = %g: one bound, two values", analysis.LagSuspectMS, LagWarnMS)
+	if analysis.LagSuspectMS != result.LagWarnMS {
+		t.Errorf("analysis.LagSuspectMS = %g, report.LagWarnMS = %g: one bound, two values", analysis.LagSuspectMS, result.LagWarnMS)
 	}
 }
 
@@ -289,7 +291,7 @@ func TestTextServerReading(t *testing.T) {
 		// The server's queue stays empty and its batch follows the VUs.
 		tt, waiting, running = append(tt, float64(20+20*i)), append(waiting, 0), append(running, float64(vus))
 	}
-	r := New(Meta{Start: start, Complete: true}, &metrics.Summary{Stages: stages})
+	r := result.New(result.Meta{Start: start, Complete: true}, &metrics.Summary{Stages: stages})
 	r.ServerMetrics = &servermetrics.Result{Series: []servermetrics.Series{
 		{Name: "vllm:num_requests_running", T: tt, V: running}, {Name: "vllm:num_requests_waiting", T: tt, V: waiting}}}
 	assertText(t, string(render(t, Text(r))), []string{
@@ -301,14 +303,14 @@ func TestTextServerReading(t *testing.T) {
 }
 
 func TestTextNotesServerMetrics(t *testing.T) {
-	r := New(Meta{Complete: true}, nil)
+	r := result.New(result.Meta{Complete: true}, nil)
 	r.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8000/metrics", Scrapes: 5, Failures: 2,
 		Errors: []string{"HTTP 500 Internal Server Error (2×)"}, Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting"}}}
 	assertText(t, string(render(t, Text(r))), []string{"server metrics: 1 series from http://127.0.0.1:8000/metrics (5 scrapes, 2 failed: HTTP 500"}, nil)
 }
 
 func TestTextTentativeAndTagCliffs(t *testing.T) {
-	r := New(Meta{Complete: true}, &metrics.Summary{Stages: []metrics.StageSummary{{Scenario: "sweep", Stage: "c1", VUs: 1, Requests: 1, OK: 1}}})
+	r := result.New(result.Meta{Complete: true}, &metrics.Summary{Stages: []metrics.StageSummary{{Scenario: "sweep", Stage: "c1", VUs: 1, Requests: 1, OK: 1}}})
 	r.Analysis = analysis.Analysis{Sweeps: []analysis.SweepAnalysis{{Scenario: "sweep",
 		Knee: analysis.Finding{Kind: analysis.KindKnee, Found: true, Text: "throughput flat from the first level: saturated at 1 VU"},
 		Cliff: analysis.Finding{Kind: analysis.KindCliff, Found: true, Text: "tentative TTFT cliff at 8 VUs: p50 ×16.4 for ×2 load",
@@ -331,14 +333,14 @@ func TestTextRereadsStaleAnalysis(t *testing.T) {
 }
 
 // readTestdata reads a result file from testdata.
-func readTestdata(t *testing.T, name string) *Result {
+func readTestdata(t *testing.T, name string) *result.Result {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := ReadJSON(f)
+	r, err := result.ReadJSON(f)
 	if err != nil {
 		t.Fatal(err)
 	}

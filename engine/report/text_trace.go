@@ -7,13 +7,15 @@ import (
 	"strconv"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // writeTraces describes each replayed trace: which records ran and how
 // fast, their lengths, sessions and blocks, and the prefix reuse the
 // trace describes beside the hit share the server reported, so that a
 // reader can tell a cold cache from a workload that shares nothing.
-func writeTraces(b *bytes.Buffer, r *Result) {
+func writeTraces(b *bytes.Buffer, r *result.Result) {
 	for i := range r.Traces {
 		t := &r.Traces[i]
 		b.WriteString("\n")
@@ -39,8 +41,8 @@ const traceIndent = "        "
 
 // writeTraceLengths is the records' input and output lengths, one row
 // each, indented by indent (at least two spaces).
-func writeTraceLengths(b *bytes.Buffer, t *Trace, indent string) {
-	if !t.described() {
+func writeTraceLengths(b *bytes.Buffer, t *result.Trace, indent string) {
+	if !described(t) {
 		return
 	}
 	// The table's padding adds two columns before the first cell.
@@ -48,7 +50,7 @@ func writeTraceLengths(b *bytes.Buffer, t *Trace, indent string) {
 	head, names := leftColumn(in+"lengths", []string{in + "input tokens", in + "output tokens"})
 	tw := newTable(b)
 	row(tw, head, "mean", "p50", "p90", "p99", "max")
-	for i, l := range []TraceLengths{t.Input, t.Output} {
+	for i, l := range []result.TraceLengths{t.Input, t.Output} {
 		row(tw, names[i], fmt.Sprintf("%.0f", l.Mean), fmt.Sprint(l.P50), fmt.Sprint(l.P90), fmt.Sprint(l.P99), fmt.Sprint(l.Max))
 	}
 	tw.Flush()
@@ -57,8 +59,8 @@ func writeTraceLengths(b *bytes.Buffer, t *Trace, indent string) {
 // traceHeadline says what was replayed: "data/t.jsonl (mooncake), 200
 // records over 3.99 s at 1× (digest ...)", with the replay's own length
 // when it was sped up or slowed down.
-func traceHeadline(t *Trace) string {
-	s := fmt.Sprintf("%s, %s over %.2f s at %s", t.Source, count(int64(t.Records), "record", "records"),
+func traceHeadline(t *result.Trace) string {
+	s := fmt.Sprintf("%s, %s over %.2f s at %s", t.Source, textfmt.Count(int64(t.Records), "record", "records"),
 		t.SpanS, speedupText(t.Speedup))
 	if t.Speedup != 1 {
 		s += fmt.Sprintf(", replayed in %.2f s", t.DurationS)
@@ -67,7 +69,7 @@ func traceHeadline(t *Trace) string {
 }
 
 // sliceLine says which part of the file a scenario replayed; "" for all.
-func sliceLine(t *Trace) string {
+func sliceLine(t *result.Trace) string {
 	switch {
 	case t.TimeOffsetS > 0 && t.Limit > 0:
 		return fmt.Sprintf("slice: from %s s into the trace, at most %d records (time_offset, limit)", trimZeros(t.TimeOffsetS), t.Limit)
@@ -84,7 +86,7 @@ func speedupText(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) +
 
 // traceLines are the sessions and the blocks, one line each; a line that
 // has nothing to say is left out.
-func traceLines(t *Trace) []string {
+func traceLines(t *result.Trace) []string {
 	var out []string
 	switch {
 	case t.Conversations:
@@ -101,11 +103,13 @@ func traceLines(t *Trace) []string {
 
 // described reports a Trace with its records' figures, which a plan
 // printed from an engine.Trace alone lacks.
-func (t *Trace) described() bool { return t.Records > 0 && (t.Input.Max > 0 || t.Output.Max > 0) }
+func described(t *result.Trace) bool {
+	return t.Records > 0 && (t.Input.Max > 0 || t.Output.Max > 0)
+}
 
 // traceReuse is the prefix reuse the trace describes: "trace 62.1% (an
 // infinite cache)".
-func traceReuse(t *Trace) string {
+func traceReuse(t *result.Trace) string {
 	if t.WithHashIDs == 0 {
 		return "the trace has no hash ids, so it describes no sharing"
 	}
@@ -115,7 +119,7 @@ func traceReuse(t *Trace) string {
 // prefixReuseLine sets the trace's own prefix reuse beside the server's
 // hit share: "prefix reuse: trace 62.1% (an infinite cache) · server
 // 58.3% (cached_tokens of usage)".
-func prefixReuseLine(t *Trace) string {
+func prefixReuseLine(t *result.Trace) string {
 	trace := traceReuse(t)
 	server := "the server did not report cached tokens (no cached_tokens in its usage)"
 	if s := t.ServerPrefixHitShare; s != nil {
@@ -146,7 +150,7 @@ const cacheHitNote = "cache hit: the share of input tokens the server served fro
 
 // traceArrivalsNote explains target/s for a replay, which follows the
 // records' times rather than a rate.
-func traceArrivalsNote(r *Result) string {
+func traceArrivalsNote(r *result.Result) string {
 	if len(r.Traces) == 0 {
 		return ""
 	}

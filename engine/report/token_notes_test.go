@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // TestTokenNotes: the token note is one per run whatever the number of
@@ -51,7 +52,7 @@ func TestTokenNotes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Result{Stages: tt.stages}
+			r := &result.Result{Stages: tt.stages}
 			r.Run.Tokenizer = tt.tokenizer
 			got := tokenNotes(r)
 			if len(got) != len(tt.want) {

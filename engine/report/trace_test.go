@@ -10,14 +10,15 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // testTrace is a 40-record replay of 4 s of a Mooncake trace at 1×.
-func testTrace() Trace {
-	return Trace{Scenario: "replay", Source: "data/trace_mooncake.jsonl (mooncake)", Digest: "22212fcdbef80cf8",
+func testTrace() result.Trace {
+	return result.Trace{Scenario: "replay", Source: "data/trace_mooncake.jsonl (mooncake)", Digest: "22212fcdbef80cf8",
 		Speedup: 1, Records: 40, SpanS: 3.9, DurationS: 3.9, Sessions: 6,
-		Input:       TraceLengths{Mean: 440.2, P50: 432, P90: 734, P99: 898, Max: 943},
-		Output:      TraceLengths{Mean: 105.6, P50: 73, P90: 226, P99: 283, Max: 300},
+		Input:       result.TraceLengths{Mean: 440.2, P50: 432, P90: 734, P99: 898, Max: 943},
+		Output:      result.TraceLengths{Mean: 105.6, P50: 73, P90: 226, P99: 283, Max: 300},
 		BlockTokens: 16, UniqueBlocks: 310, WithHashIDs: 40, PrefixReuse: 0.74}
 }
 
@@ -25,7 +26,7 @@ func testTrace() Trace {
 // second, the third second's five of them started 600 ms late and two
 // dropped, so intended and achieved arrivals part there. With cached,
 // the server reports a prefix cache serving half of every prompt.
-func traceResult(t testing.TB, cached bool) *Result {
+func traceResult(t testing.TB, cached bool) *result.Result {
 	t.Helper()
 	col := metrics.NewCollector()
 	start := t0
@@ -51,10 +52,10 @@ func traceResult(t testing.TB, cached bool) *Result {
 		col.Sample(engine.Sample{Scenario: "replay", Stage: "replay", Scheduled: due, Result: res, TraceRecord: k + 1})
 	}
 	col.StageEnded(engine.StageMark{Scenario: "replay", Stage: "replay", Rate: 40 / 3.9, At: start.Add(3900 * time.Millisecond)})
-	meta := Meta{Scenario: "scenarios/trace_replay.lua", Model: "sim-7b", Simulator: true, Start: t0,
+	meta := result.Meta{Scenario: "scenarios/trace_replay.lua", Model: "sim-7b", Simulator: true, Start: t0,
 		End: t0.Add(5 * time.Second), Version: "v0.1.0", Complete: true, Seed: 7}
-	r := New(meta, col.Close())
-	r.AddTraces([]Trace{testTrace()})
+	r := result.New(meta, col.Close())
+	r.AddTraces([]result.Trace{testTrace()})
 	return r
 }
 
@@ -100,19 +101,19 @@ func TestTraceText(t *testing.T) {
 
 func TestTraceHeadline(t *testing.T) {
 	tests := map[string]struct {
-		edit      func(*Trace)
+		edit      func(*result.Trace)
 		want      string
 		wantSlice string
 	}{
-		"whole trace at 1×": {edit: func(*Trace) {},
+		"whole trace at 1×": {edit: func(*result.Trace) {},
 			want: "data/trace_mooncake.jsonl (mooncake), 40 records over 3.90 s at 1× (digest 22212fcdbef80cf8)"},
-		"slowed down, limited": {edit: func(t *Trace) { t.Speedup, t.DurationS, t.Limit = 0.2, 19.5, 40 },
+		"slowed down, limited": {edit: func(t *result.Trace) { t.Speedup, t.DurationS, t.Limit = 0.2, 19.5, 40 },
 			want:      "data/trace_mooncake.jsonl (mooncake), 40 records over 3.90 s at 0.2×, replayed in 19.50 s (digest 22212fcdbef80cf8)",
 			wantSlice: "slice: the first 40 records (limit)"},
-		"offset": {edit: func(t *Trace) { t.Speedup, t.DurationS, t.TimeOffsetS = 2, 1.95, 1.5 },
+		"offset": {edit: func(t *result.Trace) { t.Speedup, t.DurationS, t.TimeOffsetS = 2, 1.95, 1.5 },
 			want:      "data/trace_mooncake.jsonl (mooncake), 40 records over 3.90 s at 2×, replayed in 1.95 s (digest 22212fcdbef80cf8)",
 			wantSlice: "slice: from 1.5 s into the trace (time_offset)"},
-		"one record": {edit: func(t *Trace) { t.Records, t.SpanS, t.DurationS = 1, 0, 0 },
+		"one record": {edit: func(t *result.Trace) { t.Records, t.SpanS, t.DurationS = 1, 0, 0 },
 			want: "data/trace_mooncake.jsonl (mooncake), 1 record over 0.00 s at 1× (digest 22212fcdbef80cf8)"},
 	}
 	for name, tt := range tests {
@@ -131,16 +132,16 @@ func TestTraceHeadline(t *testing.T) {
 
 func TestTraceLines(t *testing.T) {
 	tests := map[string]struct {
-		edit func(*Trace)
+		edit func(*result.Trace)
 		want []string
 	}{
-		"sessions sent one by one": {edit: func(*Trace) {}, want: []string{
+		"sessions sent one by one": {edit: func(*result.Trace) {}, want: []string{
 			"sessions: 6 in the records, each record sent on its own (sessions = true replays them as conversations)",
 			"prefix blocks: 16 tokens each, 310 unique, in 40 of 40 records"}},
-		"conversations": {edit: func(t *Trace) { t.Conversations = true }, want: []string{
+		"conversations": {edit: func(t *result.Trace) { t.Conversations = true }, want: []string{
 			"sessions: 6, replayed as conversations (each session's records in order, on one VU)",
 			"prefix blocks: 16 tokens each, 310 unique, in 40 of 40 records"}},
-		"no sessions, no hash ids": {edit: func(t *Trace) { t.Sessions, t.WithHashIDs, t.UniqueBlocks, t.PrefixReuse = 0, 0, 0, 0 }},
+		"no sessions, no hash ids": {edit: func(t *result.Trace) { t.Sessions, t.WithHashIDs, t.UniqueBlocks, t.PrefixReuse = 0, 0, 0, 0 }},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -177,8 +178,8 @@ func TestAddTracesHitShare(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := &Result{Stages: tt.stages}
-			r.AddTraces([]Trace{testTrace()})
+			r := &result.Result{Stages: tt.stages}
+			r.AddTraces([]result.Trace{testTrace()})
 			got := r.Traces[0].ServerPrefixHitShare
 			switch {
 			case (got == nil) != (tt.want == nil):
@@ -194,7 +195,7 @@ func TestTraceJSONRoundTrip(t *testing.T) {
 	want := traceResult(t, true)
 	want.Traces[0].TimeOffsetS, want.Traces[0].Limit, want.Traces[0].Conversations = 1.5, 40, true
 	data := render(t, JSON(want))
-	got, err := ReadJSON(bytes.NewReader(data))
+	got, err := result.ReadJSON(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestTraceJSONRoundTrip(t *testing.T) {
 			t.Errorf("JSON lacks %s", field)
 		}
 	}
-	plain := New(singleFixture())
+	plain := result.New(singleFixture())
 	if data := render(t, JSON(plain)); bytes.Contains(data, []byte(`"traces"`)) {
 		t.Error("a result without a trace scenario writes a traces field")
 	}

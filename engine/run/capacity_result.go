@@ -6,7 +6,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/threshold"
 )
@@ -36,7 +36,7 @@ func capacityOutcomes(eng *executor.Engine, e *ending) []engine.CapacityOutcome 
 
 // addCapacity records what each capacity search found, with its probes'
 // figures from the result's stages.
-func (c *Config) addCapacity(res *report.Result, outcomes []engine.CapacityOutcome) {
+func (c *Config) addCapacity(res *result.Result, outcomes []engine.CapacityOutcome) {
 	for _, o := range outcomes {
 		var search engine.CapacitySearch
 		for _, sc := range c.Plan.Scenarios {
@@ -44,7 +44,7 @@ func (c *Config) addCapacity(res *report.Result, outcomes []engine.CapacityOutco
 				search = *sc.Capacity
 			}
 		}
-		res.AddCapacity(report.CapacityFrom(o, search, res.Stages, res.SLOSet))
+		res.AddCapacity(result.CapacityFrom(o, search, res.Stages, res.SLOSet))
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -331,7 +331,7 @@ func TestCapacityRun(t *testing.T) {
 		t.Errorf("outcome %+v, thresholds %+v: want capacity.vus >= 4 to pass", out, res.Thresholds)
 	}
 	for _, pr := range c.Probes {
-		if pr.Verdict != report.ProbePass && pr.Verdict != report.ProbeFail {
+		if pr.Verdict != result.ProbePass && pr.Verdict != result.ProbeFail {
 			t.Errorf("probe %s at %v VUs: %s (%s %s)", probeLabel(pr), pr.Load, pr.Verdict, pr.Why, pr.Stop)
 		}
 	}
@@ -340,4 +340,4 @@ func TestCapacityRun(t *testing.T) {
 	}
 }
 
-func probeLabel(p report.CapacityProbe) string { return strings.Join(p.Stages, ",") }
+func probeLabel(p result.CapacityProbe) string { return strings.Join(p.Stages, ",") }

@@ -9,7 +9,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/export"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // exporting is the live export of a run (engine/export), nil when the
@@ -104,15 +104,15 @@ func (ex *exporting) close(aborted bool) {
 }
 
 // record puts the exports' health and warnings in res.
-func (ex *exporting) record(res *report.Result) {
+func (ex *exporting) record(res *result.Result) {
 	if ex == nil || res == nil {
 		return
 	}
 	res.Run.RunID = ex.runID
 	health := ex.x.Close()
-	exports := make([]report.Export, len(health))
+	exports := make([]result.Export, len(health))
 	for i, h := range health {
-		exports[i] = report.Export{Kind: h.Kind, Target: h.Target, Pushes: h.Pushes, Scrapes: h.Scrapes,
+		exports[i] = result.Export{Kind: h.Kind, Target: h.Target, Pushes: h.Pushes, Scrapes: h.Scrapes,
 			Failures: h.Failures, LastError: h.LastError}
 	}
 	res.AddExports(exports, ex.x.Warnings())

@@ -12,7 +12,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/export"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -29,7 +29,7 @@ func sharedPlan(n int) engine.Plan {
 
 // measured is what a result measured, without the times that differ
 // between two runs of one plan.
-func measured(r *report.Result) string {
+func measured(r *result.Result) string {
 	var b strings.Builder
 	for _, st := range r.Stages {
 		fmt.Fprintf(&b, "%s/%s: %d requests, %d failed, %d output tokens, ttft %d p50 %v p99 %v, itl %d, e2e p99 %v\n",

@@ -3,7 +3,7 @@ package run
 import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/lint"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // Lints is a run's good-practice check: the plan's findings, the first
@@ -32,7 +32,7 @@ func (c *Config) observe() func(*engine.Iteration, *engine.ChatRequest, string) 
 
 // finalLints judges the plan again with what the run observed and
 // measured: the result's lints. Nil without Config.Lints.
-func (c *Config) finalLints(res *report.Result) []lint.Lint {
+func (c *Config) finalLints(res *result.Result) []lint.Lint {
 	if c.Lints == nil {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (c *Config) finalLints(res *report.Result) []lint.Lint {
 // strict fails an outcome that --strict's lints fail: exit 1 outranks a
 // threshold's or the gate's 99 (a gate judged on a flawed test is no
 // verdict), and an outcome that failed already keeps its own reason.
-func (c *Config) strict(res *report.Result, out Outcome) Outcome {
+func (c *Config) strict(res *result.Result, out Outcome) Outcome {
 	if c.Lints == nil || !c.Lints.Strict || out.Verdict == Failed {
 		return out
 	}

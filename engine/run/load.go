@@ -13,7 +13,7 @@ import (
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
@@ -32,7 +32,7 @@ type ending struct {
 	// returned (so far, after an abort).
 	capacity []engine.CapacityOutcome
 	// pools are how the open-model scenarios' VU pools fared.
-	pools []report.Pool
+	pools []result.Pool
 	// spend is the estimated spend of a priced run, once Engine.Run has
 	// returned (so far, after an abort); nil without prices.
 	spend *cost.Summary
@@ -40,7 +40,7 @@ type ending struct {
 
 // load runs the plan against c.Client and builds, writes and judges the
 // result, also when interrupted or aborted.
-func (c *Config) load(ctx context.Context, simulated bool) (*report.Result, Outcome, error) {
+func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outcome, error) {
 	col := metrics.NewCollector(metrics.WithSLO(c.Plan.SLO))
 	// Every return closes the aggregator's goroutine; after the normal
 	// Close below this one does nothing.
@@ -179,12 +179,12 @@ func (v liveView) Status() executor.Status { return v.eng.Status() }
 func (v liveView) Live() metrics.Live      { return v.col.Live() }
 
 // meta describes the run for the result.
-func (c *Config) meta(simulated bool, start, end time.Time, e *ending) report.Meta {
+func (c *Config) meta(simulated bool, start, end time.Time, e *ending) result.Meta {
 	t := c.Plan.Target
-	meta := report.Meta{
+	meta := result.Meta{
 		Scenario: c.Plan.Script, Target: engine.RedactURL(t.BaseURL), Model: t.Model,
 		Simulator: simulated, Start: start, End: end, Version: c.Version, Seed: c.Plan.Seed,
-		SLO: report.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
+		SLO: result.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
 		Complete: e.err == nil, Plan: c.Fingerprint,
 	}
 	if e.err != nil && !e.aborted && !errors.Is(e.err, context.Canceled) {
@@ -195,14 +195,14 @@ func (c *Config) meta(simulated bool, start, end time.Time, e *ending) report.Me
 
 // segment is the result's record of a segment run: which share, where,
 // and when its load started against the barrier; nil for a whole run.
-func (c *Config) segment(eng *executor.Engine) *report.Segment {
+func (c *Config) segment(eng *executor.Engine) *result.Segment {
 	seg := c.Plan.Segment
 	if seg.Whole() {
 		return nil
 	}
 	host, _ := os.Hostname()
 	planned, actual := eng.LoadStart()
-	return &report.Segment{Index: seg.Index, Count: seg.Count, Host: host,
+	return &result.Segment{Index: seg.Index, Count: seg.Count, Host: host,
 		PlannedStart: planned.UTC(), ActualStart: actual.UTC()}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // Outputs are the files a run writes; empty names are not written.
@@ -18,7 +19,7 @@ type Outputs struct {
 }
 
 // write prints the summary and writes the result files.
-func (c *Config) write(res *report.Result) error {
+func (c *Config) write(res *result.Result) error {
 	if c.Summary != nil {
 		if err := report.Text(res)(c.Summary); err != nil {
 			return err
@@ -35,7 +36,7 @@ func (c *Config) write(res *report.Result) error {
 
 // WriteRenderings writes the optional HTML and per-stage CSV files, saying
 // each one it wrote.
-func WriteRenderings(res *report.Result, html, stagesCSV string, say func(string, ...any)) error {
+func WriteRenderings(res *result.Result, html, stagesCSV string, say func(string, ...any)) error {
 	for _, out := range []struct {
 		path string
 		rep  report.Reporter

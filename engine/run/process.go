@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 )
 
@@ -24,7 +24,7 @@ func startProcessMeter() *processMeter {
 }
 
 // stop returns the usage since start, nil where it cannot be read.
-func (m *processMeter) stop(withSimulator bool) *report.Process {
+func (m *processMeter) stop(withSimulator bool) *result.Process {
 	u, ok := selfcheck.ReadUsage()
 	if !ok || !m.ok {
 		return nil
@@ -32,7 +32,7 @@ func (m *processMeter) stop(withSimulator bool) *report.Process {
 	var gc runtime.MemStats
 	runtime.ReadMemStats(&gc)
 	sec := func(d time.Duration) float64 { return d.Seconds() }
-	return &report.Process{
+	return &result.Process{
 		CPUUserS:      sec(u.User - m.usage.User),
 		CPUSystemS:    sec(u.System - m.usage.System),
 		MaxRSSMB:      float64(u.MaxRSS) / (1 << 20),

@@ -10,7 +10,7 @@ import (
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/verdict"
@@ -20,15 +20,15 @@ import (
 // client's health over each window, server metrics, analysis, thresholds
 // and the verdict (kept in res.Run.Verdict). passed says whether every
 // threshold held.
-func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck.Monitor,
-	server *servermetrics.Result, reach *backoff.Tracker, e *ending) (res *report.Result, passed bool) {
+func (c *Config) result(meta result.Meta, col *metrics.Collector, mon *selfcheck.Monitor,
+	server *servermetrics.Result, reach *backoff.Tracker, e *ending) (res *result.Result, passed bool) {
 	summary := col.Close()
 	for i := range summary.Stages {
 		s := &summary.Stages[i]
 		check := mon.Window(s.Start, s.End)
 		s.Client = &check
 	}
-	res = report.New(meta, summary)
+	res = result.New(meta, summary)
 	if w := LateStart(meta.Segment); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -43,7 +43,7 @@ func (c *Config) result(meta report.Meta, col *metrics.Collector, mon *selfcheck
 		// evaluates the thresholds on the whole run. Only an abort_on_fail
 		// threshold, which stopped this segment, still fails it.
 		passed = true
-		res.Mergeable = report.MergeableFrom(c.Plan, col.State(), reach.Outages(meta.End), c.OnUnreachable)
+		res.Mergeable = result.MergeableFrom(c.Plan, col.State(), reach.Outages(meta.End), c.OnUnreachable)
 	}
 	if abort := c.thresholdAbort(e); abort != nil {
 		markAborted(results, abort.T.Expr)
@@ -130,7 +130,7 @@ func judge(e *ending, reason string, abort error, passed bool) Outcome {
 
 // LateStart warns when a segment's load started well after its barrier,
 // which the other segments may have kept.
-func LateStart(seg *report.Segment) string {
+func LateStart(seg *result.Segment) string {
 	if seg == nil || seg.PlannedStart.IsZero() || seg.ActualStart.IsZero() {
 		return ""
 	}
@@ -143,10 +143,10 @@ func LateStart(seg *report.Segment) string {
 }
 
 // poolFigures are the result's account of the executor's VU pools.
-func poolFigures(pools []executor.PoolStats) []report.Pool {
-	var out []report.Pool
+func poolFigures(pools []executor.PoolStats) []result.Pool {
+	var out []result.Pool
 	for _, p := range pools {
-		out = append(out, report.Pool{
+		out = append(out, result.Pool{
 			Scenario: p.Scenario, PreAllocatedVUs: p.PreAllocatedVUs, MaxVUs: p.MaxVUs, VUs: p.Made, Grown: p.Grown,
 			VUInitMeanMS: ms(p.InitMean()), VUInitMaxMS: ms(p.InitMax), Waited: p.Waited, WaitMaxMS: ms(p.WaitMax),
 			WaitBoundMS:   ms(executor.PoolWait),

@@ -19,7 +19,7 @@ import (
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/openai"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
 )
@@ -70,7 +70,7 @@ type Config struct {
 	// Traces describe what the plan's trace scenarios replay (luabind's
 	// Script.Traces), kept in the result with the server's hit share
 	// beside each.
-	Traces []report.Trace
+	Traces []result.Trace
 	// Lints, when set, judges the run's good practice into the result's
 	// lints (see Lints); nil: the result has none.
 	Lints *Lints
@@ -105,7 +105,7 @@ type Live interface {
 
 // Gate compares a finished run with a baseline: failed says why the run
 // fails the gate ("" when it passes); err that it could not compare.
-type Gate func(res *report.Result) (failed string, err error)
+type Gate func(res *result.Result) (failed string, err error)
 
 // Verdict is how a run ended, as an exit code sees it.
 type Verdict int
@@ -129,7 +129,7 @@ type Outcome struct {
 // how the run ended. The error is for what kept the run from producing or
 // writing a result (a preflight that failed, an output that cannot be
 // opened or written); the result is then nil or not written.
-func Run(ctx context.Context, cfg Config) (*report.Result, Outcome, error) {
+func Run(ctx context.Context, cfg Config) (*result.Result, Outcome, error) {
 	if err := executor.CheckSplit(cfg.Plan, cfg.Plan.Segment.Count); err != nil {
 		return nil, Outcome{}, err
 	}

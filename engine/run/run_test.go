@@ -16,7 +16,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/memlimit"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // fakeClient answers every request at once with fixed timings.
@@ -99,14 +99,14 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func readBack(t *testing.T, path string) *report.Result {
+func readBack(t *testing.T, path string) *result.Result {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("no result file: %v", err)
 	}
 	defer f.Close()
-	res, err := report.ReadJSON(f)
+	res, err := result.ReadJSON(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +163,9 @@ func TestOutcomes(t *testing.T) {
 			want: GateFailed, reason: "some thresholds failed"},
 		"threshold holds": {thresholds: []engine.ThresholdSpec{{Expr: "ttft.p99", Conditions: []string{"< 1s"}}},
 			want: Passed},
-		"gate fails": {gate: func(*report.Result) (string, error) { return "1 significant regression", nil },
+		"gate fails": {gate: func(*result.Result) (string, error) { return "1 significant regression", nil },
 			want: GateFailed, reason: "1 significant regression"},
-		"gate passes": {gate: func(*report.Result) (string, error) { return "", nil }, want: Passed},
+		"gate passes": {gate: func(*result.Result) (string, error) { return "", nil }, want: Passed},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

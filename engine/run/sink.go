@@ -8,14 +8,14 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/requestlog"
 )
 
 // recordingSink is the collector plus the per-request files, which are
 // written as samples arrive so an interrupted run keeps every record.
 type recordingSink struct {
 	*metrics.Collector
-	writers []*report.RequestWriter
+	writers []*requestlog.RequestWriter
 	files   []*os.File
 }
 
@@ -23,7 +23,7 @@ type recordingSink struct {
 // the collector alone.
 func newRecordingSink(col *metrics.Collector, out Outputs, start time.Time) (*recordingSink, error) {
 	s := &recordingSink{Collector: col}
-	for _, f := range []struct{ path, format string }{{out.CSV, report.FormatCSV}, {out.JSONL, report.FormatJSONL}} {
+	for _, f := range []struct{ path, format string }{{out.CSV, requestlog.FormatCSV}, {out.JSONL, requestlog.FormatJSONL}} {
 		if f.path == "" {
 			continue
 		}
@@ -32,7 +32,7 @@ func newRecordingSink(col *metrics.Collector, out Outputs, start time.Time) (*re
 			s.Close()
 			return nil, fmt.Errorf("per-request records: %w", err)
 		}
-		w, err := report.NewRequestWriter(file, f.format, start)
+		w, err := requestlog.NewRequestWriter(file, f.format, start)
 		if err != nil {
 			file.Close()
 			s.Close()

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // TestRunKeepsTraces: the traces the config describes reach the result
@@ -27,7 +27,7 @@ func TestRunKeepsTraces(t *testing.T) {
 	var summary strings.Builder
 	cfg := testConfig(t, testPlan(200*time.Millisecond), &r)
 	cfg.Summary = &summary
-	cfg.Traces = []report.Trace{{Scenario: "s", Source: "t.jsonl (mooncake)", Digest: "d1", Speedup: 1, Records: 3,
+	cfg.Traces = []result.Trace{{Scenario: "s", Source: "t.jsonl (mooncake)", Digest: "d1", Speedup: 1, Records: 3,
 		WithHashIDs: 3, BlockTokens: 16, PrefixReuse: 0.5}}
 	res, _, err := Run(testContext(t), cfg)
 	if err != nil {

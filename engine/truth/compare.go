@@ -8,7 +8,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 )
 
@@ -47,14 +47,14 @@ type Comparison struct {
 	// CPUPerToken its process CPU divided by them; zero without Process.
 	Tokens      int64
 	CPUPerToken time.Duration
-	Process     *report.Process
+	Process     *result.Process
 	Notes       []string
 }
 
 // Compare holds res against recs. It fails when the result carries no
 // histograms to read (a file from before they were kept) or nothing of
 // the truth log matches the run.
-func Compare(res *report.Result, recs []sim.TruthRecord) (*Comparison, error) {
+func Compare(res *result.Result, recs []sim.TruthRecord) (*Comparison, error) {
 	if len(res.Stages) == 0 {
 		return nil, fmt.Errorf("the result has no stages: nothing was measured to compare")
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 )
 
@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 // run makes a result of n requests in one stage, each timed by the client
 // as the server's figures plus the offsets.
-func run(t *testing.T, recs []sim.TruthRecord, ttftOff, tpotOff time.Duration) *report.Result {
+func run(t *testing.T, recs []sim.TruthRecord, ttftOff, tpotOff time.Duration) *result.Result {
 	t.Helper()
 	col := metrics.NewCollector()
 	col.StageStarted(engine.StageMark{Scenario: "s", Stage: "c1", Target: len(recs), At: t0})
@@ -29,8 +29,8 @@ func run(t *testing.T, recs []sim.TruthRecord, ttftOff, tpotOff time.Duration) *
 		}})
 	}
 	col.StageEnded(engine.StageMark{Scenario: "s", Stage: "c1", At: t0.Add(time.Minute)})
-	res := report.New(report.Meta{Start: t0, End: t0.Add(time.Minute)}, col.Close())
-	res.Run.Process = &report.Process{CPUUserS: 0.3, CPUSystemS: 0.1, MaxRSSMB: 50}
+	res := result.New(result.Meta{Start: t0, End: t0.Add(time.Minute)}, col.Close())
+	res.Run.Process = &result.Process{CPUUserS: 0.3, CPUSystemS: 0.1, MaxRSSMB: 50}
 	return res
 }
 
@@ -98,7 +98,7 @@ func TestCompareErrors(t *testing.T) {
 	if _, err := Compare(res, recs[:1]); err == nil || !strings.Contains(err.Error(), "another run's log?") {
 		t.Errorf("log of another run: %v", err)
 	}
-	empty := report.New(report.Meta{}, nil)
+	empty := result.New(result.Meta{}, nil)
 	if _, err := Compare(empty, recs); err == nil || !strings.Contains(err.Error(), "no stages") {
 		t.Errorf("empty result: %v", err)
 	}

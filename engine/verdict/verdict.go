@@ -15,7 +15,7 @@ import (
 
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
 // What a run does when the target stops answering for a while
@@ -46,7 +46,7 @@ type Input struct {
 // res.Run.Verdict and, when the run measured nothing, in res.Warnings, so
 // a result file read later says it too. Nothing measured wins over an
 // outage: it is the plainer statement.
-func Judge(res *report.Result, in Input) string {
+func Judge(res *result.Result, in Input) string {
 	for _, o := range in.Outages {
 		res.Warnings = append(res.Warnings, outageWarning(&o, in))
 	}
@@ -68,7 +68,7 @@ type totals struct {
 	errors                 map[string]int64
 }
 
-func sum(res *report.Result) totals {
+func sum(res *result.Result) totals {
 	t := totals{errors: map[string]int64{}}
 	for _, s := range res.Stages {
 		t.iterations += s.Iterations
@@ -96,7 +96,7 @@ func sum(res *report.Result) totals {
 // request succeeded. A dirty request counts as measured when the server
 // answered it at all (handled, accepted, or an answered defect, which the
 // robustness table judges): a robustness-only scenario is a measurement.
-func Unmeasured(res *report.Result) string {
+func Unmeasured(res *result.Result) string {
 	t := sum(res)
 	sent := t.requests + t.dirty
 	switch {
@@ -115,7 +115,7 @@ func Unmeasured(res *report.Result) string {
 
 // scriptErrors says how many iterations failed and how, naming the most
 // frequent error with its file:line.
-func scriptErrors(res *report.Result, t totals, also string) string {
+func scriptErrors(res *result.Result, t totals, also string) string {
 	var b strings.Builder
 	if t.iterErrors >= t.iterations {
 		fmt.Fprintf(&b, "all %s %s failed with a script error", count(t.iterErrors), plural(t.iterErrors, "iteration", "iterations"))
@@ -148,7 +148,7 @@ func firstScriptError(errs []metrics.ScriptError) string {
 }
 
 // noRequest explains a run that sent nothing and raised nothing.
-func noRequest(res *report.Result, t totals) string {
+func noRequest(res *result.Result, t totals) string {
 	msg := "no request was sent: no iteration ran"
 	if t.iterations > 0 {
 		msg = fmt.Sprintf("no request was sent: %s %s ran and none called llm.chat or llm.complete",

@@ -7,45 +7,45 @@ import (
 
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/report"
+	"github.com/llmload/llmload/engine/result"
 )
 
-func result(stages ...metrics.StageSummary) *report.Result {
-	return &report.Result{Stages: stages}
+func resultOf(stages ...metrics.StageSummary) *result.Result {
+	return &result.Result{Stages: stages}
 }
 
 func TestUnmeasured(t *testing.T) {
 	typo := []metrics.ScriptError{{Message: "s.lua:12: llm.chat: unknown key max_tokn (did you mean max_tokens?)", Count: 33865}}
 	tests := []struct {
 		name string
-		res  *report.Result
+		res  *result.Result
 		want string // "" or a substring of the reason
 	}{
-		{"measured", result(metrics.StageSummary{Iterations: 10, Requests: 10, OK: 9, Failed: 1}), ""},
-		{"every iteration a script error", &report.Result{ScriptErrors: typo,
+		{"measured", resultOf(metrics.StageSummary{Iterations: 10, Requests: 10, OK: 9, Failed: 1}), ""},
+		{"every iteration a script error", &result.Result{ScriptErrors: typo,
 			Stages: []metrics.StageSummary{{Iterations: 33865, IterationErrors: 33865}}},
 			"nothing measured: all 33,865 iterations failed with a script error and no request was sent; first: s.lua:12: llm.chat: unknown key max_tokn"},
-		{"every iteration errs after its request", &report.Result{ScriptErrors: typo,
+		{"every iteration errs after its request", &result.Result{ScriptErrors: typo,
 			Stages: []metrics.StageSummary{{Iterations: 5, IterationErrors: 5, Requests: 5, OK: 5}}},
 			"nothing measured: all 5 iterations failed with a script error; first: s.lua:12"},
-		{"some script errors, no request", &report.Result{ScriptErrors: append(typo, metrics.ScriptError{Message: "s.lua:3: x"}),
+		{"some script errors, no request", &result.Result{ScriptErrors: append(typo, metrics.ScriptError{Message: "s.lua:3: x"}),
 			Stages: []metrics.StageSummary{{Iterations: 10, IterationErrors: 4}}},
 			"4 of 10 iterations failed with a script error and no request was sent; most frequent of 2 distinct: s.lua:12"},
-		{"the first error is named, not the most frequent", &report.Result{ScriptErrors: append(typo, metrics.ScriptError{Message: "s.lua:3: x", Count: 1, First: true}),
+		{"the first error is named, not the most frequent", &result.Result{ScriptErrors: append(typo, metrics.ScriptError{Message: "s.lua:3: x", Count: 1, First: true}),
 			Stages: []metrics.StageSummary{{Iterations: 10, IterationErrors: 10}}},
 			"first of 2 distinct: s.lua:3: x"},
-		{"no llm.chat", result(metrics.StageSummary{Iterations: 1200}),
+		{"no llm.chat", resultOf(metrics.StageSummary{Iterations: 1200}),
 			"nothing measured: no request was sent: 1,200 iterations ran and none called llm.chat or llm.complete"},
-		{"nothing ran", result(), "no request was sent: no iteration ran"},
-		{"warmup only", &report.Result{Warmup: metrics.WarmupSummary{Requests: 5}, Stages: []metrics.StageSummary{{Iterations: 1}}},
+		{"nothing ran", resultOf(), "no request was sent: no iteration ran"},
+		{"warmup only", &result.Result{Warmup: metrics.WarmupSummary{Requests: 5}, Stages: []metrics.StageSummary{{Iterations: 1}}},
 			"(5 warmup requests are not measured)"},
-		{"every request failed", result(
+		{"every request failed", resultOf(
 			metrics.StageSummary{Iterations: 3, Requests: 3, Failed: 3, Errors: map[string]int64{"conn_refused": 2, "http_5xx:500": 1}}),
 			"nothing measured: no request succeeded: all 3 requests failed (conn_refused×2, http_5xx:500×1)"},
-		{"some iterations error, requests ok", result(metrics.StageSummary{Iterations: 10, IterationErrors: 9, Requests: 10, OK: 10}), ""},
-		{"robustness only, handled", result(metrics.StageSummary{Iterations: 4, DirtyRequests: 4,
+		{"some iterations error, requests ok", resultOf(metrics.StageSummary{Iterations: 10, IterationErrors: 9, Requests: 10, OK: 10}), ""},
+		{"robustness only, handled", resultOf(metrics.StageSummary{Iterations: 4, DirtyRequests: 4,
 			Robustness: map[string]metrics.RobustnessSummary{"empty": {Count: 4, Handled: 4, Statuses: map[int]int64{400: 4}}}}), ""},
-		{"robustness only, no answer", result(metrics.StageSummary{Iterations: 4, DirtyRequests: 4,
+		{"robustness only, no answer", resultOf(metrics.StageSummary{Iterations: 4, DirtyRequests: 4,
 			Robustness: map[string]metrics.RobustnessSummary{"empty": {Count: 4, Defects: 4, Statuses: map[int]int64{0: 4}}}}),
 			"no request succeeded: all 4 requests failed (4 dirty without an answer)"},
 	}
@@ -86,7 +86,7 @@ func TestJudgeOutages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := result(measured)
+			res := resultOf(measured)
 			got := Judge(res, tt.in)
 			if (got == "") != (tt.wantReason == "") || !strings.Contains(got, tt.wantReason) {
 				t.Errorf("reason = %q, want %q", got, tt.wantReason)
@@ -103,7 +103,7 @@ func TestJudgeOutages(t *testing.T) {
 }
 
 func TestNothingMeasuredWinsOverAnOutage(t *testing.T) {
-	res := result(metrics.StageSummary{Iterations: 3, Requests: 3, Failed: 3, Errors: map[string]int64{"conn_refused": 3}})
+	res := resultOf(metrics.StageSummary{Iterations: 3, Requests: 3, Failed: 3, Errors: map[string]int64{"conn_refused": 3}})
 	start := time.Unix(0, 0)
 	o := backoff.Outage{Start: start, Last: start.Add(2 * time.Second), Attempts: 3, Classes: map[string]int64{"conn_refused": 3}}
 	got := Judge(res, Input{Outages: []backoff.Outage{o}, Start: start, End: start.Add(3 * time.Second)})

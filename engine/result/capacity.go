@@ -1,4 +1,4 @@
-package report
+package result
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // Capacity is what one capacity search found: the highest load at which a
@@ -111,9 +112,9 @@ func settleFrom(s engine.ProbeSettle) *ProbeSettle {
 	return &ProbeSettle{WaitedS: s.Waited.Seconds(), Began: s.Began.UTC(), Idle: s.Idle, Running: s.Running, Server: s.Server}
 }
 
-// text is the probe's start, for its reason line: "started after a 12.3 s
+// Text is the probe's start, for its reason line: "started after a 12.3 s
 // wait for the load to drain (llamacpp:requests_processing 0, ...)".
-func (s *ProbeSettle) text() string {
+func (s *ProbeSettle) Text() string {
 	if s == nil {
 		return ""
 	}
@@ -215,15 +216,15 @@ func probeVerdict(v engine.ProbeVerdict) string {
 func (c *Capacity) Answer() string {
 	switch {
 	case c.AtLeast:
-		return fmt.Sprintf("capacity at least %s %s (held at the search's max)", fmtLoad(c.Lo), c.Unit)
+		return fmt.Sprintf("capacity at least %s %s (held at the search's max)", textfmt.Load(c.Lo), c.Unit)
 	case c.Lo <= 0 && c.Hi > 0:
-		return fmt.Sprintf("capacity below %s %s (the lowest load probed broke)", fmtLoad(c.Hi), c.Unit)
+		return fmt.Sprintf("capacity below %s %s (the lowest load probed broke)", textfmt.Load(c.Hi), c.Unit)
 	case c.Lo <= 0:
 		return "capacity unknown: no probe was decided"
 	case c.Hi <= 0:
-		return fmt.Sprintf("capacity at least %s %s (no probe broke)", fmtLoad(c.Lo), c.Unit)
+		return fmt.Sprintf("capacity at least %s %s (no probe broke)", textfmt.Load(c.Lo), c.Unit)
 	}
-	return fmt.Sprintf("capacity %s %s, between %s and %s", fmtLoad(c.Capacity), c.Unit, fmtLoad(c.Lo), fmtLoad(c.Hi))
+	return fmt.Sprintf("capacity %s %s, between %s and %s", textfmt.Load(c.Capacity), c.Unit, textfmt.Load(c.Lo), textfmt.Load(c.Hi))
 }
 
 // Criteria says what each probe had to meet: "good ≥ 95% within TTFT ≤
@@ -231,14 +232,14 @@ func (c *Capacity) Answer() string {
 func (c *Capacity) Criteria(slo *SLO) string {
 	var parts []string
 	if g := c.Search.GoodShare; g > 0 {
-		parts = append(parts, fmt.Sprintf("good ≥ %s%% within %s", fmtLoad(100*g), cmp.Or(sloText(slo), "the SLO")))
+		parts = append(parts, fmt.Sprintf("good ≥ %s%% within %s", textfmt.Load(100*g), cmp.Or(SLOText(slo), "the SLO")))
 	}
 	return strings.Join(append(parts, c.Search.Conditions...), ", ")
 }
 
-// sloText names the SLO's objectives: "TTFT ≤ 1s, TPOT ≤ 50ms"; "" when
+// SLOText names the SLO's objectives: "TTFT ≤ 1s, TPOT ≤ 50ms"; "" when
 // none is set.
-func sloText(slo *SLO) string {
+func SLOText(slo *SLO) string {
 	var parts []string
 	if slo != nil {
 		for _, o := range []struct {
@@ -246,15 +247,12 @@ func sloText(slo *SLO) string {
 			ms   float64
 		}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"E2E", slo.E2EMS}} {
 			if o.ms > 0 {
-				parts = append(parts, o.name+" ≤ "+engine.FormatDuration(msDuration(o.ms)))
+				parts = append(parts, o.name+" ≤ "+engine.FormatDuration(textfmt.Duration(o.ms)))
 			}
 		}
 	}
 	return strings.Join(parts, ", ")
 }
-
-// fmtLoad prints a load as a user would write it: 41.5, 12, 0.25.
-func fmtLoad(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".0") }
 
 // AddCapacity records what capacity searches found, with a warning for
 // each that stopped before it converged: its answer is not the whole truth.

@@ -1,11 +1,11 @@
-// Package report renders a run's results: one Reporter per format, all
-// reading the same Result, so aggregation stays in engine/metrics.
-package report
+// Package result is the schema of a run's result file and its JSON: what a
+// run measured, as written by --out and read back by compare, merge and the
+// gates. It renders nothing; engine/report does.
+package result
 
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -236,9 +236,6 @@ func SLOFrom(o engine.SLO) *SLO {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	return &SLO{TTFTMS: ms(o.TTFT), TPOTMS: ms(o.TPOT), E2EMS: ms(o.E2E)}
 }
-
-// Reporter writes one rendering of a result.
-type Reporter func(w io.Writer) error
 
 // New builds a Result from a run's metadata and summary; s may be nil for
 // a run that measured nothing. The target is redacted again here, because a

@@ -1,4 +1,7 @@
-package report
+// Package requestlog writes one record per request while the load runs
+// (--requests FILE, CSV or JSONL): a sink of the run, fed as requests end,
+// not a rendering of its result.
+package requestlog
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package report
+package requestlog
 
 import (
 	"bufio"
@@ -12,7 +12,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
 	"time"
+
+	goldenfile "github.com/llmload/llmload/engine/golden"
 
 	"github.com/llmload/llmload/engine"
 )
@@ -21,6 +24,8 @@ import (
 // awkward message, a sample that measured nothing, an open-model one of a
 // trace's first record, an embeddings request and a Messages answer that
 // called two tools.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
 func requestSamples() []engine.Sample {
 	ms := time.Millisecond
 	return []engine.Sample{
@@ -69,7 +74,7 @@ func writeRecords(t *testing.T, format string, samples []engine.Sample) []byte {
 func TestRequestWriterGolden(t *testing.T) {
 	for _, format := range []string{FormatCSV, FormatJSONL} {
 		t.Run(format, func(t *testing.T) {
-			golden(t, "requests."+format+".golden", writeRecords(t, format, requestSamples()))
+			goldenfile.Check(t, "requests."+format+".golden", writeRecords(t, format, requestSamples()))
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package result
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 // LagWarnMS is the schedule-lag p99 beyond which a stage's open-model
@@ -84,7 +85,7 @@ func connectWarning(name string, s *metrics.StageSummary) string {
 	}
 	return fmt.Sprintf("%s: requests waited %s (p50) and %s (p99) to reach a connection before they were sent: %s. "+
 		"TTFT and E2E leave that time out; it is the stage's connect distribution and each request's connect_ms",
-		name, fmtMS(c, c.P50)+" ms", fmtMS(c, c.P99)+" ms", why)
+		name, textfmt.DistMS(c, c.P50)+" ms", textfmt.DistMS(c, c.P99)+" ms", why)
 }
 
 // robustnessWarning says that the server mishandled malformed input; ""
@@ -100,7 +101,7 @@ func robustnessWarning(run map[string]metrics.RobustnessSummary) string {
 	}
 	return fmt.Sprintf("dirty data: %d of %s got a defective answer (a 5xx, a timeout, a reset, "+
 		"a broken stream or a 4xx without an error body), in %d %s: %s; see the robustness table",
-		defects, count(n, "malformed request", "malformed requests"), len(kinds), plural(int64(len(kinds)), "kind", "kinds"), kindList(kinds))
+		defects, textfmt.Count(n, "malformed request", "malformed requests"), len(kinds), textfmt.Plural(int64(len(kinds)), "kind", "kinds"), textfmt.KindList(kinds))
 }
 
 // flaggedStage is a stage its self-check flagged, by "scenario/stage".
@@ -169,7 +170,7 @@ func machineFigures(c *engine.ClientCheck) string {
 }
 
 // its is the possessive for one stage or several.
-func its(n int) string { return plural(int64(n), "its", "their") }
+func its(n int) string { return textfmt.Plural(int64(n), "its", "their") }
 
 // slipWarning says that a stage's window was not the planned length: the
 // load level held for another time than asked, and the next stage's
@@ -194,15 +195,15 @@ func arrivalWarnings(name string, s *metrics.StageSummary) []string {
 	}
 	if s.DroppedMaxVUs > 0 {
 		out = append(out, fmt.Sprintf("%s: %s dropped at max_vus: every VU was busy and the pool was at its cap (the server fell behind, or max_vus is too low)",
-			name, count(s.DroppedMaxVUs, "iteration", "iterations")))
+			name, textfmt.Count(s.DroppedMaxVUs, "iteration", "iterations")))
 	}
 	if s.DroppedGrowing > 0 {
 		out = append(out, fmt.Sprintf("%s: %s dropped while the pool was still growing: the VU each waited for was not made in time "+
-			"(raise pre_allocated_vus, or make the script's top level cheaper)", name, count(s.DroppedGrowing, "iteration", "iterations")))
+			"(raise pre_allocated_vus, or make the script's top level cheaper)", name, textfmt.Count(s.DroppedGrowing, "iteration", "iterations")))
 	}
 	if rest := s.DroppedIterations - s.DroppedMaxVUs - s.DroppedGrowing; rest > 0 {
 		out = append(out, fmt.Sprintf("%s: %s dropped: every VU was busy (the server fell behind, or max_vus is too low)",
-			name, count(rest, "iteration", "iterations")))
+			name, textfmt.Count(rest, "iteration", "iterations")))
 	}
 	if short(s.AchievedRate, s.TargetRate, s.DurationS) {
 		out = append(out, fmt.Sprintf("%s: achieved %.2f iterations/s of the %.2f/s target (%.0f%%)",

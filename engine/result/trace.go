@@ -1,8 +1,6 @@
-package report
+package result
 
 import (
-	"slices"
-
 	"github.com/llmload/llmload/engine/metrics"
 )
 
@@ -92,10 +90,4 @@ func scenarioHitShare(stages []metrics.StageSummary, scenario string) *float64 {
 	}
 	share := float64(cached) / float64(in)
 	return &share
-}
-
-// hasIntended reports an open-model run: some second had arrivals
-// scheduled, so intended and achieved arrivals can be drawn.
-func hasIntended(ts []metrics.Point) bool {
-	return slices.ContainsFunc(ts, func(p metrics.Point) bool { return p.Intended > 0 })
 }
