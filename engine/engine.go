@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Message is one chat message. ToolCalls (an assistant's calls) and
@@ -380,7 +382,7 @@ type Iteration struct {
 	Scheduled time.Time // intended start (open models), zero otherwise
 	// Trace is the trace record this iteration replays; nil outside
 	// trace scenarios.
-	Trace *TraceArrival
+	Trace *plan.TraceArrival
 }
 
 // VU is one virtual user. It is used by one goroutine at a time.

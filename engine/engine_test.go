@@ -2,7 +2,6 @@ package engine
 
 import (
 	"testing"
-	"time"
 )
 
 func TestHTTPErrorClass(t *testing.T) {
@@ -14,43 +13,6 @@ func TestHTTPErrorClass(t *testing.T) {
 		if got := HTTPErrorClass(status); got != want {
 			t.Errorf("HTTPErrorClass(%d) = %q, want %q", status, got, want)
 		}
-	}
-}
-
-func TestFormatDuration(t *testing.T) {
-	tests := map[time.Duration]string{
-		0: "0s", 90 * time.Second: "1m30s", 5 * time.Minute: "5m", 2 * time.Hour: "2h",
-		90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s", 61*time.Minute + time.Second: "1h1m1s",
-	}
-	for d, want := range tests {
-		if got := FormatDuration(d); got != want {
-			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-func TestSLOMet(t *testing.T) {
-	slo := SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 10 * time.Second}
-	tests := []struct {
-		name string
-		r    Result
-		want bool
-	}{
-		{"all met", Result{TTFT: 400 * time.Millisecond, TPOT: 40 * time.Millisecond, E2E: 5 * time.Second}, true},
-		{"ttft missed", Result{TTFT: 600 * time.Millisecond, TPOT: 40 * time.Millisecond, E2E: 5 * time.Second}, false},
-		{"tpot missed", Result{TTFT: 400 * time.Millisecond, TPOT: 60 * time.Millisecond, E2E: 5 * time.Second}, false},
-		{"e2e missed", Result{TTFT: 400 * time.Millisecond, E2E: 11 * time.Second}, false},
-		{"one token, no tpot", Result{TTFT: 400 * time.Millisecond, E2E: time.Second}, true},
-		{"failed", Result{TTFT: time.Millisecond, E2E: time.Millisecond, Err: &Error{Class: ErrTimeoutIdle}}, false},
-		{"not streamed", Result{E2E: time.Second}, false},
-	}
-	for _, tt := range tests {
-		if got := slo.Met(&tt.r); got != tt.want {
-			t.Errorf("%s: Met = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-	if !(SLO{}).Met(&Result{}) || !(SLO{}).IsZero() {
-		t.Error("an empty SLO must accept any success")
 	}
 }
 

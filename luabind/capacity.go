@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -25,23 +25,23 @@ const (
 	capacitySteps = 10
 )
 
-var capacityLoads = []string{engine.CapacityRate, engine.CapacityVUs}
+var capacityLoads = []string{plan.CapacityRate, plan.CapacityVUs}
 
 // capacity reads a capacity scenario: what load it searches, where it
 // starts and stops, how each probe is measured and what it must meet.
-func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scenario) {
-	c := &engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Growth: DefaultCapacityGrowth,
+func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *plan.Scenario) {
+	c := &plan.CapacitySearch{Load: plan.CapacityRate, Start: 1, Growth: DefaultCapacityGrowth,
 		Precision: DefaultCapacityPrecision, Warmup: DefaultCapacityWarmup, Window: DefaultCapacityWindow,
-		MinSamples: DefaultCapacityMinSamples, IdleTimeout: engine.DefaultProbeIdleTimeout}
+		MinSamples: DefaultCapacityMinSamples, IdleTimeout: plan.DefaultProbeIdleTimeout}
 	sc.Capacity = c
 	if v := f["load"]; v != nil {
 		c.Load = d.str(child(path, "load"), v)
 		if _, isStr := v.(lua.LString); isStr && !contains(capacityLoads, c.Load) {
 			d.errorf(child(path, "load"), "unknown load %q (valid: %s: an arrival rate, open model; %s: VUs, closed model)",
-				c.Load, engine.CapacityRate, engine.CapacityVUs)
+				c.Load, plan.CapacityRate, plan.CapacityVUs)
 		}
 	}
-	vus := c.Load == engine.CapacityVUs
+	vus := c.Load == plan.CapacityVUs
 	if v := f["start"]; v != nil {
 		c.Start = d.capacityLoad(child(path, "start"), v, vus)
 	}
@@ -80,7 +80,7 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scen
 	if v := f["max_window"]; v != nil {
 		c.MaxWindow = d.positiveDuration(child(path, "max_window"), v)
 		if c.MaxWindow > 0 && c.MaxWindow < c.Window {
-			d.errorf(child(path, "max_window"), "%s is shorter than window %s", engine.FormatDuration(c.MaxWindow), engine.FormatDuration(c.Window))
+			d.errorf(child(path, "max_window"), "%s is shorter than window %s", plan.FormatDuration(c.MaxWindow), plan.FormatDuration(c.Window))
 		}
 	}
 	if v := f["idle_timeout"]; v != nil {
@@ -104,12 +104,12 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *engine.Scen
 	if vus {
 		for _, k := range []string{"arrival", "burstiness", "pre_allocated_vus", "max_vus"} {
 			if f[k] != nil {
-				d.errorf(child(path, k), "only valid with load = %q (this search is of VUs)", engine.CapacityRate)
+				d.errorf(child(path, k), "only valid with load = %q (this search is of VUs)", plan.CapacityRate)
 			}
 		}
 		return
 	}
-	sc.TimeUnit = engine.DefaultTimeUnit
+	sc.TimeUnit = plan.DefaultTimeUnit
 	d.vuPool(path, f, sc, "arrival", max(int(math.Ceil(c.Start)), 1), 1000)
 	if c.Max > MaxRatePerSecond {
 		d.errorf(child(path, "max"), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start", c.Max, MaxRatePerSecond)

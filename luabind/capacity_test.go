@@ -5,30 +5,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func TestCapacityScenario(t *testing.T) {
 	tests := []struct {
 		name, scenario, slo string
-		want                engine.CapacitySearch
+		want                plan.CapacitySearch
 		pre, maxVUs         int
 	}{
 		{name: "defaults", scenario: `conditions = { "ttft.p99 < 1s" }`,
-			want: engine.CapacitySearch{Load: "rate", Start: 1, Max: 1024, Growth: 2, Precision: 0.05,
+			want: plan.CapacitySearch{Load: "rate", Start: 1, Max: 1024, Growth: 2, Precision: 0.05,
 				Warmup: 10 * time.Second, Window: 30 * time.Second, MaxWindow: 5 * time.Minute,
 				Conditions: []string{"ttft.p99 < 1s"}, MinSamples: 30, IdleTimeout: 2 * time.Minute},
 			pre: 1, maxVUs: 1000},
 		{name: "rate search", slo: `{ ttft = "1s" }`,
 			scenario: `start = 4, max = 200, growth = 1.5, precision = "2%", warmup = "5s", window = "20s",
 				max_window = "1m", good_share = "95%", min_samples = 100, idle_timeout = "30s", pre_allocated_vus = 8, max_vus = 64`,
-			want: engine.CapacitySearch{Load: "rate", Start: 4, Max: 200, Growth: 1.5, Precision: 0.02,
+			want: plan.CapacitySearch{Load: "rate", Start: 4, Max: 200, Growth: 1.5, Precision: 0.02,
 				Warmup: 5 * time.Second, Window: 20 * time.Second, MaxWindow: time.Minute, GoodShare: 0.95, MinSamples: 100,
 				IdleTimeout: 30 * time.Second},
 			pre: 8, maxVUs: 64},
 		{name: "vus search", slo: `{ e2e = "5s" }`,
 			scenario: `load = "vus", start = 2, max = 64, good_share = 0.9, window = "10s"`,
-			want: engine.CapacitySearch{Load: "vus", Start: 2, Max: 64, Growth: 2, Precision: 0.05,
+			want: plan.CapacitySearch{Load: "vus", Start: 2, Max: 64, Growth: 2, Precision: 0.05,
 				Warmup: 10 * time.Second, Window: 10 * time.Second, MaxWindow: 5 * time.Minute, GoodShare: 0.9, MinSamples: 30,
 				IdleTimeout: 2 * time.Minute}},
 	}

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -21,12 +21,12 @@ var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 // cached_input_per_mtok defaults to input_per_mtok (no discount for
 // cache hits), currency to USD. A budget needs prices to estimate the
 // spend it caps, and a nonzero one to ever be reached.
-func (d *decoder) cost(path string, v lua.LValue) engine.Cost {
+func (d *decoder) cost(path string, v lua.LValue) plan.Cost {
 	f := d.record(path, v, costKeys)
 	if f == nil {
-		return engine.Cost{}
+		return plan.Cost{}
 	}
-	var c engine.Cost
+	var c plan.Cost
 	prices := 0
 	price := func(key string, dst *float64) bool {
 		if x := f[key]; x != nil {
@@ -49,14 +49,14 @@ func (d *decoder) cost(path string, v lua.LValue) engine.Cost {
 	}
 	d.checkPrices(path, c, prices, hasIn, hasOut, f["budget"] != nil)
 	if c.Currency == "" {
-		c.Currency = engine.DefaultCurrency
+		c.Currency = plan.DefaultCurrency
 	}
 	return c
 }
 
 // checkPrices reports prices that cannot estimate a spend: none at all,
 // one side missing, or a budget that zero prices would never reach.
-func (d *decoder) checkPrices(path string, c engine.Cost, prices int, hasIn, hasOut, budget bool) {
+func (d *decoder) checkPrices(path string, c plan.Cost, prices int, hasIn, hasOut, budget bool) {
 	const per = "(per million tokens, in options.cost.currency)"
 	switch {
 	case prices == 0 && budget:

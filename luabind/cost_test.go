@@ -4,20 +4,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func TestCostOptions(t *testing.T) {
 	tests := []struct {
 		name, cost string
-		want       engine.Cost
+		want       plan.Cost
 	}{
 		{"prices and a budget", `{ input_per_mtok = 3, output_per_mtok = 15, cached_input_per_mtok = 0.3, currency = "EUR", budget = 25 }`,
-			engine.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Currency: "EUR", Budget: 25}},
+			plan.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Currency: "EUR", Budget: 25}},
 		{"cached defaults to the input price, currency to USD", `{ input_per_mtok = 0.5, output_per_mtok = 1.5 }`,
-			engine.Cost{InputPerMTok: 0.5, OutputPerMTok: 1.5, CachedInputPerMTok: 0.5, Currency: "USD"}},
+			plan.Cost{InputPerMTok: 0.5, OutputPerMTok: 1.5, CachedInputPerMTok: 0.5, Currency: "USD"}},
 		{"a free input", `{ input_per_mtok = 0, output_per_mtok = 2, budget = 1 }`,
-			engine.Cost{OutputPerMTok: 2, Currency: "USD", Budget: 1}},
+			plan.Cost{OutputPerMTok: 2, Currency: "USD", Budget: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

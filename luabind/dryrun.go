@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // DefaultDryRunIterations is how many iterations of each scenario a dry
@@ -101,7 +102,7 @@ func (s *Script) DryRun(ctx context.Context, perScenario int) (DryRun, error) {
 }
 
 // dryScenario samples one scenario's iterations in a VU of its own.
-func (s *Script) dryScenario(ctx context.Context, r *runner, rec *dryRecorder, sc engine.Scenario, n int) (lint.Profile, error) {
+func (s *Script) dryScenario(ctx context.Context, r *runner, rec *dryRecorder, sc plan.Scenario, n int) (lint.Profile, error) {
 	p := lint.Profile{Scenario: sc.Name}
 	v, err := r.NewVU(ctx, 1)
 	if err != nil {
@@ -137,13 +138,13 @@ func (s *Script) dryScenario(ctx context.Context, r *runner, rec *dryRecorder, s
 
 // dryIterations is how many iterations a dry run samples: n, but no more
 // than a trace has records or an iterations executor runs.
-func dryIterations(sc engine.Scenario, n int) int {
+func dryIterations(sc plan.Scenario, n int) int {
 	switch {
 	case sc.Trace != nil:
 		return min(n, len(sc.Trace.Arrivals))
-	case sc.Executor == engine.ExecutorSharedIterations:
+	case sc.Executor == plan.ExecutorSharedIterations:
 		return min(n, sc.Iterations)
-	case sc.Executor == engine.ExecutorPerVUIterations:
+	case sc.Executor == plan.ExecutorPerVUIterations:
 		return min(n, sc.VUs*sc.Iterations)
 	}
 	return n
@@ -151,7 +152,7 @@ func dryIterations(sc engine.Scenario, n int) int {
 
 // dryStage is the stage of sample i of n: the stages in order, in equal
 // blocks, as a run meets them; a capacity search's first probe window.
-func dryStage(sc engine.Scenario, i, n int) string {
+func dryStage(sc plan.Scenario, i, n int) string {
 	if len(sc.Stages) == 0 {
 		if sc.Capacity != nil {
 			return "probe-01"

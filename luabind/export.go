@@ -3,6 +3,7 @@ package luabind
 import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/export"
+	"github.com/llmload/llmload/engine/plan"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -15,9 +16,9 @@ var (
 //
 //	export = { prometheus_rw = URL | { url = URL, native = true }, otlp = ..., listen = "ADDR",
 //	           native = false, every = "5s", tags = { "prompt" }, run_id = "...", headers = { ... } }
-func (d *decoder) export(path string, v lua.LValue) engine.Export {
+func (d *decoder) export(path string, v lua.LValue) plan.Export {
 	f := d.record(path, v, exportKeys)
-	var e engine.Export
+	var e plan.Export
 	if f == nil {
 		return e
 	}
@@ -25,7 +26,7 @@ func (d *decoder) export(path string, v lua.LValue) engine.Export {
 	if n := f["native"]; n != nil {
 		native = d.boolean(child(path, "native"), n)
 	}
-	for _, k := range []struct{ key, kind string }{{"prometheus_rw", engine.ExportPrometheusRW}, {"otlp", engine.ExportOTLP}} {
+	for _, k := range []struct{ key, kind string }{{"prometheus_rw", plan.ExportPrometheusRW}, {"otlp", plan.ExportOTLP}} {
 		if t := f[k.key]; t != nil {
 			e.Targets = append(e.Targets, d.exportTarget(child(path, k.key), k.kind, t, native))
 		}
@@ -57,8 +58,8 @@ func (d *decoder) export(path string, v lua.LValue) engine.Export {
 }
 
 // exportTarget reads one pushed export: a URL, or { url =, native = }.
-func (d *decoder) exportTarget(path, kind string, v lua.LValue, native bool) engine.ExportTarget {
-	t := engine.ExportTarget{Kind: kind, Native: native}
+func (d *decoder) exportTarget(path, kind string, v lua.LValue, native bool) plan.ExportTarget {
+	t := plan.ExportTarget{Kind: kind, Native: native}
 	if s, ok := v.(lua.LString); ok {
 		t.URL = string(s)
 	} else if f := d.record(path, v, exportTargetKeys); f != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func TestOptionsExport(t *testing.T) {
@@ -14,9 +14,9 @@ func TestOptionsExport(t *testing.T) {
 		listen = "127.0.0.1:9464", every = "2s", tags = { "prompt", "turn" }, run_id = "nightly",
 		headers = { Authorization = "Bearer abc" } } }`))
 	e := mustCompile(t, path, Options{}).Plan().Export
-	want := engine.Export{
-		Targets: []engine.ExportTarget{{Kind: engine.ExportPrometheusRW, URL: "http://127.0.0.1:9090/api/v1/write"},
-			{Kind: engine.ExportOTLP, URL: "http://127.0.0.1:4318", Native: true}},
+	want := plan.Export{
+		Targets: []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: "http://127.0.0.1:9090/api/v1/write"},
+			{Kind: plan.ExportOTLP, URL: "http://127.0.0.1:4318", Native: true}},
 		Listen: "127.0.0.1:9464", Every: 2 * time.Second, Tags: []string{"prompt", "turn"}, RunID: "nightly",
 		Headers: map[string]string{"Authorization": "Bearer abc"},
 	}
@@ -25,7 +25,7 @@ func TestOptionsExport(t *testing.T) {
 	}
 }
 
-func exportEqual(a, b engine.Export) bool {
+func exportEqual(a, b plan.Export) bool {
 	if len(a.Targets) != len(b.Targets) || a.Listen != b.Listen || a.Every != b.Every || a.RunID != b.RunID ||
 		strings.Join(a.Tags, ",") != strings.Join(b.Tags, ",") || len(a.Headers) != len(b.Headers) {
 		return false

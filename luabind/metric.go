@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -64,10 +65,10 @@ func (m *module) checkMetric(name, kind string) string {
 }
 
 // declaredMetrics lists the metrics declared at init, sorted by name.
-func (m *module) declaredMetrics() []engine.MetricDef {
-	out := make([]engine.MetricDef, 0, len(m.metrics))
+func (m *module) declaredMetrics() []plan.MetricDef {
+	out := make([]plan.MetricDef, 0, len(m.metrics))
 	for name, kind := range m.metrics {
-		out = append(out, engine.MetricDef{Name: name, Kind: kind})
+		out = append(out, plan.MetricDef{Name: name, Kind: kind})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	if len(out) == 0 {

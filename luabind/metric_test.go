@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 const metricScript = `local llm = require("llmload")
@@ -35,7 +36,7 @@ function add_dot(vu) lat.add(1) end
 func TestCustomMetrics(t *testing.T) {
 	path := writeScript(t, "m.lua", metricScript)
 	s := mustCompile(t, path, Options{})
-	if got, want := s.Plan().Metrics, []engine.MetricDef{{Name: "cache_hit", Kind: engine.MetricRate},
+	if got, want := s.Plan().Metrics, []plan.MetricDef{{Name: "cache_hit", Kind: engine.MetricRate},
 		{Name: "queue_ms", Kind: engine.MetricTrend}, {Name: "retries", Kind: engine.MetricCounter}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Plan().Metrics = %v, want %v", got, want)
 	}

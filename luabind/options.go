@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
 	lua "github.com/yuin/gopher-lua"
@@ -37,9 +37,9 @@ var (
 // decodedOptions is the plan an options table describes, with what the
 // caller needs to finish it.
 type decodedOptions struct {
-	plan      engine.Plan // Script and, unless seedSet, Seed left unset
-	seedSet   bool        // the script chose a nonzero options.seed
-	shorthand bool        // the scenario came from options.vus/duration or options.stages
+	plan      plan.Plan // Script and, unless seedSet, Seed left unset
+	seedSet   bool      // the script chose a nonzero options.seed
+	shorthand bool      // the scenario came from options.vus/duration or options.stages
 	dirty     dirtyConfig
 	// onUnreachable is options.target.on_unreachable, "" when not set.
 	onUnreachable string
@@ -62,7 +62,7 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 	if f == nil {
 		return out
 	}
-	out.plan.Target.Tokenizer = engine.DefaultTokenizer
+	out.plan.Target.Tokenizer = plan.DefaultTokenizer
 	if t := f["target"]; t != nil {
 		dir := ""
 		if len(scriptDir) > 0 {
@@ -104,7 +104,7 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 
 // checkGoodShare reports a capacity search judged on good_share without an
 // SLO to judge requests against.
-func (d *decoder) checkGoodShare(p engine.Plan) {
+func (d *decoder) checkGoodShare(p plan.Plan) {
 	for _, sc := range p.Scenarios {
 		if sc.Capacity != nil && sc.Capacity.GoodShare > 0 && p.SLO.IsZero() {
 			d.errorf(child(child("options.scenarios", sc.Name), "good_share"),
@@ -113,9 +113,9 @@ func (d *decoder) checkGoodShare(p engine.Plan) {
 	}
 }
 
-func (d *decoder) target(path string, v lua.LValue, dir string) engine.Target {
+func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 	f := d.record(path, v, targetKeys)
-	var t engine.Target
+	var t plan.Target
 	strs := []struct {
 		key string
 		dst *string
@@ -135,7 +135,7 @@ func (d *decoder) target(path string, v lua.LValue, dir string) engine.Target {
 			*df.dst = d.positiveDuration(child(path, df.key), v)
 		}
 	}
-	t.Tokenizer = engine.DefaultTokenizer
+	t.Tokenizer = plan.DefaultTokenizer
 	if v := f["tokenizer"]; v != nil {
 		t.Tokenizer = d.tokenizer(child(path, "tokenizer"), v, dir)
 	}
@@ -204,9 +204,9 @@ func resolveData(dir, name string) string {
 
 // slo reads the objectives goodput counts against; each must be > 0,
 // since a zero objective would mean "not checked" and hide a mistake.
-func (d *decoder) slo(path string, v lua.LValue) engine.SLO {
+func (d *decoder) slo(path string, v lua.LValue) plan.SLO {
 	f := d.record(path, v, sloKeys)
-	var o engine.SLO
+	var o plan.SLO
 	for _, sf := range []struct {
 		key string
 		dst *time.Duration
@@ -218,9 +218,9 @@ func (d *decoder) slo(path string, v lua.LValue) engine.SLO {
 	return o
 }
 
-func (d *decoder) warmup(path string, v lua.LValue) engine.Warmup {
+func (d *decoder) warmup(path string, v lua.LValue) plan.Warmup {
 	f := d.record(path, v, warmupKeys)
-	var w engine.Warmup
+	var w plan.Warmup
 	if f["requests"] != nil && f["duration"] != nil {
 		d.errorf(path, "set requests or duration, not both")
 	}
@@ -235,7 +235,7 @@ func (d *decoder) warmup(path string, v lua.LValue) engine.Warmup {
 
 // scenarios reads options.scenarios, sorted by name because Lua tables
 // have no order, or the single scenario of a shorthand.
-func (d *decoder) scenarios(f map[string]lua.LValue) []engine.Scenario {
+func (d *decoder) scenarios(f map[string]lua.LValue) []plan.Scenario {
 	short := presentKeys(f, "stages", "vus", "duration")
 	if f["scenarios"] != nil {
 		for _, k := range short {
@@ -254,13 +254,13 @@ func (d *decoder) scenarios(f map[string]lua.LValue) []engine.Scenario {
 		for _, k := range presentKeys(f, "vus", "duration") {
 			d.errorf(child("options", k), "cannot be combined with options.stages")
 		}
-		sc.Executor = engine.ExecutorRampingVUs
+		sc.Executor = plan.ExecutorRampingVUs
 		sc.Stages = d.stages("options.stages", f["stages"], false)
-		return []engine.Scenario{sc}
+		return []plan.Scenario{sc}
 	}
-	sc.Executor = engine.ExecutorConstantVUs
+	sc.Executor = plan.ExecutorConstantVUs
 	sc.Stages = d.constantStage("options", sc.Name, f)
-	return []engine.Scenario{sc}
+	return []plan.Scenario{sc}
 }
 
 // presentKeys returns which of keys f holds, in the order given.
@@ -276,7 +276,7 @@ func presentKeys(f map[string]lua.LValue, keys ...string) []string {
 
 // checkExecs reports scenarios whose exec names no global function of the
 // script; funcs lists the script's global functions after init.
-func (d *decoder) checkExecs(scs []engine.Scenario, shorthand bool, funcs []string) {
+func (d *decoder) checkExecs(scs []plan.Scenario, shorthand bool, funcs []string) {
 	for _, sc := range scs {
 		if sc.Exec == "" || contains(funcs, sc.Exec) {
 			continue

@@ -3,12 +3,12 @@ package luabind
 import (
 	"bytes"
 	"encoding/json"
-	goldenfile "github.com/llmload/llmload/engine/golden"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	goldenfile "github.com/llmload/llmload/engine/golden"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // script wraps an options table in a scenario that defines chat and
@@ -139,18 +139,18 @@ func TestOptionsTokenizerAndSLO(t *testing.T) {
 		name, options string
 		tokenizer     string
 		continuous    bool
-		slo           engine.SLO
+		slo           plan.SLO
 	}{
-		{"defaults", `{ vus = 1, duration = "1s" }`, engine.DefaultTokenizer, false, engine.SLO{}},
-		{"target without tokenizer", `{ vus = 1, duration = "1s", target = { model = "m" } }`, engine.DefaultTokenizer, false, engine.SLO{}},
-		{"none", `{ vus = 1, duration = "1s", target = { tokenizer = "none" } }`, "none", false, engine.SLO{}},
-		{"p50k", `{ vus = 1, duration = "1s", target = { tokenizer = "p50k_base", continuous_usage = true } }`, "p50k_base", true, engine.SLO{}},
-		{"continuous off", `{ vus = 1, duration = "1s", target = { continuous_usage = false } }`, engine.DefaultTokenizer, false, engine.SLO{}},
+		{"defaults", `{ vus = 1, duration = "1s" }`, plan.DefaultTokenizer, false, plan.SLO{}},
+		{"target without tokenizer", `{ vus = 1, duration = "1s", target = { model = "m" } }`, plan.DefaultTokenizer, false, plan.SLO{}},
+		{"none", `{ vus = 1, duration = "1s", target = { tokenizer = "none" } }`, "none", false, plan.SLO{}},
+		{"p50k", `{ vus = 1, duration = "1s", target = { tokenizer = "p50k_base", continuous_usage = true } }`, "p50k_base", true, plan.SLO{}},
+		{"continuous off", `{ vus = 1, duration = "1s", target = { continuous_usage = false } }`, plan.DefaultTokenizer, false, plan.SLO{}},
 		{"every objective", `{ vus = 1, duration = "1s", slo = { ttft = "500ms", tpot = "50ms", e2e = "10s" } }`,
-			engine.DefaultTokenizer, false, engine.SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 10 * time.Second}},
+			plan.DefaultTokenizer, false, plan.SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond, E2E: 10 * time.Second}},
 		{"one objective", `{ vus = 1, duration = "1s", slo = { tpot = "80ms" } }`,
-			engine.DefaultTokenizer, false, engine.SLO{TPOT: 80 * time.Millisecond}},
-		{"empty slo", `{ vus = 1, duration = "1s", slo = {} }`, engine.DefaultTokenizer, false, engine.SLO{}},
+			plan.DefaultTokenizer, false, plan.SLO{TPOT: 80 * time.Millisecond}},
+		{"empty slo", `{ vus = 1, duration = "1s", slo = {} }`, plan.DefaultTokenizer, false, plan.SLO{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,18 +206,18 @@ func TestOptionsErrorsKeepSecrets(t *testing.T) {
 func TestOptionsShorthand(t *testing.T) {
 	tests := []struct {
 		name, options string
-		want          engine.Scenario
+		want          plan.Scenario
 	}{
-		{"constant", `{ vus = 3, duration = "10s" }`, engine.Scenario{
-			Name: "default", Executor: engine.ExecutorConstantVUs, Exec: "iteration",
-			Stages:       []engine.Stage{{Name: "default", Target: 3, Duration: 10 * time.Second}},
-			GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop,
+		{"constant", `{ vus = 3, duration = "10s" }`, plan.Scenario{
+			Name: "default", Executor: plan.ExecutorConstantVUs, Exec: "iteration",
+			Stages:       []plan.Stage{{Name: "default", Target: 3, Duration: 10 * time.Second}},
+			GracefulStop: plan.DefaultGracefulStop, GracefulRampDown: plan.DefaultGracefulStop,
 		}},
-		{"ramping", `{ stages = { { target = 2, duration = "1m" }, { target = 0, duration = "10s", ramp = "10s" } } }`, engine.Scenario{
-			Name: "default", Executor: engine.ExecutorRampingVUs, Exec: "iteration",
-			Stages: []engine.Stage{{Name: "stage_1", Target: 2, Duration: time.Minute},
+		{"ramping", `{ stages = { { target = 2, duration = "1m" }, { target = 0, duration = "10s", ramp = "10s" } } }`, plan.Scenario{
+			Name: "default", Executor: plan.ExecutorRampingVUs, Exec: "iteration",
+			Stages: []plan.Stage{{Name: "stage_1", Target: 2, Duration: time.Minute},
 				{Name: "stage_2", Target: 0, Duration: 10 * time.Second, Ramp: 10 * time.Second}},
-			GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop,
+			GracefulStop: plan.DefaultGracefulStop, GracefulRampDown: plan.DefaultGracefulStop,
 		}},
 	}
 	for _, tt := range tests {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dataset"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -153,11 +153,11 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 func (m *module) initTokenizer(L *lua.LState) string {
 	opts, ok := plain(L.GetGlobal("options")).(*lua.LTable)
 	if !ok {
-		return engine.DefaultTokenizer
+		return plan.DefaultTokenizer
 	}
 	target, ok := plain(opts.RawGetString("target")).(*lua.LTable)
 	if !ok {
-		return engine.DefaultTokenizer
+		return plan.DefaultTokenizer
 	}
 	s, ok := target.RawGetString("tokenizer").(lua.LString)
 	switch {
@@ -167,7 +167,7 @@ func (m *module) initTokenizer(L *lua.LState) string {
 		m.noteFile(string(s))
 		return resolveData(filepath.Dir(m.script.path), string(s))
 	}
-	return engine.DefaultTokenizer
+	return plan.DefaultTokenizer
 }
 
 // tokenizerOption reads a loader's tokenizer = option, noting a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -16,40 +16,40 @@ var (
 	commonScenarioKeys = []string{"executor", "exec", "tags", "env", "start_time", "graceful_stop"}
 	// executorKeys are the keys each executor adds to the common ones.
 	executorKeys = map[string][]string{
-		engine.ExecutorConstantVUs: {"vus", "duration"},
-		engine.ExecutorRampingVUs:  {"stages", "start_vus", "graceful_ramp_down"},
-		engine.ExecutorConstantArrivalRate: {"rate", "time_unit", "duration",
+		plan.ExecutorConstantVUs: {"vus", "duration"},
+		plan.ExecutorRampingVUs:  {"stages", "start_vus", "graceful_ramp_down"},
+		plan.ExecutorConstantArrivalRate: {"rate", "time_unit", "duration",
 			"pre_allocated_vus", "max_vus", "arrival", "burstiness"},
-		engine.ExecutorRampingArrivalRate: {"start_rate", "time_unit", "stages",
+		plan.ExecutorRampingArrivalRate: {"start_rate", "time_unit", "stages",
 			"pre_allocated_vus", "max_vus", "arrival", "burstiness"},
-		engine.ExecutorSharedIterations: {"vus", "iterations", "max_duration"},
-		engine.ExecutorPerVUIterations:  {"vus", "iterations", "max_duration"},
-		engine.ExecutorTrace: {"trace", "speedup", "time_offset", "limit", "sessions",
+		plan.ExecutorSharedIterations: {"vus", "iterations", "max_duration"},
+		plan.ExecutorPerVUIterations:  {"vus", "iterations", "max_duration"},
+		plan.ExecutorTrace: {"trace", "speedup", "time_offset", "limit", "sessions",
 			"pre_allocated_vus", "max_vus"},
-		engine.ExecutorCapacity: {"load", "start", "max", "growth", "precision", "warmup", "window",
+		plan.ExecutorCapacity: {"load", "start", "max", "growth", "precision", "warmup", "window",
 			"max_window", "good_share", "conditions", "min_samples", "idle_timeout", "pre_allocated_vus", "max_vus",
 			"arrival", "burstiness"},
 	}
 	// executors lists the executor names in the order the docs give them.
-	executors = []string{engine.ExecutorConstantVUs, engine.ExecutorRampingVUs,
-		engine.ExecutorConstantArrivalRate, engine.ExecutorRampingArrivalRate,
-		engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations, engine.ExecutorTrace,
-		engine.ExecutorCapacity}
+	executors = []string{plan.ExecutorConstantVUs, plan.ExecutorRampingVUs,
+		plan.ExecutorConstantArrivalRate, plan.ExecutorRampingArrivalRate,
+		plan.ExecutorSharedIterations, plan.ExecutorPerVUIterations, plan.ExecutorTrace,
+		plan.ExecutorCapacity}
 	scenarioKeys = allScenarioKeys()
 	stageKeys    = []string{"name", "target", "duration", "ramp"}
-	arrivals     = []string{engine.ArrivalPoisson, engine.ArrivalConstant, engine.ArrivalGamma}
+	arrivals     = []string{plan.ArrivalPoisson, plan.ArrivalConstant, plan.ArrivalGamma}
 )
 
 // executorDecoders read the keys specific to each executor.
-var executorDecoders = map[string]func(*decoder, string, map[string]lua.LValue, *engine.Scenario){
-	engine.ExecutorConstantVUs:         (*decoder).constantVUs,
-	engine.ExecutorRampingVUs:          (*decoder).rampingVUs,
-	engine.ExecutorConstantArrivalRate: (*decoder).constantArrivalRate,
-	engine.ExecutorRampingArrivalRate:  (*decoder).rampingArrivalRate,
-	engine.ExecutorSharedIterations:    (*decoder).iterationCount,
-	engine.ExecutorPerVUIterations:     (*decoder).iterationCount,
-	engine.ExecutorTrace:               (*decoder).trace,
-	engine.ExecutorCapacity:            (*decoder).capacity,
+var executorDecoders = map[string]func(*decoder, string, map[string]lua.LValue, *plan.Scenario){
+	plan.ExecutorConstantVUs:         (*decoder).constantVUs,
+	plan.ExecutorRampingVUs:          (*decoder).rampingVUs,
+	plan.ExecutorConstantArrivalRate: (*decoder).constantArrivalRate,
+	plan.ExecutorRampingArrivalRate:  (*decoder).rampingArrivalRate,
+	plan.ExecutorSharedIterations:    (*decoder).iterationCount,
+	plan.ExecutorPerVUIterations:     (*decoder).iterationCount,
+	plan.ExecutorTrace:               (*decoder).trace,
+	plan.ExecutorCapacity:            (*decoder).capacity,
 }
 
 func allScenarioKeys() []string {
@@ -64,13 +64,13 @@ func allScenarioKeys() []string {
 	return keys
 }
 
-func (d *decoder) namedScenarios(path string, v lua.LValue) []engine.Scenario {
+func (d *decoder) namedScenarios(path string, v lua.LValue) []plan.Scenario {
 	tbl, ok := plain(v).(*lua.LTable)
 	if !ok {
 		d.errorf(path, "expected table, got %s", v.Type())
 		return nil
 	}
-	var out []engine.Scenario
+	var out []plan.Scenario
 	for _, k := range sortedKeys(tbl) {
 		name, isStr := k.(lua.LString)
 		if !isStr || name == "" {
@@ -87,12 +87,12 @@ func (d *decoder) namedScenarios(path string, v lua.LValue) []engine.Scenario {
 	return out
 }
 
-func (d *decoder) newScenario(name, exec string) engine.Scenario {
-	return engine.Scenario{Name: name, Exec: exec,
-		GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop}
+func (d *decoder) newScenario(name, exec string) plan.Scenario {
+	return plan.Scenario{Name: name, Exec: exec,
+		GracefulStop: plan.DefaultGracefulStop, GracefulRampDown: plan.DefaultGracefulStop}
 }
 
-func (d *decoder) scenario(path, name string, v lua.LValue) engine.Scenario {
+func (d *decoder) scenario(path, name string, v lua.LValue) plan.Scenario {
 	sc := d.newScenario(name, "")
 	f := d.record(path, v, scenarioKeys)
 	if f == nil {
@@ -110,7 +110,7 @@ func (d *decoder) scenario(path, name string, v lua.LValue) engine.Scenario {
 	return sc
 }
 
-func (d *decoder) scenarioExtras(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+func (d *decoder) scenarioExtras(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	if g := f["graceful_stop"]; g != nil {
 		sc.GracefulStop, _ = d.duration(child(path, "graceful_stop"), g)
 	}
@@ -178,11 +178,11 @@ func (d *decoder) requiredDuration(path string, f map[string]lua.LValue, key str
 	return 0
 }
 
-func (d *decoder) constantVUs(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+func (d *decoder) constantVUs(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.Stages = d.constantStage(path, sc.Name, f)
 }
 
-func (d *decoder) rampingVUs(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+func (d *decoder) rampingVUs(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.Stages = d.requiredStages(path, f, false)
 	if s := f["start_vus"]; s != nil {
 		sc.StartVUs = d.count(child(path, "start_vus"), s, 0)
@@ -190,32 +190,32 @@ func (d *decoder) rampingVUs(path string, f map[string]lua.LValue, sc *engine.Sc
 }
 
 // constantStage is the one stage of a constant-vus scenario, named after it.
-func (d *decoder) constantStage(path, name string, f map[string]lua.LValue) []engine.Stage {
-	st := engine.Stage{Name: name}
+func (d *decoder) constantStage(path, name string, f map[string]lua.LValue) []plan.Stage {
+	st := plan.Stage{Name: name}
 	if v := f["vus"]; v != nil {
 		st.Target = d.count(child(path, "vus"), v, 1)
 	} else {
 		d.errorf(child(path, "vus"), "required")
 	}
 	st.Duration = d.requiredDuration(path, f, "duration")
-	return []engine.Stage{st}
+	return []plan.Stage{st}
 }
 
 // constantArrivalRate holds one rate for the scenario's duration, as one
 // stage named after the scenario.
-func (d *decoder) constantArrivalRate(path string, f map[string]lua.LValue, sc *engine.Scenario) {
-	st := engine.Stage{Name: sc.Name}
+func (d *decoder) constantArrivalRate(path string, f map[string]lua.LValue, sc *plan.Scenario) {
+	st := plan.Stage{Name: sc.Name}
 	if v := f["rate"]; v != nil {
 		st.Rate = d.positiveNumber(child(path, "rate"), v)
 	} else {
 		d.errorf(child(path, "rate"), "required")
 	}
 	st.Duration = d.requiredDuration(path, f, "duration")
-	sc.Stages = []engine.Stage{st}
+	sc.Stages = []plan.Stage{st}
 	d.arrivalRate(path, f, sc)
 }
 
-func (d *decoder) rampingArrivalRate(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+func (d *decoder) rampingArrivalRate(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	if v := f["start_rate"]; v != nil {
 		sc.StartRate = d.number(child(path, "start_rate"), v, 0)
 	}
@@ -225,8 +225,8 @@ func (d *decoder) rampingArrivalRate(path string, f map[string]lua.LValue, sc *e
 
 // arrivalRate reads what both arrival-rate executors share: the time
 // unit, the VU pool and the arrival process.
-func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *engine.Scenario) {
-	sc.TimeUnit = engine.DefaultTimeUnit
+func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *plan.Scenario) {
+	sc.TimeUnit = plan.DefaultTimeUnit
 	if v := f["time_unit"]; v != nil {
 		sc.TimeUnit = d.positiveDuration(child(path, "time_unit"), v)
 	}
@@ -237,7 +237,7 @@ func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *engine.S
 // vuPool reads an open model's VUs: pre_allocated_vus, ready before the
 // first arrival (required when defPre is 0), and max_vus, the most it
 // may grow to (defMax when not given, or pre_allocated_vus when that is 0).
-func (d *decoder) vuPool(path string, f map[string]lua.LValue, sc *engine.Scenario, first string, defPre, defMax int) {
+func (d *decoder) vuPool(path string, f map[string]lua.LValue, sc *plan.Scenario, first string, defPre, defMax int) {
 	sc.PreAllocatedVUs = defPre
 	if v := f["pre_allocated_vus"]; v != nil {
 		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
@@ -255,21 +255,21 @@ func (d *decoder) vuPool(path string, f map[string]lua.LValue, sc *engine.Scenar
 
 // arrival reads the arrival process; burstiness shapes only gamma, so
 // giving it with another process is a mistake, not a no-op.
-func (d *decoder) arrival(path string, f map[string]lua.LValue, sc *engine.Scenario) {
-	sc.Arrival = engine.ArrivalPoisson
+func (d *decoder) arrival(path string, f map[string]lua.LValue, sc *plan.Scenario) {
+	sc.Arrival = plan.ArrivalPoisson
 	if v := f["arrival"]; v != nil {
 		sc.Arrival = d.str(child(path, "arrival"), v)
 		if _, isStr := v.(lua.LString); isStr && !contains(arrivals, sc.Arrival) {
 			d.errorf(child(path, "arrival"), "unknown arrival %q (valid: %s)", sc.Arrival, strings.Join(arrivals, ", "))
 		}
 	}
-	if sc.Arrival == engine.ArrivalGamma {
+	if sc.Arrival == plan.ArrivalGamma {
 		sc.Burstiness = 1
 	}
 	if v := f["burstiness"]; v != nil {
 		b := d.positiveNumber(child(path, "burstiness"), v)
-		if sc.Arrival != engine.ArrivalGamma {
-			d.errorf(child(path, "burstiness"), "only valid with arrival = %q (got %q)", engine.ArrivalGamma, sc.Arrival)
+		if sc.Arrival != plan.ArrivalGamma {
+			d.errorf(child(path, "burstiness"), "only valid with arrival = %q (got %q)", plan.ArrivalGamma, sc.Arrival)
 			return
 		}
 		sc.Burstiness = b
@@ -278,7 +278,7 @@ func (d *decoder) arrival(path string, f map[string]lua.LValue, sc *engine.Scena
 
 // iterationCount reads shared-iterations and per-vu-iterations: VUs run a
 // number of iterations within one stage bounded by max_duration.
-func (d *decoder) iterationCount(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+func (d *decoder) iterationCount(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.VUs, sc.Iterations = 1, 1
 	if v := f["vus"]; v != nil {
 		sc.VUs = d.count(child(path, "vus"), v, 1)
@@ -286,18 +286,18 @@ func (d *decoder) iterationCount(path string, f map[string]lua.LValue, sc *engin
 	if v := f["iterations"]; v != nil {
 		sc.Iterations = d.count(child(path, "iterations"), v, 1)
 	}
-	if sc.Executor == engine.ExecutorSharedIterations && sc.Iterations > 0 && sc.Iterations < sc.VUs {
+	if sc.Executor == plan.ExecutorSharedIterations && sc.Iterations > 0 && sc.Iterations < sc.VUs {
 		d.errorf(child(path, "iterations"), "%d iterations shared by %d VUs would leave VUs idle (set iterations ≥ vus)",
 			sc.Iterations, sc.VUs)
 	}
-	st := engine.Stage{Name: sc.Name, Target: sc.VUs, Duration: engine.DefaultMaxDuration}
+	st := plan.Stage{Name: sc.Name, Target: sc.VUs, Duration: plan.DefaultMaxDuration}
 	if v := f["max_duration"]; v != nil {
 		st.Duration = d.positiveDuration(child(path, "max_duration"), v)
 	}
-	sc.Stages = []engine.Stage{st}
+	sc.Stages = []plan.Stage{st}
 }
 
-func (d *decoder) requiredStages(path string, f map[string]lua.LValue, open bool) []engine.Stage {
+func (d *decoder) requiredStages(path string, f map[string]lua.LValue, open bool) []plan.Stage {
 	if f["stages"] == nil {
 		d.errorf(child(path, "stages"), "required")
 		return nil
@@ -307,12 +307,12 @@ func (d *decoder) requiredStages(path string, f map[string]lua.LValue, open bool
 
 // stages reads a list of stages; open-model stages have a rate as their
 // target, closed-model ones a number of VUs.
-func (d *decoder) stages(path string, v lua.LValue, open bool) []engine.Stage {
+func (d *decoder) stages(path string, v lua.LValue, open bool) []plan.Stage {
 	items := d.list(path, v)
 	if items != nil && len(items) == 0 {
 		d.errorf(path, "needs at least one stage")
 	}
-	out := make([]engine.Stage, 0, len(items))
+	out := make([]plan.Stage, 0, len(items))
 	seen := map[string]bool{}
 	for i, item := range items {
 		st := d.stage(index(path, i+1), i+1, item, open)
@@ -325,8 +325,8 @@ func (d *decoder) stages(path string, v lua.LValue, open bool) []engine.Stage {
 	return out
 }
 
-func (d *decoder) stage(path string, pos int, v lua.LValue, open bool) engine.Stage {
-	st := engine.Stage{Name: fmt.Sprintf("stage_%d", pos)}
+func (d *decoder) stage(path string, pos int, v lua.LValue, open bool) plan.Stage {
+	st := plan.Stage{Name: fmt.Sprintf("stage_%d", pos)}
 	f := d.record(path, v, stageKeys)
 	if f == nil {
 		return st
@@ -390,7 +390,7 @@ func (d *decoder) stageRate(path string, v lua.LValue, ramped bool) float64 {
 
 // checkStartTimes reports a scenario that would start after every other
 // scenario has ended: the run is over by then, so it would never run.
-func (d *decoder) checkStartTimes(path string, scs []engine.Scenario) {
+func (d *decoder) checkStartTimes(path string, scs []plan.Scenario) {
 	if len(scs) < 2 {
 		return
 	}
@@ -404,7 +404,7 @@ func (d *decoder) checkStartTimes(path string, scs []engine.Scenario) {
 		if sc.StartTime > lastEnd {
 			d.errorf(child(child(path, sc.Name), "start_time"), "starts at %s but every other scenario ends by %s "+
 				"(the run would be over; shorten start_time or lengthen another scenario)",
-				engine.FormatDuration(sc.StartTime), engine.FormatDuration(lastEnd))
+				plan.FormatDuration(sc.StartTime), plan.FormatDuration(lastEnd))
 		}
 	}
 }
@@ -415,9 +415,9 @@ func (d *decoder) checkStartTimes(path string, scs []engine.Scenario) {
 const MaxRatePerSecond = 100_000
 
 // checkRates rejects arrival rates no llmload process could deliver.
-func (d *decoder) checkRates(path string, scs []engine.Scenario) {
+func (d *decoder) checkRates(path string, scs []plan.Scenario) {
 	for _, sc := range scs {
-		if !engine.OpenModel(sc.Executor) {
+		if !plan.OpenModel(sc.Executor) {
 			continue
 		}
 		rates := []float64{sc.StartRate}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // oneScenario compiles a script whose only scenario s has the given body.
@@ -19,74 +19,74 @@ func oneScenario(t *testing.T, body string) (*Script, error) {
 }
 
 func TestExecutors(t *testing.T) {
-	base := engine.Scenario{Name: "s", Exec: "chat",
-		GracefulStop: engine.DefaultGracefulStop, GracefulRampDown: engine.DefaultGracefulStop}
-	with := func(f func(*engine.Scenario)) engine.Scenario {
+	base := plan.Scenario{Name: "s", Exec: "chat",
+		GracefulStop: plan.DefaultGracefulStop, GracefulRampDown: plan.DefaultGracefulStop}
+	with := func(f func(*plan.Scenario)) plan.Scenario {
 		sc := base
 		f(&sc)
 		return sc
 	}
 	tests := []struct {
 		name, body string
-		want       engine.Scenario
+		want       plan.Scenario
 	}{
 		{"constant-arrival-rate defaults", `executor = "constant-arrival-rate", rate = 2.5, duration = "1m", pre_allocated_vus = 4`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorConstantArrivalRate
-				sc.Stages = []engine.Stage{{Name: "s", Rate: 2.5, Duration: time.Minute}}
-				sc.TimeUnit, sc.PreAllocatedVUs, sc.MaxVUsCap, sc.Arrival = time.Second, 4, 4, engine.ArrivalPoisson
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorConstantArrivalRate
+				sc.Stages = []plan.Stage{{Name: "s", Rate: 2.5, Duration: time.Minute}}
+				sc.TimeUnit, sc.PreAllocatedVUs, sc.MaxVUsCap, sc.Arrival = time.Second, 4, 4, plan.ArrivalPoisson
 			})},
 		{"constant-arrival-rate full", `executor = "constant-arrival-rate", rate = 30, time_unit = "1m", duration = "2m",
 			pre_allocated_vus = 2, max_vus = 10, arrival = "gamma", burstiness = 0.5, start_time = "10s",
 			graceful_stop = "5s", env = { MODEL = "m2" }, tags = { kind = "open" }`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorConstantArrivalRate
-				sc.Stages = []engine.Stage{{Name: "s", Rate: 30, Duration: 2 * time.Minute}}
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorConstantArrivalRate
+				sc.Stages = []plan.Stage{{Name: "s", Rate: 30, Duration: 2 * time.Minute}}
 				sc.TimeUnit, sc.PreAllocatedVUs, sc.MaxVUsCap = time.Minute, 2, 10
-				sc.Arrival, sc.Burstiness = engine.ArrivalGamma, 0.5
+				sc.Arrival, sc.Burstiness = plan.ArrivalGamma, 0.5
 				sc.StartTime, sc.GracefulStop = 10*time.Second, 5*time.Second
 				sc.Env, sc.Tags = map[string]string{"MODEL": "m2"}, map[string]string{"kind": "open"}
 			})},
 		{"gamma default burstiness", `executor = "constant-arrival-rate", rate = 1, duration = "1m", pre_allocated_vus = 1, arrival = "gamma"`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorConstantArrivalRate
-				sc.Stages = []engine.Stage{{Name: "s", Rate: 1, Duration: time.Minute}}
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorConstantArrivalRate
+				sc.Stages = []plan.Stage{{Name: "s", Rate: 1, Duration: time.Minute}}
 				sc.TimeUnit, sc.PreAllocatedVUs, sc.MaxVUsCap = time.Second, 1, 1
-				sc.Arrival, sc.Burstiness = engine.ArrivalGamma, 1
+				sc.Arrival, sc.Burstiness = plan.ArrivalGamma, 1
 			})},
 		{"ramping-arrival-rate", `executor = "ramping-arrival-rate", start_rate = 1, pre_allocated_vus = 8, max_vus = 64,
 			arrival = "constant", stages = { { name = "r2", target = 2, duration = "1m" },
 			{ name = "r10", target = 10.5, duration = "2m", ramp = "30s" }, { target = 0, duration = "10s", ramp = "10s" } }`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorRampingArrivalRate
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorRampingArrivalRate
 				sc.StartRate = 1
-				sc.Stages = []engine.Stage{{Name: "r2", Rate: 2, Duration: time.Minute},
+				sc.Stages = []plan.Stage{{Name: "r2", Rate: 2, Duration: time.Minute},
 					{Name: "r10", Rate: 10.5, Duration: 2 * time.Minute, Ramp: 30 * time.Second},
 					{Name: "stage_3", Rate: 0, Duration: 10 * time.Second, Ramp: 10 * time.Second}}
-				sc.TimeUnit, sc.PreAllocatedVUs, sc.MaxVUsCap, sc.Arrival = time.Second, 8, 64, engine.ArrivalConstant
+				sc.TimeUnit, sc.PreAllocatedVUs, sc.MaxVUsCap, sc.Arrival = time.Second, 8, 64, plan.ArrivalConstant
 			})},
 		{"shared-iterations defaults", `executor = "shared-iterations"`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorSharedIterations
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorSharedIterations
 				sc.VUs, sc.Iterations = 1, 1
-				sc.Stages = []engine.Stage{{Name: "s", Target: 1, Duration: engine.DefaultMaxDuration}}
+				sc.Stages = []plan.Stage{{Name: "s", Target: 1, Duration: plan.DefaultMaxDuration}}
 			})},
 		{"shared-iterations", `executor = "shared-iterations", vus = 4, iterations = 100, max_duration = "5m"`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorSharedIterations
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorSharedIterations
 				sc.VUs, sc.Iterations = 4, 100
-				sc.Stages = []engine.Stage{{Name: "s", Target: 4, Duration: 5 * time.Minute}}
+				sc.Stages = []plan.Stage{{Name: "s", Target: 4, Duration: 5 * time.Minute}}
 			})},
 		{"per-vu-iterations", `executor = "per-vu-iterations", vus = 8, iterations = 3`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorPerVUIterations
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorPerVUIterations
 				sc.VUs, sc.Iterations = 8, 3
-				sc.Stages = []engine.Stage{{Name: "s", Target: 8, Duration: engine.DefaultMaxDuration}}
+				sc.Stages = []plan.Stage{{Name: "s", Target: 8, Duration: plan.DefaultMaxDuration}}
 			})},
 		{"constant-vus with start_time", `executor = "constant-vus", vus = 2, duration = "1m", start_time = "0s"`,
-			with(func(sc *engine.Scenario) {
-				sc.Executor = engine.ExecutorConstantVUs
-				sc.Stages = []engine.Stage{{Name: "s", Target: 2, Duration: time.Minute}}
+			with(func(sc *plan.Scenario) {
+				sc.Executor = plan.ExecutorConstantVUs
+				sc.Stages = []plan.Stage{{Name: "s", Target: 2, Duration: time.Minute}}
 			})},
 	}
 	for _, tt := range tests {

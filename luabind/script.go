@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
@@ -61,7 +61,7 @@ type Script struct {
 	proto   *lua.FunctionProto
 	params  map[string]string
 	env     func(string) (string, bool)
-	plan    engine.Plan
+	plan    plan.Plan
 	tags    map[string]map[string]string // scenario name → its tags
 	envs    map[string]map[string]string // scenario name → its env
 	traces  map[string]*scenarioTrace    // trace scenario name → its trace
@@ -275,11 +275,11 @@ func (s *Script) Traces() []result.Trace {
 // engine.DefaultTokenizer unless the script picks one), so the caller can
 // layer flags and environment on top. The returned plan is a copy the caller may
 // change.
-func (s *Script) Plan() engine.Plan {
+func (s *Script) Plan() plan.Plan {
 	p := s.plan
-	p.Scenarios = make([]engine.Scenario, len(s.plan.Scenarios))
+	p.Scenarios = make([]plan.Scenario, len(s.plan.Scenarios))
 	for i, sc := range s.plan.Scenarios {
-		sc.Stages = append([]engine.Stage(nil), sc.Stages...)
+		sc.Stages = append([]plan.Stage(nil), sc.Stages...)
 		sc.Tags = copyMap(sc.Tags)
 		sc.Env = copyMap(sc.Env)
 		p.Scenarios[i] = sc
@@ -289,7 +289,7 @@ func (s *Script) Plan() engine.Plan {
 		t.Conditions = append([]string(nil), t.Conditions...)
 		p.Thresholds = append(p.Thresholds, t)
 	}
-	p.Metrics = append([]engine.MetricDef(nil), s.plan.Metrics...)
+	p.Metrics = append([]plan.MetricDef(nil), s.plan.Metrics...)
 	p.APIs = append([]string(nil), s.plan.APIs...)
 	if len(p.APIs) == 0 {
 		p.APIs = nil

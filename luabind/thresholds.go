@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -15,13 +15,13 @@ var thresholdKeys = []string{"abort_on_fail", "delay_abort_eval"}
 
 // thresholds reads options.thresholds into specs sorted by expression (the
 // order sortedKeys gives string keys).
-func (d *decoder) thresholds(path string, v lua.LValue) []engine.ThresholdSpec {
+func (d *decoder) thresholds(path string, v lua.LValue) []plan.ThresholdSpec {
 	tbl, ok := plain(v).(*lua.LTable)
 	if !ok {
 		d.errorf(path, "expected table, got %s", v.Type())
 		return nil
 	}
-	var specs []engine.ThresholdSpec
+	var specs []plan.ThresholdSpec
 	for _, k := range sortedKeys(tbl) {
 		expr, isStr := k.(lua.LString)
 		if !isStr || expr == "" {
@@ -42,8 +42,8 @@ func thresholdPath(path, expr string) string { return fmt.Sprintf("%s[%q]", path
 
 // threshold reads one value: a condition string, or a table of conditions
 // with abort_on_fail and delay_abort_eval.
-func (d *decoder) threshold(path, expr string, v lua.LValue) (engine.ThresholdSpec, bool) {
-	spec := engine.ThresholdSpec{Expr: expr}
+func (d *decoder) threshold(path, expr string, v lua.LValue) (plan.ThresholdSpec, bool) {
+	spec := plan.ThresholdSpec{Expr: expr}
 	switch x := plain(v).(type) {
 	case lua.LString:
 		spec.Conditions = []string{d.condition(path, x)}
@@ -55,7 +55,7 @@ func (d *decoder) threshold(path, expr string, v lua.LValue) (engine.ThresholdSp
 	return spec, false
 }
 
-func (d *decoder) thresholdTable(path string, spec engine.ThresholdSpec, tbl *lua.LTable) (engine.ThresholdSpec, bool) {
+func (d *decoder) thresholdTable(path string, spec plan.ThresholdSpec, tbl *lua.LTable) (plan.ThresholdSpec, bool) {
 	n := seqLen(tbl)
 	before := len(d.errs)
 	for _, k := range sortedKeys(tbl) {
@@ -82,7 +82,7 @@ func (d *decoder) thresholdTable(path string, spec engine.ThresholdSpec, tbl *lu
 	return spec, len(d.errs) == before
 }
 
-func (d *decoder) thresholdOption(path, key string, v lua.LValue, spec *engine.ThresholdSpec) {
+func (d *decoder) thresholdOption(path, key string, v lua.LValue, spec *plan.ThresholdSpec) {
 	switch key {
 	case "abort_on_fail":
 		spec.AbortOnFail = d.boolean(child(path, key), v)
@@ -105,12 +105,12 @@ func (d *decoder) condition(path string, v lua.LValue) string {
 // checkThresholds parses every threshold against the built-in metrics,
 // the script's custom metrics and the plan's stages, so a typo fails
 // before load rather than as a gate that never sees data.
-func (d *decoder) checkThresholds(plan engine.Plan) {
-	if len(plan.Thresholds) == 0 {
+func (d *decoder) checkThresholds(p plan.Plan) {
+	if len(p.Thresholds) == 0 {
 		return
 	}
-	known := threshold.KnownOf(plan)
-	for _, spec := range plan.Thresholds {
+	known := threshold.KnownOf(p)
+	for _, spec := range p.Thresholds {
 		if _, err := threshold.Parse(spec, known); err != nil {
 			d.errorf(thresholdPath("options.thresholds", spec.Expr), "%v", err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func TestThresholds(t *testing.T) {
@@ -30,7 +31,7 @@ options = {
 function chat(vu) end
 `)
 	got := mustCompile(t, path, Options{}).Plan().Thresholds
-	want := []engine.ThresholdSpec{
+	want := []plan.ThresholdSpec{
 		{Expr: "checks", Conditions: []string{"rate > 0.99"}},
 		{Expr: "dropped_iterations", Conditions: []string{"count < 10"}},
 		{Expr: "e2e", Conditions: []string{"p95 < 2s", "max < 10s"}},
@@ -99,7 +100,7 @@ func TestThresholdsOnNewBuiltins(t *testing.T) {
 			th := fmt.Sprintf(`{ [%q] = %q }`, name, conditions[kind])
 			path := writeScript(t, "x.lua", script(`{ vus = 1, duration = "1s", thresholds = `+th+` }`))
 			got := mustCompile(t, path, Options{}).Plan().Thresholds
-			want := []engine.ThresholdSpec{{Expr: name, Conditions: []string{conditions[kind]}}}
+			want := []plan.ThresholdSpec{{Expr: name, Conditions: []string{conditions[kind]}}}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("thresholds = %+v, want %+v", got, want)
 			}

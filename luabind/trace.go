@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dataset"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -27,7 +27,7 @@ type scenarioTrace struct {
 	scenario string
 	src      *traceValue
 	prompter *dataset.TracePrompter
-	replay   *engine.Trace
+	replay   *plan.Trace
 	stats    dataset.TraceStats
 }
 
@@ -164,7 +164,7 @@ func (d *decoder) traceSource(path string, v lua.LValue) *traceValue {
 
 // trace reads a trace scenario: the trace to replay, which slice of it,
 // how fast, and its VU pool.
-func (d *decoder) trace(path string, f map[string]lua.LValue, sc *engine.Scenario) {
+func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	src := d.traceSource(child(path, "trace"), f["trace"])
 	var opts replayOptions
 	if v := f["speedup"]; v != nil {
@@ -179,7 +179,7 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *engine.Scenari
 	if v := f["sessions"]; v != nil {
 		opts.Sessions = d.boolean(child(path, "sessions"), v)
 	}
-	sc.TimeUnit = engine.DefaultTimeUnit
+	sc.TimeUnit = plan.DefaultTimeUnit
 	d.vuPool(path, f, sc, "record", 0, 0)
 	if src == nil {
 		return
@@ -196,14 +196,14 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *engine.Scenari
 	// One stage, the whole replay: it ends when the last record is due;
 	// a one-record trace still gets a window to measure its request in.
 	span := max(tr.Duration(), time1ms)
-	sc.Stages = []engine.Stage{{Name: sc.Name, Duration: span,
+	sc.Stages = []plan.Stage{{Name: sc.Name, Duration: span,
 		Rate: float64(len(tr.Arrivals)) / span.Seconds()}}
 }
 
 // prepareTraces makes each trace scenario's prompter, with the plan's
 // tokenizer unless its loader named one, and spot-checks that the first
 // records' prompts count what the trace says in that tokenizer.
-func (d *decoder) prepareTraces(p engine.Plan) {
+func (d *decoder) prepareTraces(p plan.Plan) {
 	for _, st := range d.traces {
 		path := child(child("options.scenarios", st.scenario), "trace")
 		tok := st.src.tokenizer
@@ -211,7 +211,7 @@ func (d *decoder) prepareTraces(p engine.Plan) {
 			tok = p.Target.Tokenizer
 		}
 		if tok == "" || tok == "none" {
-			tok = engine.DefaultTokenizer // prompts need a tokenizer to be built to length
+			tok = plan.DefaultTokenizer // prompts need a tokenizer to be built to length
 		}
 		pr, err := dataset.NewTracePrompter(tok, st.src.trace.Format.BlockTokens, st.src.salt)
 		if err != nil {
@@ -236,7 +236,7 @@ func (d *decoder) prepareTraces(p engine.Plan) {
 }
 
 // replayStats describes the records a replay sends.
-func replayStats(t *dataset.Trace, r *engine.Trace) dataset.TraceStats {
+func replayStats(t *dataset.Trace, r *plan.Trace) dataset.TraceStats {
 	if len(r.Arrivals) == len(t.Records) {
 		return t.Stats()
 	}
@@ -271,7 +271,7 @@ func (st *scenarioTrace) report() result.Trace {
 
 // recordTable is vu.record in a trace scenario's iteration: the record to
 // replay and the request it describes.
-func (v *vu) recordTable(a *engine.TraceArrival, st *scenarioTrace) *lua.LTable {
+func (v *vu) recordTable(a *plan.TraceArrival, st *scenarioTrace) *lua.LTable {
 	L := v.L
 	rec := &st.src.trace.Records[a.Record]
 	t := L.CreateTable(0, 14)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -43,7 +44,7 @@ func TestTraceScenarioPlan(t *testing.T) {
 	if sc.Trace == nil {
 		t.Fatal("no trace in the plan")
 	}
-	want := []engine.TraceArrival{{At: 0, Record: 1, Session: 1}, {At: 750 * time.Millisecond, Record: 2, Session: 1}}
+	want := []plan.TraceArrival{{At: 0, Record: 1, Session: 1}, {At: 750 * time.Millisecond, Record: 2, Session: 1}}
 	if len(sc.Trace.Arrivals) != len(want) {
 		t.Fatalf("arrivals = %+v, want %+v", sc.Trace.Arrivals, want)
 	}

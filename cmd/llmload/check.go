@@ -62,9 +62,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}
-	plan := script.Plan()
-	plan.Target = resolveTarget(plan.Target, &f, os.LookupEnv)
-	set, err := enginerun.ParseThresholds(plan)
+	p := script.Plan()
+	p.Target = resolveTarget(p.Target, &f, os.LookupEnv)
+	set, err := enginerun.ParseThresholds(p)
 	if err != nil {
 		return err
 	}
@@ -72,22 +72,22 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	for i, t := range set {
 		lines[i] = t.String()
 	}
-	if err := report.Plan(plan, lines, script.Traces())(stdout); err != nil {
+	if err := report.Plan(p, lines, script.Traces())(stdout); err != nil {
 		return err
 	}
 	if ratio, kinds := script.Dirty(); ratio > 0 {
 		fmt.Fprintf(stdout, "dirty data: %s of requests replaced by malformed variants: %s\n",
 			strconv.FormatFloat(100*ratio, 'g', 4, 64)+"%", dirtyKinds(kinds))
 	}
-	dry, err := dryRun(mem.Context(), script, plan)
+	dry, err := dryRun(mem.Context(), script, p)
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}
-	_, lints := planLints(dry, script, plan, set, nil)
+	_, lints := planLints(dry, script, p, set, nil)
 	if err := printLints(stdout, lints); err != nil {
 		return err
 	}
-	if err := writeSpendPlan(stdout, dry.Requests, plan); err != nil {
+	if err := writeSpendPlan(stdout, dry.Requests, p); err != nil {
 		return err
 	}
 	return strictError(f.strict, lints)

@@ -3,9 +3,9 @@ package main
 import (
 	"io"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/luabind"
@@ -14,11 +14,11 @@ import (
 // writeSpendPlan prints what a priced plan could spend at worst: the
 // iterations each part can run times the dearest iteration the dry run
 // of the script built (sampled). An unpriced plan prints nothing.
-func writeSpendPlan(w io.Writer, sampled []luabind.SampledRequest, plan engine.Plan) error {
-	if !plan.Cost.Priced() {
+func writeSpendPlan(w io.Writer, sampled []luabind.SampledRequest, p plan.Plan) error {
+	if !p.Cost.Priced() {
 		return nil
 	}
-	return report.SpendPlan(cost.Plan(plan, samplesOf(sampled), planCodec(plan.Target)))(w)
+	return report.SpendPlan(cost.Plan(p, samplesOf(sampled), planCodec(p.Target)))(w)
 }
 
 // samplesOf is the dry run's requests as engine/cost reads them.
@@ -32,7 +32,7 @@ func samplesOf(in []luabind.SampledRequest) []cost.Sampled {
 
 // planCodec is the plan's offline tokenizer; nil for none, or one that
 // does not load (Compile loaded it already, so that is not expected).
-func planCodec(t engine.Target) tokenize.Codec {
+func planCodec(t plan.Target) tokenize.Codec {
 	if t.Tokenizer == openai.TokenizerNone {
 		return nil
 	}

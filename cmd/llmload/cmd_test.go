@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/sim"
 )
 
@@ -163,8 +163,8 @@ func runExitCases(t *testing.T, tests []exitCase) {
 	}
 }
 
-func scriptTarget() engine.Target {
-	return engine.Target{BaseURL: "http://script/v1", APIKey: "script-key", Model: "script-model"}
+func scriptTarget() plan.Target {
+	return plan.Target{BaseURL: "http://script/v1", APIKey: "script-key", Model: "script-model"}
 }
 
 func TestIterationErrorsAreListedAndRunGoesOn(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/result"
 )
@@ -16,7 +16,7 @@ import (
 func capacityFile(t *testing.T, lo, hi float64) string {
 	t.Helper()
 	r := result.New(result.Meta{Scenario: "capacity.lua", Complete: true}, nil)
-	r.AddCapacity(result.Capacity{Scenario: "search", Load: engine.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi})
+	r.AddCapacity(result.Capacity{Scenario: "search", Load: plan.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi})
 	path := filepath.Join(t.TempDir(), "capacity.json")
 	f, err := os.Create(path)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/export"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/spf13/pflag"
 )
 
@@ -12,7 +13,7 @@ import (
 type exportFlags struct {
 	exports []string
 	listen  string
-	targets []engine.ExportTarget
+	targets []plan.ExportTarget
 	native  bool // --listen ADDR,native
 }
 
@@ -33,13 +34,13 @@ func (e *exportFlags) parse() error {
 	for _, v := range e.exports {
 		kind, url, ok := strings.Cut(v, "=")
 		if !ok {
-			return usagef("run: --export %s: want KIND=URL (KIND: %s)", engine.RedactURL(v), strings.Join(engine.ExportKinds(), ", "))
+			return usagef("run: --export %s: want KIND=URL (KIND: %s)", engine.RedactURL(v), strings.Join(plan.ExportKinds(), ", "))
 		}
-		t := engine.ExportTarget{Kind: kind}
+		t := plan.ExportTarget{Kind: kind}
 		t.URL, t.Native = strings.CutSuffix(url, nativeSuffix)
 		switch {
-		case kind != engine.ExportPrometheusRW && kind != engine.ExportOTLP:
-			return usagef("run: --export %s=...: unknown kind %q (want %s)", kind, kind, strings.Join(engine.ExportKinds(), " or "))
+		case kind != plan.ExportPrometheusRW && kind != plan.ExportOTLP:
+			return usagef("run: --export %s=...: unknown kind %q (want %s)", kind, kind, strings.Join(plan.ExportKinds(), " or "))
 		case export.CheckURL(t.URL) != nil:
 			return usagef("run: --export %s=%s: %v", kind, engine.RedactURL(t.URL), export.CheckURL(t.URL))
 		}
@@ -60,7 +61,7 @@ func (e *exportFlags) parse() error {
 }
 
 // apply puts the flags over the script's options.export.
-func (e *exportFlags) apply(x *engine.Export) {
+func (e *exportFlags) apply(x *plan.Export) {
 	for _, t := range e.targets {
 		x.SetTarget(t)
 	}

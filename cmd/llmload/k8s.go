@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/kube"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/luabind"
 )
 
@@ -50,7 +50,7 @@ func parseK8sFlags(args []string, stderr io.Writer) (*k8sFlags, string, error) {
 	fs := pflag.NewFlagSet("k8s", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, k8sUsage+fs.FlagUsages()) }
-	fs.IntVar(&s.Segments, "segments", 0, fmt.Sprintf("how many pods share the load (1 to %d); required", engine.MaxSegments))
+	fs.IntVar(&s.Segments, "segments", 0, fmt.Sprintf("how many pods share the load (1 to %d); required", plan.MaxSegments))
 	fs.StringVar(&s.Image, "image", "", "the llmload image (built from deploy/Dockerfile), e.g. registry.example.com/llmload:0.1.0; required")
 	fs.StringVar(&s.Namespace, "namespace", kube.DefaultNamespace, "namespace of every object")
 	fs.StringVar(&s.Secret, "secret", "", "Secret whose key api-key is the API key (LLMLOAD_API_KEY); none: no key")
@@ -175,9 +175,9 @@ func (f *k8sFlags) fillSpec(script *luabind.Script, path string) error {
 		}
 		s.Data = append(s.Data, file)
 	}
-	plan := script.Plan()
-	s.Seed = plan.Seed // --seed, options.seed, or the one Compile picked
-	s.Load = kube.LoadOf(plan, s.Segments)
+	p := script.Plan()
+	s.Seed = p.Seed // --seed, options.seed, or the one Compile picked
+	s.Load = kube.LoadOf(p, s.Segments)
 	s.Created = time.Now()
 	return nil
 }

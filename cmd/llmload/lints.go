@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/compare"
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/report"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/threshold"
@@ -29,7 +29,7 @@ const dryRunTimeout = 10 * time.Second
 // bound has passed — check exits right after — and each scenario then
 // says it could not be judged from a dry run. Only run does not do this:
 // it judges the requests it sends.
-func dryRun(ctx context.Context, script *luabind.Script, plan engine.Plan) (luabind.DryRun, error) {
+func dryRun(ctx context.Context, script *luabind.Script, p plan.Plan) (luabind.DryRun, error) {
 	dctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
 	defer cancel()
 	type outcome struct {
@@ -52,7 +52,7 @@ func dryRun(ctx context.Context, script *luabind.Script, plan engine.Plan) (luab
 	case <-time.After(dryRunTimeout + time.Second):
 	}
 	stuck := luabind.DryRun{}
-	for _, sc := range plan.Scenarios {
+	for _, sc := range p.Scenarios {
 		stuck.Profiles = append(stuck.Profiles, lint.Profile{Scenario: sc.Name,
 			Error: fmt.Sprintf("the dry run did not finish within %v (an iteration slow or stuck in code that ignores the deadline)", dryRunTimeout)})
 	}
@@ -62,8 +62,8 @@ func dryRun(ctx context.Context, script *luabind.Script, plan engine.Plan) (luab
 // planLints judges the plan from its dry run: the lint input a run judges
 // again at its end, and the plan's lints. gate lists the baseline gate's
 // metrics (nil: no gate).
-func planLints(dry luabind.DryRun, script *luabind.Script, plan engine.Plan, set threshold.Set, gate []string) (lint.Input, []lint.Lint) {
-	in := lint.Input{Plan: plan, Thresholds: set, Gate: gate, Profiles: dry.Profiles, Sampled: dry.Tallies(),
+func planLints(dry luabind.DryRun, script *luabind.Script, p plan.Plan, set threshold.Set, gate []string) (lint.Input, []lint.Lint) {
+	in := lint.Input{Plan: p, Thresholds: set, Gate: gate, Profiles: dry.Profiles, Sampled: dry.Tallies(),
 		Ignore: script.LintIgnores()}
 	return in, lint.Check(in)
 }
@@ -90,7 +90,7 @@ func strictError(strict bool, ls []lint.Lint) error {
 // (unless --quiet: the summary lists them at the end) and, with --strict,
 // stops the run on a warning. The run judges again at its end from the
 // requests it observed and the stages it measured.
-func runLints(script *luabind.Script, plan engine.Plan, set threshold.Set, f *runFlags,
+func runLints(script *luabind.Script, p plan.Plan, set threshold.Set, f *runFlags,
 	stderr io.Writer) (*enginerun.Lints, error) {
 	var gate []string
 	if f.baseline != "" {
@@ -103,7 +103,7 @@ func runLints(script *luabind.Script, plan engine.Plan, set threshold.Set, f *ru
 	// an iteration that is slow, stuck or eats memory meets the run's own
 	// bounds (graceful stop, a second Ctrl-C, --max-memory naming its
 	// line) instead of stopping the run before it measured anything.
-	in, lints := planLints(luabind.DryRun{}, script, plan, set, gate)
+	in, lints := planLints(luabind.DryRun{}, script, p, set, gate)
 	if !f.quiet {
 		if err := report.Lints(lints)(stderr); err != nil {
 			return nil, err

@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	enginerun "github.com/llmload/llmload/engine/run"
 )
 
@@ -124,15 +124,15 @@ func scenarioProgress(s executor.ScenarioStatus) string {
 		return fmt.Sprintf("%s starts in %s", s.Name, s.StartsIn.Round(time.Second))
 	}
 	switch s.Executor {
-	case engine.ExecutorTrace:
+	case plan.ExecutorTrace:
 		return traceProgress(s)
-	case engine.ExecutorCapacity:
+	case plan.ExecutorCapacity:
 		return capacityProgress(s)
 	}
 	at := fmt.Sprintf("%s stage %s (%d/%d) %s/%s", s.Name, s.Stage, s.StageIndex+1, s.Stages,
 		s.Elapsed.Round(time.Second), s.Total.Round(time.Second))
 	switch {
-	case engine.OpenModel(s.Executor):
+	case plan.OpenModel(s.Executor):
 		return fmt.Sprintf("%s, %.1f/s target, %d of %s busy, %d dropped", at, s.Rate, s.BusyVUs, vus(s.AllocatedVUs), s.Dropped)
 	case s.IterationsTotal > 0:
 		return fmt.Sprintf("%s, %s, %d/%d iterations", at, vus(s.ActiveVUs), s.IterationsDone, s.IterationsTotal)

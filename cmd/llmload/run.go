@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/memlimit"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/luabind"
@@ -49,7 +50,7 @@ type runFlags struct {
 	seed                  int64
 	baseline              string
 	gate                  gateFlags
-	segment               engine.Segment
+	segment               plan.Segment
 	startAt               time.Time
 	strict                bool
 	export                exportFlags
@@ -118,7 +119,7 @@ const maxStartAhead = 24 * time.Hour
 func (f *runFlags) parseSegment(segment, startAt string, now time.Time) error {
 	var err error
 	if segment != "" {
-		if f.segment, err = engine.ParseSegment(segment); err != nil {
+		if f.segment, err = plan.ParseSegment(segment); err != nil {
 			return usagef("run: --segment %v", err)
 		}
 		if !f.segment.Whole() && f.baseline != "" {
@@ -126,7 +127,7 @@ func (f *runFlags) parseSegment(segment, startAt string, now time.Time) error {
 		}
 	}
 	if startAt != "" {
-		if f.startAt, err = engine.ParseStartAt(startAt, now); err != nil {
+		if f.startAt, err = plan.ParseStartAt(startAt, now); err != nil {
 			return usagef("run: --start-at %v", err)
 		}
 		if ahead := f.startAt.Sub(now); ahead > maxStartAhead {
@@ -312,7 +313,7 @@ func watchMemory(flag string) (*memlimit.Watcher, error) {
 }
 
 // resolveTarget applies the precedence flag > environment > script.
-func resolveTarget(t engine.Target, f *runFlags, env func(string) (string, bool)) engine.Target {
+func resolveTarget(t plan.Target, f *runFlags, env func(string) (string, bool)) plan.Target {
 	pick := func(flag, envName, script string) string {
 		if flag != "" {
 			return flag

@@ -1,8 +1,8 @@
 package analysis
 
 import (
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Analysis is the knee and cliff of every sweep in a run.
@@ -29,7 +29,7 @@ type SweepAnalysis struct {
 // Sweeps, Knee and Cliff) and checks them against the server's queue
 // gauges in server, when it has any. Sweeps is empty, never nil, when no
 // scenario ran a sweep.
-func Analyze(stages []metrics.StageSummary, slo engine.SLO, server Server) Analysis {
+func Analyze(stages []metrics.StageSummary, slo plan.SLO, server Server) Analysis {
 	a := Analysis{Sweeps: []SweepAnalysis{}}
 	for _, s := range Sweeps(stages) {
 		sa := SweepAnalysis{Scenario: s.Scenario, Knee: Knee(s), Cliff: Cliff(s, slo)}

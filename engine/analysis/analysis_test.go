@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // sweep builds a closed-model sweep from parallel slices: loads, request
@@ -71,21 +72,21 @@ func TestCliff(t *testing.T) {
 	loads := []float64{1, 2, 4, 8}
 	tests := map[string]struct {
 		ttft, e2e  []float64
-		slo        engine.SLO
+		slo        plan.SLO
 		wantStage  string // "" = not found
 		wantMetric string
 		wantText   string
 	}{
-		"by growth":            {[]float64{50, 60, 80, 900}, nil, engine.SLO{}, "c8", "ttft_p99", "TTFT cliff at 8 VUs: p99 ×11.2 for ×2 load (80 ms → 900 ms): the tail breaks away"},
-		"smooth growth":        {[]float64{50, 100, 200, 400}, nil, engine.SLO{}, "", "ttft_p99", "no latency cliff"},
-		"doubling not fast":    {[]float64{50, 60, 130, 250}, nil, engine.SLO{}, "", "ttft_p99", "no latency cliff"},
-		"zero skipped":         {[]float64{50, 0, 60, 1300}, nil, engine.SLO{}, "c8", "ttft_p99", "1.3 s"},
-		"by SLO":               {[]float64{50, 60, 300, 900}, nil, engine.SLO{TTFT: 250 * time.Millisecond}, "c4", "ttft_p99", "TTFT cliff at 4 VUs: p99 300 ms breaks the SLO of 250 ms"},
-		"SLO never broken":     {[]float64{50, 60, 90, 150}, nil, engine.SLO{TTFT: 10 * time.Second}, "", "ttft_p99", "stayed within the SLO"},
-		"SLO met, growth read": {[]float64{50, 60, 300, 9000}, nil, engine.SLO{TTFT: 10 * time.Second}, "c4", "ttft_p99", "p99 ×5 for ×2 load (60 ms → 300 ms): the tail breaks away (p99 within the SLO)"},
-		"E2E SLO":              {[]float64{50, 60, 70, 80}, []float64{1000, 1100, 2500, 4000}, engine.SLO{E2E: 2 * time.Second}, "c4", "e2e_p99", "E2E cliff at 4 VUs: p99 2.5 s breaks the SLO of 2 s"},
-		"E2E growth":           {[]float64{50, 60, 70, 80}, []float64{1000, 1100, 1200, 12000}, engine.SLO{}, "c8", "e2e_p99", "E2E cliff at 8 VUs: p99 ×10 for ×2 load (1.2 s → 12 s): the tail breaks away"},
-		"TPOT SLO only grows":  {[]float64{50, 60, 80, 900}, nil, engine.SLO{TPOT: time.Millisecond}, "c8", "ttft_p99", "cliff at 8 VUs"},
+		"by growth":            {[]float64{50, 60, 80, 900}, nil, plan.SLO{}, "c8", "ttft_p99", "TTFT cliff at 8 VUs: p99 ×11.2 for ×2 load (80 ms → 900 ms): the tail breaks away"},
+		"smooth growth":        {[]float64{50, 100, 200, 400}, nil, plan.SLO{}, "", "ttft_p99", "no latency cliff"},
+		"doubling not fast":    {[]float64{50, 60, 130, 250}, nil, plan.SLO{}, "", "ttft_p99", "no latency cliff"},
+		"zero skipped":         {[]float64{50, 0, 60, 1300}, nil, plan.SLO{}, "c8", "ttft_p99", "1.3 s"},
+		"by SLO":               {[]float64{50, 60, 300, 900}, nil, plan.SLO{TTFT: 250 * time.Millisecond}, "c4", "ttft_p99", "TTFT cliff at 4 VUs: p99 300 ms breaks the SLO of 250 ms"},
+		"SLO never broken":     {[]float64{50, 60, 90, 150}, nil, plan.SLO{TTFT: 10 * time.Second}, "", "ttft_p99", "stayed within the SLO"},
+		"SLO met, growth read": {[]float64{50, 60, 300, 9000}, nil, plan.SLO{TTFT: 10 * time.Second}, "c4", "ttft_p99", "p99 ×5 for ×2 load (60 ms → 300 ms): the tail breaks away (p99 within the SLO)"},
+		"E2E SLO":              {[]float64{50, 60, 70, 80}, []float64{1000, 1100, 2500, 4000}, plan.SLO{E2E: 2 * time.Second}, "c4", "e2e_p99", "E2E cliff at 4 VUs: p99 2.5 s breaks the SLO of 2 s"},
+		"E2E growth":           {[]float64{50, 60, 70, 80}, []float64{1000, 1100, 1200, 12000}, plan.SLO{}, "c8", "e2e_p99", "E2E cliff at 8 VUs: p99 ×10 for ×2 load (1.2 s → 12 s): the tail breaks away"},
+		"TPOT SLO only grows":  {[]float64{50, 60, 80, 900}, nil, plan.SLO{TPOT: time.Millisecond}, "c8", "ttft_p99", "cliff at 8 VUs"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestRealSweep(t *testing.T) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	a := Analyze(r.Stages, engine.SLO{}, Server{})
+	a := Analyze(r.Stages, plan.SLO{}, Server{})
 	if got, want := len(a.Sweeps), 1; got != want {
 		t.Fatalf("%d sweeps, want %d", got, want)
 	}
@@ -188,7 +189,7 @@ func TestRealSweep(t *testing.T) {
 	if got, want := sa.Cliff.Text, "tentative TTFT cliff at 16 VUs: p50 ×81.4 for ×2 load (19.9 ms → 1.62 s): requests queue"; got != want {
 		t.Errorf("cliff = %q, want %q", got, want)
 	}
-	slo := Analyze(r.Stages, engine.SLO{TTFT: 80 * time.Millisecond}, Server{})
+	slo := Analyze(r.Stages, plan.SLO{TTFT: 80 * time.Millisecond}, Server{})
 	if got, want := slo.Sweeps[0].Cliff.Stage, "c8"; got != want {
 		t.Errorf("cliff with a TTFT SLO of 80ms at %q, want %q", got, want)
 	}
@@ -245,7 +246,7 @@ func TestSuspectFindings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := Analyze(stages(tt.mod), engine.SLO{}, Server{})
+			a := Analyze(stages(tt.mod), plan.SLO{}, Server{})
 			sa := a.Sweeps[0]
 			if sa.Knee.Stage != "c4" || sa.Cliff.Stage != "c16" {
 				t.Fatalf("knee %q cliff %q, want c4 and c16", sa.Knee.Stage, sa.Cliff.Stage)
@@ -281,7 +282,7 @@ func TestKneeNamesItsFigure(t *testing.T) {
 }
 
 func TestAnalyzeNoSweep(t *testing.T) {
-	a := Analyze(nil, engine.SLO{}, Server{})
+	a := Analyze(nil, plan.SLO{}, Server{})
 	if a.Sweeps == nil || len(a.Sweeps) != 0 {
 		t.Errorf("Sweeps = %#v, want empty and non-nil", a.Sweeps)
 	}

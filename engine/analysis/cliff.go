@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // CliffGrowth is the factor of the growth rule: a percentile at least this
@@ -31,7 +31,7 @@ type latency struct {
 	label       string
 	percentiles []percentile
 	count       func(Point) int64
-	slo         func(engine.SLO) time.Duration
+	slo         func(plan.SLO) time.Duration
 }
 
 // p99 is the percentile the SLO rule reads.
@@ -46,12 +46,12 @@ var latencies = []latency{
 		{"ttft_p50", "p50", "requests queue", func(p Point) float64 { return p.TTFTP50 }},
 		{"ttft_p90", "p90", "a growing share of requests wait", func(p Point) float64 { return p.TTFTP90 }},
 		{"ttft_p99", "p99", "the tail breaks away", func(p Point) float64 { return p.TTFTP99 }},
-	}, func(p Point) int64 { return p.TTFTCount }, func(o engine.SLO) time.Duration { return o.TTFT }},
+	}, func(p Point) int64 { return p.TTFTCount }, func(o plan.SLO) time.Duration { return o.TTFT }},
 	{"E2E", []percentile{
 		{"e2e_p50", "p50", "the typical request slows", func(p Point) float64 { return p.E2EP50 }},
 		{"e2e_p90", "p90", "a growing share of requests slow", func(p Point) float64 { return p.E2EP90 }},
 		{"e2e_p99", "p99", "the tail breaks away", func(p Point) float64 { return p.E2EP99 }},
-	}, func(p Point) int64 { return p.E2ECount }, func(o engine.SLO) time.Duration { return o.E2E }},
+	}, func(p Point) int64 { return p.E2ECount }, func(o plan.SLO) time.Duration { return o.E2E }},
 }
 
 // Latency is p's percentile named as Finding.Metric names one
@@ -75,12 +75,12 @@ func (p Point) Latency(metric string) float64 {
 // most is named. Metric says which percentile found it. Points without
 // that percentile are skipped, never divided by. A cliff read from a
 // percentile flagged unreliable is Tentative.
-func Cliff(s Sweep, slo engine.SLO) Finding {
+func Cliff(s Sweep, slo plan.SLO) Finding {
 	return cliff(s, slo, func(breakAt) bool { return true })
 }
 
 // cliff is Cliff counting only the growth-rule breaks that accept takes.
-func cliff(s Sweep, slo engine.SLO, accept func(breakAt) bool) Finding {
+func cliff(s Sweep, slo plan.SLO, accept func(breakAt) bool) Finding {
 	f := Finding{Kind: KindCliff, Scenario: s.Scenario, LoadUnit: s.LoadUnit, Rule: cliffRule(slo)}
 	bySLO := slo.TTFT > 0 || slo.E2E > 0
 	if bySLO {
@@ -103,7 +103,7 @@ func cliff(s Sweep, slo engine.SLO, accept func(breakAt) bool) Finding {
 	return f
 }
 
-func sloFinding(f Finding, s Sweep, l latency, p Point, slo engine.SLO) Finding {
+func sloFinding(f Finding, s Sweep, l latency, p Point, slo plan.SLO) Finding {
 	pc := l.p99()
 	f.Found, f.Stage, f.Load, f.Metric, f.Value = true, p.Stage, p.Load, pc.metric, pc.of(p)
 	f.Text = fmt.Sprintf("%s cliff at %s: %s %s breaks the SLO of %s", l.label, loadText(p.Load, s.LoadUnit),
@@ -141,7 +141,7 @@ func tentative(f Finding, l latency, pc percentile, points ...Point) Finding {
 }
 
 // sloBreach returns the first point whose p99 exceeds l's objective.
-func sloBreach(points []Point, l latency, slo engine.SLO) (Point, bool) {
+func sloBreach(points []Point, l latency, slo plan.SLO) (Point, bool) {
 	limit := ms(l.slo(slo))
 	if limit <= 0 {
 		return Point{}, false
@@ -197,7 +197,7 @@ func growthBreak(points []Point, l latency, accept func(breakAt) bool) (breakAt,
 // growth rule's break for their load ratio.
 func grows(r, loadRatio float64) bool { return r >= CliffGrowth && r >= CliffGrowth*loadRatio }
 
-func cliffRule(slo engine.SLO) string {
+func cliffRule(slo plan.SLO) string {
 	growth := fmt.Sprintf("the first load level where a TTFT percentile (p50, p90 or p99; then E2E's) grows much faster than load: "+
 		"v_i/v_i-1 >= %g and >= %g x L_i/L_i-1, naming the percentile that grew most", CliffGrowth, CliffGrowth)
 	if slo.TTFT > 0 || slo.E2E > 0 {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
 
@@ -195,8 +195,8 @@ func (c corpusCase) server(stages []metrics.StageSummary) Server {
 	return Server{Metrics: res, Start: runStart}
 }
 
-func (c corpusCase) slo() engine.SLO {
-	return engine.SLO{TTFT: time.Duration(c.SLOTTFTMS * float64(time.Millisecond))}
+func (c corpusCase) slo() plan.SLO {
+	return plan.SLO{TTFT: time.Duration(c.SLOTTFTMS * float64(time.Millisecond))}
 }
 
 func distOf(q [3]float64, n int64, flags []string, prefix string) metrics.Dist {

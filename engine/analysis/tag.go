@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // TagCliffRule is what the growth rule asks more of on a tag value's curve.
@@ -25,7 +25,7 @@ func TagCliffs(s Sweep, stages []metrics.StageSummary) []Finding {
 	var out []Finding
 	for _, key := range tagKeys(mine) {
 		for _, value := range tagValues(mine, key) {
-			f := cliff(tagSweep(s, mine, key, value), engine.SLO{}, confirmed)
+			f := cliff(tagSweep(s, mine, key, value), plan.SLO{}, confirmed)
 			if f.Found {
 				f.Tag = key + "=" + value
 				f.Rule += "; " + TagCliffRule

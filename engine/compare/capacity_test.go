@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/result"
 )
@@ -19,7 +19,7 @@ func capacityRun(lo, hi float64) *result.Result {
 	for _, name := range []string{"probe-01", "probe-02", "probe-03"} {
 		r.Stages = append(r.Stages, metrics.StageSummary{Scenario: "search", Stage: name, Requests: 100, OK: 100, DurationS: 10})
 	}
-	c := result.Capacity{Scenario: "search", Load: engine.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi}
+	c := result.Capacity{Scenario: "search", Load: plan.CapacityRate, Unit: "req/s", Capacity: (lo + hi) / 2, Lo: lo, Hi: hi}
 	if hi == 0 {
 		c.Capacity, c.AtLeast = lo, true
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // noopClient answers at once with usage, so a benchmark measures only
@@ -34,7 +35,7 @@ func BenchmarkDirect(b *testing.B) {
 // BenchmarkGate is one request through the budget gate: its bounds and
 // reservation before the inner client, its booking after.
 func BenchmarkGate(b *testing.B) {
-	m := NewMeter(engine.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Budget: 1e12})
+	m := NewMeter(plan.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Budget: 1e12})
 	g, req := NewGate(&noopClient{usageResult}, m), benchRequest()
 	ctx := WithLedger(context.Background(), m.Ledger("chat", "c1", false))
 	b.ReportAllocs()
@@ -46,7 +47,7 @@ func BenchmarkGate(b *testing.B) {
 // BenchmarkGateParallel is the gate under contention: every goroutine
 // books into one meter.
 func BenchmarkGateParallel(b *testing.B) {
-	m := NewMeter(engine.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Budget: 1e12})
+	m := NewMeter(plan.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Budget: 1e12})
 	g := NewGate(&noopClient{usageResult}, m)
 	ctx := WithLedger(context.Background(), m.Ledger("chat", "c1", false))
 	b.ReportAllocs()
@@ -61,7 +62,7 @@ func BenchmarkGateParallel(b *testing.B) {
 // BenchmarkReserve is the part before the send: what a request's t0 and
 // an open model's schedule lag wait for.
 func BenchmarkReserve(b *testing.B) {
-	m := NewMeter(engine.Cost{InputPerMTok: 3, OutputPerMTok: 15, Budget: 1e12})
+	m := NewMeter(plan.Cost{InputPerMTok: 3, OutputPerMTok: 15, Budget: 1e12})
 	req := benchRequest()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -73,7 +74,7 @@ func BenchmarkReserve(b *testing.B) {
 // BenchmarkLedgerPerIteration is the per-iteration cost of labelling a
 // VU's context with its stage's ledger.
 func BenchmarkLedgerPerIteration(b *testing.B) {
-	m := NewMeter(engine.Cost{InputPerMTok: 3, OutputPerMTok: 15})
+	m := NewMeter(plan.Cost{InputPerMTok: 3, OutputPerMTok: 15})
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = WithLedger(context.Background(), m.Ledger("chat", "c1", false))

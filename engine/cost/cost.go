@@ -9,6 +9,7 @@ package cost
 
 import (
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // perMTok is the number of tokens a price is for.
@@ -47,7 +48,7 @@ func (u Usage) FromUsage() bool {
 // Price is what u costs at c's prices: the cached prompt tokens at the
 // cached price, the rest of the prompt at the input price, the output at
 // the output price.
-func Price(c engine.Cost, u Usage) float64 {
+func Price(c plan.Cost, u Usage) float64 {
 	if !u.Billed {
 		return 0
 	}
@@ -58,7 +59,7 @@ func Price(c engine.Cost, u Usage) float64 {
 
 // Worst is the most input prompt tokens and output tokens can cost: no
 // prompt token cached, unless the cache is the dearer price.
-func Worst(c engine.Cost, input, output int) float64 {
+func Worst(c plan.Cost, input, output int) float64 {
 	return (float64(input)*max(c.InputPerMTok, c.CachedInputPerMTok) + float64(output)*c.OutputPerMTok) / perMTok
 }
 

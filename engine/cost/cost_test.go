@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // prices of the tests: 3 per million input tokens, 0.3 cached, 15 output.
-var prices = engine.Cost{InputPerMTok: 3, CachedInputPerMTok: 0.3, OutputPerMTok: 15, Currency: "USD"}
+var prices = plan.Cost{InputPerMTok: 3, CachedInputPerMTok: 0.3, OutputPerMTok: 15, Currency: "USD"}
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
 
@@ -99,7 +100,7 @@ func TestWorstIgnoresTheCacheUnlessDearer(t *testing.T) {
 	if got, want := Worst(prices, 1000, 100), (1000*3+100*15)/1e6; !near(got, want) {
 		t.Errorf("Worst = %v, want %v", got, want)
 	}
-	dear := engine.Cost{InputPerMTok: 1, CachedInputPerMTok: 2, OutputPerMTok: 1}
+	dear := plan.Cost{InputPerMTok: 1, CachedInputPerMTok: 2, OutputPerMTok: 1}
 	if got, want := Worst(dear, 1000, 0), 2000/1e6; !near(got, want) {
 		t.Errorf("Worst with a dearer cache = %v, want %v", got, want)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Meter is a run's running spend: what ended requests cost, and what the
@@ -20,7 +21,7 @@ import (
 // stops at most the in-flight requests' reservations short of it. Safe
 // for concurrent use.
 type Meter struct {
-	cost   engine.Cost
+	cost   plan.Cost
 	budget float64
 	count  Counter
 	onStop func(*BudgetReached)
@@ -57,7 +58,7 @@ func WithCounter(count Counter) Option { return func(m *Meter) { m.count = count
 
 // NewMeter returns a meter at c's prices, capped at c.Budget unless an
 // option says otherwise.
-func NewMeter(c engine.Cost, opts ...Option) *Meter {
+func NewMeter(c plan.Cost, opts ...Option) *Meter {
 	m := &Meter{cost: c, budget: max(c.Budget, 0), ledgers: map[ledgerKey]*Ledger{},
 		inputFrom: map[string]int64{}, outFrom: map[string]int64{}}
 	m.life.key.stage = LifecycleStage

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Summary is a run's estimated spend, as the result file keeps it (JSON
@@ -264,13 +265,13 @@ func addCounts(a, b map[string]int64) map[string]int64 {
 
 // PriceLine is s's prices as PriceLine gives them.
 func (s *Summary) PriceLine() string {
-	return PriceLine(engine.Cost{InputPerMTok: s.InputPerMTok, OutputPerMTok: s.OutputPerMTok,
+	return PriceLine(plan.Cost{InputPerMTok: s.InputPerMTok, OutputPerMTok: s.OutputPerMTok,
 		CachedInputPerMTok: s.CachedInputPerMTok, Currency: s.Currency})
 }
 
 // PriceLine is c's prices as one phrase: "input 3, cached input 0.3,
 // output 15 USD per million tokens".
-func PriceLine(c engine.Cost) string {
+func PriceLine(c plan.Cost) string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	cached := ""
 	if c.CachedInputPerMTok != c.InputPerMTok {
@@ -284,7 +285,7 @@ const NoBudgetNote = "spend is estimated, not capped: set options.cost.budget to
 
 // Note is what check and run say of c before any load: NoBudgetNote for
 // prices without a budget; "" otherwise.
-func Note(c engine.Cost) string {
+func Note(c plan.Cost) string {
 	if c.Priced() && c.Budget <= 0 {
 		return NoBudgetNote
 	}

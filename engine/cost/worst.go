@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
 )
 
@@ -34,7 +35,7 @@ const poissonSigmas = 4
 // a dry run sampled, each request at its prompt tokens and max_tokens,
 // none of them cached.
 type WorstCase struct {
-	Cost engine.Cost
+	Cost plan.Cost
 	// Tokenizer counted the sampled prompts; "" when none did and their
 	// InputBound stood in.
 	Tokenizer string
@@ -88,7 +89,7 @@ type iterationWorst struct {
 
 // Plan computes p's worst case from samples, the requests a dry run
 // built, counting prompts with codec (nil: InputBound).
-func Plan(p engine.Plan, samples []Sampled, codec tokenize.Codec) WorstCase {
+func Plan(p plan.Plan, samples []Sampled, codec tokenize.Codec) WorstCase {
 	w := WorstCase{Cost: p.Cost}
 	if codec != nil {
 		w.Tokenizer = codec.Name()
@@ -196,37 +197,37 @@ func (w *WorstCase) add(part WorstPart) {
 // warmupPart bounds the warmup's iterations: warmup.requests, or a
 // warmup of a duration on the first scenario's VUs, which is a closed
 // model.
-func warmupPart(sc engine.Scenario, wu engine.Warmup) WorstPart {
+func warmupPart(sc plan.Scenario, wu plan.Warmup) WorstPart {
 	part := WorstPart{Name: "warmup"}
 	if wu.Requests > 0 {
 		part.Iterations, part.How = float64(wu.Requests), "options.warmup.requests"
 		return part
 	}
 	vus := max(sc.MaxVUs(), 1)
-	part.Unbounded = fmt.Sprintf("a %s warmup on up to %s sends as many requests as the server answers", engine.FormatDuration(wu.Duration), plural(vus, "VU"))
+	part.Unbounded = fmt.Sprintf("a %s warmup on up to %s sends as many requests as the server answers", plan.FormatDuration(wu.Duration), plural(vus, "VU"))
 	part.Estimate = float64(vus) * wu.Duration.Seconds() / ClosedRequestTime.Seconds()
 	part.EstimateHow = "if each iteration took " + ClosedRequestTime.String()
 	return part
 }
 
 // scenarioPart bounds a scenario's iterations by its executor.
-func scenarioPart(sc engine.Scenario) WorstPart {
+func scenarioPart(sc plan.Scenario) WorstPart {
 	part := WorstPart{Name: sc.Name}
 	switch {
 	case sc.Capacity != nil:
 		return capacityPart(sc, part)
 	case sc.Trace != nil:
 		part.Iterations, part.How = float64(len(sc.Trace.Arrivals)), "one per record"
-	case engine.OpenModel(sc.Executor):
+	case plan.OpenModel(sc.Executor):
 		n := sc.ExpectedArrivals()
 		part.Iterations = openBound(sc, n)
 		part.How = fmt.Sprintf("∫ rate dt = %.0f, + %dσ of %s arrivals", n, poissonSigmas, arrivalName(sc))
-		if sc.Arrival == engine.ArrivalConstant {
+		if sc.Arrival == plan.ArrivalConstant {
 			part.How = "∫ rate dt, evenly spaced"
 		}
-	case sc.Executor == engine.ExecutorSharedIterations:
+	case sc.Executor == plan.ExecutorSharedIterations:
 		part.Iterations, part.How = float64(sc.Iterations), "iterations"
-	case sc.Executor == engine.ExecutorPerVUIterations:
+	case sc.Executor == plan.ExecutorPerVUIterations:
 		part.Iterations, part.How = float64(sc.VUs*sc.Iterations), "VUs × iterations"
 	default:
 		vuSeconds := 0.0
@@ -234,7 +235,7 @@ func scenarioPart(sc engine.Scenario) WorstPart {
 			vuSeconds += l.Integral()
 		}
 		part.Unbounded = fmt.Sprintf("closed model: as many requests as the server answers in %s with up to %s",
-			engine.FormatDuration(sc.Duration()), plural(sc.MaxVUs(), "VU"))
+			plan.FormatDuration(sc.Duration()), plural(sc.MaxVUs(), "VU"))
 		part.Estimate = vuSeconds / ClosedRequestTime.Seconds()
 		part.EstimateHow = fmt.Sprintf("%.0f VU-seconds, if each iteration took %s: a fast server; a faster one sends more", vuSeconds, ClosedRequestTime)
 	}
@@ -245,11 +246,11 @@ func scenarioPart(sc engine.Scenario) WorstPart {
 // pass only rarely: the expected count n plus poissonSigmas standard
 // deviations (√n for Poisson, √(n/shape) for gamma); evenly spaced
 // arrivals are n, rounded up, and one.
-func openBound(sc engine.Scenario, n float64) float64 {
+func openBound(sc plan.Scenario, n float64) float64 {
 	switch sc.Arrival {
-	case engine.ArrivalConstant:
+	case plan.ArrivalConstant:
 		return math.Ceil(n) + 1
-	case engine.ArrivalGamma:
+	case plan.ArrivalGamma:
 		if sc.Burstiness > 0 {
 			return math.Ceil(n + poissonSigmas*math.Sqrt(n/sc.Burstiness))
 		}
@@ -257,28 +258,28 @@ func openBound(sc engine.Scenario, n float64) float64 {
 	return math.Ceil(n + poissonSigmas*math.Sqrt(n))
 }
 
-func arrivalName(sc engine.Scenario) string {
+func arrivalName(sc plan.Scenario) string {
 	if sc.Arrival == "" {
-		return engine.ArrivalPoisson
+		return plan.ArrivalPoisson
 	}
 	return sc.Arrival
 }
 
 // capacityPart says a capacity search cannot be bounded, and what one of
 // its probes can send at most.
-func capacityPart(sc engine.Scenario, part WorstPart) WorstPart {
+func capacityPart(sc plan.Scenario, part WorstPart) WorstPart {
 	c := sc.Capacity
 	probe := c.Warmup + c.MaxWindow
 	part.PerProbe = true
 	part.Unbounded = "a capacity search runs as many probes as it needs (check's plan above estimates how many)"
-	if c.Load == engine.CapacityRate {
+	if c.Load == plan.CapacityRate {
 		n := c.Max * probe.Seconds()
 		part.Estimate = math.Ceil(n + poissonSigmas*math.Sqrt(n))
-		part.EstimateHow = fmt.Sprintf("per probe at most, at %g/s for %s", c.Max, engine.FormatDuration(probe))
+		part.EstimateHow = fmt.Sprintf("per probe at most, at %g/s for %s", c.Max, plan.FormatDuration(probe))
 		return part
 	}
 	part.Estimate = c.Max * probe.Seconds() / ClosedRequestTime.Seconds()
-	part.EstimateHow = fmt.Sprintf("per probe of %g VUs for %s, if each iteration took %s", c.Max, engine.FormatDuration(probe), ClosedRequestTime)
+	part.EstimateHow = fmt.Sprintf("per probe of %g VUs for %s, if each iteration took %s", c.Max, plan.FormatDuration(probe), ClosedRequestTime)
 	return part
 }
 

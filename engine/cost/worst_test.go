@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // wordCodec counts words: a tokenizer whose counts a test can make by hand.
@@ -27,16 +28,16 @@ func sample(scenario string, it int64, prompt, maxTokens int) Sampled {
 // expected arrivals, 30 shared iterations of two requests, a closed
 // model and setup's one request, each priced by hand.
 func TestWorstCaseOfASmallPlanByHand(t *testing.T) {
-	p := engine.Plan{
-		Warmup: engine.Warmup{Requests: 5},
-		Cost:   engine.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Budget: 1},
-		Scenarios: []engine.Scenario{
-			{Name: "open", Executor: engine.ExecutorConstantArrivalRate, Arrival: engine.ArrivalConstant,
-				Stages: []engine.Stage{{Name: "r2", Rate: 2, Duration: 10 * time.Second}}},
-			{Name: "iters", Executor: engine.ExecutorSharedIterations, VUs: 2, Iterations: 30,
-				Stages: []engine.Stage{{Name: "all", Target: 2, Duration: time.Minute}}},
-			{Name: "closed", Executor: engine.ExecutorConstantVUs,
-				Stages: []engine.Stage{{Name: "c4", Target: 4, Duration: 10 * time.Second}}},
+	p := plan.Plan{
+		Warmup: plan.Warmup{Requests: 5},
+		Cost:   plan.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Budget: 1},
+		Scenarios: []plan.Scenario{
+			{Name: "open", Executor: plan.ExecutorConstantArrivalRate, Arrival: plan.ArrivalConstant,
+				Stages: []plan.Stage{{Name: "r2", Rate: 2, Duration: 10 * time.Second}}},
+			{Name: "iters", Executor: plan.ExecutorSharedIterations, VUs: 2, Iterations: 30,
+				Stages: []plan.Stage{{Name: "all", Target: 2, Duration: time.Minute}}},
+			{Name: "closed", Executor: plan.ExecutorConstantVUs,
+				Stages: []plan.Stage{{Name: "c4", Target: 4, Duration: 10 * time.Second}}},
 		},
 	}
 	samples := []Sampled{
@@ -85,14 +86,14 @@ func TestWorstCaseOfASmallPlanByHand(t *testing.T) {
 }
 
 func TestWorstCaseBounds(t *testing.T) {
-	poisson := engine.Scenario{Name: "p", Executor: engine.ExecutorConstantArrivalRate,
-		Stages: []engine.Stage{{Name: "r", Rate: 10, Duration: 10 * time.Second}}}
-	trace := engine.Scenario{Name: "t", Executor: engine.ExecutorTrace, Trace: &engine.Trace{Arrivals: make([]engine.TraceArrival, 7)}}
-	perVU := engine.Scenario{Name: "v", Executor: engine.ExecutorPerVUIterations, VUs: 3, Iterations: 4}
-	search := engine.Scenario{Name: "c", Executor: engine.ExecutorCapacity, Capacity: &engine.CapacitySearch{Load: engine.CapacityRate,
+	poisson := plan.Scenario{Name: "p", Executor: plan.ExecutorConstantArrivalRate,
+		Stages: []plan.Stage{{Name: "r", Rate: 10, Duration: 10 * time.Second}}}
+	trace := plan.Scenario{Name: "t", Executor: plan.ExecutorTrace, Trace: &plan.Trace{Arrivals: make([]plan.TraceArrival, 7)}}
+	perVU := plan.Scenario{Name: "v", Executor: plan.ExecutorPerVUIterations, VUs: 3, Iterations: 4}
+	search := plan.Scenario{Name: "c", Executor: plan.ExecutorCapacity, Capacity: &plan.CapacitySearch{Load: plan.CapacityRate,
 		Start: 1, Max: 10, Growth: 2, Warmup: 10 * time.Second, Window: 30 * time.Second, MaxWindow: 90 * time.Second}}
 	tests := []struct {
-		sc         engine.Scenario
+		sc         plan.Scenario
 		iterations float64
 		unbounded  bool
 	}{
@@ -102,7 +103,7 @@ func TestWorstCaseBounds(t *testing.T) {
 		{search, 0, true},
 	}
 	for _, tt := range tests {
-		p := engine.Plan{Cost: engine.Cost{InputPerMTok: 1, OutputPerMTok: 1}, Scenarios: []engine.Scenario{tt.sc}}
+		p := plan.Plan{Cost: plan.Cost{InputPerMTok: 1, OutputPerMTok: 1}, Scenarios: []plan.Scenario{tt.sc}}
 		w := Plan(p, []Sampled{sample(tt.sc.Name, 0, 5, 5)}, wordCodec{})
 		part := w.Parts[0]
 		if part.Iterations != tt.iterations || (part.Unbounded != "") != tt.unbounded || w.Unbounded != tt.unbounded {
@@ -112,8 +113,8 @@ func TestWorstCaseBounds(t *testing.T) {
 }
 
 func TestWorstCaseWithoutMaxTokensIsUnbounded(t *testing.T) {
-	p := engine.Plan{Cost: engine.Cost{InputPerMTok: 1, OutputPerMTok: 1},
-		Scenarios: []engine.Scenario{{Name: "s", Executor: engine.ExecutorSharedIterations, VUs: 1, Iterations: 10}}}
+	p := plan.Plan{Cost: plan.Cost{InputPerMTok: 1, OutputPerMTok: 1},
+		Scenarios: []plan.Scenario{{Name: "s", Executor: plan.ExecutorSharedIterations, VUs: 1, Iterations: 10}}}
 	w := Plan(p, []Sampled{sample("s", 0, 5, 0)}, wordCodec{})
 	if !w.Unbounded || !w.Parts[0].NoMaxTokens || len(w.Unestimated) != 1 {
 		t.Errorf("worst case %+v: want unbounded for want of max_tokens", w)

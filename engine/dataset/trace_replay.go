@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // ReplayOptions choose the slice of a trace to replay and its pace; the
@@ -33,7 +33,7 @@ type ReplayOptions struct {
 // with the trace's source and a digest of its content and o. It is an
 // error for the offset to be beyond the last record, for the limit to be
 // negative and for the speedup to be negative, NaN or infinite.
-func (t *Trace) Replay(o ReplayOptions) (*engine.Trace, error) {
+func (t *Trace) Replay(o ReplayOptions) (*plan.Trace, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
@@ -55,12 +55,12 @@ func (t *Trace) Replay(o ReplayOptions) (*engine.Trace, error) {
 	if span := float64(recs[first+n-1].At-base) / speed; span > math.MaxInt64/2 {
 		return nil, fmt.Errorf("trace %s: at speedup %g the replay would last %.0f years", t.Path, speed, span/float64(365*24*time.Hour))
 	}
-	out := &engine.Trace{Source: t.source(), Digest: t.digest(o), Speedup: speed,
-		Arrivals: make([]engine.TraceArrival, n)}
+	out := &plan.Trace{Source: t.source(), Digest: t.digest(o), Speedup: speed,
+		Arrivals: make([]plan.TraceArrival, n)}
 	numbers := map[string]int{}
 	for i := range n {
 		rec := &recs[first+i]
-		a := engine.TraceArrival{At: time.Duration(math.Round(float64(rec.At-base) / speed)), Record: first + i}
+		a := plan.TraceArrival{At: time.Duration(math.Round(float64(rec.At-base) / speed)), Record: first + i}
 		if o.Sessions && rec.Session != "" {
 			if a.Session = numbers[rec.Session]; a.Session == 0 {
 				a.Session = len(numbers) + 1

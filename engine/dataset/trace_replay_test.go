@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 const replayTrace = `{"timestamp": 0, "input_length": 1, "output_length": 1, "session_id": "b"}
@@ -23,29 +23,29 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := time.Millisecond
-	arr := func(at time.Duration, rec, session int) engine.TraceArrival {
-		return engine.TraceArrival{At: at, Record: rec, Session: session}
+	arr := func(at time.Duration, rec, session int) plan.TraceArrival {
+		return plan.TraceArrival{At: at, Record: rec, Session: session}
 	}
 	tests := []struct {
 		name     string
 		o        ReplayOptions
-		want     []engine.TraceArrival
+		want     []plan.TraceArrival
 		sessions int
 		speedup  float64
 	}{
-		{"all as recorded", ReplayOptions{}, []engine.TraceArrival{
+		{"all as recorded", ReplayOptions{}, []plan.TraceArrival{
 			arr(0, 0, 0), arr(100*ms, 1, 0), arr(200*ms, 2, 0), arr(300*ms, 3, 0), arr(1000*ms, 4, 0)}, 0, 1},
-		{"sessions in order of first appearance", ReplayOptions{Sessions: true}, []engine.TraceArrival{
+		{"sessions in order of first appearance", ReplayOptions{Sessions: true}, []plan.TraceArrival{
 			arr(0, 0, 1), arr(100*ms, 1, 2), arr(200*ms, 2, 1), arr(300*ms, 3, 0), arr(1000*ms, 4, 3)}, 3, 1},
-		{"an offset re-bases to the first record kept", ReplayOptions{TimeOffset: 150 * ms, Sessions: true}, []engine.TraceArrival{
+		{"an offset re-bases to the first record kept", ReplayOptions{TimeOffset: 150 * ms, Sessions: true}, []plan.TraceArrival{
 			arr(0, 2, 1), arr(100*ms, 3, 0), arr(800*ms, 4, 2)}, 2, 1},
-		{"an offset on a record keeps it", ReplayOptions{TimeOffset: 1000 * ms}, []engine.TraceArrival{arr(0, 4, 0)}, 0, 1},
-		{"a limit", ReplayOptions{Limit: 2, Sessions: true}, []engine.TraceArrival{arr(0, 0, 1), arr(100*ms, 1, 2)}, 2, 1},
-		{"a limit past the end", ReplayOptions{TimeOffset: 250 * ms, Limit: 9}, []engine.TraceArrival{
+		{"an offset on a record keeps it", ReplayOptions{TimeOffset: 1000 * ms}, []plan.TraceArrival{arr(0, 4, 0)}, 0, 1},
+		{"a limit", ReplayOptions{Limit: 2, Sessions: true}, []plan.TraceArrival{arr(0, 0, 1), arr(100*ms, 1, 2)}, 2, 1},
+		{"a limit past the end", ReplayOptions{TimeOffset: 250 * ms, Limit: 9}, []plan.TraceArrival{
 			arr(0, 3, 0), arr(700*ms, 4, 0)}, 0, 1},
-		{"twice as fast", ReplayOptions{Speedup: 2, Limit: 3}, []engine.TraceArrival{
+		{"twice as fast", ReplayOptions{Speedup: 2, Limit: 3}, []plan.TraceArrival{
 			arr(0, 0, 0), arr(50*ms, 1, 0), arr(100*ms, 2, 0)}, 0, 2},
-		{"at a third of the speed", ReplayOptions{Speedup: 1.0 / 3, TimeOffset: 200 * ms, Limit: 2}, []engine.TraceArrival{
+		{"at a third of the speed", ReplayOptions{Speedup: 1.0 / 3, TimeOffset: 200 * ms, Limit: 2}, []plan.TraceArrival{
 			arr(0, 2, 0), arr(300*ms, 3, 0)}, 0, 1.0 / 3},
 	}
 	for _, tt := range tests {

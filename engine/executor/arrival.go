@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // arrival is one intended iteration start.
@@ -35,13 +35,13 @@ type arrivals struct {
 
 // newArrivals returns sc's arrival generator, seeded from the run's seed
 // and the scenario's name so each scenario gets its own reproducible stream.
-func newArrivals(p *rateProfile, sc engine.Scenario, seed int64) (*arrivals, error) {
+func newArrivals(p *rateProfile, sc plan.Scenario, seed int64) (*arrivals, error) {
 	a := &arrivals{p: p, kind: sc.Arrival, rng: rand.New(rand.NewPCG(uint64(seed), nameHash(sc.Name)))}
 	switch sc.Arrival {
-	case "", engine.ArrivalPoisson:
-		a.kind = engine.ArrivalPoisson
-	case engine.ArrivalConstant:
-	case engine.ArrivalGamma:
+	case "", plan.ArrivalPoisson:
+		a.kind = plan.ArrivalPoisson
+	case plan.ArrivalConstant:
+	case plan.ArrivalGamma:
 		if !(sc.Burstiness > 0) || math.IsInf(sc.Burstiness, 0) {
 			return nil, fmt.Errorf("scenario %q: burstiness %v must be a positive number", sc.Name, sc.Burstiness)
 		}
@@ -63,9 +63,9 @@ func nameHash(name string) uint64 {
 // scenario, as in k6. Random ones form a renewal process from time 0.
 func (a *arrivals) next() (arr arrival, ok bool) {
 	switch a.kind {
-	case engine.ArrivalConstant:
+	case plan.ArrivalConstant:
 		a.level = float64(a.count)
-	case engine.ArrivalGamma:
+	case plan.ArrivalGamma:
 		a.level += a.gamma.draw(a.rng)
 	default:
 		a.level += a.rng.ExpFloat64()

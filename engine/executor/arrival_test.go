@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // openScenario is an arrival-rate scenario over stages, rates per second.
-func openScenario(arrival string, stages ...engine.Stage) engine.Scenario {
-	return engine.Scenario{
-		Name: "open", Executor: engine.ExecutorRampingArrivalRate, Exec: "chat", Stages: stages,
+func openScenario(arrival string, stages ...plan.Stage) plan.Scenario {
+	return plan.Scenario{
+		Name: "open", Executor: plan.ExecutorRampingArrivalRate, Exec: "chat", Stages: stages,
 		TimeUnit: time.Second, Arrival: arrival, Burstiness: 1, PreAllocatedVUs: 1, MaxVUsCap: 1,
 	}
 }
 
 // offsets draws up to n arrivals of sc.
-func offsets(t *testing.T, sc engine.Scenario, seed int64, n int) []arrival {
+func offsets(t *testing.T, sc plan.Scenario, seed int64, n int) []arrival {
 	t.Helper()
 	p, err := newRateProfile(sc)
 	if err != nil {
@@ -75,7 +75,7 @@ func TestConstantArrivalsAreEvenlySpaced(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sc := openScenario(engine.ArrivalConstant, engine.Stage{Name: "a", Rate: tc.rate, Duration: tc.duration})
+			sc := openScenario(plan.ArrivalConstant, plan.Stage{Name: "a", Rate: tc.rate, Duration: tc.duration})
 			sc.TimeUnit = tc.unit
 			arrs := offsets(t, sc, 1, 1000)
 			if got, want := len(arrs), tc.count; got != want {
@@ -94,7 +94,7 @@ func TestConstantArrivalsAreEvenlySpaced(t *testing.T) {
 
 func TestPoissonInterArrivalMeanAndVariance(t *testing.T) {
 	const rate, n = 1000.0, 100_000
-	sc := openScenario(engine.ArrivalPoisson, engine.Stage{Name: "a", Rate: rate, Duration: 200 * time.Second})
+	sc := openScenario(plan.ArrivalPoisson, plan.Stage{Name: "a", Rate: rate, Duration: 200 * time.Second})
 	arrs := offsets(t, sc, 42, n)
 	if len(arrs) != n {
 		t.Fatalf("only %d arrivals", len(arrs))
@@ -112,7 +112,7 @@ func TestPoissonInterArrivalMeanAndVariance(t *testing.T) {
 func TestGammaInterArrivalMeanAndDispersion(t *testing.T) {
 	const rate, n = 500.0, 100_000
 	for _, shape := range []float64{0.5, 1, 4} {
-		sc := openScenario(engine.ArrivalGamma, engine.Stage{Name: "a", Rate: rate, Duration: 400 * time.Second})
+		sc := openScenario(plan.ArrivalGamma, plan.Stage{Name: "a", Rate: rate, Duration: 400 * time.Second})
 		sc.Burstiness = shape
 		arrs := offsets(t, sc, 7, n)
 		if len(arrs) != n {
@@ -137,7 +137,7 @@ func TestGammaInterArrivalMeanAndDispersion(t *testing.T) {
 // rate profile against ∫rate, computed here by hand.
 func TestRampedArrivalsFollowIntegratedRate(t *testing.T) {
 	// 0 → 1000/s over 100 s: Λ(t) = 5t². Then a step down to 200/s for 50 s.
-	stages := []engine.Stage{
+	stages := []plan.Stage{
 		{Name: "up", Rate: 1000, Duration: 100 * time.Second, Ramp: 100 * time.Second},
 		{Name: "low", Rate: 200, Duration: 50 * time.Second},
 	}
@@ -147,7 +147,7 @@ func TestRampedArrivalsFollowIntegratedRate(t *testing.T) {
 		}
 		return 50_000 + 200*(t-100)
 	}
-	for _, kind := range []string{engine.ArrivalPoisson, engine.ArrivalConstant, engine.ArrivalGamma} {
+	for _, kind := range []string{plan.ArrivalPoisson, plan.ArrivalConstant, plan.ArrivalGamma} {
 		sc := openScenario(kind, stages...)
 		sc.Burstiness = 2
 		arrs := offsets(t, sc, 3, 1_000_000)
@@ -162,7 +162,7 @@ func TestRampedArrivalsFollowIntegratedRate(t *testing.T) {
 			want := lambda(float64(i+1)*10) - lambda(float64(i)*10)
 			// Poisson counts have variance = mean; gamma (shape 2) less.
 			tol := 4*math.Sqrt(want) + 1
-			if kind == engine.ArrivalConstant {
+			if kind == plan.ArrivalConstant {
 				tol = 1.5 // integer levels: off by less than one
 			}
 			if math.Abs(float64(got)-want) > tol {
@@ -173,9 +173,9 @@ func TestRampedArrivalsFollowIntegratedRate(t *testing.T) {
 }
 
 func TestArrivalsSkipZeroRateAndStepUp(t *testing.T) {
-	sc := openScenario(engine.ArrivalConstant,
-		engine.Stage{Name: "idle", Rate: 0, Duration: time.Second},
-		engine.Stage{Name: "busy", Rate: 10, Duration: time.Second},
+	sc := openScenario(plan.ArrivalConstant,
+		plan.Stage{Name: "idle", Rate: 0, Duration: time.Second},
+		plan.Stage{Name: "busy", Rate: 10, Duration: time.Second},
 	)
 	arrs := offsets(t, sc, 1, 100)
 	if got, want := len(arrs), 10; got != want {
@@ -192,9 +192,9 @@ func TestArrivalsSkipZeroRateAndStepUp(t *testing.T) {
 }
 
 func TestProfileExpectedAndRate(t *testing.T) {
-	sc := openScenario(engine.ArrivalPoisson,
-		engine.Stage{Name: "a", Rate: 100, Duration: 10 * time.Second, Ramp: 4 * time.Second},
-		engine.Stage{Name: "b", Rate: 20, Duration: 2 * time.Second, Ramp: 4 * time.Second}, // ends half-way
+	sc := openScenario(plan.ArrivalPoisson,
+		plan.Stage{Name: "a", Rate: 100, Duration: 10 * time.Second, Ramp: 4 * time.Second},
+		plan.Stage{Name: "b", Rate: 20, Duration: 2 * time.Second, Ramp: 4 * time.Second}, // ends half-way
 	)
 	sc.StartRate = 20
 	p, err := newRateProfile(sc)
@@ -224,7 +224,7 @@ func TestProfileExpectedAndRate(t *testing.T) {
 }
 
 func TestArrivalsAreReproducible(t *testing.T) {
-	sc := openScenario(engine.ArrivalGamma, engine.Stage{Name: "a", Rate: 100, Duration: time.Minute})
+	sc := openScenario(plan.ArrivalGamma, plan.Stage{Name: "a", Rate: 100, Duration: time.Minute})
 	sc.Burstiness = 0.5
 	a := offsets(t, sc, 11, 500)
 	b := offsets(t, sc, 11, 500)
@@ -246,18 +246,18 @@ func TestArrivalsAreReproducible(t *testing.T) {
 }
 
 func TestBadArrivalSettingsAreErrors(t *testing.T) {
-	tests := map[string]func(*engine.Scenario){
-		"negative rate":  func(sc *engine.Scenario) { sc.Stages[0].Rate = -1 },
-		"NaN rate":       func(sc *engine.Scenario) { sc.Stages[0].Rate = math.NaN() },
-		"infinite start": func(sc *engine.Scenario) { sc.StartRate = math.Inf(1) },
-		"zero burstiness": func(sc *engine.Scenario) {
-			sc.Arrival, sc.Burstiness = engine.ArrivalGamma, 0
+	tests := map[string]func(*plan.Scenario){
+		"negative rate":  func(sc *plan.Scenario) { sc.Stages[0].Rate = -1 },
+		"NaN rate":       func(sc *plan.Scenario) { sc.Stages[0].Rate = math.NaN() },
+		"infinite start": func(sc *plan.Scenario) { sc.StartRate = math.Inf(1) },
+		"zero burstiness": func(sc *plan.Scenario) {
+			sc.Arrival, sc.Burstiness = plan.ArrivalGamma, 0
 		},
-		"unknown arrival": func(sc *engine.Scenario) { sc.Arrival = "weibull" },
+		"unknown arrival": func(sc *plan.Scenario) { sc.Arrival = "weibull" },
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
-			sc := openScenario(engine.ArrivalPoisson, engine.Stage{Name: "a", Rate: 1, Duration: time.Second})
+			sc := openScenario(plan.ArrivalPoisson, plan.Stage{Name: "a", Rate: 1, Duration: time.Second})
 			mutate(&sc)
 			p, err := newRateProfile(sc)
 			if err == nil {

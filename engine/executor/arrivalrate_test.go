@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // openPlan is one arrival-rate scenario with constant spacing.
-func openPlan(prealloc, maxVUs int, stages ...engine.Stage) engine.Plan {
-	sc := openScenario(engine.ArrivalConstant, stages...)
+func openPlan(prealloc, maxVUs int, stages ...plan.Stage) plan.Plan {
+	sc := openScenario(plan.ArrivalConstant, stages...)
 	sc.PreAllocatedVUs, sc.MaxVUsCap = prealloc, maxVUs
 	sc.GracefulStop = 2 * time.Second
-	return engine.Plan{Seed: 1, Scenarios: []engine.Scenario{sc}}
+	return plan.Plan{Seed: 1, Scenarios: []plan.Scenario{sc}}
 }
 
 func noop(context.Context, engine.Iteration) error { return nil }
@@ -24,8 +25,8 @@ func noop(context.Context, engine.Iteration) error { return nil }
 func TestConstantArrivalRateStartsEachIterationOnSchedule(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: noop}
-		p := openPlan(5, 5, engine.Stage{Name: "r200", Rate: 200, Duration: time.Second})
-		p.Scenarios[0].Executor = engine.ExecutorConstantArrivalRate
+		p := openPlan(5, 5, plan.Stage{Name: "r200", Rate: 200, Duration: time.Second})
+		p.Scenarios[0].Executor = plan.ExecutorConstantArrivalRate
 		sink := runPlan(t, p, r)
 
 		// Constant spacing puts exactly 200 arrivals in the second, and a
@@ -62,7 +63,7 @@ func TestConstantArrivalRateStartsEachIterationOnSchedule(t *testing.T) {
 func TestArrivalRateDropsAndGrowsVUsUpToTheCap(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(300 * time.Millisecond)}
-		p := openPlan(2, 5, engine.Stage{Name: "r100", Rate: 100, Duration: time.Second})
+		p := openPlan(2, 5, plan.Stage{Name: "r100", Rate: 100, Duration: time.Second})
 		sink := &fakeSink{}
 		e := New(p, r, sink)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -117,9 +118,9 @@ func TestRampingArrivalRateCountsFollowStageRates(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: noop}
 		p := openPlan(10, 20,
-			engine.Stage{Name: "a", Rate: 10, Duration: time.Second},                   // 100/s
-			engine.Stage{Name: "b", Rate: 30, Duration: time.Second},                   // 300/s
-			engine.Stage{Name: "c", Rate: 0, Duration: time.Second, Ramp: time.Second}, // 300 → 0: 150
+			plan.Stage{Name: "a", Rate: 10, Duration: time.Second},                   // 100/s
+			plan.Stage{Name: "b", Rate: 30, Duration: time.Second},                   // 300/s
+			plan.Stage{Name: "c", Rate: 0, Duration: time.Second, Ramp: time.Second}, // 300 → 0: 150
 		)
 		p.Scenarios[0].TimeUnit = 100 * time.Millisecond
 		t0 := time.Now()
@@ -172,7 +173,7 @@ func TestArrivalRateCancelsNeverEndingIterationsAtScenarioEnd(t *testing.T) {
 			canceled.Add(1)
 			return fmt.Errorf("chat: %w", ctx.Err())
 		}}
-		p := openPlan(10, 10, engine.Stage{Name: "r10", Rate: 10, Duration: 300 * time.Millisecond})
+		p := openPlan(10, 10, plan.Stage{Name: "r10", Rate: 10, Duration: 300 * time.Millisecond})
 		p.Scenarios[0].GracefulStop = 100 * time.Millisecond
 		start := time.Now()
 		sink := runPlan(t, p, r)
@@ -189,7 +190,7 @@ func TestArrivalRateCancelsNeverEndingIterationsAtScenarioEnd(t *testing.T) {
 func TestArrivalRateStatusShowsRateAndVUs(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(50 * time.Millisecond)}
-		p := openPlan(3, 8, engine.Stage{Name: "r40", Rate: 40, Duration: 600 * time.Millisecond})
+		p := openPlan(3, 8, plan.Stage{Name: "r40", Rate: 40, Duration: 600 * time.Millisecond})
 		e := New(p, r, &fakeSink{})
 		done := make(chan error)
 		go func() { done <- e.Run(context.Background()) }()
@@ -218,8 +219,8 @@ func TestArrivalRateStatusShowsRateAndVUs(t *testing.T) {
 func TestScheduleHasNoLagOfItsOwn(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: noop}
-		p := openPlan(20, 20, engine.Stage{Name: "r500", Rate: 500, Duration: time.Second})
-		p.Scenarios[0].Arrival = engine.ArrivalPoisson
+		p := openPlan(20, 20, plan.Stage{Name: "r500", Rate: 500, Duration: time.Second})
+		p.Scenarios[0].Arrival = plan.ArrivalPoisson
 		sink := runPlan(t, p, r)
 		if len(sink.marks) < 400 {
 			t.Fatalf("only %d iterations at 500/s for 1s", len(sink.marks))
@@ -238,8 +239,8 @@ func TestScheduleHasNoLagOfItsOwn(t *testing.T) {
 // machine. BenchmarkArrivalScheduler measures the precision.
 func TestScheduleLagStaysSmall(t *testing.T) {
 	r := &fakeRunner{fn: noop}
-	p := openPlan(20, 20, engine.Stage{Name: "r500", Rate: 500, Duration: time.Second})
-	p.Scenarios[0].Arrival = engine.ArrivalPoisson
+	p := openPlan(20, 20, plan.Stage{Name: "r500", Rate: 500, Duration: time.Second})
+	p.Scenarios[0].Arrival = plan.ArrivalPoisson
 	sink := runPlan(t, p, r)
 	lags := make([]time.Duration, 0, len(sink.marks))
 	for _, m := range sink.marks {
@@ -257,7 +258,7 @@ func TestScheduleLagStaysSmall(t *testing.T) {
 // definition (engine.StageLoads): each stage's expected arrivals are its
 // mark's mean rate × its duration, cut ramps included.
 func TestProfileAgreesWithStageLoads(t *testing.T) {
-	sc := engine.Scenario{Executor: engine.ExecutorRampingArrivalRate, StartRate: 2, Stages: []engine.Stage{
+	sc := plan.Scenario{Executor: plan.ExecutorRampingArrivalRate, StartRate: 2, Stages: []plan.Stage{
 		{Rate: 4, Duration: 10 * time.Second, Ramp: 10 * time.Second},
 		{Rate: 4, Duration: 10 * time.Second},
 		{Rate: 0, Duration: 10 * time.Second, Ramp: 5 * time.Second},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // lagSink keeps only schedule lags, so the sink costs the scheduler little.
@@ -56,17 +57,17 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 // schedule lag (Started − Scheduled) percentiles.
 func BenchmarkArrivalScheduler(b *testing.B) {
 	const duration = 3 * time.Second
-	for _, arrival := range []string{engine.ArrivalConstant, engine.ArrivalPoisson} {
+	for _, arrival := range []string{plan.ArrivalConstant, plan.ArrivalPoisson} {
 		for _, rate := range []float64{2000, 5000} {
 			b.Run(fmt.Sprintf("%s/%.0f", arrival, rate), func(b *testing.B) {
-				sc := openScenario(arrival, engine.Stage{Name: "bench", Rate: rate, Duration: duration})
+				sc := openScenario(arrival, plan.Stage{Name: "bench", Rate: rate, Duration: duration})
 				sc.PreAllocatedVUs, sc.MaxVUsCap = 50, 50
 				sink := &lagSink{lags: make([]time.Duration, 0, int(rate*duration.Seconds())*2)}
 				var mallocs uint64
 				for range b.N {
 					var before, after runtime.MemStats
 					runtime.ReadMemStats(&before)
-					if err := New(engine.Plan{Seed: 1, Scenarios: []engine.Scenario{sc}}, nopRunner{}, sink).Run(context.Background()); err != nil {
+					if err := New(plan.Plan{Seed: 1, Scenarios: []plan.Scenario{sc}}, nopRunner{}, sink).Run(context.Background()); err != nil {
 						b.Fatal(err)
 					}
 					runtime.ReadMemStats(&after)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // ProbeDrainTimeout bounds a capacity probe's drain: after a measurement
@@ -74,7 +75,7 @@ func (e *Engine) settleCapacity(ctx context.Context) {
 // sc.Stages is empty.
 type capacityRun struct {
 	*scenarioBase
-	cs   engine.CapacitySearch
+	cs   plan.CapacitySearch
 	rate bool // the load is a rate, else VUs
 	load capacityLoad
 
@@ -99,10 +100,10 @@ func newCapacityRun(b *scenarioBase) *capacityRun {
 	if cs := b.sc.Capacity; cs != nil {
 		c.cs, c.out.Load = *cs, cs.Load
 		if c.cs.IdleTimeout <= 0 {
-			c.cs.IdleTimeout = engine.DefaultProbeIdleTimeout
+			c.cs.IdleTimeout = plan.DefaultProbeIdleTimeout
 		}
 	}
-	c.rate = c.cs.Load == engine.CapacityRate
+	c.rate = c.cs.Load == plan.CapacityRate
 	if c.rate {
 		c.load = &rateLoad{c: c, pool: newOpenPool(b, c.stageNow)}
 	} else {
@@ -131,8 +132,8 @@ func (c *capacityRun) prepare() error {
 func (c *capacityRun) checkSearch() error {
 	cs := c.cs
 	switch {
-	case cs.Load != engine.CapacityRate && cs.Load != engine.CapacityVUs:
-		return fmt.Errorf("capacity load %q: want %q or %q", cs.Load, engine.CapacityRate, engine.CapacityVUs)
+	case cs.Load != plan.CapacityRate && cs.Load != plan.CapacityVUs:
+		return fmt.Errorf("capacity load %q: want %q or %q", cs.Load, plan.CapacityRate, plan.CapacityVUs)
 	case !(cs.Start > 0) || math.IsInf(cs.Start, 0) || !(cs.Max >= cs.Start) || math.IsInf(cs.Max, 0):
 		return fmt.Errorf("capacity start %v and max %v: want 0 < start ≤ max", cs.Start, cs.Max)
 	case !(cs.Growth > 1) || math.IsInf(cs.Growth, 0):

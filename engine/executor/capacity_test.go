@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // capJudge is a judge of known capacity: a probe passes iff its load is at
@@ -55,12 +56,12 @@ func (j *capJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
 
 // capPlan is one capacity scenario: constant arrivals or VUs, warmup 1s,
 // windows of 2s up to 6s.
-func capPlan(load string, start, maxLoad, growth, precision float64) engine.Plan {
-	return engine.Plan{Seed: 7, Scenarios: []engine.Scenario{{
-		Name: "cap", Executor: engine.ExecutorCapacity, Exec: "chat",
-		Arrival: engine.ArrivalConstant, PreAllocatedVUs: 4, MaxVUsCap: 64,
+func capPlan(load string, start, maxLoad, growth, precision float64) plan.Plan {
+	return plan.Plan{Seed: 7, Scenarios: []plan.Scenario{{
+		Name: "cap", Executor: plan.ExecutorCapacity, Exec: "chat",
+		Arrival: plan.ArrivalConstant, PreAllocatedVUs: 4, MaxVUsCap: 64,
 		GracefulStop: time.Second, GracefulRampDown: time.Second,
-		Capacity: &engine.CapacitySearch{
+		Capacity: &plan.CapacitySearch{
 			Load: load, Start: start, Max: maxLoad, Growth: growth, Precision: precision,
 			Warmup: time.Second, Window: 2 * time.Second, MaxWindow: 6 * time.Second,
 		},
@@ -69,7 +70,7 @@ func capPlan(load string, start, maxLoad, growth, precision float64) engine.Plan
 
 // runCapacity runs p with judge j, on iterations of fn, and returns the
 // search's one outcome.
-func runCapacity(t *testing.T, p engine.Plan, j engine.ProbeJudge, r *fakeRunner) (engine.CapacityOutcome, *fakeSink) {
+func runCapacity(t *testing.T, p plan.Plan, j engine.ProbeJudge, r *fakeRunner) (engine.CapacityOutcome, *fakeSink) {
 	t.Helper()
 	sink := &fakeSink{}
 	e := New(p, r, sink)
@@ -111,7 +112,7 @@ func TestCapacitySearchOfRates(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		j := &capJudge{c: 13.7}
 		r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
-		o, sink := runCapacity(t, capPlan(engine.CapacityRate, 1, 100, 2, 0.05), j, r)
+		o, sink := runCapacity(t, capPlan(plan.CapacityRate, 1, 100, 2, 0.05), j, r)
 		checkBracket(t, o, 13.7, 0.05)
 		if got, want := probeLoads(o), []float64{1, 2, 4, 8, 16, 12, 14, 13, 13.5}; !slices.Equal(got, want) {
 			t.Errorf("probes %v, want %v", got, want)
@@ -188,7 +189,7 @@ func TestCapacitySearchOfVUs(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		j := &capJudge{c: 11}
 		r := &fakeRunner{fn: sleepFn(50 * time.Millisecond)}
-		o, sink := runCapacity(t, capPlan(engine.CapacityVUs, 1, 64, 2, 0), j, r)
+		o, sink := runCapacity(t, capPlan(plan.CapacityVUs, 1, 64, 2, 0), j, r)
 		checkBracket(t, o, 11, 0)
 		if got, want := probeLoads(o), []float64{1, 2, 4, 8, 16, 12, 10, 11}; !slices.Equal(got, want) {
 			t.Errorf("probes %v, want %v", got, want)
@@ -204,7 +205,7 @@ func TestCapacitySearchOfVUs(t *testing.T) {
 }
 
 func TestCapacityHeldAtMaxIsAtLeast(t *testing.T) {
-	for _, load := range []string{engine.CapacityRate, engine.CapacityVUs} {
+	for _, load := range []string{plan.CapacityRate, plan.CapacityVUs} {
 		t.Run(load, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				o, _ := runCapacity(t, capPlan(load, 1, 10, 3, 0.1), &capJudge{c: 1000}, &fakeRunner{fn: sleepFn(10 * time.Millisecond)})
@@ -227,13 +228,13 @@ func TestCapacityFirstProbeFails(t *testing.T) {
 		lo, hi, capacity float64
 		bisectFrom       int // the first bisection probe; 0: none
 	}{
-		"rates down, then bisect": {load: engine.CapacityRate, start: 8, c: 2.5, prec: 0.1,
+		"rates down, then bisect": {load: plan.CapacityRate, start: 8, c: 2.5, prec: 0.1,
 			want: []float64{8, 4, 2, 3, 2.5, 2.75}, lo: 2.5, hi: 2.75, capacity: 2.625, bisectFrom: 3},
-		"rates: none holds": {load: engine.CapacityRate, start: 8, c: 0.01, prec: 0.1,
+		"rates: none holds": {load: plan.CapacityRate, start: 8, c: 0.01, prec: 0.1,
 			want: []float64{8, 4, 2, 1, 0.5, 0.25, 0.125}, hi: 0.125},
-		"VUs down to 1": {load: engine.CapacityVUs, start: 16, c: 5, prec: 0,
+		"VUs down to 1": {load: plan.CapacityVUs, start: 16, c: 5, prec: 0,
 			want: []float64{16, 8, 4, 6, 5}, lo: 5, hi: 6, capacity: 5.5, bisectFrom: 3},
-		"VUs: none holds": {load: engine.CapacityVUs, start: 4, c: 0, prec: 0,
+		"VUs: none holds": {load: plan.CapacityVUs, start: 4, c: 0, prec: 0,
 			want: []float64{4, 2, 1}, hi: 1},
 	}
 	for name, tc := range tests {
@@ -265,7 +266,7 @@ func TestCapacityExtendsUndecidedProbes(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		j := &capJudge{c: 3, undecided: func(p engine.Probe) bool { return p.Index == 1 && len(p.Stages) < 3 }}
 		r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
-		p := capPlan(engine.CapacityRate, 2, 100, 2, 0.5)
+		p := capPlan(plan.CapacityRate, 2, 100, 2, 0.5)
 		o, sink := runCapacity(t, p, j, r)
 		if got, want := probeLoads(o), []float64{2, 4, 3}; !slices.Equal(got, want) {
 			t.Fatalf("probes %v, want %v", got, want)
@@ -298,7 +299,7 @@ func TestCapacityExtendsUndecidedProbes(t *testing.T) {
 func TestCapacityUndecidedAtMaxWindowStops(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		j := &capJudge{c: 10, undecided: func(p engine.Probe) bool { return p.Index == 2 }}
-		p := capPlan(engine.CapacityRate, 1, 100, 2, 0.1)
+		p := capPlan(plan.CapacityRate, 1, 100, 2, 0.1)
 		p.Scenarios[0].Capacity.MaxWindow = 4 * time.Second
 		o, _ := runCapacity(t, p, j, &fakeRunner{fn: sleepFn(10 * time.Millisecond)})
 		if want := "probe-03 could not decide within max_window: n=2 < 50"; o.Stopped != want {
@@ -320,7 +321,7 @@ func TestCapacityUndecidedAtMaxWindowStops(t *testing.T) {
 func TestCapacityJudgeStopsTheSearch(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		j := &capJudge{c: 100, stopAt: 2}
-		o, _ := runCapacity(t, capPlan(engine.CapacityRate, 1, 100, 2, 0.1), j, &fakeRunner{fn: sleepFn(10 * time.Millisecond)})
+		o, _ := runCapacity(t, capPlan(plan.CapacityRate, 1, 100, 2, 0.1), j, &fakeRunner{fn: sleepFn(10 * time.Millisecond)})
 		if o.Stopped != "llmload could not deliver the load" || len(o.Probes) != 3 || o.Probes[2].Verdict.Stop == "" {
 			t.Errorf("outcome %+v, want stopped at the third probe", o)
 		}
@@ -342,7 +343,7 @@ func TestCapacityInterrupt(t *testing.T) {
 		cancelAt := 10*time.Second + 500*time.Millisecond
 		time.AfterFunc(cancelAt, cancel)
 		sink := &fakeSink{}
-		e := New(capPlan(engine.CapacityVUs, 1, 100, 2, 0), &fakeRunner{fn: sleepFn(10 * time.Millisecond)}, sink)
+		e := New(capPlan(plan.CapacityVUs, 1, 100, 2, 0), &fakeRunner{fn: sleepFn(10 * time.Millisecond)}, sink)
 		e.SetProbeJudge(&capJudge{c: 50})
 		t0 := time.Now()
 		err := e.Run(ctx)
@@ -365,7 +366,7 @@ func TestCapacityInterrupt(t *testing.T) {
 
 func TestCapacityInterruptedBeforeItStarts(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := capPlan(engine.CapacityRate, 1, 100, 2, 0.1)
+		p := capPlan(plan.CapacityRate, 1, 100, 2, 0.1)
 		p.Scenarios[0].StartTime = time.Minute
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -383,7 +384,7 @@ func TestCapacityInterruptedBeforeItStarts(t *testing.T) {
 // The judge is asked once every iteration that started in the window has
 // ended; one that never ends holds it for max(window, ProbeDrainTimeout).
 func TestCapacityJudgesAfterTheDrain(t *testing.T) {
-	for _, load := range []string{engine.CapacityRate, engine.CapacityVUs} {
+	for _, load := range []string{plan.CapacityRate, plan.CapacityVUs} {
 		t.Run(load, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				var mu sync.Mutex
@@ -413,7 +414,7 @@ func TestCapacityJudgesAfterTheDrain(t *testing.T) {
 		}}
 		j := &capJudge{c: 0.5}
 		t0 := time.Now()
-		p := capPlan(engine.CapacityRate, 1, 100, 2, 0.1)
+		p := capPlan(plan.CapacityRate, 1, 100, 2, 0.1)
 		p.Scenarios[0].GracefulStop = 0
 		runCapacity(t, p, j, r)
 		if got, want := j.at[0].Sub(t0), 3*time.Second+ProbeDrainTimeout; got != want {
@@ -424,7 +425,7 @@ func TestCapacityJudgesAfterTheDrain(t *testing.T) {
 
 func TestCapacityStatus(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		e := New(capPlan(engine.CapacityRate, 4, 100, 2, 0.1), &fakeRunner{fn: sleepFn(10 * time.Millisecond)}, &fakeSink{})
+		e := New(capPlan(plan.CapacityRate, 4, 100, 2, 0.1), &fakeRunner{fn: sleepFn(10 * time.Millisecond)}, &fakeSink{})
 		e.SetProbeJudge(&capJudge{c: 10})
 		done := make(chan error)
 		go func() { done <- e.Run(context.Background()) }()
@@ -459,7 +460,7 @@ func TestCapacityStatus(t *testing.T) {
 // function, and every probe's warmup and drain iterations are flagged.
 func TestCapacityAfterThePlansWarmup(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := capPlan(engine.CapacityVUs, 2, 2, 2, 0)
+		p := capPlan(plan.CapacityVUs, 2, 2, 2, 0)
 		p.Warmup.Requests = 3
 		r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
 		o, _ := runCapacity(t, p, &capJudge{c: 5}, r)
@@ -482,26 +483,26 @@ func TestCapacityAfterThePlansWarmup(t *testing.T) {
 }
 
 func TestCapacityThatCannotRunIsAnError(t *testing.T) {
-	search := func(f func(cs *engine.CapacitySearch)) engine.Plan {
-		p := capPlan(engine.CapacityRate, 1, 10, 2, 0.1)
+	search := func(f func(cs *plan.CapacitySearch)) plan.Plan {
+		p := capPlan(plan.CapacityRate, 1, 10, 2, 0.1)
 		f(p.Scenarios[0].Capacity)
 		return p
 	}
 	tests := map[string]struct {
-		plan  engine.Plan
+		plan  plan.Plan
 		judge bool
 		want  string
 	}{
-		"no judge":  {capPlan(engine.CapacityRate, 1, 10, 2, 0.1), false, `scenario "cap": a capacity search needs a probe judge`},
-		"load":      {search(func(cs *engine.CapacitySearch) { cs.Load = "tokens" }), true, `capacity load "tokens"`},
-		"growth":    {search(func(cs *engine.CapacitySearch) { cs.Growth = 1 }), true, "capacity growth 1: want a factor above 1"},
-		"max":       {search(func(cs *engine.CapacitySearch) { cs.Max = 0.5 }), true, "want 0 < start ≤ max"},
-		"window":    {search(func(cs *engine.CapacitySearch) { cs.Window = 0 }), true, "want a window above 0"},
-		"precision": {search(func(cs *engine.CapacitySearch) { cs.Precision = 0 }), true, "capacity precision 0"},
-		"no search": {func() engine.Plan { p := capPlan("", 0, 0, 0, 0); p.Scenarios[0].Capacity = nil; return p }(), true, "needs its search"},
-		"segment": {func() engine.Plan {
-			p := capPlan(engine.CapacityRate, 1, 10, 2, 0.1)
-			p.Segment = engine.Segment{Index: 0, Count: 2}
+		"no judge":  {capPlan(plan.CapacityRate, 1, 10, 2, 0.1), false, `scenario "cap": a capacity search needs a probe judge`},
+		"load":      {search(func(cs *plan.CapacitySearch) { cs.Load = "tokens" }), true, `capacity load "tokens"`},
+		"growth":    {search(func(cs *plan.CapacitySearch) { cs.Growth = 1 }), true, "capacity growth 1: want a factor above 1"},
+		"max":       {search(func(cs *plan.CapacitySearch) { cs.Max = 0.5 }), true, "want 0 < start ≤ max"},
+		"window":    {search(func(cs *plan.CapacitySearch) { cs.Window = 0 }), true, "want a window above 0"},
+		"precision": {search(func(cs *plan.CapacitySearch) { cs.Precision = 0 }), true, "capacity precision 0"},
+		"no search": {func() plan.Plan { p := capPlan("", 0, 0, 0, 0); p.Scenarios[0].Capacity = nil; return p }(), true, "needs its search"},
+		"segment": {func() plan.Plan {
+			p := capPlan(plan.CapacityRate, 1, 10, 2, 0.1)
+			p.Segment = plan.Segment{Index: 0, Count: 2}
 			return p
 		}(), true, `scenario "cap": a capacity search cannot be split into 2 segments: each probe is judged on all of its load, so run it as one process`},
 	}
@@ -524,10 +525,10 @@ func TestCapacityThatCannotRunIsAnError(t *testing.T) {
 			}
 		})
 	}
-	if err := CheckSplit(capPlan(engine.CapacityVUs, 1, 10, 2, 0), 3); err == nil || !strings.Contains(err.Error(), "cannot be split into 3 segments") {
+	if err := CheckSplit(capPlan(plan.CapacityVUs, 1, 10, 2, 0), 3); err == nil || !strings.Contains(err.Error(), "cannot be split into 3 segments") {
 		t.Errorf("CheckSplit: %v", err)
 	}
-	if err := CheckSplit(capPlan(engine.CapacityVUs, 1, 10, 2, 0), 1); err != nil {
+	if err := CheckSplit(capPlan(plan.CapacityVUs, 1, 10, 2, 0), 1); err != nil {
 		t.Errorf("CheckSplit into 1: %v", err)
 	}
 }

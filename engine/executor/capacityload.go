@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // capacityLoad applies a capacity search's load: an arrival rate (open
@@ -109,10 +110,10 @@ type arrivalLeg struct {
 // arrival process, seeded by the run's seed and name.
 func (d *rateLoad) arrivals(load float64, name string) (*arrivals, error) {
 	sc := d.c.sc
-	one := engine.Scenario{
-		Name: sc.Name + "/" + name, Executor: engine.ExecutorConstantArrivalRate, TimeUnit: time.Second,
+	one := plan.Scenario{
+		Name: sc.Name + "/" + name, Executor: plan.ExecutorConstantArrivalRate, TimeUnit: time.Second,
 		StartRate: load, Arrival: sc.Arrival, Burstiness: sc.Burstiness,
-		Stages: []engine.Stage{{Name: name, Rate: load, Duration: probeHorizon}},
+		Stages: []plan.Stage{{Name: name, Rate: load, Duration: probeHorizon}},
 	}
 	p, err := newRateProfile(one)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // closedRun drives one closed-model scenario (constant-vus, ramping-vus):
@@ -68,7 +69,7 @@ func (r *closedRun) run(ctx context.Context) {
 }
 
 // stageEnds is the offset at which each stage ends.
-func stageEnds(stages []engine.Stage) []time.Duration {
+func stageEnds(stages []plan.Stage) []time.Duration {
 	ends := make([]time.Duration, len(stages))
 	var at time.Duration
 	for i, st := range stages {
@@ -95,7 +96,7 @@ func (r *closedRun) stageNow() string {
 // its stage stops at the last step within the stage (engine.LoadOf). A
 // segment wakes only for the steps that add or remove one of its own VUs,
 // so the segments together step exactly as the whole plan does.
-func (r *closedRun) ramp(ctx context.Context, prev int, st engine.Stage, start time.Time) int {
+func (r *closedRun) ramp(ctx context.Context, prev int, st plan.Stage, start time.Time) int {
 	delta := st.Target - prev
 	if st.Ramp <= 0 || delta == 0 {
 		return st.Target

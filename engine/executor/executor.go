@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // WarmupStage is the stage label of warmup iterations.
@@ -37,8 +38,8 @@ const TeardownTimeout = 30 * time.Second
 // share.go). Run is called once; Status is safe for concurrent
 // use while Run is in progress.
 type Engine struct {
-	plan   engine.Plan
-	seg    engine.Segment // plan.Segment: the share of the plan this engine runs
+	plan   plan.Plan
+	seg    plan.Segment // plan.Segment: the share of the plan this engine runs
 	runner engine.Runner
 	sink   engine.Sink
 	judge  engine.ProbeJudge  // decides capacity probes; set before Run
@@ -56,11 +57,11 @@ type Engine struct {
 	all []*vuHandle // every VU made, closed when Run ends
 }
 
-// New prepares an Engine for plan; nothing starts until Run.
-func New(plan engine.Plan, runner engine.Runner, sink engine.Sink) *Engine {
-	e := &Engine{plan: plan, seg: plan.Segment, runner: runner, sink: sink}
+// New prepares an Engine for p; nothing starts until Run.
+func New(p plan.Plan, runner engine.Runner, sink engine.Sink) *Engine {
+	e := &Engine{plan: p, seg: p.Segment, runner: runner, sink: sink}
 	e.phase.Store(PhaseInit)
-	for _, sc := range plan.Scenarios {
+	for _, sc := range p.Scenarios {
 		e.scenarios = append(e.scenarios, newScenario(sc, e))
 	}
 	return e

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // fakeSink records what the executor reports.
@@ -139,14 +140,14 @@ func sleepFn(d time.Duration) func(context.Context, engine.Iteration) error {
 	}
 }
 
-func plan(stages ...engine.Stage) engine.Plan {
-	return engine.Plan{Scenarios: []engine.Scenario{{
-		Name: "s", Executor: engine.ExecutorRampingVUs, Exec: "chat", Stages: stages,
+func closedPlan(stages ...plan.Stage) plan.Plan {
+	return plan.Plan{Scenarios: []plan.Scenario{{
+		Name: "s", Executor: plan.ExecutorRampingVUs, Exec: "chat", Stages: stages,
 		GracefulStop: time.Second, GracefulRampDown: time.Second,
 	}}}
 }
 
-func runPlan(t *testing.T, p engine.Plan, r *fakeRunner) *fakeSink {
+func runPlan(t *testing.T, p plan.Plan, r *fakeRunner) *fakeSink {
 	t.Helper()
 	sink := &fakeSink{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -160,9 +161,9 @@ func runPlan(t *testing.T, p engine.Plan, r *fakeRunner) *fakeSink {
 func TestStagesStepVUsAndLabelIterations(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
-		sink := runPlan(t, plan(
-			engine.Stage{Name: "c1", Target: 1, Duration: 300 * time.Millisecond},
-			engine.Stage{Name: "c3", Target: 3, Duration: 300 * time.Millisecond},
+		sink := runPlan(t, closedPlan(
+			plan.Stage{Name: "c1", Target: 1, Duration: 300 * time.Millisecond},
+			plan.Stage{Name: "c3", Target: 3, Duration: 300 * time.Millisecond},
 		), r)
 
 		vusByStage := map[string]map[int]bool{}
@@ -210,7 +211,7 @@ func TestStagesStepVUsAndLabelIterations(t *testing.T) {
 func TestRequestIDsUniqueAndIterationsCountPerVU(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-		runPlan(t, plan(engine.Stage{Name: "c4", Target: 4, Duration: 200 * time.Millisecond}), r)
+		runPlan(t, closedPlan(plan.Stage{Name: "c4", Target: 4, Duration: 200 * time.Millisecond}), r)
 		seen := map[int64]bool{}
 		next := map[int]int64{}
 		for _, it := range r.its {
@@ -232,7 +233,7 @@ func TestRequestIDsUniqueAndIterationsCountPerVU(t *testing.T) {
 func TestLinearRampAddsVUsOverTime(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(5 * time.Millisecond)}
-		runPlan(t, plan(engine.Stage{Name: "up", Target: 4, Duration: 600 * time.Millisecond, Ramp: 400 * time.Millisecond}), r)
+		runPlan(t, closedPlan(plan.Stage{Name: "up", Target: 4, Duration: 600 * time.Millisecond, Ramp: 400 * time.Millisecond}), r)
 		first := map[int]int{} // VU -> index of its first iteration
 		for i, it := range r.its {
 			if _, ok := first[it.VUID]; !ok {
@@ -261,7 +262,7 @@ func TestGracefulStopLetsIterationsFinish(t *testing.T) {
 			completed.Add(1)
 			return nil
 		}}
-		runPlan(t, plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond}), r)
+		runPlan(t, closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond}), r)
 		if got, want := int(completed.Load()), len(r.its); got != want {
 			t.Errorf("completed %d of %d iterations; graceful stop should let them finish", got, want)
 		}
@@ -276,7 +277,7 @@ func TestGracefulStopCancelsLongIterations(t *testing.T) {
 			canceled.Add(1)
 			return fmt.Errorf("chat: %w", ctx.Err())
 		}}
-		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
+		p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
 		p.Scenarios[0].GracefulStop = 100 * time.Millisecond
 		start := time.Now()
 		sink := runPlan(t, p, r)
@@ -299,7 +300,7 @@ func TestScriptErrorsAreRecordedAndRunGoesOn(t *testing.T) {
 			}
 			return nil
 		}}
-		sink := runPlan(t, plan(engine.Stage{Name: "c1", Target: 1, Duration: 100 * time.Millisecond}), r)
+		sink := runPlan(t, closedPlan(plan.Stage{Name: "c1", Target: 1, Duration: 100 * time.Millisecond}), r)
 		if len(sink.errs) == 0 || len(sink.errs) >= len(r.its) {
 			t.Fatalf("script errors = %d of %d iterations", len(sink.errs), len(r.its))
 		}
@@ -312,7 +313,7 @@ func TestScriptErrorsAreRecordedAndRunGoesOn(t *testing.T) {
 func TestWarmupRunsExactRequestsFirst(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
+		p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
 		p.Warmup.Requests = 5
 		runPlan(t, p, r)
 		warm := 0
@@ -335,7 +336,7 @@ func TestWarmupRunsExactRequestsFirst(t *testing.T) {
 
 func TestVUInitErrorStopsBeforeLoad(t *testing.T) {
 	r := &fakeRunner{initErr: errors.New("chat.lua:3: boom"), fn: sleepFn(0)}
-	err := New(plan(engine.Stage{Name: "c1", Target: 1, Duration: time.Second}), r, &fakeSink{}).Run(context.Background())
+	err := New(closedPlan(plan.Stage{Name: "c1", Target: 1, Duration: time.Second}), r, &fakeSink{}).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "chat.lua:3: boom") {
 		t.Fatalf("err = %v", err)
 	}
@@ -351,7 +352,7 @@ func TestCancelStopsPromptly(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
 		start := time.Now()
-		err := New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
+		err := New(closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
@@ -370,7 +371,7 @@ func TestCancelStopsPromptly(t *testing.T) {
 func TestStatusReportsStageAndVUs(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-		e := New(plan(engine.Stage{Name: "only", Target: 2, Duration: 300 * time.Millisecond}), r, &fakeSink{})
+		e := New(closedPlan(plan.Stage{Name: "only", Target: 2, Duration: 300 * time.Millisecond}), r, &fakeSink{})
 		done := make(chan error)
 		go func() { done <- e.Run(context.Background()) }()
 		time.Sleep(150 * time.Millisecond)
@@ -408,7 +409,7 @@ func TestCanceledByTheRunIsNotReported(t *testing.T) {
 		sink := &fakeSink{}
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
+		New(closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Hour}), r, sink).Run(ctx)
 		if len(sink.errs) != 0 {
 			t.Errorf("iterations canceled by Ctrl-C were reported: %v", sink.errs)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // iterationsRun drives an iteration-count scenario: VUs run Iterations in
@@ -58,7 +59,7 @@ func (r *iterationsRun) progress(st *ScenarioStatus) {
 func (r *iterationsRun) run(ctx context.Context) {
 	bound := r.sc.Stages[0].Duration
 	if bound <= 0 {
-		bound = engine.DefaultMaxDuration
+		bound = plan.DefaultMaxDuration
 	}
 	ictx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // iterPlan is one iteration-count scenario bounded by maxDuration.
-func iterPlan(executor string, vus, iterations int, maxDuration time.Duration) engine.Plan {
-	return engine.Plan{Scenarios: []engine.Scenario{{
+func iterPlan(executor string, vus, iterations int, maxDuration time.Duration) plan.Plan {
+	return plan.Plan{Scenarios: []plan.Scenario{{
 		Name: "batch", Executor: executor, Exec: "chat", VUs: vus, Iterations: iterations,
 		GracefulStop: time.Second,
-		Stages:       []engine.Stage{{Name: "batch", Target: vus, Duration: maxDuration}},
+		Stages:       []plan.Stage{{Name: "batch", Target: vus, Duration: maxDuration}},
 	}}}
 }
 
 func TestSharedIterationsRunsExactTotal(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-		e := New(iterPlan(engine.ExecutorSharedIterations, 4, 50, 10*time.Second), r, &fakeSink{})
+		e := New(iterPlan(plan.ExecutorSharedIterations, 4, 50, 10*time.Second), r, &fakeSink{})
 		start := time.Now()
 		if err := e.Run(context.Background()); err != nil {
 			t.Fatal(err)
@@ -53,7 +54,7 @@ func TestSharedIterationsRunsExactTotal(t *testing.T) {
 func TestPerVUIterationsRunsExactCountPerVU(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-		sink := runPlan(t, iterPlan(engine.ExecutorPerVUIterations, 3, 7, 10*time.Second), r)
+		sink := runPlan(t, iterPlan(plan.ExecutorPerVUIterations, 3, 7, 10*time.Second), r)
 		perVU := map[int]int{}
 		for _, it := range r.its {
 			perVU[it.VUID]++
@@ -79,7 +80,7 @@ func TestPerVUIterationsRunsExactCountPerVU(t *testing.T) {
 }
 
 func TestMaxDurationCutsIterations(t *testing.T) {
-	for _, executor := range []string{engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations} {
+	for _, executor := range []string{plan.ExecutorSharedIterations, plan.ExecutorPerVUIterations} {
 		t.Run(executor, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				var completed atomic.Int32
@@ -116,7 +117,7 @@ func TestIterationCountCancelsNeverEndingIteration(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		}}
-		p := iterPlan(engine.ExecutorSharedIterations, 1, 5, 100*time.Millisecond)
+		p := iterPlan(plan.ExecutorSharedIterations, 1, 5, 100*time.Millisecond)
 		p.Scenarios[0].GracefulStop = 50 * time.Millisecond
 		start := time.Now()
 		sink := runPlan(t, p, r)

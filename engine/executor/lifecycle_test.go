@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // lifecycleRunner is a fakeRunner whose script has setup and teardown; it
@@ -70,7 +71,7 @@ func phases(events []string) []string {
 func TestSetupAndTeardownRunOnceAroundTheLoad(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		l := newLifecycleRunner(sleepFn(time.Millisecond))
-		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 100 * time.Millisecond})
+		p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: 100 * time.Millisecond})
 		p.Warmup.Requests = 2
 
 		if err := New(p, l, &fakeSink{}).Run(context.Background()); err != nil {
@@ -89,7 +90,7 @@ func TestSetupErrorStopsRunBeforeAnyIteration(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		l := newLifecycleRunner(sleepFn(time.Millisecond))
 		l.setupErr = errors.New("chat.lua:12: setup failed")
-		err := New(plan(engine.Stage{Name: "c1", Target: 1, Duration: time.Second}), l, &fakeSink{}).Run(context.Background())
+		err := New(closedPlan(plan.Stage{Name: "c1", Target: 1, Duration: time.Second}), l, &fakeSink{}).Run(context.Background())
 		if !errors.Is(err, l.setupErr) {
 			t.Fatalf("err = %v, want the setup error", err)
 		}
@@ -108,7 +109,7 @@ func TestTeardownRunsAfterCancel(t *testing.T) {
 		l.teardownErr = errors.New("chat.lua:30: teardown failed")
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel)
-		err := New(plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}), l, &fakeSink{}).Run(ctx)
+		err := New(closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Hour}), l, &fakeSink{}).Run(ctx)
 		if !errors.Is(err, context.Canceled) || !errors.Is(err, l.teardownErr) {
 			t.Errorf("err = %v, want canceled joined with the teardown error", err)
 		}

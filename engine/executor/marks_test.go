@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // lateSink is a fakeSink whose StageEnded of the first stage holds the
@@ -27,15 +28,15 @@ func (s *lateSink) StageEnded(m engine.StageMark) {
 // its schedule, in open models) falls in.
 func TestStageMarksAreThePlannedBoundaries(t *testing.T) {
 	const late = 50 * time.Millisecond
-	closed := plan(
-		engine.Stage{Name: "first", Target: 1, Duration: time.Second},
-		engine.Stage{Name: "second", Target: 3, Duration: time.Second},
+	closed := closedPlan(
+		plan.Stage{Name: "first", Target: 1, Duration: time.Second},
+		plan.Stage{Name: "second", Target: 3, Duration: time.Second},
 	)
 	open := openPlan(2, 2,
-		engine.Stage{Name: "first", Rate: 100, Duration: time.Second},
-		engine.Stage{Name: "second", Rate: 100, Duration: time.Second},
+		plan.Stage{Name: "first", Rate: 100, Duration: time.Second},
+		plan.Stage{Name: "second", Rate: 100, Duration: time.Second},
 	)
-	for name, p := range map[string]engine.Plan{"ramping-vus": closed, "ramping-arrival-rate": open} {
+	for name, p := range map[string]plan.Plan{"ramping-vus": closed, "ramping-arrival-rate": open} {
 		t.Run(name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				sink := &lateSink{fakeSink: &fakeSink{}, delay: late}

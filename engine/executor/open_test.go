@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // runPools runs p on r in a bubble's time and returns the sink and the
 // pool figures of its one scenario.
-func runPools(t *testing.T, p engine.Plan, r *fakeRunner) (*fakeSink, PoolStats) {
+func runPools(t *testing.T, p plan.Plan, r *fakeRunner) (*fakeSink, PoolStats) {
 	t.Helper()
 	sink := &fakeSink{}
 	e := New(p, r, sink)
@@ -55,7 +56,7 @@ func TestPoolGrowsAheadOfTheLoad(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(400 * time.Millisecond), initDelay: 20 * time.Millisecond}
 		// 50/s of 400ms iterations keep 20 VUs busy.
-		p := openPlan(1, 200, engine.Stage{Name: "r50", Rate: 50, Duration: 2 * time.Second})
+		p := openPlan(1, 200, plan.Stage{Name: "r50", Rate: 50, Duration: 2 * time.Second})
 		sink, st := runPools(t, p, r)
 		if n := len(sink.drops); n != 0 {
 			t.Fatalf("%d iterations dropped (%v), want none below max_vus", n, dropReasons(sink))
@@ -85,7 +86,7 @@ func TestPoolMarginIsBounded(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(100 * time.Millisecond)}
 		// 100/s of 100ms iterations keep 10 VUs busy; the margin is 2.
-		p := openPlan(1, 500, engine.Stage{Name: "r100", Rate: 100, Duration: 3 * time.Second})
+		p := openPlan(1, 500, plan.Stage{Name: "r100", Rate: 100, Duration: 3 * time.Second})
 		sink, st := runPools(t, p, r)
 		if len(sink.drops) != 0 {
 			t.Fatalf("dropped %v, want none", dropReasons(sink))
@@ -103,7 +104,7 @@ func TestPoolArrivalWaitsForAVUBeingMade(t *testing.T) {
 		const init = 60 * time.Millisecond
 		r := &fakeRunner{fn: sleepFn(time.Second), initDelay: init}
 		// A burst: 4 arrivals 10ms apart, each needing a VU of its own.
-		p := openPlan(1, 10, engine.Stage{Name: "burst", Rate: 100, Duration: 40 * time.Millisecond})
+		p := openPlan(1, 10, plan.Stage{Name: "burst", Rate: 100, Duration: 40 * time.Millisecond})
 		sink, st := runPools(t, p, r)
 		if len(sink.drops) != 0 {
 			t.Fatalf("dropped %v, want every arrival to wait for its VU", dropReasons(sink))
@@ -122,7 +123,7 @@ func TestPoolArrivalWaitsForAVUBeingMade(t *testing.T) {
 func TestPoolDropsAfterItsWait(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(2 * time.Second), initDelay: 300 * time.Millisecond}
-		p := openPlan(1, 10, engine.Stage{Name: "r10", Rate: 10, Duration: time.Second})
+		p := openPlan(1, 10, plan.Stage{Name: "r10", Rate: 10, Duration: time.Second})
 		sink, st := runPools(t, p, r)
 		reasons := dropReasons(sink)
 		if reasons[engine.DropGrowing] == 0 || len(reasons) != 1 {
@@ -145,7 +146,7 @@ func TestPoolDropsAfterItsWait(t *testing.T) {
 func TestPoolAtMaxDropsAtOnce(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(2 * time.Second)}
-		p := openPlan(2, 2, engine.Stage{Name: "r10", Rate: 10, Duration: time.Second})
+		p := openPlan(2, 2, plan.Stage{Name: "r10", Rate: 10, Duration: time.Second})
 		sink, st := runPools(t, p, r)
 		if got, want := dropReasons(sink), 8; got[engine.DropMaxVUs] != want || len(got) != 1 {
 			t.Fatalf("drops by reason %v, want %d at %q", got, want, engine.DropMaxVUs)
@@ -168,7 +169,7 @@ func TestPoolAtMaxDropsAtOnce(t *testing.T) {
 func TestPoolStopsGrowingWhenAVUFails(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(2 * time.Second), initErrAfter: 1}
-		p := openPlan(1, 10, engine.Stage{Name: "r10", Rate: 10, Duration: time.Second})
+		p := openPlan(1, 10, plan.Stage{Name: "r10", Rate: 10, Duration: time.Second})
 		sink, st := runPools(t, p, r)
 		if got := dropReasons(sink); got[engine.DropVUFailed] == 0 || got[engine.DropMaxVUs] != 0 {
 			t.Fatalf("drops by reason %v, want them at %q", got, engine.DropVUFailed)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // segment is a stretch of scenario time over which the target rate moves
@@ -30,7 +30,7 @@ type rateProfile struct {
 // (engine.Scenario.StageLoads, the one rate integral). It returns an error
 // for rates that are negative, NaN or infinite, which would make no
 // schedule.
-func newRateProfile(sc engine.Scenario) (*rateProfile, error) {
+func newRateProfile(sc plan.Scenario) (*rateProfile, error) {
 	if !validRate(sc.RatePerSecond(sc.StartRate)) {
 		return nil, fmt.Errorf("scenario %q: start rate %v is not a rate", sc.Name, sc.StartRate)
 	}
@@ -59,7 +59,7 @@ func (p *rateProfile) add(start, end time.Duration, r0, r1 float64) {
 	if n := len(p.segs); n > 0 {
 		l0 = p.segs[n-1].l1
 	}
-	l1 := l0 + engine.StageLoad{From: r0, To: r1, Ramp: end - start}.Integral()
+	l1 := l0 + plan.StageLoad{From: r0, To: r1, Ramp: end - start}.Integral()
 	p.segs = append(p.segs, segment{start: start, end: end, r0: r0, r1: r1, l0: l0, l1: l1})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // scenario is one executor family's way of running a scenario. run is
@@ -26,26 +27,26 @@ type scenario interface {
 
 // newScenario picks sc's executor family. Unknown executors get a family
 // whose prepare fails, so Run reports them.
-func newScenario(sc engine.Scenario, e *Engine) scenario {
+func newScenario(sc plan.Scenario, e *Engine) scenario {
 	b := &scenarioBase{sc: sc, eng: e}
 	b.stage.Store(-1)
 	switch sc.Executor {
-	case engine.ExecutorConstantVUs, engine.ExecutorRampingVUs:
+	case plan.ExecutorConstantVUs, plan.ExecutorRampingVUs:
 		return &closedRun{scenarioBase: b}
-	case engine.ExecutorConstantArrivalRate, engine.ExecutorRampingArrivalRate:
+	case plan.ExecutorConstantArrivalRate, plan.ExecutorRampingArrivalRate:
 		r := &arrivalRateRun{scenarioBase: b}
 		r.pool = newOpenPool(b, b.currentStage)
 		return r
-	case engine.ExecutorTrace:
+	case plan.ExecutorTrace:
 		return newTraceRun(b)
-	case engine.ExecutorCapacity:
+	case plan.ExecutorCapacity:
 		return newCapacityRun(b)
-	case engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations:
+	case plan.ExecutorSharedIterations, plan.ExecutorPerVUIterations:
 		if len(sc.Stages) == 0 {
 			// The plan normally carries the stage; without it the defaults apply.
-			b.sc.Stages = []engine.Stage{{Name: sc.Name, Target: sc.VUs, Duration: engine.DefaultMaxDuration}}
+			b.sc.Stages = []plan.Stage{{Name: sc.Name, Target: sc.VUs, Duration: plan.DefaultMaxDuration}}
 		}
-		return &iterationsRun{scenarioBase: b, shared: sc.Executor == engine.ExecutorSharedIterations}
+		return &iterationsRun{scenarioBase: b, shared: sc.Executor == plan.ExecutorSharedIterations}
 	}
 	return unknownRun{b}
 }
@@ -53,7 +54,7 @@ func newScenario(sc engine.Scenario, e *Engine) scenario {
 // scenarioBase is what every executor family shares: the scenario, its
 // VUs and the progress Status reads.
 type scenarioBase struct {
-	sc  engine.Scenario
+	sc  plan.Scenario
 	eng *Engine
 	vus []*vuHandle
 
@@ -105,7 +106,7 @@ func (b *scenarioBase) stageStarted(i int, at time.Time) engine.StageMark {
 	switch {
 	case b.rates != nil:
 		m.Target, m.Rate = 0, b.rates[i]
-	case engine.OpenModel(b.sc.Executor):
+	case plan.OpenModel(b.sc.Executor):
 		m.Target, m.Rate = 0, rateShare(seg, b.sc.StageLoads()[i].Mean())
 	}
 	b.eng.sink.StageStarted(m)
@@ -113,7 +114,7 @@ func (b *scenarioBase) stageStarted(i int, at time.Time) engine.StageMark {
 }
 
 func iterationsBound(executor string) bool {
-	return executor == engine.ExecutorSharedIterations || executor == engine.ExecutorPerVUIterations
+	return executor == plan.ExecutorSharedIterations || executor == plan.ExecutorPerVUIterations
 }
 
 // stageEnded marks m's window closing at end, its scheduled boundary.

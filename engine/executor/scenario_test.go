@@ -8,20 +8,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func TestStartTimeDelaysAScenarioThatRunsAlongsideAnother(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		early := engine.Scenario{
-			Name: "early", Executor: engine.ExecutorConstantVUs, Exec: "chat", GracefulStop: time.Second,
-			Stages: []engine.Stage{{Name: "steady", Target: 1, Duration: 1500 * time.Millisecond}},
+		early := plan.Scenario{
+			Name: "early", Executor: plan.ExecutorConstantVUs, Exec: "chat", GracefulStop: time.Second,
+			Stages: []plan.Stage{{Name: "steady", Target: 1, Duration: 1500 * time.Millisecond}},
 		}
-		late := openScenario(engine.ArrivalConstant, engine.Stage{Name: "burst", Rate: 20, Duration: 500 * time.Millisecond})
+		late := openScenario(plan.ArrivalConstant, plan.Stage{Name: "burst", Rate: 20, Duration: 500 * time.Millisecond})
 		late.Name, late.StartTime, late.PreAllocatedVUs, late.MaxVUsCap = "late", 500*time.Millisecond, 2, 2
 		r := &fakeRunner{fn: sleepFn(5 * time.Millisecond)}
 		sink := &fakeSink{}
-		e := New(engine.Plan{Scenarios: []engine.Scenario{early, late}}, r, sink)
+		e := New(plan.Plan{Scenarios: []plan.Scenario{early, late}}, r, sink)
 		done := make(chan error)
 		go func() { done <- e.Run(context.Background()) }()
 
@@ -67,7 +67,7 @@ func TestStartTimeDelaysAScenarioThatRunsAlongsideAnother(t *testing.T) {
 func TestIterationMarksForClosedAndWarmup(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
-		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
+		p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: 50 * time.Millisecond})
 		p.Warmup.Requests = 3
 		sink := runPlan(t, p, r)
 		if got, want := len(sink.marks), len(r.its); got != want {
@@ -92,18 +92,18 @@ func TestIterationMarksForClosedAndWarmup(t *testing.T) {
 }
 
 func TestBadPlansAreErrorsNotPanics(t *testing.T) {
-	tests := map[string]engine.Scenario{
-		"unknown executor": {Name: "x", Executor: "externally-controlled", Stages: []engine.Stage{{Name: "a", Duration: time.Second}}},
-		"no stages":        {Name: "x", Executor: engine.ExecutorRampingVUs},
-		"open, no stages":  {Name: "x", Executor: engine.ExecutorConstantArrivalRate, PreAllocatedVUs: 1},
-		"NaN rate": {Name: "x", Executor: engine.ExecutorConstantArrivalRate, PreAllocatedVUs: 1,
-			Stages: []engine.Stage{{Name: "a", Rate: math.NaN(), Duration: time.Second}}},
-		"negative iterations": {Name: "x", Executor: engine.ExecutorSharedIterations, VUs: 1, Iterations: -1},
+	tests := map[string]plan.Scenario{
+		"unknown executor": {Name: "x", Executor: "externally-controlled", Stages: []plan.Stage{{Name: "a", Duration: time.Second}}},
+		"no stages":        {Name: "x", Executor: plan.ExecutorRampingVUs},
+		"open, no stages":  {Name: "x", Executor: plan.ExecutorConstantArrivalRate, PreAllocatedVUs: 1},
+		"NaN rate": {Name: "x", Executor: plan.ExecutorConstantArrivalRate, PreAllocatedVUs: 1,
+			Stages: []plan.Stage{{Name: "a", Rate: math.NaN(), Duration: time.Second}}},
+		"negative iterations": {Name: "x", Executor: plan.ExecutorSharedIterations, VUs: 1, Iterations: -1},
 	}
 	for name, sc := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := &fakeRunner{fn: noop}
-			err := New(engine.Plan{Scenarios: []engine.Scenario{sc}}, r, &fakeSink{}).Run(context.Background())
+			err := New(plan.Plan{Scenarios: []plan.Scenario{sc}}, r, &fakeSink{}).Run(context.Background())
 			if err == nil || !strings.Contains(err.Error(), `"x"`) {
 				t.Errorf("err = %v, want an error naming the scenario", err)
 			}
@@ -115,13 +115,13 @@ func TestBadPlansAreErrorsNotPanics(t *testing.T) {
 }
 
 func TestEveryExecutorStopsPromptlyOnCancel(t *testing.T) {
-	open := openPlan(2, 4, engine.Stage{Name: "r50", Rate: 50, Duration: time.Hour})
-	tests := map[string]engine.Plan{
-		"ramping-vus":            plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Hour}),
+	open := openPlan(2, 4, plan.Stage{Name: "r50", Rate: 50, Duration: time.Hour})
+	tests := map[string]plan.Plan{
+		"ramping-vus":            closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Hour}),
 		"arrival-rate":           open,
-		"shared-iterations":      iterPlan(engine.ExecutorSharedIterations, 2, 1_000_000, time.Hour),
-		"per-vu-iterations":      iterPlan(engine.ExecutorPerVUIterations, 2, 1_000_000, time.Hour),
-		"waiting for start_time": {Scenarios: []engine.Scenario{{Name: "later", Executor: engine.ExecutorConstantVUs, StartTime: time.Hour, Stages: []engine.Stage{{Name: "c1", Target: 1, Duration: time.Second}}}}},
+		"shared-iterations":      iterPlan(plan.ExecutorSharedIterations, 2, 1_000_000, time.Hour),
+		"per-vu-iterations":      iterPlan(plan.ExecutorPerVUIterations, 2, 1_000_000, time.Hour),
+		"waiting for start_time": {Scenarios: []plan.Scenario{{Name: "later", Executor: plan.ExecutorConstantVUs, StartTime: time.Hour, Stages: []plan.Stage{{Name: "c1", Target: 1, Duration: time.Second}}}}},
 	}
 	for name, p := range tests {
 		t.Run(name, func(t *testing.T) {

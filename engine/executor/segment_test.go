@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // segmentCounts are the segment counts every segmentation test splits into.
@@ -27,7 +28,7 @@ type iterStart struct {
 
 // segRun is one engine's run of a plan, whole or one segment, and what it did.
 type segRun struct {
-	seg    engine.Segment
+	seg    plan.Segment
 	runner *fakeRunner
 	sink   *fakeSink
 	eng    *Engine
@@ -78,13 +79,13 @@ func (r *segRun) measured() int {
 
 // runSegments runs p whole and as each of its n segments, all at once in
 // one bubble, so every run's times share one fake clock and one start.
-func runSegments(t *testing.T, p engine.Plan, n int, fn func(context.Context, engine.Iteration) error) (whole *segRun, segs []*segRun) {
+func runSegments(t *testing.T, p plan.Plan, n int, fn func(context.Context, engine.Iteration) error) (whole *segRun, segs []*segRun) {
 	t.Helper()
 	bubble(t, func(t *testing.T) {
 		t0 := time.Now()
-		runs := []*segRun{{seg: engine.Segment{}}}
+		runs := []*segRun{{seg: plan.Segment{}}}
 		for i := range n {
-			runs = append(runs, &segRun{seg: engine.Segment{Index: i, Count: n}})
+			runs = append(runs, &segRun{seg: plan.Segment{Index: i, Count: n}})
 		}
 		var wg sync.WaitGroup
 		errs := make([]error, len(runs))
@@ -206,8 +207,8 @@ func assertStageMarksSum(t *testing.T, whole *segRun, segs []*segRun) {
 // closedScenario is a closed-model scenario over stages. Iterations of
 // 37ms never end exactly at the 100ms-grid times VUs come and go, so
 // which iterations run does not hinge on goroutine order.
-func closedScenario(executor string, startVUs int, stages ...engine.Stage) engine.Plan {
-	return engine.Plan{Seed: 1, Scenarios: []engine.Scenario{{
+func closedScenario(executor string, startVUs int, stages ...plan.Stage) plan.Plan {
+	return plan.Plan{Seed: 1, Scenarios: []plan.Scenario{{
 		Name: "closed", Executor: executor, Exec: "chat", StartVUs: startVUs, Stages: stages,
 		GracefulStop: 50 * time.Millisecond, GracefulRampDown: 20 * time.Millisecond,
 	}}}
@@ -220,21 +221,21 @@ const closedIteration = 37 * time.Millisecond
 // iteration number, stage and start time, is an iteration of one segment.
 func TestSegmentedClosedModelsAreTheWholeRun(t *testing.T) {
 	ms := time.Millisecond
-	plans := map[string]engine.Plan{
-		"constant 10 VUs": closedScenario(engine.ExecutorConstantVUs, 0,
-			engine.Stage{Name: "c10", Target: 10, Duration: 500 * ms}),
-		"one VU": closedScenario(engine.ExecutorConstantVUs, 0,
-			engine.Stage{Name: "c1", Target: 1, Duration: 300 * ms}),
-		"steps": closedScenario(engine.ExecutorRampingVUs, 2,
-			engine.Stage{Name: "c5", Target: 5, Duration: 300 * ms},
-			engine.Stage{Name: "c0", Target: 0, Duration: 200 * ms},
-			engine.Stage{Name: "c3", Target: 3, Duration: 300 * ms},
-			engine.Stage{Name: "c10", Target: 10, Duration: 300 * ms}),
-		"ramps": closedScenario(engine.ExecutorRampingVUs, 0,
-			engine.Stage{Name: "up", Target: 10, Duration: 1200 * ms, Ramp: time.Second},
-			engine.Stage{Name: "down", Target: 3, Duration: 900 * ms, Ramp: 700 * ms},
-			engine.Stage{Name: "cut", Target: 9, Duration: 500 * ms, Ramp: 1200 * ms},
-			engine.Stage{Name: "hold", Target: 2, Duration: 300 * ms}),
+	plans := map[string]plan.Plan{
+		"constant 10 VUs": closedScenario(plan.ExecutorConstantVUs, 0,
+			plan.Stage{Name: "c10", Target: 10, Duration: 500 * ms}),
+		"one VU": closedScenario(plan.ExecutorConstantVUs, 0,
+			plan.Stage{Name: "c1", Target: 1, Duration: 300 * ms}),
+		"steps": closedScenario(plan.ExecutorRampingVUs, 2,
+			plan.Stage{Name: "c5", Target: 5, Duration: 300 * ms},
+			plan.Stage{Name: "c0", Target: 0, Duration: 200 * ms},
+			plan.Stage{Name: "c3", Target: 3, Duration: 300 * ms},
+			plan.Stage{Name: "c10", Target: 10, Duration: 300 * ms}),
+		"ramps": closedScenario(plan.ExecutorRampingVUs, 0,
+			plan.Stage{Name: "up", Target: 10, Duration: 1200 * ms, Ramp: time.Second},
+			plan.Stage{Name: "down", Target: 3, Duration: 900 * ms, Ramp: 700 * ms},
+			plan.Stage{Name: "cut", Target: 9, Duration: 500 * ms, Ramp: 1200 * ms},
+			plan.Stage{Name: "hold", Target: 2, Duration: 300 * ms}),
 	}
 	for name, p := range plans {
 		for _, n := range segmentCounts {
@@ -271,8 +272,8 @@ func assertVUShares(t *testing.T, total int, segs []*segRun) {
 // A ramp of one segment wakes only for its own VUs: its activations are
 // every n-th of the whole ramp's steps, at their exact times.
 func TestSegmentRampActivatesItsOwnStepsOnly(t *testing.T) {
-	p := closedScenario(engine.ExecutorRampingVUs, 0,
-		engine.Stage{Name: "up", Target: 10, Duration: 1500 * time.Millisecond, Ramp: time.Second})
+	p := closedScenario(plan.ExecutorRampingVUs, 0,
+		plan.Stage{Name: "up", Target: 10, Duration: 1500 * time.Millisecond, Ramp: time.Second})
 	_, segs := runSegments(t, p, 4, sleepFn(time.Hour))
 	for i, want := range [][]iterStart{
 		{{1, 0, "up", 100 * time.Millisecond}, {5, 0, "up", 500 * time.Millisecond}, {9, 0, "up", 900 * time.Millisecond}},
@@ -289,7 +290,7 @@ func TestSegmentRampActivatesItsOwnStepsOnly(t *testing.T) {
 // With equal shares (8 VUs of equal pace in 4 segments) the segments'
 // request ids together are exactly the whole run's.
 func TestSegmentRequestIDsAreTheWholeRunsWhenSharesAreEqual(t *testing.T) {
-	p := closedScenario(engine.ExecutorConstantVUs, 0, engine.Stage{Name: "c8", Target: 8, Duration: 500 * time.Millisecond})
+	p := closedScenario(plan.ExecutorConstantVUs, 0, plan.Stage{Name: "c8", Target: 8, Duration: 500 * time.Millisecond})
 	whole, segs := runSegments(t, p, 4, sleepFn(closedIteration))
 	got := union(segs, (*segRun).requestIDs, cmp.Compare[int64])
 	assertSameSequence(t, "request ids", got, sorted(whole.requestIDs(), cmp.Compare[int64]))
@@ -302,20 +303,20 @@ func TestSegmentRequestIDsAreTheWholeRunsWhenSharesAreEqual(t *testing.T) {
 // keeps its own arrivals, so together they are due at exactly the whole
 // run's times, whatever the arrival process.
 func TestSegmentedOpenModelsScheduleTheWholeRun(t *testing.T) {
-	stages := []engine.Stage{
+	stages := []plan.Stage{
 		{Name: "r100", Rate: 100, Duration: 400 * time.Millisecond},
 		{Name: "up", Rate: 300, Duration: 500 * time.Millisecond, Ramp: 500 * time.Millisecond},
 		{Name: "r0", Rate: 0, Duration: 200 * time.Millisecond},
 		{Name: "r50", Rate: 50, Duration: 300 * time.Millisecond},
 	}
 	type vus struct{ pre, max int }
-	for _, kind := range []string{engine.ArrivalPoisson, engine.ArrivalConstant, engine.ArrivalGamma} {
+	for _, kind := range []string{plan.ArrivalPoisson, plan.ArrivalConstant, plan.ArrivalGamma} {
 		for name, v := range map[string]vus{"free VUs": {20, 20}, "drops and growth": {7, 14}} {
 			for _, n := range segmentCounts {
 				t.Run(fmt.Sprintf("%s %s in %d", kind, name, n), func(t *testing.T) {
 					sc := openScenario(kind, stages...)
 					sc.PreAllocatedVUs, sc.MaxVUsCap, sc.Burstiness = v.pre, v.max, 0.5
-					p := engine.Plan{Seed: 42, Scenarios: []engine.Scenario{sc}}
+					p := plan.Plan{Seed: 42, Scenarios: []plan.Scenario{sc}}
 					iteration := noop
 					if name == "drops and growth" {
 						iteration = sleepFn(40 * time.Millisecond)
@@ -334,7 +335,7 @@ func TestSegmentedOpenModelsScheduleTheWholeRun(t *testing.T) {
 
 // assertOpenVUs checks that each segment made its share of the
 // pre-allocated VUs and grew to no more than its share of the cap.
-func assertOpenVUs(t *testing.T, sc engine.Scenario, segs []*segRun) {
+func assertOpenVUs(t *testing.T, sc plan.Scenario, segs []*segRun) {
 	t.Helper()
 	for _, s := range segs {
 		made, pre, cap := s.runner.made(), s.seg.Share(sc.PreAllocatedVUs), s.seg.Share(sc.MaxVUs())
@@ -352,21 +353,21 @@ func assertOpenVUs(t *testing.T, sc engine.Scenario, segs []*segRun) {
 func TestOpenModelVUsThatCannotBeSplitAreAnError(t *testing.T) {
 	tests := map[string]struct {
 		pre, max int
-		seg      engine.Segment
+		seg      plan.Segment
 		wantErr  string
 	}{
-		"max_vus below n": {pre: 1, max: 2, seg: engine.Segment{Index: 0, Count: 4},
+		"max_vus below n": {pre: 1, max: 2, seg: plan.Segment{Index: 0, Count: 4},
 			wantErr: `scenario "open": max_vus 2 cannot be split into 4 segments: each segment needs at least one VU (raise max_vus to 4 or more)`},
-		"pre-allocated only": {pre: 3, max: 0, seg: engine.Segment{Index: 3, Count: 7},
+		"pre-allocated only": {pre: 3, max: 0, seg: plan.Segment{Index: 3, Count: 7},
 			wantErr: `scenario "open": pre_allocated_vus 3 cannot be split into 7 segments: each segment needs at least one VU (raise max_vus to 7 or more)`},
-		"one VU each":   {pre: 0, max: 4, seg: engine.Segment{Index: 3, Count: 4}},
-		"one segment":   {pre: 1, max: 1, seg: engine.Segment{Index: 0, Count: 1}},
+		"one VU each":   {pre: 0, max: 4, seg: plan.Segment{Index: 3, Count: 4}},
+		"one segment":   {pre: 1, max: 1, seg: plan.Segment{Index: 0, Count: 1}},
 		"whole, no VUs": {pre: 0, max: 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				p := openPlan(tc.pre, tc.max, engine.Stage{Name: "r10", Rate: 10, Duration: time.Second})
+				p := openPlan(tc.pre, tc.max, plan.Stage{Name: "r10", Rate: 10, Duration: time.Second})
 				p.Segment = tc.seg
 				r := &fakeRunner{fn: noop}
 				err := New(p, r, &fakeSink{}).Run(context.Background())
@@ -392,7 +393,7 @@ func TestOpenModelVUsThatCannotBeSplitAreAnError(t *testing.T) {
 // segment without a VU.
 func TestSegmentedIterationCountsAreTheWholeRun(t *testing.T) {
 	tests := []struct{ vus, iterations int }{{0, 5}, {1, 1}, {1, 10}, {3, 5}, {10, 50}, {10, 0}, {4, 3}}
-	for _, executor := range []string{engine.ExecutorSharedIterations, engine.ExecutorPerVUIterations} {
+	for _, executor := range []string{plan.ExecutorSharedIterations, plan.ExecutorPerVUIterations} {
 		for _, tc := range tests {
 			for _, n := range segmentCounts {
 				t.Run(fmt.Sprintf("%s %d VUs %d iterations in %d", executor, tc.vus, tc.iterations, n), func(t *testing.T) {
@@ -405,7 +406,7 @@ func TestSegmentedIterationCountsAreTheWholeRun(t *testing.T) {
 							t.Errorf("segment %v ran %d iterations, want %d", s.seg, got, want)
 						}
 						wantTotal := want
-						if s.seg.Whole() && tc.vus == 0 && executor == engine.ExecutorSharedIterations {
+						if s.seg.Whole() && tc.vus == 0 && executor == plan.ExecutorSharedIterations {
 							wantTotal = tc.iterations // as ever: the plan's count, which no VU runs
 						}
 						if got := s.eng.Status().Scenarios[0].IterationsTotal; got != int64(wantTotal) {
@@ -427,12 +428,12 @@ func TestSegmentedIterationCountsAreTheWholeRun(t *testing.T) {
 
 // wantIterations is what segment seg of an iteration-count scenario runs,
 // counted by hand.
-func wantIterations(executor string, seg engine.Segment, vus, iterations int) int {
+func wantIterations(executor string, seg plan.Segment, vus, iterations int) int {
 	mine := 0 // VUs of seg: the whole run's VUs k with k mod n = index
 	for k := seg.Index; k < vus; k += seg.Count {
 		mine++
 	}
-	if executor == engine.ExecutorPerVUIterations {
+	if executor == plan.ExecutorPerVUIterations {
 		return mine * iterations
 	}
 	m := min(seg.Count, vus) // the segments holding a VU share the iterations
@@ -462,13 +463,13 @@ func TestSharedIterationsShare(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			for i, want := range tc.want {
-				if got := sharedIterationsShare(engine.Segment{Index: i, Count: tc.count}, tc.vus, tc.iterations); got != want {
+				if got := sharedIterationsShare(plan.Segment{Index: i, Count: tc.count}, tc.vus, tc.iterations); got != want {
 					t.Errorf("segment %d/%d: %d iterations, want %d", i, tc.count, got, want)
 				}
 			}
 		})
 	}
-	if got := sharedIterationsShare(engine.Segment{}, 0, 7); got != 7 {
+	if got := sharedIterationsShare(plan.Segment{}, 0, 7); got != 7 {
 		t.Errorf("whole plan: %d iterations, want all 7", got)
 	}
 }
@@ -477,19 +478,19 @@ func TestSharedIterationsShare(t *testing.T) {
 // its whole duration in every segment.
 func TestSegmentedWarmup(t *testing.T) {
 	tests := map[string]struct {
-		warmup engine.Warmup
+		warmup plan.Warmup
 		n      int
 		want   []int // warmup iterations per segment
 	}{
-		"5 requests in 4":  {warmup: engine.Warmup{Requests: 5}, n: 4, want: []int{2, 1, 1, 1}},
-		"1 request in 3":   {warmup: engine.Warmup{Requests: 1}, n: 3, want: []int{1, 0, 0}},
-		"and a time bound": {warmup: engine.Warmup{Requests: 1, Duration: time.Second}, n: 2, want: []int{1, 0}},
+		"5 requests in 4":  {warmup: plan.Warmup{Requests: 5}, n: 4, want: []int{2, 1, 1, 1}},
+		"1 request in 3":   {warmup: plan.Warmup{Requests: 1}, n: 3, want: []int{1, 0, 0}},
+		"and a time bound": {warmup: plan.Warmup{Requests: 1, Duration: time.Second}, n: 2, want: []int{1, 0}},
 		// 2 VUs each (4 VUs in 2) start 30ms iterations for 100ms.
-		"100ms": {warmup: engine.Warmup{Duration: 100 * time.Millisecond}, n: 2, want: []int{8, 8}},
+		"100ms": {warmup: plan.Warmup{Duration: 100 * time.Millisecond}, n: 2, want: []int{8, 8}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p := closedScenario(engine.ExecutorConstantVUs, 0, engine.Stage{Name: "c4", Target: 4, Duration: 100 * time.Millisecond})
+			p := closedScenario(plan.ExecutorConstantVUs, 0, plan.Stage{Name: "c4", Target: 4, Duration: 100 * time.Millisecond})
 			p.Warmup = tc.warmup
 			_, segs := runSegments(t, p, tc.n, sleepFn(30*time.Millisecond))
 			for i, s := range segs {
@@ -507,13 +508,13 @@ func TestSegmentedWarmup(t *testing.T) {
 
 // A segment's status shows its own share: VUs, target rate, iterations.
 func TestSegmentStatusShowsItsShare(t *testing.T) {
-	open := openPlan(6, 10, engine.Stage{Name: "r40", Rate: 40, Duration: time.Second})
+	open := openPlan(6, 10, plan.Stage{Name: "r40", Rate: 40, Duration: time.Second})
 	tests := map[string]struct {
-		plan  engine.Plan
+		plan  plan.Plan
 		check func(t *testing.T, st ScenarioStatus)
 	}{
 		"closed": {
-			plan: closedScenario(engine.ExecutorConstantVUs, 0, engine.Stage{Name: "c10", Target: 10, Duration: time.Second}),
+			plan: closedScenario(plan.ExecutorConstantVUs, 0, plan.Stage{Name: "c10", Target: 10, Duration: time.Second}),
 			check: func(t *testing.T, st ScenarioStatus) {
 				if st.ActiveVUs != 2 || st.AllocatedVUs != 2 {
 					t.Errorf("segment 3/4 of 10 VUs: active %d, allocated %d; want 2 and 2", st.ActiveVUs, st.AllocatedVUs)
@@ -531,7 +532,7 @@ func TestSegmentStatusShowsItsShare(t *testing.T) {
 			},
 		},
 		"shared iterations": {
-			plan: iterPlan(engine.ExecutorSharedIterations, 10, 1000, time.Second),
+			plan: iterPlan(plan.ExecutorSharedIterations, 10, 1000, time.Second),
 			check: func(t *testing.T, st ScenarioStatus) {
 				if st.IterationsTotal != 250 || st.AllocatedVUs != 2 {
 					t.Errorf("segment 3/4 of 1000 iterations on 10 VUs: total %d, allocated %d; want 250 and 2", st.IterationsTotal, st.AllocatedVUs)
@@ -543,7 +544,7 @@ func TestSegmentStatusShowsItsShare(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				p := tc.plan
-				p.Segment = engine.Segment{Index: 3, Count: 4}
+				p.Segment = plan.Segment{Index: 3, Count: 4}
 				e := New(p, &fakeRunner{fn: sleepFn(50 * time.Millisecond)}, &fakeSink{})
 				done := make(chan error)
 				go func() { done <- e.Run(context.Background()) }()
@@ -558,28 +559,28 @@ func TestSegmentStatusShowsItsShare(t *testing.T) {
 }
 
 func TestCheckSegmentRefusesASegmentWithoutVUs(t *testing.T) {
-	closed := func(vus int) engine.Scenario {
-		return engine.Scenario{Name: "c", Executor: engine.ExecutorConstantVUs, Stages: []engine.Stage{{Name: "s", Target: vus, Duration: time.Second}}}
+	closed := func(vus int) plan.Scenario {
+		return plan.Scenario{Name: "c", Executor: plan.ExecutorConstantVUs, Stages: []plan.Stage{{Name: "s", Target: vus, Duration: time.Second}}}
 	}
-	iters := engine.Scenario{Name: "i", Executor: engine.ExecutorPerVUIterations, VUs: 2, Iterations: 3}
-	open := engine.Scenario{Name: "o", Executor: engine.ExecutorConstantArrivalRate, MaxVUsCap: 8}
+	iters := plan.Scenario{Name: "i", Executor: plan.ExecutorPerVUIterations, VUs: 2, Iterations: 3}
+	open := plan.Scenario{Name: "o", Executor: plan.ExecutorConstantArrivalRate, MaxVUsCap: 8}
 	tests := []struct {
 		name      string
-		scenarios []engine.Scenario
-		seg       engine.Segment
+		scenarios []plan.Scenario
+		seg       plan.Segment
 		want      string
 	}{
-		{"whole", []engine.Scenario{closed(1)}, engine.Segment{}, ""},
-		{"a VU each", []engine.Scenario{closed(4)}, engine.Segment{Index: 3, Count: 4}, ""},
-		{"none for the last", []engine.Scenario{closed(3)}, engine.Segment{Index: 3, Count: 4},
+		{"whole", []plan.Scenario{closed(1)}, plan.Segment{}, ""},
+		{"a VU each", []plan.Scenario{closed(4)}, plan.Segment{Index: 3, Count: 4}, ""},
+		{"none for the last", []plan.Scenario{closed(3)}, plan.Segment{Index: 3, Count: 4},
 			"segment 3/4 gets no VU of this plan: its largest scenario has 3, fewer than the 4 segments; split it into at most 3"},
-		{"iterations", []engine.Scenario{iters}, engine.Segment{Index: 2, Count: 3}, "its largest scenario has 2"},
-		{"another scenario has one", []engine.Scenario{closed(1), closed(5)}, engine.Segment{Index: 4, Count: 5}, ""},
-		{"open model", []engine.Scenario{closed(1), open}, engine.Segment{Index: 6, Count: 8}, ""},
+		{"iterations", []plan.Scenario{iters}, plan.Segment{Index: 2, Count: 3}, "its largest scenario has 2"},
+		{"another scenario has one", []plan.Scenario{closed(1), closed(5)}, plan.Segment{Index: 4, Count: 5}, ""},
+		{"open model", []plan.Scenario{closed(1), open}, plan.Segment{Index: 6, Count: 8}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkSegment(engine.Plan{Scenarios: tc.scenarios, Segment: tc.seg})
+			err := checkSegment(plan.Plan{Scenarios: tc.scenarios, Segment: tc.seg})
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -588,22 +589,22 @@ func TestCheckSegmentRefusesASegmentWithoutVUs(t *testing.T) {
 }
 
 func TestCheckSplit(t *testing.T) {
-	closed := engine.Scenario{Name: "c", Executor: engine.ExecutorConstantVUs, Stages: []engine.Stage{{Name: "s", Target: 3, Duration: time.Second}}}
-	open := engine.Scenario{Name: "o", Executor: engine.ExecutorConstantArrivalRate, PreAllocatedVUs: 1, MaxVUsCap: 2}
+	closed := plan.Scenario{Name: "c", Executor: plan.ExecutorConstantVUs, Stages: []plan.Stage{{Name: "s", Target: 3, Duration: time.Second}}}
+	open := plan.Scenario{Name: "o", Executor: plan.ExecutorConstantArrivalRate, PreAllocatedVUs: 1, MaxVUsCap: 2}
 	tests := []struct {
 		name      string
-		scenarios []engine.Scenario
+		scenarios []plan.Scenario
 		n         int
 		want      string
 	}{
-		{"whole", []engine.Scenario{closed}, 1, ""},
-		{"as many as VUs", []engine.Scenario{closed}, 3, ""},
-		{"more than VUs", []engine.Scenario{closed}, 4, "segment 3/4 gets no VU of this plan"},
-		{"open model capped", []engine.Scenario{closed, open}, 3, `scenario "o": max_vus 2 cannot be split into 3 segments`},
+		{"whole", []plan.Scenario{closed}, 1, ""},
+		{"as many as VUs", []plan.Scenario{closed}, 3, ""},
+		{"more than VUs", []plan.Scenario{closed}, 4, "segment 3/4 gets no VU of this plan"},
+		{"open model capped", []plan.Scenario{closed, open}, 3, `scenario "o": max_vus 2 cannot be split into 3 segments`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckSplit(engine.Plan{Scenarios: tc.scenarios}, tc.n)
+			err := CheckSplit(plan.Plan{Scenarios: tc.scenarios}, tc.n)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}

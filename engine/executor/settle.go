@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // How often the wait between capacity probes looks at the client's
@@ -94,7 +95,7 @@ func (c *capacityRun) waitServer(ctx context.Context, deadline time.Time) (idle 
 // notDrained is why the search stops when the wait after probe after
 // ended with the client or the server still busy.
 func (c *capacityRun) notDrained(after string, s engine.ProbeSettle) string {
-	bound := engine.FormatDuration(c.cs.IdleTimeout)
+	bound := plan.FormatDuration(c.cs.IdleTimeout)
 	if s.Running > 0 {
 		return fmt.Sprintf("the load did not drain within idle_timeout %s after %s: %d iterations still running; "+
 			"no later probe could be judged on its own load (raise idle_timeout, or bound the requests with a timeout)", bound, after, s.Running)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // spans records when each iteration ran.
@@ -63,13 +64,13 @@ func (q *queueFake) Queue() (engine.QueueReading, error) {
 
 // settlePlan is a search of rates from 8/s that breaks above 5/s, whose
 // iterations outlast their window: each probe leaves a backlog.
-func settlePlan() engine.Plan {
-	p := capPlan(engine.CapacityRate, 8, 64, 2, 0.3)
+func settlePlan() plan.Plan {
+	p := capPlan(plan.CapacityRate, 8, 64, 2, 0.3)
 	p.Scenarios[0].Capacity.IdleTimeout = 30 * time.Second
 	return p
 }
 
-func runSettle(t *testing.T, p engine.Plan, q engine.ServerQueue, r *fakeRunner) engine.CapacityOutcome {
+func runSettle(t *testing.T, p plan.Plan, q engine.ServerQueue, r *fakeRunner) engine.CapacityOutcome {
 	t.Helper()
 	e := New(p, r, &fakeSink{})
 	e.SetProbeJudge(&capJudge{c: 5})
@@ -200,7 +201,7 @@ func TestCapacitySettleWithoutQueueGauges(t *testing.T) {
 // long, so the judge can fail it after the first.
 func TestCapacityLowRatesLowerTheSampleTarget(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := capPlan(engine.CapacityRate, 0.5, 0.5, 2, 0.05)
+		p := capPlan(plan.CapacityRate, 0.5, 0.5, 2, 0.05)
 		p.Scenarios[0].Capacity.MinSamples = 8
 		p.Scenarios[0].Capacity.MaxWindow = 20 * time.Second
 		sink := &fakeSink{}

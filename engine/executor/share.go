@@ -3,7 +3,7 @@ package executor
 import (
 	"fmt"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // A segmented plan (engine.Segment, --segment i/n) runs each executor's
@@ -15,7 +15,7 @@ import (
 
 // rateShare is the segment's share of a whole-plan rate: it dispatches
 // every n-th arrival.
-func rateShare(seg engine.Segment, rate float64) float64 {
+func rateShare(seg plan.Segment, rate float64) float64 {
 	if seg.Whole() {
 		return rate
 	}
@@ -25,7 +25,7 @@ func rateShare(seg engine.Segment, rate float64) float64 {
 // sharedIterationsShare is the segment's share of shared-iterations'
 // total. Only the min(n, vus) segments that hold a VU take part, so that
 // no iteration goes to a segment that could never run it.
-func sharedIterationsShare(seg engine.Segment, vus, iterations int) int {
+func sharedIterationsShare(seg plan.Segment, vus, iterations int) int {
 	if seg.Whole() {
 		return iterations
 	}
@@ -33,13 +33,13 @@ func sharedIterationsShare(seg engine.Segment, vus, iterations int) int {
 	if seg.Index >= m {
 		return 0
 	}
-	return engine.Segment{Index: seg.Index, Count: m}.Share(iterations)
+	return plan.Segment{Index: seg.Index, Count: m}.Share(iterations)
 }
 
 // checkOpenSplit refuses an open-model scenario whose VUs cannot give
 // every segment at least one: a segment without a VU would drop every
 // arrival it owns.
-func checkOpenSplit(sc engine.Scenario, seg engine.Segment) error {
+func checkOpenSplit(sc plan.Scenario, seg plan.Segment) error {
 	if seg.Whole() || sc.MaxVUs() >= seg.Count {
 		return nil
 	}
@@ -56,14 +56,14 @@ func checkOpenSplit(sc engine.Scenario, seg engine.Segment) error {
 // segments than the plan has VUs. Open models always have arrivals for
 // every segment (checkOpenSplit sees that they can be served, and
 // checkTraceSplit that a trace has enough for every segment).
-func checkSegment(p engine.Plan) error {
+func checkSegment(p plan.Plan) error {
 	seg := p.Segment
 	if seg.Whole() {
 		return nil
 	}
 	most := 0
 	for _, sc := range p.Scenarios {
-		if engine.OpenModel(sc.Executor) || seg.Share(sc.MaxVUs()) > 0 {
+		if plan.OpenModel(sc.Executor) || seg.Share(sc.MaxVUs()) > 0 {
 			return nil
 		}
 		most = max(most, sc.MaxVUs())
@@ -77,11 +77,11 @@ func checkSegment(p engine.Plan) error {
 // trace has records for every segment, and no scenario is a capacity
 // search. The last segment has the smallest share of VUs, so it speaks
 // for all.
-func CheckSplit(p engine.Plan, n int) error {
+func CheckSplit(p plan.Plan, n int) error {
 	if n <= 1 {
 		return nil
 	}
-	p.Segment = engine.Segment{Index: n - 1, Count: n}
+	p.Segment = plan.Segment{Index: n - 1, Count: n}
 	for _, sc := range p.Scenarios {
 		if err := checkCapacitySplit(sc, n); err != nil {
 			return err
@@ -89,7 +89,7 @@ func CheckSplit(p engine.Plan, n int) error {
 		if err := checkTraceSplit(sc, n); err != nil {
 			return err
 		}
-		if engine.OpenModel(sc.Executor) {
+		if plan.OpenModel(sc.Executor) {
 			if err := checkOpenSplit(sc, p.Segment); err != nil {
 				return err
 			}
@@ -100,8 +100,8 @@ func CheckSplit(p engine.Plan, n int) error {
 
 // checkCapacitySplit refuses to split a capacity search: each probe is
 // judged on all of its load, which no segment sees.
-func checkCapacitySplit(sc engine.Scenario, n int) error {
-	if n <= 1 || sc.Executor != engine.ExecutorCapacity && sc.Capacity == nil {
+func checkCapacitySplit(sc plan.Scenario, n int) error {
+	if n <= 1 || sc.Executor != plan.ExecutorCapacity && sc.Capacity == nil {
 		return nil
 	}
 	return fmt.Errorf("scenario %q: a capacity search cannot be split into %d segments: each probe is judged on all of its load, so run it as one process",
@@ -115,12 +115,12 @@ func checkCapacitySplit(sc engine.Scenario, n int) error {
 // a record when there are at least n units.
 
 // traceShare is segment seg's share of t's arrivals, in order.
-func traceShare(t *engine.Trace, seg engine.Segment) []engine.TraceArrival {
+func traceShare(t *plan.Trace, seg plan.Segment) []plan.TraceArrival {
 	if seg.Whole() {
 		return t.Arrivals
 	}
-	var out []engine.TraceArrival
-	forTraceUnits(t, func(a engine.TraceArrival, unit int64) {
+	var out []plan.TraceArrival
+	forTraceUnits(t, func(a plan.TraceArrival, unit int64) {
 		if seg.Owns(unit) {
 			out = append(out, a)
 		}
@@ -129,7 +129,7 @@ func traceShare(t *engine.Trace, seg engine.Segment) []engine.TraceArrival {
 }
 
 // forTraceUnits calls f with each of t's arrivals, in order, and its unit.
-func forTraceUnits(t *engine.Trace, f func(a engine.TraceArrival, unit int64)) (units int64, sessions int) {
+func forTraceUnits(t *plan.Trace, f func(a plan.TraceArrival, unit int64)) (units int64, sessions int) {
 	unitOf := map[int]int64{}
 	for _, a := range t.Arrivals {
 		u, ok := unitOf[a.Session]
@@ -148,11 +148,11 @@ func forTraceUnits(t *engine.Trace, f func(a engine.TraceArrival, unit int64)) (
 // checkTraceSplit refuses to split a trace into more segments than it has
 // units (sessions and records of no session): some segment would replay
 // nothing.
-func checkTraceSplit(sc engine.Scenario, n int) error {
-	if n <= 1 || sc.Executor != engine.ExecutorTrace || sc.Trace == nil {
+func checkTraceSplit(sc plan.Scenario, n int) error {
+	if n <= 1 || sc.Executor != plan.ExecutorTrace || sc.Trace == nil {
 		return nil
 	}
-	units, sessions := forTraceUnits(sc.Trace, func(engine.TraceArrival, int64) {})
+	units, sessions := forTraceUnits(sc.Trace, func(plan.TraceArrival, int64) {})
 	if units >= int64(n) {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // The load waits for the plan's StartAt after init and warmup, saying so
@@ -26,7 +26,7 @@ func TestStartAtHoldsTheLoadUntilTheBarrier(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
 				t0 := time.Now()
-				p := plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Second})
+				p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Second})
 				p.Warmup.Requests = 2 // one 30ms round on 2 VUs
 				var startAt time.Time
 				if tc.startAt != 0 {
@@ -64,7 +64,7 @@ func TestStartAtHoldsTheLoadUntilTheBarrier(t *testing.T) {
 // Ctrl-C at the barrier ends the run at once, before any load.
 func TestCancelAtTheStartBarrier(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := plan(engine.Stage{Name: "c2", Target: 2, Duration: time.Second})
+		p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Second})
 		p.StartAt = time.Now().Add(time.Hour)
 		r := &fakeRunner{fn: sleepFn(time.Millisecond)}
 		sink := &fakeSink{}

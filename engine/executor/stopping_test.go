@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // stopOrCancel is an iteration that waits until its VU is told to stop
@@ -30,10 +31,10 @@ func stopOrCancel(stopped, canceled *atomic.Int32) func(context.Context, engine.
 // the graceful-stop tail.
 func TestIterationsLearnTheyAreStopping(t *testing.T) {
 	const window, grace = 3 * time.Second, 30 * time.Second
-	closed := plan(engine.Stage{Name: "c2", Target: 2, Duration: window})
-	batch := iterPlan(engine.ExecutorSharedIterations, 2, 100, window)
-	open := openPlan(2, 2, engine.Stage{Name: "r4", Rate: 4, Duration: window})
-	tests := map[string]engine.Plan{"ramping-vus": closed, "shared-iterations": batch, "ramping-arrival-rate": open}
+	closed := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: window})
+	batch := iterPlan(plan.ExecutorSharedIterations, 2, 100, window)
+	open := openPlan(2, 2, plan.Stage{Name: "r4", Rate: 4, Duration: window})
+	tests := map[string]plan.Plan{"ramping-vus": closed, "shared-iterations": batch, "ramping-arrival-rate": open}
 	for name, p := range tests {
 		p.Scenarios[0].GracefulStop = grace
 		t.Run(name, func(t *testing.T) {

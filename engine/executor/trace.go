@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // traceRun replays a trace (engine.Trace): each record is an arrival at
@@ -30,7 +31,7 @@ import (
 // an interrupt) is dropped and counted, as a record with no free VU is.
 type traceRun struct {
 	*scenarioBase
-	arrivals []engine.TraceArrival // the segment's own, in order of At
+	arrivals []plan.TraceArrival   // the segment's own, in order of At
 	sessions map[int]*traceSession // by Session; read-only once run starts
 	pool     *openPool
 	then     func(w *openVU, it engine.Iteration) (openJob, bool) // r.ended, bound once
@@ -42,7 +43,7 @@ type traceSession struct {
 	mu      sync.Mutex
 	running bool    // a record of the session is running (or handed to a VU)
 	vu      *openVU // the VU that ran its last record
-	held    []*engine.TraceArrival
+	held    []*plan.TraceArrival
 }
 
 // newTraceRun makes sc's one stage when the plan gives none (named after
@@ -52,7 +53,7 @@ func newTraceRun(b *scenarioBase) *traceRun {
 	r := &traceRun{scenarioBase: b}
 	d := b.sc.Trace.Duration()
 	if len(b.sc.Stages) == 0 {
-		b.sc.Stages = []engine.Stage{{Name: b.sc.Name, Duration: d}}
+		b.sc.Stages = []plan.Stage{{Name: b.sc.Name, Duration: d}}
 	} else {
 		b.sc.Stages = slices.Clone(b.sc.Stages)
 		b.sc.Stages[0].Duration = max(b.sc.Stages[0].Duration, d)
@@ -138,7 +139,7 @@ func (r *traceRun) schedule(ctx context.Context) {
 
 // arrive dispatches a record that is due, or holds it while its session's
 // previous record runs (or waits for a VU).
-func (r *traceRun) arrive(a *engine.TraceArrival) {
+func (r *traceRun) arrive(a *plan.TraceArrival) {
 	if a.Session == 0 {
 		r.send(a, nil)
 		return
@@ -158,14 +159,14 @@ func (r *traceRun) arrive(a *engine.TraceArrival) {
 }
 
 // send hands a's iteration to the pool, to prefer when it is idle.
-func (r *traceRun) send(a *engine.TraceArrival, prefer *openVU) {
+func (r *traceRun) send(a *plan.TraceArrival, prefer *openVU) {
 	j := r.job(a)
 	j.prefer = prefer
 	r.pool.dispatch(j)
 }
 
 // job is a's iteration, scheduled at its own time.
-func (r *traceRun) job(a *engine.TraceArrival) openJob {
+func (r *traceRun) job(a *plan.TraceArrival) openJob {
 	return openJob{it: engine.Iteration{
 		Scenario: r.sc.Name, Stage: r.sc.Stages[0].Name, Exec: r.sc.Exec,
 		Scheduled: r.startAt.Add(a.At), Trace: a,
@@ -213,7 +214,7 @@ func (r *traceRun) lost(it engine.Iteration, reason string) {
 // with none, or once the iterations' context has ended (held records that
 // can no longer run are dropped and counted), the session goes idle.
 // s.mu is held.
-func (r *traceRun) nextHeld(s *traceSession) (*engine.TraceArrival, bool) {
+func (r *traceRun) nextHeld(s *traceSession) (*plan.TraceArrival, bool) {
 	if len(s.held) > 0 && r.pool.ictx.Err() == nil {
 		a := s.held[0]
 		s.held = s.held[1:]

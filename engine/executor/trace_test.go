@@ -12,25 +12,26 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // tracePlan is one trace scenario replaying arrivals on vus VUs.
-func tracePlan(vus int, arrivals ...engine.TraceArrival) engine.Plan {
-	return engine.Plan{Seed: 1, Scenarios: []engine.Scenario{{
-		Name: "replay", Executor: engine.ExecutorTrace, Exec: "chat",
+func tracePlan(vus int, arrivals ...plan.TraceArrival) plan.Plan {
+	return plan.Plan{Seed: 1, Scenarios: []plan.Scenario{{
+		Name: "replay", Executor: plan.ExecutorTrace, Exec: "chat",
 		PreAllocatedVUs: vus, MaxVUsCap: vus, GracefulStop: time.Second,
-		Trace: &engine.Trace{Source: "trace.jsonl", Arrivals: arrivals, Speedup: 1},
+		Trace: &plan.Trace{Source: "trace.jsonl", Arrivals: arrivals, Speedup: 1},
 	}}}
 }
 
 // at is a sessionless arrival of record i at off.
-func at(i int, off time.Duration) engine.TraceArrival {
-	return engine.TraceArrival{At: off, Record: i}
+func at(i int, off time.Duration) plan.TraceArrival {
+	return plan.TraceArrival{At: off, Record: i}
 }
 
 // turn is record i of session s at off.
-func turn(i, s int, off time.Duration) engine.TraceArrival {
-	return engine.TraceArrival{At: off, Record: i, Session: s}
+func turn(i, s int, off time.Duration) plan.TraceArrival {
+	return plan.TraceArrival{At: off, Record: i, Session: s}
 }
 
 // byRecord is the iterations run, by trace record.
@@ -103,7 +104,7 @@ func TestTraceDispatchesEachRecordAtItsTime(t *testing.T) {
 func TestTraceNamesItsStageFromThePlan(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		p := tracePlan(1, at(0, 0), at(1, time.Second))
-		p.Scenarios[0].Stages = []engine.Stage{{Name: "mooncake", Duration: time.Second}}
+		p.Scenarios[0].Stages = []plan.Stage{{Name: "mooncake", Duration: time.Second}}
 		r := &fakeRunner{fn: noop}
 		sink := runPlan(t, p, r)
 		if len(sink.started) != 1 || sink.started[0].Stage != "mooncake" || len(r.its) != 2 || r.its[1].Stage != "mooncake" {
@@ -114,7 +115,7 @@ func TestTraceNamesItsStageFromThePlan(t *testing.T) {
 
 func TestTraceDropsRecordsWhenNoVUIsFree(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		var arrivals []engine.TraceArrival
+		var arrivals []plan.TraceArrival
 		for i := range 10 {
 			arrivals = append(arrivals, at(i, time.Duration(i)*10*time.Millisecond))
 		}
@@ -236,7 +237,7 @@ func TestTraceHeldRecordIsDroppedWhenItCannotRun(t *testing.T) {
 
 func TestTraceStatusShowsRecordsDone(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		var arrivals []engine.TraceArrival
+		var arrivals []plan.TraceArrival
 		for i := range 20 {
 			arrivals = append(arrivals, at(i, time.Duration(i)*100*time.Millisecond))
 		}
@@ -259,12 +260,12 @@ func TestTraceStatusShowsRecordsDone(t *testing.T) {
 
 func TestTraceThatCannotRunIsAnError(t *testing.T) {
 	tests := map[string]struct {
-		arrivals []engine.TraceArrival
+		arrivals []plan.TraceArrival
 		want     string
 	}{
 		"empty":        {nil, `scenario "replay": the trace has no records to replay`},
-		"out of order": {[]engine.TraceArrival{at(0, time.Second), at(1, 0)}, `trace arrival 1 (record 1, at 0s, session 0) is out of order`},
-		"negative":     {[]engine.TraceArrival{at(0, -time.Second)}, `is out of order`},
+		"out of order": {[]plan.TraceArrival{at(0, time.Second), at(1, 0)}, `trace arrival 1 (record 1, at 0s, session 0) is out of order`},
+		"negative":     {[]plan.TraceArrival{at(0, -time.Second)}, `is out of order`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -282,8 +283,8 @@ func TestTraceThatCannotRunIsAnError(t *testing.T) {
 
 // mixedTrace has sessions of four turns, 7 to 14ms apart, so that with
 // iterations of 20ms some turns are held, among records of no session.
-func mixedTrace() []engine.TraceArrival {
-	var out []engine.TraceArrival
+func mixedTrace() []plan.TraceArrival {
+	var out []plan.TraceArrival
 	for i := range 60 {
 		off := time.Duration(i) * 7 * time.Millisecond
 		if i%3 == 0 {
@@ -332,7 +333,7 @@ func TestSegmentedTraceIsTheWholeTrace(t *testing.T) {
 			}
 			got := union(segs, (*segRun).records, compareRecords)
 			assertSameSequence(t, "records", got, sorted(whole.records(), compareRecords))
-			owner := map[int]engine.Segment{}
+			owner := map[int]plan.Segment{}
 			rate := 0.0
 			for _, s := range segs {
 				if len(s.sink.drops) != 0 || len(s.runner.its) == 0 {
@@ -358,13 +359,13 @@ func TestSegmentedTraceIsTheWholeTrace(t *testing.T) {
 }
 
 func TestTraceShareDealsUnits(t *testing.T) {
-	tr := &engine.Trace{Arrivals: []engine.TraceArrival{
+	tr := &plan.Trace{Arrivals: []plan.TraceArrival{
 		at(0, 0), turn(1, 1, 1), at(2, 2), turn(3, 1, 3), turn(4, 2, 4), at(5, 5), turn(6, 2, 6),
 	}}
 	// Units in order: record 0, session 1, record 2, session 2, record 5.
 	for i, want := range [][]int{{0, 4, 6}, {1, 3, 5}, {2}} {
 		var got []int
-		for _, a := range traceShare(tr, engine.Segment{Index: i, Count: 3}) {
+		for _, a := range traceShare(tr, plan.Segment{Index: i, Count: 3}) {
 			got = append(got, a.Record)
 		}
 		if !slices.Equal(got, want) {
@@ -374,13 +375,13 @@ func TestTraceShareDealsUnits(t *testing.T) {
 }
 
 func TestCheckSplitRefusesATraceTooSmall(t *testing.T) {
-	trace := func(arrivals ...engine.TraceArrival) engine.Scenario {
+	trace := func(arrivals ...plan.TraceArrival) plan.Scenario {
 		sc := tracePlan(100, arrivals...).Scenarios[0]
 		return sc
 	}
 	tests := []struct {
 		name string
-		sc   engine.Scenario
+		sc   plan.Scenario
 		n    int
 		want string
 	}{
@@ -393,7 +394,7 @@ func TestCheckSplitRefusesATraceTooSmall(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckSplit(engine.Plan{Scenarios: []engine.Scenario{tc.sc}}, tc.n)
+			err := CheckSplit(plan.Plan{Scenarios: []plan.Scenario{tc.sc}}, tc.n)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
 				t.Errorf("err = %v\nwant  %q", err, tc.want)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -27,7 +28,7 @@ const (
 // Config configures an Exporter.
 type Config struct {
 	// Export says where to; Export.Every 0 is DefaultExportEvery.
-	Export engine.Export
+	Export plan.Export
 	// RunID labels every series; required.
 	RunID string
 	// Start is the run's start: the start time of the OTLP cumulative sums.
@@ -79,7 +80,7 @@ func New(cfg Config) (*Exporter, error) {
 	if err := CheckTags(e.Tags); err != nil {
 		return nil, fmt.Errorf("options.export.tags: %w", err)
 	}
-	cfg.Export.Every = cmp.Or(e.Every, engine.DefaultExportEvery)
+	cfg.Export.Every = cmp.Or(e.Every, plan.DefaultExportEvery)
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.ScrapeWait = cmp.Or(cfg.ScrapeWait, DefaultScrapeWait)
 	if cfg.Client == nil {
@@ -117,16 +118,16 @@ func New(cfg Config) (*Exporter, error) {
 }
 
 // newOutput makes the pusher of t.
-func (x *Exporter) newOutput(t engine.ExportTarget) (*output, error) {
+func (x *Exporter) newOutput(t plan.ExportTarget) (*output, error) {
 	var p pusher
 	var err error
 	switch t.Kind {
-	case engine.ExportPrometheusRW:
+	case plan.ExportPrometheusRW:
 		p, err = newRemoteWrite(t, x.cfg)
-	case engine.ExportOTLP:
+	case plan.ExportOTLP:
 		p, err = newOTLP(t, x.cfg)
 	default:
-		err = fmt.Errorf("unknown kind (want %s)", engine.ExportKinds())
+		err = fmt.Errorf("unknown kind (want %s)", plan.ExportKinds())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("export %s=%s: %w", t.Kind, engine.RedactURL(t.URL), err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -56,7 +57,7 @@ func feed(s engine.Sink) {
 
 // testConfig exports e with a fixed run id; pushes only at Close unless
 // the test sets Every.
-func testConfig(e engine.Export) Config {
+func testConfig(e plan.Export) Config {
 	if e.Every == 0 {
 		e.Every = time.Hour
 	}
@@ -119,7 +120,7 @@ var hists = []struct {
 
 func TestRemoteWriteFinalFlush(t *testing.T) {
 	rw := newRWReceiver(t)
-	x := newTest(t, testConfig(engine.Export{Targets: []engine.ExportTarget{{Kind: engine.ExportPrometheusRW, URL: rw.URL}}}))
+	x := newTest(t, testConfig(plan.Export{Targets: []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: rw.URL}}}))
 	feed(x)
 	health := x.Close()
 	pushes, series := rw.snapshot()
@@ -140,7 +141,7 @@ func TestRemoteWriteFinalFlush(t *testing.T) {
 	if got, _ := find(series, TTFT+"_bucket", le); got != 3 {
 		t.Errorf("ttft bucket le=0.01 = %v, want 3 (10 ms is in it)", got)
 	}
-	if got, want := health, []Health{{Kind: engine.ExportPrometheusRW, Target: rw.URL, Pushes: 1}}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := health, []Health{{Kind: plan.ExportPrometheusRW, Target: rw.URL, Pushes: 1}}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("health = %+v, want %+v", got, want)
 	}
 	if rw.headers.Get("X-Prometheus-Remote-Write-Version") != "0.1.0" || rw.headers.Get("Content-Encoding") != "snappy" {
@@ -150,7 +151,7 @@ func TestRemoteWriteFinalFlush(t *testing.T) {
 
 func TestRemoteWriteNative(t *testing.T) {
 	rw := newRWReceiver(t)
-	x := newTest(t, testConfig(engine.Export{Targets: []engine.ExportTarget{{Kind: engine.ExportPrometheusRW, URL: rw.URL, Native: true}}}))
+	x := newTest(t, testConfig(plan.Export{Targets: []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: rw.URL, Native: true}}}))
 	feed(x)
 	x.Close()
 	_, series := rw.snapshot()
@@ -178,8 +179,8 @@ func TestRemoteWriteNative(t *testing.T) {
 
 func TestRemoteWritePeriodic(t *testing.T) {
 	rw := newRWReceiver(t)
-	cfg := testConfig(engine.Export{Every: 10 * time.Millisecond,
-		Targets: []engine.ExportTarget{{Kind: engine.ExportPrometheusRW, URL: rw.URL}}})
+	cfg := testConfig(plan.Export{Every: 10 * time.Millisecond,
+		Targets: []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: rw.URL}}})
 	x := newTest(t, cfg)
 	x.Sample(okSample("c1", "short"))
 	deadline := time.Now().Add(5 * time.Second)
@@ -211,9 +212,9 @@ func TestFailingReceiversAreCounted(t *testing.T) {
 	failing := newRWReceiver(t)
 	failing.status = http.StatusInternalServerError
 	headers := map[string]string{"Authorization": "Bearer s3cr3t-token"}
-	cfg := testConfig(engine.Export{Headers: headers, Targets: []engine.ExportTarget{
-		{Kind: engine.ExportPrometheusRW, URL: strings.Replace(down.URL, "://", "://user:hunter22@", 1)},
-		{Kind: engine.ExportOTLP, URL: failing.URL}}})
+	cfg := testConfig(plan.Export{Headers: headers, Targets: []plan.ExportTarget{
+		{Kind: plan.ExportPrometheusRW, URL: strings.Replace(down.URL, "://", "://user:hunter22@", 1)},
+		{Kind: plan.ExportOTLP, URL: failing.URL}}})
 	var logged []string
 	cfg.Log = func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }
 	x := newTest(t, cfg)
@@ -247,7 +248,7 @@ func TestOTLP(t *testing.T) {
 	for _, native := range []bool{false, true} {
 		t.Run(fmt.Sprint("native=", native), func(t *testing.T) {
 			r := newOTLPReceiver(t)
-			x := newTest(t, testConfig(engine.Export{Targets: []engine.ExportTarget{{Kind: engine.ExportOTLP, URL: r.URL, Native: native}}}))
+			x := newTest(t, testConfig(plan.Export{Targets: []plan.ExportTarget{{Kind: plan.ExportOTLP, URL: r.URL, Native: native}}}))
 			feed(x)
 			h := x.Close()
 			if h[0].Failures != 0 || r.pushes != 1 {
@@ -355,7 +356,7 @@ func promValue(f *dto.MetricFamily, want map[string]string) (float64, uint64) {
 }
 
 func TestListen(t *testing.T) {
-	x := newTest(t, testConfig(engine.Export{Listen: "127.0.0.1:0"}))
+	x := newTest(t, testConfig(plan.Export{Listen: "127.0.0.1:0"}))
 	feed(x)
 	fams := scrape(t, x.ListenAddr())
 	for _, c := range counts {
@@ -380,13 +381,13 @@ func TestListen(t *testing.T) {
 		t.Errorf("final scrape: %v requests, want 3", got)
 	}
 	h := <-done
-	if len(h) != 1 || h[0].Kind != engine.ExportListen || h[0].Scrapes != 2 || h[0].Failures != 0 {
+	if len(h) != 1 || h[0].Kind != plan.ExportListen || h[0].Scrapes != 2 || h[0].Failures != 0 {
 		t.Errorf("health = %+v, want 2 scrapes and no failure", h)
 	}
 }
 
 func TestListenNoFinalScrape(t *testing.T) {
-	cfg := testConfig(engine.Export{Listen: "127.0.0.1:0"})
+	cfg := testConfig(plan.Export{Listen: "127.0.0.1:0"})
 	cfg.ScrapeWait = 20 * time.Millisecond
 	x := newTest(t, cfg)
 	h := x.Close()
@@ -396,8 +397,8 @@ func TestListenNoFinalScrape(t *testing.T) {
 }
 
 func TestListenAddressInUse(t *testing.T) {
-	x := newTest(t, testConfig(engine.Export{Listen: "127.0.0.1:0"}))
-	_, err := New(testConfig(engine.Export{Listen: x.ListenAddr()}))
+	x := newTest(t, testConfig(plan.Export{Listen: "127.0.0.1:0"}))
+	_, err := New(testConfig(plan.Export{Listen: x.ListenAddr()}))
 	if err == nil || !strings.Contains(err.Error(), "--listen") {
 		t.Errorf("second listener on %s: err = %v, want a --listen error", x.ListenAddr(), err)
 	}
@@ -405,7 +406,7 @@ func TestListenAddressInUse(t *testing.T) {
 
 func TestTagValuesBounded(t *testing.T) {
 	rw := newRWReceiver(t)
-	cfg := testConfig(engine.Export{Tags: []string{"id", "prompt"}, Targets: []engine.ExportTarget{{Kind: engine.ExportPrometheusRW, URL: rw.URL}}})
+	cfg := testConfig(plan.Export{Tags: []string{"id", "prompt"}, Targets: []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: rw.URL}}})
 	x := newTest(t, cfg)
 	const n = MaxTagValues + 50
 	for i := range n {
@@ -454,15 +455,15 @@ func TestCheckTags(t *testing.T) {
 
 func TestBadTargets(t *testing.T) {
 	for _, tc := range []struct {
-		target engine.ExportTarget
+		target plan.ExportTarget
 		want   string
 	}{
-		{engine.ExportTarget{Kind: engine.ExportPrometheusRW, URL: "ftp://h/x"}, "http:// or https://"},
-		{engine.ExportTarget{Kind: engine.ExportOTLP, URL: "http://"}, "no host"},
-		{engine.ExportTarget{Kind: "influx", URL: "http://h"}, "unknown kind"},
-		{engine.ExportTarget{Kind: engine.ExportPrometheusRW, URL: "http://u:pw@h:1/x"}, "export prometheus-rw=http://h:1/x"},
+		{plan.ExportTarget{Kind: plan.ExportPrometheusRW, URL: "ftp://h/x"}, "http:// or https://"},
+		{plan.ExportTarget{Kind: plan.ExportOTLP, URL: "http://"}, "no host"},
+		{plan.ExportTarget{Kind: "influx", URL: "http://h"}, "unknown kind"},
+		{plan.ExportTarget{Kind: plan.ExportPrometheusRW, URL: "http://u:pw@h:1/x"}, "export prometheus-rw=http://h:1/x"},
 	} {
-		_, err := New(testConfig(engine.Export{Targets: []engine.ExportTarget{tc.target}}))
+		_, err := New(testConfig(plan.Export{Targets: []plan.ExportTarget{tc.target}}))
 		if tc.want == "export prometheus-rw=http://h:1/x" {
 			if err != nil {
 				t.Errorf("%v: %v", tc.target, err)
@@ -476,7 +477,7 @@ func TestBadTargets(t *testing.T) {
 }
 
 func TestSampleAllocatesNothing(t *testing.T) {
-	x, err := New(testConfig(engine.Export{}))
+	x, err := New(testConfig(plan.Export{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +493,7 @@ func TestSampleAllocatesNothing(t *testing.T) {
 func BenchmarkSample(b *testing.B) {
 	for _, native := range []bool{false, true} {
 		b.Run(fmt.Sprint("native=", native), func(b *testing.B) {
-			x, err := New(testConfig(engine.Export{ListenNative: native}))
+			x, err := New(testConfig(plan.Export{ListenNative: native}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -510,7 +511,7 @@ func BenchmarkSample(b *testing.B) {
 // BenchmarkSampleSerial is BenchmarkSample on one goroutine: the cost
 // without contention on the same series.
 func BenchmarkSampleSerial(b *testing.B) {
-	x, err := New(testConfig(engine.Export{}))
+	x, err := New(testConfig(plan.Export{}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -82,7 +82,7 @@ func (l *listener) finish(wait time.Duration, log func(string, ...any)) Health {
 		log("--listen: the run has ended; serving http://%s%s until a scrape reads the final counts (at most %v)",
 			l.addr(), MetricsPath, wait)
 	}
-	h := Health{Kind: engine.ExportListen, Target: l.addr()}
+	h := Health{Kind: plan.ExportListen, Target: l.addr()}
 	select {
 	case <-l.scraped:
 	case <-time.After(wait):

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -30,7 +30,7 @@ type otlp struct {
 	start  time.Time
 }
 
-func newOTLP(t engine.ExportTarget, cfg Config) (*otlp, error) {
+func newOTLP(t plan.ExportTarget, cfg Config) (*otlp, error) {
 	u, err := pushURL(t.URL, DefaultOTLPPath)
 	if err != nil {
 		return nil, err

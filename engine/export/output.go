@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -83,7 +84,7 @@ func (h Health) Warning() string {
 	switch {
 	case h.Failures == 0:
 		return ""
-	case h.Kind == engine.ExportListen:
+	case h.Kind == plan.ExportListen:
 		return fmt.Sprintf("export listen %s: %s", h.Target, h.LastError)
 	case h.Failures == h.Pushes:
 		return fmt.Sprintf("export %s %s: every push failed (%d; last: %s): the receiver has none of this run",

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/prometheus/client_golang/exp/api/remote"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -28,7 +28,7 @@ type remoteWrite struct {
 	native bool
 }
 
-func newRemoteWrite(t engine.ExportTarget, cfg Config) (*remoteWrite, error) {
+func newRemoteWrite(t plan.ExportTarget, cfg Config) (*remoteWrite, error) {
 	u, err := pushURL(t.URL, DefaultRemoteWritePath)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/golden"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 var created = time.Date(2026, 12, 1, 15, 4, 5, 0, time.UTC)
@@ -327,11 +327,11 @@ func TestDecompressedSize(t *testing.T) {
 }
 
 func TestLoadOf(t *testing.T) {
-	p := engine.Plan{Warmup: engine.Warmup{Duration: 10 * time.Second}, Scenarios: []engine.Scenario{
-		{Executor: engine.ExecutorRampingVUs, Stages: []engine.Stage{{Target: 4, Duration: time.Minute}, {Target: 10, Duration: time.Minute}},
+	p := plan.Plan{Warmup: plan.Warmup{Duration: 10 * time.Second}, Scenarios: []plan.Scenario{
+		{Executor: plan.ExecutorRampingVUs, Stages: []plan.Stage{{Target: 4, Duration: time.Minute}, {Target: 10, Duration: time.Minute}},
 			GracefulStop: 30 * time.Second},
-		{Executor: engine.ExecutorConstantArrivalRate, PreAllocatedVUs: 5, MaxVUsCap: 20, TimeUnit: time.Second, StartTime: time.Minute,
-			Stages: []engine.Stage{{Rate: 40, Duration: 2 * time.Minute}}, GracefulStop: 10 * time.Second},
+		{Executor: plan.ExecutorConstantArrivalRate, PreAllocatedVUs: 5, MaxVUsCap: 20, TimeUnit: time.Second, StartTime: time.Minute,
+			Stages: []plan.Stage{{Rate: 40, Duration: 2 * time.Minute}}, GracefulStop: 10 * time.Second},
 	}}
 	tests := []struct {
 		n    int
@@ -407,7 +407,7 @@ func TestBuildErrors(t *testing.T) {
 		{"no image", func(s *Spec) { s.Image = "" }, "image: required"},
 		{"bad image", func(s *Spec) { s.Image = "Foo/Bar" }, `image: "Foo/Bar" is not an image reference`},
 		{"no segments", func(s *Spec) { s.Segments = 0 }, "segments: 0: want 1 to 10000"},
-		{"too many segments", func(s *Spec) { s.Segments = engine.MaxSegments + 1 }, "segments: 10001"},
+		{"too many segments", func(s *Spec) { s.Segments = plan.MaxSegments + 1 }, "segments: 10001"},
 		{"bad secret", func(s *Spec) { s.Secret = "My_Key" }, `secret: "My_Key"`},
 		{"target not http", func(s *Spec) { s.Target = "ftp://x" }, `target: "ftp://x" is not an http(s) URL`},
 		{"target with password", func(s *Spec) { s.Target = "https://u:hunter2@h/v1" }, "carries credentials"},

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Load is one segment's share of a plan: what sizing and time budgets
@@ -30,15 +30,15 @@ type Load struct {
 }
 
 // LoadOf is one of n segments' share of p.
-func LoadOf(p engine.Plan, n int) Load {
-	seg := engine.Segment{Index: 0, Count: n}
+func LoadOf(p plan.Plan, n int) Load {
+	seg := plan.Segment{Index: 0, Count: n}
 	var l Load
 	var end time.Duration
 	for _, sc := range p.Scenarios {
 		l.VUs += seg.Share(sc.MaxVUs())
 		l.Stages += len(sc.Stages)
 		end = max(end, sc.StartTime+sc.Duration()+sc.GracefulStop)
-		if engine.OpenModel(sc.Executor) {
+		if plan.OpenModel(sc.Executor) {
 			peak := sc.StartRate
 			for _, st := range sc.Stages {
 				peak = max(peak, st.Rate)

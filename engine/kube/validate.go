@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // MaxNameLength bounds a run name so that the longest name made from it,
@@ -61,8 +62,8 @@ func DefaultName(script string) string {
 
 // ValidateSegments checks a segment count: 1 to engine.MaxSegments.
 func ValidateSegments(n int) error {
-	if n < 1 || n > engine.MaxSegments {
-		return fmt.Errorf("%d: want 1 to %d segments, one pod each", n, engine.MaxSegments)
+	if n < 1 || n > plan.MaxSegments {
+		return fmt.Errorf("%d: want 1 to %d segments, one pod each", n, plan.MaxSegments)
 	}
 	return nil
 }

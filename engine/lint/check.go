@@ -4,14 +4,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
 // Input is what Check judges.
 type Input struct {
-	Plan       engine.Plan
+	Plan       plan.Plan
 	Thresholds threshold.Set // the plan's, parsed
 	// Gate lists the metrics the baseline gate compares stage by stage
 	// ("ttft.p99", ...); nil when the run has no --baseline.
@@ -129,13 +129,13 @@ func profileOf(ps []Profile, scenario string) *Profile {
 // measured says whether a scenario's stages are judged by the stage rules:
 // a capacity search sizes its probes by its own sample rules (min_samples,
 // extending a window until its intervals decide).
-func measured(sc engine.Scenario) bool { return sc.Capacity == nil }
+func measured(sc plan.Scenario) bool { return sc.Capacity == nil }
 
 // noWarmup fires when no warmup runs before a plan's measured stages. A
 // trace replays its records from the first one (a warmup would run its
 // function without a record), and a capacity search warms up before each
 // probe: neither needs options.warmup.
-func noWarmup(p engine.Plan) []Lint {
+func noWarmup(p plan.Plan) []Lint {
 	if p.Warmup.Requests > 0 || p.Warmup.Duration > 0 {
 		return nil
 	}

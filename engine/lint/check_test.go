@@ -9,29 +9,30 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
 // Plans the table tests judge.
 
-func closed(name string, vus int, d time.Duration, stages ...string) engine.Scenario {
-	sc := engine.Scenario{Name: name, Executor: engine.ExecutorRampingVUs, Exec: "f"}
+func closed(name string, vus int, d time.Duration, stages ...string) plan.Scenario {
+	sc := plan.Scenario{Name: name, Executor: plan.ExecutorRampingVUs, Exec: "f"}
 	for _, st := range stages {
-		sc.Stages = append(sc.Stages, engine.Stage{Name: st, Target: vus, Duration: d})
+		sc.Stages = append(sc.Stages, plan.Stage{Name: st, Target: vus, Duration: d})
 	}
 	return sc
 }
 
-func open(name string, rate float64, d time.Duration, stages ...string) engine.Scenario {
-	sc := engine.Scenario{Name: name, Executor: engine.ExecutorRampingArrivalRate, Exec: "f", MaxVUsCap: 10}
+func open(name string, rate float64, d time.Duration, stages ...string) plan.Scenario {
+	sc := plan.Scenario{Name: name, Executor: plan.ExecutorRampingArrivalRate, Exec: "f", MaxVUsCap: 10}
 	for _, st := range stages {
-		sc.Stages = append(sc.Stages, engine.Stage{Name: st, Rate: rate, Duration: d})
+		sc.Stages = append(sc.Stages, plan.Stage{Name: st, Rate: rate, Duration: d})
 	}
 	return sc
 }
 
-func planOf(warm bool, scs ...engine.Scenario) engine.Plan {
-	p := engine.Plan{Scenarios: scs}
+func planOf(warm bool, scs ...plan.Scenario) plan.Plan {
+	p := plan.Plan{Scenarios: scs}
 	if warm {
 		p.Warmup.Requests = 5
 	}
@@ -51,11 +52,11 @@ func sampled(sc string, n int, req func(i int) *engine.ChatRequest) []Tally {
 func unique(i int) *engine.ChatRequest { return chat(fmt.Sprintf("[req_%d] hello", i)) }
 func cycled(i int) *engine.ChatRequest { return chat(fmt.Sprint("prompt ", i%5)) }
 
-func parse(t *testing.T, p engine.Plan, specs map[string]string) threshold.Set {
+func parse(t *testing.T, p plan.Plan, specs map[string]string) threshold.Set {
 	t.Helper()
 	var set threshold.Set
 	for expr, cond := range specs {
-		th, err := threshold.Parse(engine.ThresholdSpec{Expr: expr, Conditions: []string{cond}}, threshold.KnownOf(p))
+		th, err := threshold.Parse(plan.ThresholdSpec{Expr: expr, Conditions: []string{cond}}, threshold.KnownOf(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,10 +86,10 @@ func ids(ls []Lint) string {
 func TestCheckPlan(t *testing.T) {
 	zero, seed := 0.0, int64(42)
 	long := open("o", 200, 10*time.Second, "r1") // 2,000 requests: long enough for anything
-	trace := engine.Scenario{Name: "t", Executor: engine.ExecutorTrace, Exec: "f", MaxVUsCap: 4,
-		Stages: []engine.Stage{{Name: "t", Duration: time.Second}}, Trace: &engine.Trace{Arrivals: make([]engine.TraceArrival, 3000)}}
-	capacity := engine.Scenario{Name: "c", Executor: engine.ExecutorCapacity, Exec: "f",
-		Capacity: &engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Max: 8, Growth: 2}}
+	trace := plan.Scenario{Name: "t", Executor: plan.ExecutorTrace, Exec: "f", MaxVUsCap: 4,
+		Stages: []plan.Stage{{Name: "t", Duration: time.Second}}, Trace: &plan.Trace{Arrivals: make([]plan.TraceArrival, 3000)}}
+	capacity := plan.Scenario{Name: "c", Executor: plan.ExecutorCapacity, Exec: "f",
+		Capacity: &plan.CapacitySearch{Load: plan.CapacityRate, Start: 1, Max: 8, Growth: 2}}
 	tests := []struct {
 		name    string
 		in      func(t *testing.T) Input
@@ -176,7 +177,7 @@ func TestCheckPlan(t *testing.T) {
 func TestShortStageThresholds(t *testing.T) {
 	tests := []struct {
 		name       string
-		plan       engine.Plan
+		plan       plan.Plan
 		profiles   []Profile
 		sampled    []Tally
 		thresholds map[string]string
@@ -212,12 +213,12 @@ func TestShortStageThresholds(t *testing.T) {
 			// ask for, so the estimate waits for the run's end to warn.
 			nil, nil, map[string]string{"e2e.p95": "< 10s"}, "info short-stage [c/c4]; info short-stage [c]",
 			[]string{"closed model, assuming E2E"}},
-		{"trace records", planOf(true, engine.Scenario{Name: "t", Executor: engine.ExecutorTrace, Exec: "f",
-			Stages: []engine.Stage{{Name: "t", Duration: time.Second}}, Trace: &engine.Trace{Arrivals: make([]engine.TraceArrival, 200)}}),
+		{"trace records", planOf(true, plan.Scenario{Name: "t", Executor: plan.ExecutorTrace, Exec: "f",
+			Stages: []plan.Stage{{Name: "t", Duration: time.Second}}, Trace: &plan.Trace{Arrivals: make([]plan.TraceArrival, 200)}}),
 			nil, nil, map[string]string{"ttft_sched.p99": "< 3s"}, "warning short-stage [t/t]; info short-stage [t]",
 			[]string{"≈ 200 requests", "≈ 1,000 records", "a p95 needs 200"}},
-		{"iterations", planOf(true, engine.Scenario{Name: "i", Executor: engine.ExecutorPerVUIterations, Exec: "f", VUs: 4, Iterations: 5,
-			Stages: []engine.Stage{{Name: "i", Duration: time.Minute}}}),
+		{"iterations", planOf(true, plan.Scenario{Name: "i", Executor: plan.ExecutorPerVUIterations, Exec: "f", VUs: 4, Iterations: 5,
+			Stages: []plan.Stage{{Name: "i", Duration: time.Minute}}}),
 			nil, nil, map[string]string{"ttft.p90": "< 3s"}, "warning short-stage [i/i]; info short-stage [i]",
 			[]string{"≈ 20 requests", "≈ 100 iterations"}},
 	}
@@ -241,8 +242,8 @@ func TestShortStageThresholds(t *testing.T) {
 // per scenario, naming each short stage; a capacity search has its own
 // sample rules and is left alone.
 func TestShortStageGate(t *testing.T) {
-	capacity := engine.Scenario{Name: "c", Executor: engine.ExecutorCapacity, Exec: "f",
-		Capacity: &engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Max: 8, Growth: 2}}
+	capacity := plan.Scenario{Name: "c", Executor: plan.ExecutorCapacity, Exec: "f",
+		Capacity: &plan.CapacitySearch{Load: plan.CapacityRate, Start: 1, Max: 8, Growth: 2}}
 	p := planOf(true, open("o", 20, 10*time.Second, "r1", "r2"), capacity)
 	ls := Check(Input{Plan: p, Gate: []string{"ttft.p99", "req_per_sec", "e2e.p50"}})
 	if got, want := ids(ls), "warning short-stage [o]; info short-stage [o]"; got != want {

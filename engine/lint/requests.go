@@ -3,7 +3,7 @@ package lint
 import (
 	"fmt"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // RepeatShare is the share of requests repeating an earlier iteration's
@@ -21,7 +21,7 @@ const MinObserved = 20
 // requestLints are the rules on what a scenario's requests contain:
 // repeated prompt starts (per stage when judged from the run), sampling
 // that repeats with repeated prompts, and unbounded outputs.
-func requestLints(sc engine.Scenario, ts []Tally, src Source) []Lint {
+func requestLints(sc plan.Scenario, ts []Tally, src Source) []Lint {
 	t := total(ts)
 	if t.Requests < MinObserved {
 		return nil
@@ -53,7 +53,7 @@ func whose(src Source, stage string) string {
 
 func share(n, of int) float64 { return float64(n) / float64(of) }
 
-func repeatedPrefix(sc engine.Scenario, t Tally, stage string, src Source) []Lint {
+func repeatedPrefix(sc plan.Scenario, t Tally, stage string, src Source) []Lint {
 	if share(t.PrefixRepeats, t.Requests) <= RepeatShare {
 		return nil
 	}
@@ -75,7 +75,7 @@ func repeatedPrefix(sc engine.Scenario, t Tally, stage string, src Source) []Lin
 			`options.lints = { ignore = { ["repeated-prefix"] = "why" } }`}}
 }
 
-func repeatedSampling(sc engine.Scenario, t Tally, src Source) []Lint {
+func repeatedSampling(sc plan.Scenario, t Tally, src Source) []Lint {
 	what := ""
 	switch {
 	case t.Temperature0 == t.Requests:
@@ -96,7 +96,7 @@ func repeatedSampling(sc engine.Scenario, t Tally, src Source) []Lint {
 		Fix: "sample as production does — temperature = 0.7 and seed = llm.rand_int() on each request — or make every prompt unique"}}
 }
 
-func noMaxTokens(sc engine.Scenario, t Tally, src Source) []Lint {
+func noMaxTokens(sc plan.Scenario, t Tally, src Source) []Lint {
 	if t.NoMaxTokens == 0 {
 		return nil
 	}

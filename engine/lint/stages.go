@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -35,7 +36,7 @@ var (
 
 // estimate is what the plan leads one stage to expect.
 type estimate struct {
-	sc    *engine.Scenario
+	sc    *plan.Scenario
 	stage string
 	// requests and iterations expected in the stage
 	requests, iterations float64
@@ -60,7 +61,7 @@ func estimates(in Input) []estimate {
 	return out
 }
 
-func scenarioEstimates(sc *engine.Scenario, p *Profile, t Tally) []estimate {
+func scenarioEstimates(sc *plan.Scenario, p *Profile, t Tally) []estimate {
 	r := 1.0 // requests per iteration, when no dry run says
 	if p != nil && p.Iterations > 0 && p.Requests > 0 {
 		r = float64(p.Requests) / float64(p.Iterations)
@@ -72,11 +73,11 @@ func scenarioEstimates(sc *engine.Scenario, p *Profile, t Tally) []estimate {
 		switch {
 		case sc.Trace != nil:
 			e.iterations = float64(len(sc.Trace.Arrivals))
-		case sc.Executor == engine.ExecutorSharedIterations:
+		case sc.Executor == plan.ExecutorSharedIterations:
 			e.iterations = float64(sc.Iterations)
-		case sc.Executor == engine.ExecutorPerVUIterations:
+		case sc.Executor == plan.ExecutorPerVUIterations:
 			e.iterations = float64(sc.VUs * sc.Iterations)
-		case engine.OpenModel(sc.Executor):
+		case plan.OpenModel(sc.Executor):
 			e.iterations = loads[i].Integral()
 		default:
 			per, why := iterationTime(p, t, r)
@@ -157,7 +158,7 @@ func planCounts(es []estimate) []stageCount {
 		out[i] = stageCount{scenario: e.sc.Name, stage: e.stage, desc: load(e), assumed: e.assumed, blind: e.blind,
 			samples: func(metric string) float64 {
 				switch {
-				case contains(perIteration, metric) && engine.OpenModel(e.sc.Executor):
+				case contains(perIteration, metric) && plan.OpenModel(e.sc.Executor):
 					return e.iterations
 				case contains(perRequest, metric):
 					return e.requests
@@ -194,7 +195,7 @@ func cmpOr(a, b float64) float64 {
 	return b
 }
 
-func scenarioOf(p engine.Plan, name string) *engine.Scenario {
+func scenarioOf(p plan.Plan, name string) *plan.Scenario {
 	for i := range p.Scenarios {
 		if p.Scenarios[i].Name == name {
 			return &p.Scenarios[i]
@@ -228,7 +229,7 @@ func distOf(s *metrics.StageSummary, metric string) metrics.Dist {
 	return metrics.Dist{}
 }
 
-func stageDuration(sc *engine.Scenario, stage string) time.Duration {
+func stageDuration(sc *plan.Scenario, stage string) time.Duration {
 	for _, st := range sc.Stages {
 		if st.Name == stage {
 			return st.Duration
@@ -405,7 +406,7 @@ func stageList(cs []stageCount) string {
 // load describes a stage's load for a message.
 func load(e estimate) string {
 	sc := e.sc
-	var st engine.Stage
+	var st plan.Stage
 	for _, s := range sc.Stages {
 		if s.Name == e.stage {
 			st = s
@@ -414,12 +415,12 @@ func load(e estimate) string {
 	switch {
 	case sc.Trace != nil:
 		return fmt.Sprintf(", %d records", len(sc.Trace.Arrivals))
-	case sc.Executor == engine.ExecutorSharedIterations || sc.Executor == engine.ExecutorPerVUIterations:
+	case sc.Executor == plan.ExecutorSharedIterations || sc.Executor == plan.ExecutorPerVUIterations:
 		return fmt.Sprintf(", %.0f iterations", e.iterations)
-	case engine.OpenModel(sc.Executor):
-		return fmt.Sprintf(", %g req/s for %s", sc.RatePerSecond(st.Rate), engine.FormatDuration(st.Duration))
+	case plan.OpenModel(sc.Executor):
+		return fmt.Sprintf(", %g req/s for %s", sc.RatePerSecond(st.Rate), plan.FormatDuration(st.Duration))
 	}
-	return fmt.Sprintf(", %s for %s", plural(st.Target, "1 VU", fmt.Sprintf("%d VUs", st.Target)), engine.FormatDuration(st.Duration))
+	return fmt.Sprintf(", %s for %s", plural(st.Target, "1 VU", fmt.Sprintf("%d VUs", st.Target)), plan.FormatDuration(st.Duration))
 }
 
 // blindly reports whether a count rests on a closed model's estimate made
@@ -460,11 +461,11 @@ func lengthen(cs []stageCount, nd need, n float64) string {
 
 // suffices is what a stage of sc needs to grow by factor: its length (d,
 // its window), or its iterations, or the trace's records.
-func suffices(sc *engine.Scenario, iterations float64, d time.Duration, factor float64) string {
+func suffices(sc *plan.Scenario, iterations float64, d time.Duration, factor float64) string {
 	switch {
 	case sc.Trace != nil:
 		return "≈ " + thousands(int64(math.Ceil(iterations*factor))) + " records (a larger limit, or more of the trace)"
-	case sc.Executor == engine.ExecutorSharedIterations || sc.Executor == engine.ExecutorPerVUIterations:
+	case sc.Executor == plan.ExecutorSharedIterations || sc.Executor == plan.ExecutorPerVUIterations:
 		return "≈ " + thousands(int64(math.Ceil(iterations*factor))) + " iterations"
 	}
 	return "≈ " + roundDuration(time.Duration(float64(d)*factor))
@@ -510,5 +511,5 @@ func roundDuration(d time.Duration) string {
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	}
-	return engine.FormatDuration((d + step - 1).Truncate(step))
+	return plan.FormatDuration((d + step - 1).Truncate(step))
 }

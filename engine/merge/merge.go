@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/threshold"
@@ -220,13 +220,13 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // sloOf is the plan's SLO, back from the result's milliseconds.
-func sloOf(res *result.Result) engine.SLO {
+func sloOf(res *result.Result) plan.SLO {
 	o := res.Run.SLO
 	if o == nil {
-		return engine.SLO{}
+		return plan.SLO{}
 	}
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	return engine.SLO{TTFT: ms(o.TTFTMS), TPOT: ms(o.TPOTMS), E2E: ms(o.E2EMS)}
+	return plan.SLO{TTFT: ms(o.TTFTMS), TPOT: ms(o.TPOTMS), E2E: ms(o.E2EMS)}
 }
 
 // abortedBy marks, in the merged thresholds, the abort_on_fail threshold

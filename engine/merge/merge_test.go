@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/servermetrics"
@@ -24,7 +25,7 @@ type seg struct {
 	requests     int
 	failed       bool // every request fails
 	skew         time.Duration
-	thresholds   []engine.ThresholdSpec
+	thresholds   []plan.ThresholdSpec
 	edit         func(*result.Result)
 }
 
@@ -32,7 +33,7 @@ type seg struct {
 // result file a segment run writes.
 func (s seg) build(t *testing.T) Input {
 	t.Helper()
-	plan := engine.Plan{Seed: 7, Thresholds: s.thresholds}
+	plan := plan.Plan{Seed: 7, Thresholds: s.thresholds}
 	col := metrics.NewCollector()
 	start := t0.Add(s.skew)
 	col.StageStarted(engine.StageMark{Scenario: "sweep", Stage: "c4", Index: 0, Target: 1, At: start})
@@ -117,7 +118,7 @@ func TestMergeJudgesThresholdsOnTheMergedData(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			spec := []engine.ThresholdSpec{{Expr: "requests", Conditions: c.conds}}
+			spec := []plan.ThresholdSpec{{Expr: "requests", Conditions: c.conds}}
 			in := inputs(t,
 				seg{index: 1, count: 2, ttft: 300 * time.Millisecond, requests: 3, thresholds: spec},
 				seg{index: 0, count: 2, ttft: 100 * time.Millisecond, requests: 3, thresholds: spec})
@@ -168,7 +169,7 @@ func TestMergeOutcomes(t *testing.T) {
 		}()}, run.Failed, "segment 1/2 (seg-1.json) did not complete (interrupted)", "segment 1/2 (seg-1.json) did not complete"},
 		{"aborted by a threshold", []seg{good(0), func() seg {
 			s := good(1)
-			s.thresholds = []engine.ThresholdSpec{{Expr: "ttft", Conditions: []string{"p(99) < 1ms"}, AbortOnFail: true}}
+			s.thresholds = []plan.ThresholdSpec{{Expr: "ttft", Conditions: []string{"p(99) < 1ms"}, AbortOnFail: true}}
 			s.edit = func(r *result.Result) {
 				r.Run.Complete = false
 				r.Thresholds = append(r.Thresholds, thresholdAborted("ttft"))

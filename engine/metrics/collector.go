@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // DefaultBuffer is how many events may wait for the aggregator: 8,192,
@@ -31,7 +32,7 @@ func WithBuffer(n int) Option {
 
 // WithSLO sets the service level that defines goodput. Without it (or
 // with a zero SLO) no request is judged and the goodput figures are zero.
-func WithSLO(slo engine.SLO) Option {
+func WithSLO(slo plan.SLO) Option {
 	return func(c *Collector) { c.slo = slo }
 }
 
@@ -45,7 +46,7 @@ var ErrClosed = errors.New("metrics: collector closed")
 // are ignored and counted in Live().Late.
 type Collector struct {
 	buffer  int
-	slo     engine.SLO
+	slo     plan.SLO
 	events  *engine.Outbox[event]
 	result  chan result
 	closing atomic.Bool // Close has begun: warmup counters refuse too
@@ -101,7 +102,7 @@ func (c *Collector) Sample(s engine.Sample) {
 	if !c.slo.IsZero() {
 		// Judged here, on the producer's goroutine, to keep the
 		// aggregator's path short.
-		e.judged, e.good = true, c.slo.Met(&s.Result)
+		e.judged, e.good = true, sloMet(c.slo, &s.Result)
 	}
 	if !c.accept(e) {
 		return
@@ -182,7 +183,7 @@ func (c *Collector) Live() Live {
 // and queries know them from the start (a query then has n == 0 rather
 // than an unknown metric). A metric keeps the first kind it is declared or
 // used with. Errors name each bad definition; the good ones still count.
-func (c *Collector) Declare(defs ...engine.MetricDef) error {
+func (c *Collector) Declare(defs ...plan.MetricDef) error {
 	return c.call(&request{op: reqDeclare, defs: defs, err: make(chan error, 1)})
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -467,7 +468,7 @@ func BenchmarkCollectorSampleTracked(b *testing.B) {
 // BenchmarkCollectorSampleTagsSLO is BenchmarkCollectorSample with an SLO
 // to judge and two user tags to break down.
 func BenchmarkCollectorSampleTagsSLO(b *testing.B) {
-	c := NewCollector(WithSLO(engine.SLO{TTFT: time.Second, TPOT: 50 * time.Millisecond}))
+	c := NewCollector(WithSLO(plan.SLO{TTFT: time.Second, TPOT: 50 * time.Millisecond}))
 	s := okSample("c1", 0, time.Second)
 	s.Tags = map[string]string{"prompt": "short", "model": "m1"}
 	s.ITL = gaps(50)

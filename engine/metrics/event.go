@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 type eventKind uint8
@@ -84,7 +85,7 @@ type request struct {
 	op       requestOp
 	metric   string
 	filter   Filter
-	defs     []engine.MetricDef
+	defs     []plan.MetricDef
 	err      chan error
 	snapshot chan *Snapshot
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func msD(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -57,8 +58,8 @@ var (
 // (0-20 s). Every figure the query tests expect follows from it.
 func fixture(t testing.TB, c *Collector) {
 	t.Helper()
-	if err := c.Declare(engine.MetricDef{Name: "ratio", Kind: engine.MetricTrend},
-		engine.MetricDef{Name: "unused", Kind: engine.MetricCounter}); err != nil {
+	if err := c.Declare(plan.MetricDef{Name: "ratio", Kind: engine.MetricTrend},
+		plan.MetricDef{Name: "unused", Kind: engine.MetricCounter}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tr := range []struct {

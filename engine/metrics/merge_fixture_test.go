@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // A seeded run for the merge tests: stages of two scenarios (and one
@@ -52,9 +53,9 @@ type runEvent struct {
 
 // mergeSetup declares and tracks what the run's queries need.
 func mergeSetup(t testing.TB, c *Collector) {
-	if err := c.Declare(engine.MetricDef{Name: "ratio", Kind: engine.MetricTrend},
-		engine.MetricDef{Name: "bytes", Kind: engine.MetricCounter},
-		engine.MetricDef{Name: "unused", Kind: engine.MetricCounter}); err != nil {
+	if err := c.Declare(plan.MetricDef{Name: "ratio", Kind: engine.MetricTrend},
+		plan.MetricDef{Name: "bytes", Kind: engine.MetricCounter},
+		plan.MetricDef{Name: "unused", Kind: engine.MetricCounter}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range mergeViews {
@@ -313,7 +314,7 @@ func play(evs []runEvent, whole *Collector, parts []*Collector) {
 // mergeRun builds the whole collector and n segments of one seeded run,
 // closed.
 func mergeRun(t testing.TB, seed uint64, n int) (*Collector, []*Collector) {
-	slo := WithSLO(engine.SLO{TTFT: 200 * time.Millisecond})
+	slo := WithSLO(plan.SLO{TTFT: 200 * time.Millisecond})
 	whole := NewCollector(slo)
 	mergeSetup(t, whole)
 	parts := make([]*Collector, n)

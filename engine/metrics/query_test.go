@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // closeTo compares with a relative tolerance for HDR's three significant
@@ -155,7 +156,7 @@ func TestSnapshotValueErrors(t *testing.T) {
 
 func TestTrackErrors(t *testing.T) {
 	c := NewCollector()
-	if err := c.Declare(engine.MetricDef{Name: "mine", Kind: engine.MetricRate}); err != nil {
+	if err := c.Declare(plan.MetricDef{Name: "mine", Kind: engine.MetricRate}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -190,7 +191,7 @@ func TestTrackErrors(t *testing.T) {
 	if err := c.Track("ttft", Filter{"prompt": "long"}); err != ErrClosed {
 		t.Errorf("Track after Close = %v, want ErrClosed", err)
 	}
-	if err := c.Declare(engine.MetricDef{Name: "x", Kind: engine.MetricRate}); err != ErrClosed {
+	if err := c.Declare(plan.MetricDef{Name: "x", Kind: engine.MetricRate}); err != ErrClosed {
 		t.Errorf("Declare after Close = %v, want ErrClosed", err)
 	}
 }
@@ -224,12 +225,12 @@ func TestTrackMatchesTagsAndStage(t *testing.T) {
 func TestDeclare(t *testing.T) {
 	c := NewCollector()
 	err := c.Declare(
-		engine.MetricDef{Name: "good", Kind: engine.MetricTrend},
-		engine.MetricDef{Name: "", Kind: engine.MetricTrend},
-		engine.MetricDef{Name: "ttft", Kind: engine.MetricTrend},
-		engine.MetricDef{Name: "odd", Kind: "gauge"},
-		engine.MetricDef{Name: "good", Kind: engine.MetricRate},
-		engine.MetricDef{Name: "good", Kind: engine.MetricTrend}, // again, same kind: fine
+		plan.MetricDef{Name: "good", Kind: engine.MetricTrend},
+		plan.MetricDef{Name: "", Kind: engine.MetricTrend},
+		plan.MetricDef{Name: "ttft", Kind: engine.MetricTrend},
+		plan.MetricDef{Name: "odd", Kind: "gauge"},
+		plan.MetricDef{Name: "good", Kind: engine.MetricRate},
+		plan.MetricDef{Name: "good", Kind: engine.MetricTrend}, // again, same kind: fine
 	)
 	for _, want := range []string{"empty metric name", `"ttft": the name of a built-in metric`,
 		`"odd": unknown kind "gauge"`, `"good" as rate: it is a trend`} {

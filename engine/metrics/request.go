@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // answer serves a call that needs the aggregates; the reply channels are
@@ -70,7 +70,7 @@ func (a *aggregator) track(metric string, f Filter) error {
 
 // declare registers custom metrics ahead of their first sample, so that
 // they can be tracked and queried (with no data) from the start.
-func (a *aggregator) declare(defs []engine.MetricDef) error {
+func (a *aggregator) declare(defs []plan.MetricDef) error {
 	var errs []error
 	for _, d := range defs {
 		k := parseKind(d.Kind)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func dirtySample(stage string, startS float64, kind string) engine.Sample {
@@ -18,7 +19,7 @@ func dirtySample(stage string, startS float64, kind string) engine.Sample {
 }
 
 func TestDirtySamplesStayOutOfCleanStatistics(t *testing.T) {
-	c := NewCollector(WithSLO(engine.SLO{E2E: time.Hour}))
+	c := NewCollector(WithSLO(plan.SLO{E2E: time.Hour}))
 	c.StageStarted(mark("sweep", "c1", 0, 1, 0))
 	c.Sample(okSample("c1", 1, 100*time.Millisecond))
 	for _, kind := range []string{"empty", "overlong"} {
@@ -160,7 +161,7 @@ func feedGoodput(c *Collector) {
 }
 
 func TestGoodput(t *testing.T) {
-	c := NewCollector(WithSLO(engine.SLO{TTFT: 250 * time.Millisecond, E2E: 2 * time.Second}))
+	c := NewCollector(WithSLO(plan.SLO{TTFT: 250 * time.Millisecond, E2E: 2 * time.Second}))
 	feedGoodput(c)
 	snap := c.Snapshot()
 	sum := c.Close()
@@ -189,7 +190,7 @@ func TestGoodput(t *testing.T) {
 }
 
 func TestGoodputWithoutSLO(t *testing.T) {
-	c := NewCollector(WithSLO(engine.SLO{}))
+	c := NewCollector(WithSLO(plan.SLO{}))
 	feedGoodput(c)
 	snap := c.Snapshot()
 	sum := c.Close()
@@ -204,7 +205,7 @@ func TestGoodputWithoutSLO(t *testing.T) {
 }
 
 func TestGoodputTracked(t *testing.T) {
-	c := NewCollector(WithSLO(engine.SLO{E2E: 2 * time.Second}))
+	c := NewCollector(WithSLO(plan.SLO{E2E: 2 * time.Second}))
 	if err := c.Track("good_share", Filter{"prompt": "long"}); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestGracefulStopTail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCollector(WithSLO(engine.SLO{TTFT: time.Second}))
+			c := NewCollector(WithSLO(plan.SLO{TTFT: time.Second}))
 			start := mark("sweep", "c1", 0, 1, 0)
 			start.Planned = 6 * time.Second
 			c.StageStarted(start)

@@ -3,12 +3,14 @@ package metrics
 import (
 	"bytes"
 	"encoding/json"
-	goldenfile "github.com/llmload/llmload/engine/golden"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	goldenfile "github.com/llmload/llmload/engine/golden"
+	"github.com/llmload/llmload/engine/plan"
 
 	"github.com/llmload/llmload/engine"
 )
@@ -221,7 +223,7 @@ func TestMetricErrors(t *testing.T) {
 // leaves at zero: goodput under an SLO, dirty requests, reasoning and
 // token-level figures, the token check and the client self-check.
 func TestSummaryNewFiguresGolden(t *testing.T) {
-	c := NewCollector(WithSLO(engine.SLO{TTFT: 300 * time.Millisecond}))
+	c := NewCollector(WithSLO(plan.SLO{TTFT: 300 * time.Millisecond}))
 	c.StageStarted(mark("sweep", "c1", 0, 2, 0))
 	for i, ttft := range []float64{100, 200, 400} {
 		s := req("sweep", "c1", float64(i), ttft, 1000, 0, map[string]string{"prompt": "short"})

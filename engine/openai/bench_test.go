@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // cycleReader serves the same bytes forever, as a long stream would.
@@ -117,7 +118,7 @@ func BenchmarkChat(b *testing.B) {
 		tokens[i] = " tok"
 	}
 	body := strings.Join(okStream(tokens...), "")
-	for _, tok := range []string{engine.DefaultTokenizer, TokenizerNone} {
+	for _, tok := range []string{plan.DefaultTokenizer, TokenizerNone} {
 		b.Run(tok, func(b *testing.B) {
 			srv := serve(b, script{steps: []step{{write: body}}})
 			c := testClient(b, srv.URL+"/v1", func(c *Config) { c.Tokenizer = tok })

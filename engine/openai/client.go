@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/rxtime"
 )
 
@@ -118,7 +119,7 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 	if err != nil {
 		return nil, err
 	}
-	connect := orDefault(cfg.ConnectTimeout, engine.DefaultConnectTimeout)
+	connect := orDefault(cfg.ConnectTimeout, plan.DefaultConnectTimeout)
 	conns := cfg.MaxConns
 	if conns == 0 {
 		conns = DefaultMaxConns
@@ -153,9 +154,9 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 // timeouts returns the request deadlines, defaults filled in.
 func (c Config) timeouts() timeouts {
 	return timeouts{
-		ttft:  orDefault(c.TTFTTimeout, engine.DefaultTTFTTimeout),
-		idle:  orDefault(c.IdleTimeout, engine.DefaultIdleTimeout),
-		total: orDefault(c.TotalTimeout, engine.DefaultTotalTimeout),
+		ttft:  orDefault(c.TTFTTimeout, plan.DefaultTTFTTimeout),
+		idle:  orDefault(c.IdleTimeout, plan.DefaultIdleTimeout),
+		total: orDefault(c.TotalTimeout, plan.DefaultTotalTimeout),
 	}
 }
 

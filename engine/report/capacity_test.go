@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/threshold"
 )
@@ -38,12 +39,12 @@ var capacityProbes = []struct {
 // that the probes' figures come from histograms as in a run.
 func capacityResult(t testing.TB) *result.Result {
 	t.Helper()
-	slo := engine.SLO{TTFT: time.Second}
+	slo := plan.SLO{TTFT: time.Second}
 	col := metrics.NewCollector(metrics.WithSLO(slo))
-	search := engine.CapacitySearch{Load: engine.CapacityRate, Start: 2, Max: 64, Growth: 2, Precision: 0.1,
+	search := plan.CapacitySearch{Load: plan.CapacityRate, Start: 2, Max: 64, Growth: 2, Precision: 0.1,
 		Warmup: 5 * time.Second, Window: 20 * time.Second, MaxWindow: 80 * time.Second, GoodShare: 0.9,
 		Conditions: []string{"ttft.p99 < 2s"}, MinSamples: 30}
-	out := engine.CapacityOutcome{Scenario: "capacity", Load: engine.CapacityRate, Capacity: 12.5, Lo: 12, Hi: 13}
+	out := engine.CapacityOutcome{Scenario: "capacity", Load: plan.CapacityRate, Capacity: 12.5, Lo: 12, Hi: 13}
 	at := t0
 	index := 0
 	for i, p := range capacityProbes {
@@ -69,7 +70,7 @@ func capacityResult(t testing.TB) *result.Result {
 	r := result.New(meta, col.Close())
 	r.AddCapacity(result.CapacityFrom(out, search, r.Stages, r.SLOSet))
 	r.Thresholds = []threshold.Result{{Expr: "capacity.rate", Kind: threshold.KindCapacity, Passed: true, Outcomes: []threshold.Outcome{
-		{Condition: "> 10", Agg: engine.CapacityRate, Observed: 12.5, Samples: 7, Passed: true}}}}
+		{Condition: "> 10", Agg: plan.CapacityRate, Observed: 12.5, Samples: 7, Passed: true}}}}
 	return r
 }
 

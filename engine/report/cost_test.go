@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/tokenize"
 )
@@ -96,12 +97,12 @@ func TestUnpricedResultShowsNoSpend(t *testing.T) {
 }
 
 func TestSpendPlanGolden(t *testing.T) {
-	p := engine.Plan{
-		Warmup: engine.Warmup{Requests: 5},
-		Cost:   engine.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Currency: "USD", Budget: 25},
-		Scenarios: []engine.Scenario{
-			{Name: "open", Executor: engine.ExecutorConstantArrivalRate, Stages: []engine.Stage{{Name: "r2", Rate: 2, Duration: 60e9}}},
-			{Name: "sweep", Executor: engine.ExecutorRampingVUs, Stages: []engine.Stage{{Name: "c4", Target: 4, Duration: 60e9}, {Name: "c8", Target: 8, Duration: 60e9}}},
+	p := plan.Plan{
+		Warmup: plan.Warmup{Requests: 5},
+		Cost:   plan.Cost{InputPerMTok: 3, OutputPerMTok: 15, CachedInputPerMTok: 0.3, Currency: "USD", Budget: 25},
+		Scenarios: []plan.Scenario{
+			{Name: "open", Executor: plan.ExecutorConstantArrivalRate, Stages: []plan.Stage{{Name: "r2", Rate: 2, Duration: 60e9}}},
+			{Name: "sweep", Executor: plan.ExecutorRampingVUs, Stages: []plan.Stage{{Name: "c4", Target: 4, Duration: 60e9}, {Name: "c8", Target: 8, Duration: 60e9}}},
 		},
 	}
 	req := func(words, maxTokens int) *engine.ChatRequest {

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/textfmt"
 )
@@ -40,11 +40,11 @@ var latencyCurves = []struct {
 var tagColors = []string{palette[3], palette[4], palette[6]}
 
 // engineSLO converts the result's SLO back for engine/analysis.
-func engineSLO(s *result.SLO) engine.SLO {
+func engineSLO(s *result.SLO) plan.SLO {
 	if s == nil {
-		return engine.SLO{}
+		return plan.SLO{}
 	}
-	return engine.SLO{TTFT: textfmt.Duration(s.TTFTMS), TPOT: textfmt.Duration(s.TPOTMS), E2E: textfmt.Duration(s.E2EMS)}
+	return plan.SLO{TTFT: textfmt.Duration(s.TTFTMS), TPOT: textfmt.Duration(s.TPOTMS), E2E: textfmt.Duration(s.E2EMS)}
 }
 
 // sweepSections draws every sweep engine/analysis finds among the stages,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/textfmt"
 )
@@ -22,7 +23,7 @@ import (
 // search), then the thresholds. thresholds are rendered as given; traces
 // describe the trace scenarios' records (luabind's Script.Traces), and
 // may be nil, which prints what the plan alone says of them.
-func Plan(p engine.Plan, thresholds []string, traces []result.Trace) Reporter {
+func Plan(p plan.Plan, thresholds []string, traces []result.Trace) Reporter {
 	return func(w io.Writer) error {
 		var b bytes.Buffer
 		writePlanHeader(&b, p)
@@ -36,7 +37,7 @@ func Plan(p engine.Plan, thresholds []string, traces []result.Trace) Reporter {
 	}
 }
 
-func writePlanHeader(b *bytes.Buffer, p engine.Plan) {
+func writePlanHeader(b *bytes.Buffer, p plan.Plan) {
 	target := "built-in simulator (no base_url set)"
 	if p.Target.BaseURL != "" {
 		target = engine.RedactURL(p.Target.BaseURL)
@@ -49,19 +50,19 @@ func writePlanHeader(b *bytes.Buffer, p engine.Plan) {
 	if p.Warmup.Requests > 0 {
 		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", textfmt.Count(int64(p.Warmup.Requests), "request", "requests"))
 	} else if p.Warmup.Duration > 0 {
-		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", engine.FormatDuration(p.Warmup.Duration))
+		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", plan.FormatDuration(p.Warmup.Duration))
 	}
 }
 
-func warmupNote(w engine.Warmup) string {
+func warmupNote(w plan.Warmup) string {
 	if w.Duration > 0 {
-		return " after a " + engine.FormatDuration(w.Duration) + " warmup"
+		return " after a " + plan.FormatDuration(w.Duration) + " warmup"
 	}
 	return ""
 }
 
 // planDuration is the end of the last scenario, without graceful stops.
-func planDuration(p engine.Plan) time.Duration {
+func planDuration(p plan.Plan) time.Duration {
 	var end time.Duration
 	for _, sc := range p.Scenarios {
 		end = max(end, sc.StartTime+sc.Duration())
@@ -69,15 +70,15 @@ func planDuration(p engine.Plan) time.Duration {
 	return end
 }
 
-func writeScenarioPlan(b *bytes.Buffer, p engine.Plan, sc engine.Scenario, traces []result.Trace) {
+func writeScenarioPlan(b *bytes.Buffer, p plan.Plan, sc plan.Scenario, traces []result.Trace) {
 	fmt.Fprintf(b, "\nscenario %s: %s, exec %s()", sc.Name, sc.Executor, sc.Exec)
 	if sc.StartTime > 0 {
-		fmt.Fprintf(b, ", starts at %s", engine.FormatDuration(sc.StartTime))
+		fmt.Fprintf(b, ", starts at %s", plan.FormatDuration(sc.StartTime))
 	}
 	switch {
 	case sc.Trace != nil:
 		fmt.Fprintf(b, ", arrivals at the records' times, %d pre-allocated VUs (max %d)", sc.PreAllocatedVUs, sc.MaxVUs())
-	case engine.OpenModel(sc.Executor) || sc.Capacity != nil && sc.Capacity.Load == engine.CapacityRate:
+	case plan.OpenModel(sc.Executor) || sc.Capacity != nil && sc.Capacity.Load == plan.CapacityRate:
 		fmt.Fprintf(b, ", %s arrivals, %d pre-allocated VUs (max %d)", arrivalName(sc), sc.PreAllocatedVUs, sc.MaxVUs())
 	}
 	if len(sc.Tags) > 0 {
@@ -97,28 +98,28 @@ func writeScenarioPlan(b *bytes.Buffer, p engine.Plan, sc engine.Scenario, trace
 	at := sc.StartTime
 	loads := sc.StageLoads()
 	for i, st := range sc.Stages {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, engine.FormatDuration(at), engine.FormatDuration(st.Duration), stageLoad(sc, st, loads[i]))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, plan.FormatDuration(at), plan.FormatDuration(st.Duration), stageLoad(sc, st, loads[i]))
 		at += st.Duration
 	}
 	tw.Flush()
-	fmt.Fprintf(b, "  %s; graceful stop %s\n", expected(sc), engine.FormatDuration(sc.GracefulStop))
+	fmt.Fprintf(b, "  %s; graceful stop %s\n", expected(sc), plan.FormatDuration(sc.GracefulStop))
 }
 
-func arrivalName(sc engine.Scenario) string {
-	if sc.Arrival == engine.ArrivalGamma {
+func arrivalName(sc plan.Scenario) string {
+	if sc.Arrival == plan.ArrivalGamma {
 		return fmt.Sprintf("gamma (burstiness %g)", sc.Burstiness)
 	}
 	if sc.Arrival == "" {
-		return engine.ArrivalPoisson
+		return plan.ArrivalPoisson
 	}
 	return sc.Arrival
 }
 
 // stageLoad describes a stage's load (l, from engine.StageLoads): VUs or a
 // rate, ramped or stepped.
-func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
+func stageLoad(sc plan.Scenario, st plan.Stage, l plan.StageLoad) string {
 	level := func(v float64) string {
-		if engine.OpenModel(sc.Executor) {
+		if plan.OpenModel(sc.Executor) {
 			return fmt.Sprintf("%g req/s", v)
 		}
 		if v == 1 {
@@ -127,22 +128,22 @@ func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 		return fmt.Sprintf("%g VUs", v)
 	}
 	switch sc.Executor {
-	case engine.ExecutorTrace:
+	case plan.ExecutorTrace:
 		if sc.Trace != nil {
 			return fmt.Sprintf("%s, %s req/s mean", textfmt.Count(int64(len(sc.Trace.Arrivals)), "record", "records"), textfmt.Load(l.To))
 		}
-	case engine.ExecutorSharedIterations:
+	case plan.ExecutorSharedIterations:
 		return fmt.Sprintf("%s %s %s (at most %s)", textfmt.Count(int64(sc.VUs), "VU", "VUs"), textfmt.Plural(int64(sc.VUs), "runs", "share"),
-			textfmt.Count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
-	case engine.ExecutorPerVUIterations:
-		return fmt.Sprintf("%s × %s (at most %s)", textfmt.Count(int64(sc.VUs), "VU", "VUs"), textfmt.Count(int64(sc.Iterations), "iteration", "iterations"), engine.FormatDuration(st.Duration))
+			textfmt.Count(int64(sc.Iterations), "iteration", "iterations"), plan.FormatDuration(st.Duration))
+	case plan.ExecutorPerVUIterations:
+		return fmt.Sprintf("%s × %s (at most %s)", textfmt.Count(int64(sc.VUs), "VU", "VUs"), textfmt.Count(int64(sc.Iterations), "iteration", "iterations"), plan.FormatDuration(st.Duration))
 	}
 	if l.Ramp == 0 {
 		return level(l.To)
 	}
-	s := fmt.Sprintf("%s → %s over %s", level(l.From), level(l.To), engine.FormatDuration(l.Ramp))
+	s := fmt.Sprintf("%s → %s over %s", level(l.From), level(l.To), plan.FormatDuration(l.Ramp))
 	if st.Ramp > l.Ramp {
-		s += fmt.Sprintf(", the stage's end cutting a %s ramp", engine.FormatDuration(st.Ramp))
+		s += fmt.Sprintf(", the stage's end cutting a %s ramp", plan.FormatDuration(st.Ramp))
 	}
 	if l.Hold > 0 {
 		s += ", then hold"
@@ -151,22 +152,22 @@ func stageLoad(sc engine.Scenario, st engine.Stage, l engine.StageLoad) string {
 }
 
 // expected says how many iterations the scenario will run.
-func expected(sc engine.Scenario) string {
+func expected(sc plan.Scenario) string {
 	switch {
 	case sc.Trace != nil:
 		return "expected " + textfmt.Count(int64(len(sc.Trace.Arrivals)), "iteration", "iterations") + ", one per record"
-	case engine.OpenModel(sc.Executor):
+	case plan.OpenModel(sc.Executor):
 		return fmt.Sprintf("expected ≈ %.0f iterations (∫ rate dt)", expectedArrivals(sc))
-	case sc.Executor == engine.ExecutorSharedIterations:
+	case sc.Executor == plan.ExecutorSharedIterations:
 		return "expected " + textfmt.Count(int64(sc.Iterations), "iteration", "iterations")
-	case sc.Executor == engine.ExecutorPerVUIterations:
+	case sc.Executor == plan.ExecutorPerVUIterations:
 		return "expected " + textfmt.Count(int64(sc.VUs*sc.Iterations), "iteration", "iterations")
 	}
 	return "closed model: the iteration count depends on response times"
 }
 
 // expectedArrivals is ∫ rate dt over the stages, rounded.
-func expectedArrivals(sc engine.Scenario) float64 {
+func expectedArrivals(sc plan.Scenario) float64 {
 	return math.Round(sc.ExpectedArrivals())
 }
 
@@ -200,7 +201,7 @@ func sortedKeys(m map[string]string) []string {
 
 // planTrace is what the plan printer says of a trace scenario's replay:
 // the Trace of traces for it, or what the plan alone knows.
-func planTrace(sc engine.Scenario, traces []result.Trace) *result.Trace {
+func planTrace(sc plan.Scenario, traces []result.Trace) *result.Trace {
 	for i := range traces {
 		if traces[i].Scenario == sc.Name {
 			return &traces[i]
@@ -236,30 +237,30 @@ func writeTracePlan(b *bytes.Buffer, t *result.Trace) {
 // writeSearchPlan says how a capacity scenario searches: the loads it
 // brackets and bisects, how each probe is measured and what it must meet,
 // and about how many probes that takes.
-func writeSearchPlan(b *bytes.Buffer, sc engine.Scenario, slo *result.SLO) {
+func writeSearchPlan(b *bytes.Buffer, sc plan.Scenario, slo *result.SLO) {
 	c := sc.Capacity
 	unit := result.CapacityUnit(c.Load)
 	fmt.Fprintf(b, "  search  %s, %s → %s %s ×%s, then bisect to a precision of %s%%\n", c.Load, textfmt.Load(c.Start),
 		textfmt.Load(c.Max), unit, textfmt.Load(c.Growth), textfmt.Load(100*c.Precision))
 	fmt.Fprintf(b, "  probes  %s warmup + %s window each, extended up to %s while undecided; judged on at least %s\n",
-		engine.FormatDuration(c.Warmup), engine.FormatDuration(c.Window), engine.FormatDuration(c.MaxWindow),
+		plan.FormatDuration(c.Warmup), plan.FormatDuration(c.Window), plan.FormatDuration(c.MaxWindow),
 		textfmt.Count(int64(c.MinSamples), "request", "requests"))
 	b.WriteString(wrap(fmt.Sprintf("between probes the load stops until the last probe's requests end and the server's queue is empty "+
-		"(at most %s); the next then warms up at least a window", engine.FormatDuration(cmp.Or(c.IdleTimeout, engine.DefaultProbeIdleTimeout))),
+		"(at most %s); the next then warms up at least a window", plan.FormatDuration(cmp.Or(c.IdleTimeout, plan.DefaultProbeIdleTimeout))),
 		"  ", planIndent, maxWidth))
 	criteria := (&result.Capacity{Search: result.CapacitySearch{GoodShare: c.GoodShare, Conditions: c.Conditions}}).Criteria(slo)
 	b.WriteString(wrap("holds when "+criteria, "  ", planIndent, maxWidth))
 	bracket, bisect := searchProbes(c)
 	fmt.Fprintf(b, "  about %d probes (up to %d to bracket, %d to bisect): ≈ %s if each decides in one window; graceful stop %s\n",
-		bracket+bisect, bracket, bisect, engine.FormatDuration(c.Warmup+c.Window+time.Duration(bracket+bisect-1)*(max(c.Warmup, c.Window)+c.Window)),
-		engine.FormatDuration(sc.GracefulStop))
+		bracket+bisect, bracket, bisect, plan.FormatDuration(c.Warmup+c.Window+time.Duration(bracket+bisect-1)*(max(c.Warmup, c.Window)+c.Window)),
+		plan.FormatDuration(sc.GracefulStop))
 }
 
 // searchProbes estimates a search's probes: the bracket's, growing from
 // Start by Growth up to Max, and the bisection's, halving a bracket one
 // Growth wide down to Precision (or to one VU). A search that breaks at
 // once, or early, probes fewer; one that must bracket down, more.
-func searchProbes(c *engine.CapacitySearch) (bracket, bisect int) {
+func searchProbes(c *plan.CapacitySearch) (bracket, bisect int) {
 	if c.Start <= 0 || c.Growth <= 1 {
 		return 1, 0
 	}
@@ -270,7 +271,7 @@ func searchProbes(c *engine.CapacitySearch) (bracket, bisect int) {
 	if c.Precision > 0 {
 		bisect = int(math.Ceil(math.Log2((c.Growth - 1) / c.Precision)))
 	}
-	if c.Load == engine.CapacityVUs {
+	if c.Load == plan.CapacityVUs {
 		// Bisection of VUs ends at a width of one VU: a bracket near Max
 		// is (Growth − 1) × Max / Growth VUs wide.
 		bisect = min(bisect, int(math.Ceil(math.Log2(max((c.Growth-1)*c.Max/c.Growth, 1)))))
@@ -281,23 +282,23 @@ func searchProbes(c *engine.CapacitySearch) (bracket, bisect int) {
 // totalLine is the plan's length: the stages' end, and beside it each
 // capacity search's estimate, since a search lasts as many probes as it
 // needs.
-func totalLine(p engine.Plan) string {
+func totalLine(p plan.Plan) string {
 	var searches []string
 	for _, sc := range p.Scenarios {
 		if c := sc.Capacity; c != nil {
 			bracket, bisect := searchProbes(c)
 			searches = append(searches, fmt.Sprintf("capacity search %s ≈ %s", sc.Name,
-				engine.FormatDuration(sc.StartTime+time.Duration(bracket+bisect)*(c.Warmup+c.Window))))
+				plan.FormatDuration(sc.StartTime+time.Duration(bracket+bisect)*(c.Warmup+c.Window))))
 		}
 	}
-	stages := fmt.Sprintf("at most %s of load%s", engine.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
+	stages := fmt.Sprintf("at most %s of load%s", plan.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
 	switch {
 	case len(searches) == 0:
 		return "total: " + stages + "; nothing was sent"
 	case planDuration(p) > 0:
 		searches = append([]string{stages}, searches...)
 	case p.Warmup.Duration > 0:
-		searches = append([]string{"a " + engine.FormatDuration(p.Warmup.Duration) + " warmup"}, searches...)
+		searches = append([]string{"a " + plan.FormatDuration(p.Warmup.Duration) + " warmup"}, searches...)
 	}
 	return "total: " + strings.Join(searches, ", ") + " if each probe decides in one window; nothing was sent"
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	goldenfile "github.com/llmload/llmload/engine/golden"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 
 	"github.com/llmload/llmload/engine"
@@ -119,7 +120,7 @@ func singleFixture() (result.Meta, *metrics.Summary) {
 func fullFixture() (result.Meta, *metrics.Summary) {
 	meta := result.Meta{Scenario: "scenarios/mixed.lua", Target: "https://user:hunter2@llm.internal:8443/v1?api_key=sk-live-123&api-version=2024",
 		Model: "Qwen/Qwen2.5-7B-Instruct", Start: t0, End: t0.Add(95*time.Second + 420*time.Millisecond),
-		Version: "v0.1.0", Complete: false, Seed: -7, SLO: result.SLOFrom(engine.SLO{TTFT: 500 * time.Millisecond, E2E: 20 * time.Second})}
+		Version: "v0.1.0", Complete: false, Seed: -7, SLO: result.SLOFrom(plan.SLO{TTFT: 500 * time.Millisecond, E2E: 20 * time.Second})}
 	c1 := chatC1()
 	c8 := stage("chat", "c8", 1, 8, 60, 35.42, 0, 40, 0)
 	c8.Complete = false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -68,7 +69,7 @@ func dirty(kind string, status int, class, msg string) engine.Sample {
 // TestRobustnessFromCollector renders what a real Collector made of dirty
 // requests, and gates on it with thresholds as a scenario would.
 func TestRobustnessFromCollector(t *testing.T) {
-	text, r := collect(t, engine.SLO{},
+	text, r := collect(t, plan.SLO{},
 		okSample(10*time.Millisecond, time.Second, nil),
 		dirty("empty", 400, "http_4xx:400", "messages must not be empty"),
 		dirty("overlong", 400, "http_4xx:400", "context length exceeded"),
@@ -108,7 +109,7 @@ func TestRobustnessFromCollector(t *testing.T) {
 		{"dirty.accepted", "count == 0", true},
 		{"dirty.requests", "count == 2", true},
 	} {
-		th, err := threshold.Parse(engine.ThresholdSpec{Expr: tt.expr, Conditions: []string{tt.cond}}, known)
+		th, err := threshold.Parse(plan.ThresholdSpec{Expr: tt.expr, Conditions: []string{tt.cond}}, known)
 		if err != nil {
 			t.Errorf("%s: %v", tt.expr, err)
 			continue

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 func embedSample(e2e time.Duration, inputs int) engine.Sample {
@@ -20,7 +21,7 @@ func TestTextEmbeddingsOnly(t *testing.T) {
 	for range 30 {
 		samples = append(samples, embedSample(8*time.Millisecond, 4))
 	}
-	text, _ := collect(t, engine.SLO{}, samples...)
+	text, _ := collect(t, plan.SLO{}, samples...)
 	assertText(t, text, []string{"inputs/s", "12.0", "E2E", "api: embeddings 30 requests"},
 		[]string{"TTFT ", "TPOT", "ITL", "by API"})
 }
@@ -34,7 +35,7 @@ func TestTextByAPI(t *testing.T) {
 		chat.API = engine.EndpointChat
 		samples = append(samples, chat, embedSample(8*time.Millisecond, 2))
 	}
-	text, r := collect(t, engine.SLO{}, samples...)
+	text, r := collect(t, plan.SLO{}, samples...)
 	assertText(t, text, []string{"by API (latency ms)", "api: chat 10, embeddings 10 requests", "TTFT", "inputs/s"}, nil)
 	table := text[strings.Index(text, "by API"):]
 	for _, line := range []string{"chat", "embeddings"} {
@@ -49,7 +50,7 @@ func TestTextByAPI(t *testing.T) {
 
 // TestTextChatOnlyUnchanged: without another API nothing new shows.
 func TestTextChatOnlyUnchanged(t *testing.T) {
-	text, _ := collect(t, engine.SLO{}, okSample(100*time.Millisecond, time.Second, nil))
+	text, _ := collect(t, plan.SLO{}, okSample(100*time.Millisecond, time.Second, nil))
 	assertText(t, text, []string{"TTFT", "TPOT"}, []string{"inputs/s", "api:", "by API"})
 }
 
@@ -62,7 +63,7 @@ func TestHTMLByAPI(t *testing.T) {
 		chat.API = engine.EndpointChat
 		samples = append(samples, chat, embedSample(8*time.Millisecond, 2))
 	}
-	_, r := collect(t, engine.SLO{}, samples...)
+	_, r := collect(t, plan.SLO{}, samples...)
 	page := string(render(t, HTML(r)))
 	for _, want := range []string{"inputs/s", ">embeddings<", "only by API</h4>"} {
 		if !strings.Contains(page, want) {

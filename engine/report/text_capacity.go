@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/textfmt"
 )
@@ -46,7 +46,7 @@ func writeProbes(b *bytes.Buffer, c *result.Capacity) {
 	phaseHead, phases := leftColumn("phase", phases)
 	verdictHead, verdicts := leftColumn("verdict", verdicts)
 	load := "target/s"
-	if c.Load == engine.CapacityVUs {
+	if c.Load == plan.CapacityVUs {
 		load = "VUs"
 	}
 	tw := newTable(b)

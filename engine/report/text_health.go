@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/textfmt"
 	"github.com/llmload/llmload/engine/tokenize"
@@ -85,7 +86,7 @@ func writeTokenNotes(b *bytes.Buffer, r *result.Result, _ []string) {
 // tokenNotes are the sentences of writeTokenNotes, for every format.
 func tokenNotes(r *result.Result) []string {
 	run := metrics.SumTokens(r.Stages)
-	tokenizer := cmp.Or(r.Run.Tokenizer, engine.DefaultTokenizer)
+	tokenizer := cmp.Or(r.Run.Tokenizer, plan.DefaultTokenizer)
 	var notes []string
 	if tc := run.Check; tc.Mismatched > 0 {
 		notes = append(notes, mismatchNote(tokenizer, tc))

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/textfmt"
 )
 
@@ -91,7 +91,7 @@ func bucketCells(bs []metrics.Bucket, j int, top int64) []string {
 	if j >= len(bs) {
 		return []string{"", strings.Repeat(" ", tailBarWidth), ""}
 	}
-	return []string{engine.FormatDuration(textfmt.Duration(bs[j].LeMS)), bar(bs[j].Count, top, tailBarWidth), fmt.Sprint(bs[j].Count)}
+	return []string{plan.FormatDuration(textfmt.Duration(bs[j].LeMS)), bar(bs[j].Count, top, tailBarWidth), fmt.Sprint(bs[j].Count)}
 }
 
 // compactBuckets drops empty buckets at either end, then merges runs of

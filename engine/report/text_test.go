@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/analysis"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/servermetrics"
 
@@ -18,7 +19,7 @@ import (
 
 // collect runs samples through a real Collector, in one stage "s/only"
 // of 10 s, and renders the result.
-func collect(t *testing.T, slo engine.SLO, samples ...engine.Sample) (string, *result.Result) {
+func collect(t *testing.T, slo plan.SLO, samples ...engine.Sample) (string, *result.Result) {
 	t.Helper()
 	c := metrics.NewCollector(metrics.WithSLO(slo))
 	start := time.Now()
@@ -51,7 +52,7 @@ func TestTailShowsTwoModes(t *testing.T) {
 		}
 		samples = append(samples, okSample(ttft, ttft+time.Second, map[string]string{"cache": kind, "team": "a"}))
 	}
-	text, r := collect(t, engine.SLO{}, samples...)
+	text, r := collect(t, plan.SLO{}, samples...)
 	if !strings.Contains(text, "\ntail:") {
 		t.Fatalf("no tail chart for 40 samples:\n%s", text)
 	}
@@ -94,19 +95,19 @@ func TestTextFromCollectorRows(t *testing.T) {
 	dirty.Dirty = "empty"
 	for _, tc := range []struct {
 		name         string
-		slo          engine.SLO
+		slo          plan.SLO
 		samples      []engine.Sample
 		want, absent []string
 	}{
-		{"plain", engine.SLO{}, []engine.Sample{plain, plain},
+		{"plain", plan.SLO{}, []engine.Sample{plain, plain},
 			nil, []string{"TTFC", "ITL/tok", "goodput", "dirty", "tail:"}},
-		{"reasoning", engine.SLO{}, []engine.Sample{plain, thinking},
+		{"reasoning", plan.SLO{}, []engine.Sample{plain, thinking},
 			[]string{"TTFC"}, []string{"ITL/tok"}},
-		{"per-token gaps", engine.SLO{}, []engine.Sample{perToken},
+		{"per-token gaps", plan.SLO{}, []engine.Sample{perToken},
 			[]string{"ITL/tok", "ITL = gap between chunks"}, []string{"TTFC"}},
-		{"goodput", engine.SLO{TTFT: 100 * time.Millisecond}, []engine.Sample{plain, plain},
+		{"goodput", plan.SLO{TTFT: 100 * time.Millisecond}, []engine.Sample{plain, plain},
 			[]string{"goodput/s", "good %", "0.20", "100.0%", "met the SLO TTFT ≤ 100ms;"}, nil},
-		{"dirty", engine.SLO{}, []engine.Sample{plain, dirty},
+		{"dirty", plan.SLO{}, []engine.Sample{plain, dirty},
 			[]string{"dirty", "deliberately malformed"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,10 +202,10 @@ func TestUnreliableLegacy(t *testing.T) {
 }
 
 func TestSLOFrom(t *testing.T) {
-	if got := result.SLOFrom(engine.SLO{}); got != nil {
+	if got := result.SLOFrom(plan.SLO{}); got != nil {
 		t.Errorf("SLOFrom(zero) = %+v, want nil", got)
 	}
-	got := result.SLOFrom(engine.SLO{TTFT: 1500 * time.Microsecond, E2E: 20 * time.Second})
+	got := result.SLOFrom(plan.SLO{TTFT: 1500 * time.Microsecond, E2E: 20 * time.Second})
 	if want := (result.SLO{TTFTMS: 1.5, E2EMS: 20000}); got == nil || *got != want {
 		t.Errorf("SLOFrom = %+v, want %+v", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/textfmt"
 )
 
@@ -131,7 +132,7 @@ func (s *ProbeSettle) Text() string {
 // CapacityFrom records a search's outcome o, set up as s, with each
 // probe's figures taken from its stages among stages. sloSet says whether
 // good requests were counted.
-func CapacityFrom(o engine.CapacityOutcome, s engine.CapacitySearch, stages []metrics.StageSummary, sloSet bool) Capacity {
+func CapacityFrom(o engine.CapacityOutcome, s plan.CapacitySearch, stages []metrics.StageSummary, sloSet bool) Capacity {
 	c := Capacity{Scenario: o.Scenario, Load: o.Load, Unit: CapacityUnit(o.Load), Capacity: o.Capacity, Lo: o.Lo, Hi: o.Hi,
 		AtLeast: o.AtLeast, Stopped: o.Stopped, Probes: []CapacityProbe{}, Search: CapacitySearch{
 			Start: s.Start, Max: s.Max, Growth: s.Growth, Precision: s.Precision, GoodShare: s.GoodShare,
@@ -145,7 +146,7 @@ func CapacityFrom(o engine.CapacityOutcome, s engine.CapacitySearch, stages []me
 
 // CapacityUnit is the unit of a capacity search's load.
 func CapacityUnit(load string) string {
-	if load == engine.CapacityVUs {
+	if load == plan.CapacityVUs {
 		return "VUs"
 	}
 	return "req/s"
@@ -247,7 +248,7 @@ func SLOText(slo *SLO) string {
 			ms   float64
 		}{{"TTFT", slo.TTFTMS}, {"TPOT", slo.TPOTMS}, {"E2E", slo.E2EMS}} {
 			if o.ms > 0 {
-				parts = append(parts, o.name+" ≤ "+engine.FormatDuration(textfmt.Duration(o.ms)))
+				parts = append(parts, o.name+" ≤ "+plan.FormatDuration(textfmt.Duration(o.ms)))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/lint"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
 )
@@ -169,7 +170,7 @@ type MetricDef struct {
 }
 
 // MergeableFrom keeps a plan's thresholds and metrics beside state.
-func MergeableFrom(p engine.Plan, state *metrics.State, outages []backoff.Outage, onUnreachable string) *Mergeable {
+func MergeableFrom(p plan.Plan, state *metrics.State, outages []backoff.Outage, onUnreachable string) *Mergeable {
 	m := &Mergeable{State: state, Outages: outages, OnUnreachable: onUnreachable}
 	for _, t := range p.Thresholds {
 		m.Thresholds = append(m.Thresholds, ThresholdSpec{Expr: t.Expr, Conditions: t.Conditions, AbortOnFail: t.AbortOnFail})
@@ -182,13 +183,13 @@ func MergeableFrom(p engine.Plan, state *metrics.State, outages []backoff.Outage
 
 // Plan is the part of a plan that thresholds are parsed against: the
 // thresholds, the custom metrics and every stage of the merged result.
-func (m *Mergeable) Plan(script string, stages []metrics.StageSummary) engine.Plan {
-	p := engine.Plan{Script: script}
+func (m *Mergeable) Plan(script string, stages []metrics.StageSummary) plan.Plan {
+	p := plan.Plan{Script: script}
 	for _, t := range m.Thresholds {
-		p.Thresholds = append(p.Thresholds, engine.ThresholdSpec{Expr: t.Expr, Conditions: t.Conditions, AbortOnFail: t.AbortOnFail})
+		p.Thresholds = append(p.Thresholds, plan.ThresholdSpec{Expr: t.Expr, Conditions: t.Conditions, AbortOnFail: t.AbortOnFail})
 	}
 	for _, d := range m.Metrics {
-		p.Metrics = append(p.Metrics, engine.MetricDef{Name: d.Name, Kind: d.Kind})
+		p.Metrics = append(p.Metrics, plan.MetricDef{Name: d.Name, Kind: d.Kind})
 	}
 	idx := map[string]int{}
 	for _, s := range stages {
@@ -196,9 +197,9 @@ func (m *Mergeable) Plan(script string, stages []metrics.StageSummary) engine.Pl
 		if !ok {
 			i = len(p.Scenarios)
 			idx[s.Scenario] = i
-			p.Scenarios = append(p.Scenarios, engine.Scenario{Name: s.Scenario})
+			p.Scenarios = append(p.Scenarios, plan.Scenario{Name: s.Scenario})
 		}
-		p.Scenarios[i].Stages = append(p.Scenarios[i].Stages, engine.Stage{Name: s.Stage})
+		p.Scenarios[i].Stages = append(p.Scenarios[i].Stages, plan.Stage{Name: s.Stage})
 	}
 	return p
 }
@@ -229,7 +230,7 @@ type SLO struct {
 }
 
 // SLOFrom converts a plan's SLO for Meta; nil when no objective is set.
-func SLOFrom(o engine.SLO) *SLO {
+func SLOFrom(o plan.SLO) *SLO {
 	if o.IsZero() {
 		return nil
 	}

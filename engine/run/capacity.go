@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -46,13 +47,13 @@ type clientWindow interface {
 type probeJudge struct {
 	col      snapshotter
 	client   clientWindow // nil: the client is not checked
-	slo      engine.SLO
+	slo      plan.SLO
 	searches map[string]*probeRules
 }
 
 // probeRules is one capacity scenario's search with its conditions parsed.
 type probeRules struct {
-	engine.CapacitySearch
+	plan.CapacitySearch
 	conds  []*threshold.Threshold
 	maxVUs int
 }
@@ -62,7 +63,7 @@ var _ engine.ProbeJudge = (*probeJudge)(nil)
 // newProbeJudge makes the judge of the plan's capacity searches; nil when
 // the plan has none. It refuses a good_share without an SLO to count good
 // requests against, and conditions that do not parse.
-func newProbeJudge(p engine.Plan, col snapshotter, client clientWindow) (*probeJudge, error) {
+func newProbeJudge(p plan.Plan, col snapshotter, client clientWindow) (*probeJudge, error) {
 	j := &probeJudge{col: col, client: client, slo: p.SLO, searches: map[string]*probeRules{}}
 	for _, sc := range p.Scenarios {
 		if sc.Capacity == nil {
@@ -187,7 +188,7 @@ func (j *probeJudge) stop(p engine.Probe, rules *probeRules, src *probeSource, l
 		return fmt.Sprintf("the script sent no request in %d iterations (%d script errors): nothing to judge the server on",
 			load.iterations, load.scriptErrors)
 	}
-	if rules.Load != engine.CapacityRate || p.Load <= 0 {
+	if rules.Load != plan.CapacityRate || p.Load <= 0 {
 		return ""
 	}
 	lo, hi, n, err := src.percentileInterval("schedule_lag", 99)
@@ -200,7 +201,7 @@ func (j *probeJudge) stop(p engine.Probe, rules *probeRules, src *probeSource, l
 		return ""
 	}
 	return fmt.Sprintf("llmload fell behind its schedule: schedule lag p99 [%s, %s] (n=%d) above %s (the larger of %s and %.0f%% of the %s mean gap at %.4g/s)",
-		fmtMS(lo), fmtMS(hi), n, fmtMS(ms(bound)), engine.FormatDuration(ProbeMaxLag), 100*ProbeMaxLagGap,
+		fmtMS(lo), fmtMS(hi), n, fmtMS(ms(bound)), plan.FormatDuration(ProbeMaxLag), 100*ProbeMaxLagGap,
 		gap.Round(time.Microsecond), p.Load)
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/threshold"
@@ -38,7 +39,7 @@ func capacityOutcomes(eng *executor.Engine, e *ending) []engine.CapacityOutcome 
 // figures from the result's stages.
 func (c *Config) addCapacity(res *result.Result, outcomes []engine.CapacityOutcome) {
 	for _, o := range outcomes {
-		var search engine.CapacitySearch
+		var search plan.CapacitySearch
 		for _, sc := range c.Plan.Scenarios {
 			if sc.Name == o.Scenario && sc.Capacity != nil {
 				search = *sc.Capacity

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 )
 
@@ -75,20 +76,20 @@ type fakeSelfCheck engine.ClientCheck
 
 func (f fakeSelfCheck) Window(time.Time, time.Time) engine.ClientCheck { return engine.ClientCheck(f) }
 
-func capacityPlan(s engine.CapacitySearch) engine.Plan {
-	return engine.Plan{SLO: engine.SLO{TTFT: time.Second}, Scenarios: []engine.Scenario{{
-		Name: "cap", Executor: engine.ExecutorCapacity, Capacity: &s, MaxVUsCap: 100, PreAllocatedVUs: 10}}}
+func capacityPlan(s plan.CapacitySearch) plan.Plan {
+	return plan.Plan{SLO: plan.SLO{TTFT: time.Second}, Scenarios: []plan.Scenario{{
+		Name: "cap", Executor: plan.ExecutorCapacity, Capacity: &s, MaxVUsCap: 100, PreAllocatedVUs: 10}}}
 }
 
-func search(goodShare float64, conds ...string) engine.CapacitySearch {
-	return engine.CapacitySearch{Load: engine.CapacityRate, Start: 1, Max: 100, Growth: 2, Precision: 0.05,
+func search(goodShare float64, conds ...string) plan.CapacitySearch {
+	return plan.CapacitySearch{Load: plan.CapacityRate, Start: 1, Max: 100, Growth: 2, Precision: 0.05,
 		Window: 30 * time.Second, MaxWindow: 2 * time.Minute, GoodShare: goodShare, Conditions: conds, MinSamples: 30}
 }
 
 func TestJudgeProbe(t *testing.T) {
 	tests := []struct {
 		name    string
-		search  engine.CapacitySearch
+		search  plan.CapacitySearch
 		windows []window
 		client  *fakeSelfCheck
 		load    float64
@@ -162,7 +163,7 @@ func TestJudgeProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			col := metrics.NewCollector(metrics.WithSLO(engine.SLO{TTFT: time.Second}))
+			col := metrics.NewCollector(metrics.WithSLO(plan.SLO{TTFT: time.Second}))
 			defer col.Close()
 			p := engine.Probe{Scenario: "cap", Load: tt.load, Phase: engine.ProbeBracket, Start: t0, End: t0.Add(time.Minute)}
 			for _, w := range tt.windows {
@@ -202,14 +203,14 @@ func verdictWord(v engine.ProbeVerdict) string {
 
 func TestNewProbeJudgeRefuses(t *testing.T) {
 	noSLO := capacityPlan(search(0.95))
-	noSLO.SLO = engine.SLO{}
+	noSLO.SLO = plan.SLO{}
 	if _, err := newProbeJudge(noSLO, nil, nil); err == nil || !strings.Contains(err.Error(), "needs options.slo") {
 		t.Errorf("good_share without an SLO: err = %v", err)
 	}
 	if _, err := newProbeJudge(capacityPlan(search(0, "ttft.p99 == 1s")), nil, nil); err == nil || !strings.Contains(err.Error(), "not ==") {
 		t.Errorf("== condition: err = %v", err)
 	}
-	if j, err := newProbeJudge(engine.Plan{Scenarios: []engine.Scenario{{Name: "plain"}}}, nil, nil); j != nil || err != nil {
+	if j, err := newProbeJudge(plan.Plan{Scenarios: []plan.Scenario{{Name: "plain"}}}, nil, nil); j != nil || err != nil {
 		t.Errorf("a plan without a capacity search: judge %v, err %v", j, err)
 	}
 }
@@ -285,13 +286,13 @@ func TestCapacityRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a capacity search for a few seconds")
 	}
-	s := engine.CapacitySearch{Load: engine.CapacityVUs, Start: 1, Max: 32, Growth: 2, Precision: 0.1,
+	s := plan.CapacitySearch{Load: plan.CapacityVUs, Start: 1, Max: 32, Growth: 2, Precision: 0.1,
 		Warmup: 100 * time.Millisecond, Window: 400 * time.Millisecond, MaxWindow: 1600 * time.Millisecond,
 		GoodShare: 0.9, MinSamples: 20}
-	p := engine.Plan{Script: "capacity.lua", Seed: 1, Target: engine.Target{Model: "m"}, SLO: engine.SLO{TTFT: time.Second},
-		Scenarios: []engine.Scenario{{Name: "cap", Executor: engine.ExecutorCapacity, Exec: "chat", Capacity: &s,
+	p := plan.Plan{Script: "capacity.lua", Seed: 1, Target: plan.Target{Model: "m"}, SLO: plan.SLO{TTFT: time.Second},
+		Scenarios: []plan.Scenario{{Name: "cap", Executor: plan.ExecutorCapacity, Exec: "chat", Capacity: &s,
 			GracefulStop: time.Second}},
-		Thresholds: []engine.ThresholdSpec{{Expr: "capacity.vus", Conditions: []string{">= 4"}}}}
+		Thresholds: []plan.ThresholdSpec{{Expr: "capacity.vus", Conditions: []string{">= 4"}}}}
 	var inFlight atomic.Int64
 	r := &fakeRunner{}
 	r.iterate = func(ctx context.Context, it engine.Iteration) error {

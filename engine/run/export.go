@@ -9,6 +9,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/export"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 )
 
@@ -29,7 +30,7 @@ func (c *Config) newExporting(start time.Time) (*exporting, error) {
 	}
 	open := map[string]bool{}
 	for _, sc := range c.Plan.Scenarios {
-		open[sc.Name] = engine.OpenModel(sc.Executor)
+		open[sc.Name] = plan.OpenModel(sc.Executor)
 	}
 	ex := &exporting{runID: c.runID(start)}
 	x, err := export.New(export.Config{Export: e, RunID: ex.runID, Start: start, Open: open, Log: c.log,

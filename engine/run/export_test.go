@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/export"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -20,10 +20,10 @@ import (
 
 // sharedPlan is n requests shared by 2 VUs: the same counts every run,
 // so that two runs' results can be compared exactly.
-func sharedPlan(n int) engine.Plan {
-	return engine.Plan{Script: "fake.lua", Seed: 1, Target: engine.Target{Model: "m"},
-		Scenarios: []engine.Scenario{{Name: "s", Executor: engine.ExecutorSharedIterations, Exec: "chat",
-			VUs: 2, Iterations: n, Stages: []engine.Stage{{Name: "all", Target: 2, Duration: time.Minute}},
+func sharedPlan(n int) plan.Plan {
+	return plan.Plan{Script: "fake.lua", Seed: 1, Target: plan.Target{Model: "m"},
+		Scenarios: []plan.Scenario{{Name: "s", Executor: plan.ExecutorSharedIterations, Exec: "chat",
+			VUs: 2, Iterations: n, Stages: []plan.Stage{{Name: "all", Target: 2, Duration: time.Minute}},
 			GracefulStop: time.Second}}}
 }
 
@@ -93,7 +93,7 @@ var listenLine = regexp.MustCompile(`serving the run's live metrics at http://([
 
 func TestExportListenMatchesResult(t *testing.T) {
 	p := sharedPlan(40)
-	p.Export = engine.Export{Listen: "127.0.0.1:0", RunID: "t1"}
+	p.Export = plan.Export{Listen: "127.0.0.1:0", RunID: "t1"}
 	cfg := testConfig(t, p, &fakeRunner{})
 	sc := startScraper()
 	defer close(sc.stop)
@@ -133,8 +133,8 @@ func TestExportFailuresLeaveResultIdentical(t *testing.T) {
 	}))
 	defer failing.Close()
 	p := sharedPlan(30)
-	p.Export = engine.Export{Every: 50 * time.Millisecond, Targets: []engine.ExportTarget{
-		{Kind: engine.ExportPrometheusRW, URL: down.URL}, {Kind: engine.ExportOTLP, URL: failing.URL}}}
+	p.Export = plan.Export{Every: 50 * time.Millisecond, Targets: []plan.ExportTarget{
+		{Kind: plan.ExportPrometheusRW, URL: down.URL}, {Kind: plan.ExportOTLP, URL: failing.URL}}}
 	var summary strings.Builder
 	cfg := testConfig(t, p, &fakeRunner{})
 	cfg.Summary = &summary

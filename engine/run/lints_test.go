@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // repeatingRunner's VUs hand each request to the lints' observer before
@@ -53,7 +54,7 @@ func TestRunLints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := testPlan(300 * time.Millisecond)
 			p.Warmup.Requests = 2
-			p.Thresholds = []engine.ThresholdSpec{{Expr: "requests", Conditions: []string{tt.threshold}}}
+			p.Thresholds = []plan.ThresholdSpec{{Expr: "requests", Conditions: []string{tt.threshold}}}
 			cfg := testConfig(t, p, repeatingRunner())
 			in := lint.Input{Plan: p, Thresholds: cfg.Thresholds}
 			if plan := lint.Check(in); len(lint.Failing(plan)) != 0 {

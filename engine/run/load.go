@@ -13,6 +13,7 @@ import (
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/servermetrics"
@@ -84,7 +85,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	judgeProbes(eng, probes, mon)
 	var scraper *servermetrics.Scraper
 	if t := c.Plan.Target; t.MetricsURL != "" {
-		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, engine.DefaultMetricsEvery), start)
+		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, plan.DefaultMetricsEvery), start)
 		// A capacity search waits between probes for the server's own
 		// queue to empty.
 		eng.SetServerQueue(scraper)

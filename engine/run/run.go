@@ -19,6 +19,7 @@ import (
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
@@ -28,7 +29,7 @@ import (
 type Config struct {
 	// Plan is the validated plan; Plan.Script names the scenario in the
 	// result, Plan.Target the endpoint (no BaseURL: the simulator).
-	Plan engine.Plan
+	Plan plan.Plan
 	// NewRunner makes the VUs once the client and the sink exist, e.g.
 	// luabind's Script.NewRunner. A Runner that also implements
 	// engine.Lifecycle gets its Setup and Teardown called.
@@ -160,7 +161,7 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 	t := c.Plan.Target
 	cfg := sim.Config{Seed: c.Plan.Seed, APIKey: t.APIKey, Model: t.Model, Tokenizer: t.Tokenizer}
 	if cfg.Tokenizer == "" {
-		cfg.Tokenizer = engine.DefaultTokenizer
+		cfg.Tokenizer = plan.DefaultTokenizer
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("built-in simulator: %w", err)
@@ -211,7 +212,7 @@ func (c *Config) log(format string, a ...any) {
 	}
 }
 
-func maxVUs(p engine.Plan) int {
+func maxVUs(p plan.Plan) int {
 	n := 0
 	for _, s := range p.Scenarios {
 		n += s.MaxVUs()

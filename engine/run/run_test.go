@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/memlimit"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
 )
 
@@ -69,18 +70,18 @@ func (f *fakeLifecycle) Teardown(ctx context.Context) error {
 	return nil
 }
 
-func testPlan(d time.Duration) engine.Plan {
-	return engine.Plan{Script: "fake.lua", Seed: 1, Target: engine.Target{Model: "m"},
-		Scenarios: []engine.Scenario{{
-			Name: "s", Executor: engine.ExecutorRampingVUs, Exec: "chat",
-			Stages:       []engine.Stage{{Name: "c2", Target: 2, Duration: d}},
+func testPlan(d time.Duration) plan.Plan {
+	return plan.Plan{Script: "fake.lua", Seed: 1, Target: plan.Target{Model: "m"},
+		Scenarios: []plan.Scenario{{
+			Name: "s", Executor: plan.ExecutorRampingVUs, Exec: "chat",
+			Stages:       []plan.Stage{{Name: "c2", Target: 2, Duration: d}},
 			GracefulStop: time.Second, GracefulRampDown: time.Second,
 		}}}
 }
 
 // testConfig is a run of p with a fake client and r's VUs, writing the
 // result file in a temporary directory.
-func testConfig(t *testing.T, p engine.Plan, r *fakeRunner) Config {
+func testConfig(t *testing.T, p plan.Plan, r *fakeRunner) Config {
 	t.Helper()
 	set, err := ParseThresholds(p)
 	if err != nil {
@@ -153,15 +154,15 @@ func TestOutcomes(t *testing.T) {
 	}
 	tests := map[string]struct {
 		iterate    func(ctx context.Context, it engine.Iteration) error
-		thresholds []engine.ThresholdSpec
+		thresholds []plan.ThresholdSpec
 		gate       Gate
 		want       Verdict
 		reason     string // prefix
 	}{
 		"nothing measured": {iterate: scriptError, want: Failed, reason: "nothing measured"},
-		"threshold fails": {thresholds: []engine.ThresholdSpec{{Expr: "ttft.p99", Conditions: []string{"< 1ms"}}},
+		"threshold fails": {thresholds: []plan.ThresholdSpec{{Expr: "ttft.p99", Conditions: []string{"< 1ms"}}},
 			want: GateFailed, reason: "some thresholds failed"},
-		"threshold holds": {thresholds: []engine.ThresholdSpec{{Expr: "ttft.p99", Conditions: []string{"< 1s"}}},
+		"threshold holds": {thresholds: []plan.ThresholdSpec{{Expr: "ttft.p99", Conditions: []string{"< 1s"}}},
 			want: Passed},
 		"gate fails": {gate: func(*result.Result) (string, error) { return "1 significant regression", nil },
 			want: GateFailed, reason: "1 significant regression"},

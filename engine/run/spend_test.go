@@ -14,9 +14,10 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/cost"
+	"github.com/llmload/llmload/engine/plan"
 )
 
-var testPrices = engine.Cost{InputPerMTok: 3, CachedInputPerMTok: 0.3, OutputPerMTok: 15, Currency: "USD"}
+var testPrices = plan.Cost{InputPerMTok: 3, CachedInputPerMTok: 0.3, OutputPerMTok: 15, Currency: "USD"}
 
 // usageClient answers with usage: 500 prompt tokens, 100 of them cached,
 // and half of max_tokens generated.
@@ -41,11 +42,11 @@ func sendOne(deps *RunnerDeps) func(ctx context.Context, it engine.Iteration) er
 	}
 }
 
-func iterationsPlan(vus, iterations int) engine.Plan {
-	return engine.Plan{Script: "fake.lua", Seed: 1, Target: engine.Target{Model: "m"},
-		Scenarios: []engine.Scenario{{
-			Name: "s", Executor: engine.ExecutorSharedIterations, Exec: "chat", VUs: vus, Iterations: iterations,
-			Stages: []engine.Stage{{Name: "all", Target: vus, Duration: time.Minute}}, GracefulStop: time.Second,
+func iterationsPlan(vus, iterations int) plan.Plan {
+	return plan.Plan{Script: "fake.lua", Seed: 1, Target: plan.Target{Model: "m"},
+		Scenarios: []plan.Scenario{{
+			Name: "s", Executor: plan.ExecutorSharedIterations, Exec: "chat", VUs: vus, Iterations: iterations,
+			Stages: []plan.Stage{{Name: "all", Target: vus, Duration: time.Minute}}, GracefulStop: time.Second,
 		}}}
 }
 
@@ -165,8 +166,8 @@ func deref(p *int) int {
 // price.
 func TestSpendMatchesAHandComputationOnTheSimulator(t *testing.T) {
 	p := iterationsPlan(2, 12)
-	p.Target = engine.Target{Tokenizer: engine.DefaultTokenizer}
-	p.Warmup = engine.Warmup{Requests: 3}
+	p.Target = plan.Target{Tokenizer: plan.DefaultTokenizer}
+	p.Warmup = plan.Warmup{Requests: 3}
 	p.Cost = testPrices
 	prefix := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 60)
 	r := &fakeRunner{}
@@ -242,7 +243,7 @@ func TestSegmentStopsAtItsShareOfTheBudget(t *testing.T) {
 	p := iterationsPlan(1, 1)
 	p.Cost = testPrices
 	p.Cost.Budget = 1
-	p.Segment = engine.Segment{Index: 1, Count: 4}
+	p.Segment = plan.Segment{Index: 1, Count: 4}
 	s := (&Config{Plan: p}).newSpend(func(error) {})
 	if got := s.summary(); got.Budget != 1 || got.Cap != 0.25 {
 		t.Errorf("budget %v, cap %v; want 1 and a quarter of it", got.Budget, got.Cap)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -15,7 +15,7 @@ import (
 const AbortEvery = time.Second
 
 // ParseThresholds parses the plan's thresholds against the metrics it knows.
-func ParseThresholds(p engine.Plan) (threshold.Set, error) {
+func ParseThresholds(p plan.Plan) (threshold.Set, error) {
 	known := threshold.KnownOf(p)
 	var set threshold.Set
 	for _, spec := range p.Thresholds {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Capacity metrics: what a capacity search found, the highest arrival rate
@@ -33,7 +34,7 @@ type CapacitySource interface {
 // (engine.CapacityRate or CapacityVUs), or "" for any other expression.
 func capacityLoad(expr string) string {
 	expr = strings.TrimSpace(expr)
-	for metric, load := range map[string]string{MetricCapacityRate: engine.CapacityRate, MetricCapacityVUs: engine.CapacityVUs} {
+	for metric, load := range map[string]string{MetricCapacityRate: plan.CapacityRate, MetricCapacityVUs: plan.CapacityVUs} {
 		if rest, ok := strings.CutPrefix(expr, metric); ok && (rest == "" || rest[0] == '{' || rest[0] == '.') {
 			return load
 		}
@@ -44,9 +45,9 @@ func capacityLoad(expr string) string {
 // parseCapacity parses a capacity.rate or capacity.vus threshold: an
 // optional {scenario:NAME} filter and plain-number conditions. It refuses
 // abort_on_fail, since nothing is known to abort on before the run ends.
-func parseCapacity(spec engine.ThresholdSpec, load string, known Known) (*Threshold, error) {
+func parseCapacity(spec plan.ThresholdSpec, load string, known Known) (*Threshold, error) {
 	metric := MetricCapacityRate
-	if load == engine.CapacityVUs {
+	if load == plan.CapacityVUs {
 		metric = MetricCapacityVUs
 	}
 	if spec.AbortOnFail || spec.DelayAbortEval > 0 {
@@ -98,10 +99,10 @@ func checkCapacityScenario(metric, load, scenario string, searches map[string]st
 		}
 	}
 	slices.Sort(names)
-	what := map[string]string{engine.CapacityRate: "rates", engine.CapacityVUs: "VUs"}[load]
+	what := map[string]string{plan.CapacityRate: "rates", plan.CapacityVUs: "VUs"}[load]
 	switch {
 	case len(names) == 0:
-		return fmt.Errorf("%s: no capacity scenario searches %s (executor = %q, load = %q)", metric, what, engine.ExecutorCapacity, load)
+		return fmt.Errorf("%s: no capacity scenario searches %s (executor = %q, load = %q)", metric, what, plan.ExecutorCapacity, load)
 	case scenario != "" && !slices.Contains(names, scenario):
 		return fmt.Errorf("%s: scenario %q is no capacity search of %s (those are: %s)", metric, scenario, what, strings.Join(names, ", "))
 	case scenario == "" && len(names) > 1:
@@ -122,7 +123,7 @@ func parseCapacityCondition(text, load string) (Condition, error) {
 	}
 	v, err := strconv.ParseFloat(m[3], 64)
 	if err != nil {
-		unit := map[string]string{engine.CapacityRate: "iterations/s", engine.CapacityVUs: "VUs"}[load]
+		unit := map[string]string{plan.CapacityRate: "iterations/s", plan.CapacityVUs: "VUs"}[load]
 		return Condition{}, fmt.Errorf("%q: want a plain number of %s", m[3], unit)
 	}
 	return Condition{Text: strings.TrimSpace(text), Agg: load, Op: m[2], Value: v}, nil

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 var capacityKnown = Known{Metrics: known.Metrics, Stages: known.Stages,
-	Capacity: map[string]string{"search": engine.CapacityRate, "pool": engine.CapacityVUs}}
+	Capacity: map[string]string{"search": plan.CapacityRate, "pool": plan.CapacityVUs}}
 
 // capacities is a CapacitySource with fixed outcomes.
 type capacities struct {
@@ -20,13 +21,13 @@ type capacities struct {
 func (c capacities) Capacities() []engine.CapacityOutcome { return c.outcomes }
 
 func TestCapacityThreshold(t *testing.T) {
-	found := engine.CapacityOutcome{Scenario: "search", Load: engine.CapacityRate, Capacity: 41.5, Lo: 39.8, Hi: 43.2,
+	found := engine.CapacityOutcome{Scenario: "search", Load: plan.CapacityRate, Capacity: 41.5, Lo: 39.8, Hi: 43.2,
 		Probes: make([]engine.ProbeResult, 7)}
-	atMax := engine.CapacityOutcome{Scenario: "search", Load: engine.CapacityRate, Capacity: 64, Lo: 64, AtLeast: true}
+	atMax := engine.CapacityOutcome{Scenario: "search", Load: plan.CapacityRate, Capacity: 64, Lo: 64, AtLeast: true}
 	stopped := found
 	stopped.Stopped = "llmload was the bottleneck (CLIENT-BOUND): CPU at 195%"
-	never := engine.CapacityOutcome{Scenario: "search", Load: engine.CapacityRate, Hi: 1}
-	vus := engine.CapacityOutcome{Scenario: "pool", Load: engine.CapacityVUs, Capacity: 12, Lo: 11, Hi: 13}
+	never := engine.CapacityOutcome{Scenario: "search", Load: plan.CapacityRate, Hi: 1}
+	vus := engine.CapacityOutcome{Scenario: "pool", Load: plan.CapacityVUs, Capacity: 12, Lo: 11, Hi: 13}
 	tests := []struct {
 		expr, cond string
 		outcomes   []engine.CapacityOutcome
@@ -47,7 +48,7 @@ func TestCapacityThreshold(t *testing.T) {
 		{"capacity.vus", "> 10", []engine.CapacityOutcome{found, vus}, true, ""},
 	}
 	for _, tt := range tests {
-		th, err := Parse(engine.ThresholdSpec{Expr: tt.expr, Conditions: []string{tt.cond}}, capacityKnown)
+		th, err := Parse(plan.ThresholdSpec{Expr: tt.expr, Conditions: []string{tt.cond}}, capacityKnown)
 		if err != nil {
 			t.Errorf("Parse(%s %s): %v", tt.expr, tt.cond, err)
 			continue
@@ -61,7 +62,7 @@ func TestCapacityThreshold(t *testing.T) {
 }
 
 func TestCapacityThresholdNeedsTheEnd(t *testing.T) {
-	th, err := Parse(engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40"}}, capacityKnown)
+	th, err := Parse(plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40"}}, capacityKnown)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,19 +80,19 @@ func TestCapacityThresholdNeedsTheEnd(t *testing.T) {
 
 func TestCapacityThresholdParseErrors(t *testing.T) {
 	tests := []struct {
-		spec engine.ThresholdSpec
+		spec plan.ThresholdSpec
 		want string
 	}{
-		{engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40"}, AbortOnFail: true}, "cannot abort_on_fail"},
-		{engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40"}, DelayAbortEval: time.Second}, "cannot abort_on_fail"},
-		{engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"== 40"}}, "not =="},
-		{engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40/s"}}, "want a plain number of iterations/s"},
-		{engine.ThresholdSpec{Expr: "capacity.vus", Conditions: []string{"> many"}}, "want a plain number of VUs"},
-		{engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"avg > 40"}}, "want an operator and a number"},
-		{engine.ThresholdSpec{Expr: "capacity.rate.p99", Conditions: []string{"> 40"}}, "takes no aggregation"},
-		{engine.ThresholdSpec{Expr: "capacity.rate{stage:probe-01}", Conditions: []string{"> 40"}}, "takes only a scenario filter"},
-		{engine.ThresholdSpec{Expr: "capacity.rate{scenario:pool}", Conditions: []string{"> 40"}}, `scenario "pool" is no capacity search of rates (those are: search)`},
-		{engine.ThresholdSpec{Expr: "capacity.rate", Conditions: nil}, "no condition"},
+		{plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40"}, AbortOnFail: true}, "cannot abort_on_fail"},
+		{plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40"}, DelayAbortEval: time.Second}, "cannot abort_on_fail"},
+		{plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"== 40"}}, "not =="},
+		{plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 40/s"}}, "want a plain number of iterations/s"},
+		{plan.ThresholdSpec{Expr: "capacity.vus", Conditions: []string{"> many"}}, "want a plain number of VUs"},
+		{plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"avg > 40"}}, "want an operator and a number"},
+		{plan.ThresholdSpec{Expr: "capacity.rate.p99", Conditions: []string{"> 40"}}, "takes no aggregation"},
+		{plan.ThresholdSpec{Expr: "capacity.rate{stage:probe-01}", Conditions: []string{"> 40"}}, "takes only a scenario filter"},
+		{plan.ThresholdSpec{Expr: "capacity.rate{scenario:pool}", Conditions: []string{"> 40"}}, `scenario "pool" is no capacity search of rates (those are: search)`},
+		{plan.ThresholdSpec{Expr: "capacity.rate", Conditions: nil}, "no condition"},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.spec, capacityKnown)
@@ -100,16 +101,16 @@ func TestCapacityThresholdParseErrors(t *testing.T) {
 		}
 	}
 	none := Known{Metrics: known.Metrics, Capacity: map[string]string{}}
-	if _, err := Parse(engine.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 1"}}, none); err == nil ||
+	if _, err := Parse(plan.ThresholdSpec{Expr: "capacity.rate", Conditions: []string{"> 1"}}, none); err == nil ||
 		!strings.Contains(err.Error(), `no capacity scenario searches rates (executor = "capacity", load = "rate")`) {
 		t.Errorf("without a search: %v", err)
 	}
-	two := Known{Metrics: known.Metrics, Capacity: map[string]string{"a": engine.CapacityVUs, "b": engine.CapacityVUs}}
-	if _, err := Parse(engine.ThresholdSpec{Expr: "capacity.vus", Conditions: []string{"> 1"}}, two); err == nil ||
+	two := Known{Metrics: known.Metrics, Capacity: map[string]string{"a": plan.CapacityVUs, "b": plan.CapacityVUs}}
+	if _, err := Parse(plan.ThresholdSpec{Expr: "capacity.vus", Conditions: []string{"> 1"}}, two); err == nil ||
 		!strings.Contains(err.Error(), "2 capacity scenarios search VUs (a, b): name one, e.g. capacity.vus{scenario:a}") {
 		t.Errorf("two searches: %v", err)
 	}
-	if _, err := Parse(engine.ThresholdSpec{Expr: "capacity.vus", Conditions: []string{"> 1"}}, Known{Metrics: known.Metrics}); err != nil {
+	if _, err := Parse(plan.ThresholdSpec{Expr: "capacity.vus", Conditions: []string{"> 1"}}, Known{Metrics: known.Metrics}); err != nil {
 		t.Errorf("unchecked (no Capacity known): %v", err)
 	}
 }
@@ -129,10 +130,10 @@ func TestParseProbeConditionRefuses(t *testing.T) {
 }
 
 func TestFormatCapacity(t *testing.T) {
-	if got := FormatValue(KindCapacity, engine.CapacityRate, 41.5); got != "41.5 req/s" {
+	if got := FormatValue(KindCapacity, plan.CapacityRate, 41.5); got != "41.5 req/s" {
 		t.Errorf("rate = %q", got)
 	}
-	if got := FormatValue(KindCapacity, engine.CapacityVUs, 12); got != "12 VUs" {
+	if got := FormatValue(KindCapacity, plan.CapacityVUs, 12); got != "12 VUs" {
 		t.Errorf("VUs = %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Source answers metric queries; *metrics.Snapshot is one.
@@ -125,7 +126,7 @@ func Describe(r Result, o Outcome) string {
 // FormatValue renders an observed value in its metric's unit.
 func FormatValue(kind, agg string, v float64) string {
 	switch {
-	case kind == KindCapacity && agg == engine.CapacityVUs:
+	case kind == KindCapacity && agg == plan.CapacityVUs:
 		return fmt.Sprintf("%.4g VUs", v)
 	case kind == KindCapacity:
 		return fmt.Sprintf("%.4g req/s", v)

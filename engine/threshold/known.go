@@ -1,13 +1,13 @@
 package threshold
 
 import (
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // KnownOf is what p's thresholds may refer to: the built-in metrics and
 // p's custom ones, its scenarios' stages, and its capacity searches.
-func KnownOf(p engine.Plan) Known {
+func KnownOf(p plan.Plan) Known {
 	known := Known{Metrics: metrics.Builtin(), Stages: map[string][]string{}, Capacity: map[string]string{}}
 	for _, m := range p.Metrics {
 		known.Metrics[m.Name] = m.Kind

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // probeOps are the comparison operators a probe condition may use, longest
@@ -32,7 +33,7 @@ func ParseProbeCondition(text string) (*Threshold, error) {
 	if capacityLoad(expr) != "" {
 		return nil, fmt.Errorf("%q: a probe is judged on its requests, not on the capacity the search finds", text)
 	}
-	t, err := Parse(engine.ThresholdSpec{Expr: expr, Conditions: []string{cond}}, Known{Metrics: metrics.Builtin()})
+	t, err := Parse(plan.ThresholdSpec{Expr: expr, Conditions: []string{cond}}, Known{Metrics: metrics.Builtin()})
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", text, err)
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Known is what a threshold may refer to.
@@ -45,7 +45,7 @@ type Condition struct {
 
 // Parse validates spec against known and returns the threshold. Errors
 // name the part at fault and list what would be valid.
-func Parse(spec engine.ThresholdSpec, known Known) (*Threshold, error) {
+func Parse(spec plan.ThresholdSpec, known Known) (*Threshold, error) {
 	if load := capacityLoad(spec.Expr); load != "" {
 		return parseCapacity(spec, load, known)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
 )
 
 var known = Known{
@@ -22,7 +23,7 @@ var known = Known{
 
 func parse(t *testing.T, expr string, conds ...string) (*Threshold, error) {
 	t.Helper()
-	return Parse(engine.ThresholdSpec{Expr: expr, Conditions: conds}, known)
+	return Parse(plan.ThresholdSpec{Expr: expr, Conditions: conds}, known)
 }
 
 func TestParseValid(t *testing.T) {
@@ -189,7 +190,7 @@ func TestMultipleConditionsAllMustPass(t *testing.T) {
 }
 
 func TestShouldAbortHonoursDelayAndIgnoresNoData(t *testing.T) {
-	spec := engine.ThresholdSpec{Expr: "ttft.p99", Conditions: []string{"< 1s"}, AbortOnFail: true, DelayAbortEval: 30 * time.Second}
+	spec := plan.ThresholdSpec{Expr: "ttft.p99", Conditions: []string{"< 1s"}, AbortOnFail: true, DelayAbortEval: 30 * time.Second}
 	th, err := Parse(spec, known)
 	if err != nil {
 		t.Fatal(err)

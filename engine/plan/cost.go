@@ -1,4 +1,4 @@
-package engine
+package plan
 
 // DefaultCurrency is the currency of prices that name none.
 const DefaultCurrency = "USD"

@@ -1,4 +1,9 @@
-package engine
+// Package plan is what a scenario script compiles to and the engine runs:
+// scenarios, stages, the target, SLO, thresholds, traces and capacity
+// searches as data, with the arithmetic on them (stage loads, segments of a
+// distributed run, the fingerprint that tells two runs of one plan). It
+// decides nothing at run time.
+package plan
 
 import (
 	"strings"
@@ -123,24 +128,8 @@ type SLO struct {
 	E2E  time.Duration
 }
 
-// Met reports whether a request met every set objective; a failed request
-// never does.
-func (o SLO) Met(r *Result) bool {
-	if r.Err != nil {
-		return false
-	}
-	if o.TTFT > 0 && r.TTFT == 0 {
-		return false // no first token seen (or not streamed): the TTFT objective cannot be shown met
-	}
-	return within(r.TTFT, o.TTFT) && within(r.TPOT, o.TPOT) && within(r.E2E, o.E2E)
-}
-
 // IsZero reports whether no objective is set.
 func (o SLO) IsZero() bool { return o == SLO{} }
-
-// within is true for an unmeasured value (0): TPOT is absent for one-token
-// answers, which cannot miss it.
-func within(v, limit time.Duration) bool { return limit <= 0 || v <= limit }
 
 // Warmup runs before the first stage; its samples are excluded from all statistics.
 type Warmup struct {
