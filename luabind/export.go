@@ -1,9 +1,9 @@
 package luabind
 
 import (
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/export"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -74,7 +74,7 @@ func (d *decoder) exportTarget(path, kind string, v lua.LValue, native bool) pla
 	}
 	if t.URL != "" {
 		if err := export.CheckURL(t.URL); err != nil {
-			d.errorf(path, "%s: %v", engine.RedactURL(t.URL), err)
+			d.errorf(path, "%s: %v", redact.URL(t.URL), err)
 		}
 	}
 	return t

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/stopping"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -278,7 +279,7 @@ func (m *module) pause(d time.Duration) {
 		m.cfg.dry.think += max(d, 0)
 		return
 	}
-	engine.Sleep(m.ctx, d)
+	stopping.Sleep(m.ctx, d)
 }
 
 // checkDuration reads argument n as a duration string or seconds.

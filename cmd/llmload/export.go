@@ -3,9 +3,9 @@ package main
 import (
 	"strings"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/export"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/spf13/pflag"
 )
 
@@ -34,7 +34,7 @@ func (e *exportFlags) parse() error {
 	for _, v := range e.exports {
 		kind, url, ok := strings.Cut(v, "=")
 		if !ok {
-			return usagef("run: --export %s: want KIND=URL (KIND: %s)", engine.RedactURL(v), strings.Join(plan.ExportKinds(), ", "))
+			return usagef("run: --export %s: want KIND=URL (KIND: %s)", redact.URL(v), strings.Join(plan.ExportKinds(), ", "))
 		}
 		t := plan.ExportTarget{Kind: kind}
 		t.URL, t.Native = strings.CutSuffix(url, nativeSuffix)
@@ -42,7 +42,7 @@ func (e *exportFlags) parse() error {
 		case kind != plan.ExportPrometheusRW && kind != plan.ExportOTLP:
 			return usagef("run: --export %s=...: unknown kind %q (want %s)", kind, kind, strings.Join(plan.ExportKinds(), " or "))
 		case export.CheckURL(t.URL) != nil:
-			return usagef("run: --export %s=%s: %v", kind, engine.RedactURL(t.URL), export.CheckURL(t.URL))
+			return usagef("run: --export %s=%s: %v", kind, redact.URL(t.URL), export.CheckURL(t.URL))
 		}
 		for _, o := range e.targets {
 			if o.Kind == kind {

@@ -16,6 +16,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/luabind"
@@ -374,7 +375,7 @@ func checkMetricsURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", engine.RedactURL(raw))
+		return fmt.Errorf("%q is not an http(s) URL", redact.URL(raw))
 	}
 	return nil
 }

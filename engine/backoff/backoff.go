@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/stopping"
 )
 
 // Defaults of Policy.
@@ -136,7 +137,7 @@ func (c *Client) wait(ctx context.Context) string {
 		return ""
 	case <-ctx.Done():
 		return "not sent: " + context.Cause(ctx).Error() + " while backing off from an unreachable target"
-	case <-engine.Stopping(ctx):
+	case <-stopping.From(ctx):
 		return "not sent: the VU was stopped while backing off from an unreachable target"
 	}
 }

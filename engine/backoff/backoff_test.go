@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/stopping"
 )
 
 var (
@@ -138,7 +139,7 @@ func TestWaitEndsWhenTheVUIsStopped(t *testing.T) {
 		stop := make(chan struct{})
 		time.AfterFunc(2*time.Second, func() { close(stop) })
 		start := time.Now()
-		r := c.Chat(engine.WithStopping(t.Context(), stop), &engine.ChatRequest{})
+		r := c.Chat(stopping.With(t.Context(), stop), &engine.ChatRequest{})
 		if got, want := time.Since(start), 2*time.Second; got != want {
 			t.Errorf("wait returned after %v, want %v", got, want)
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/stopping"
 )
 
 // WarmupStage is the stage label of warmup iterations.
@@ -262,7 +263,7 @@ func (e *Engine) closeVUs() {
 // iterate runs one iteration on v, marking its start, and records a script
 // error unless the error only says the iteration was canceled.
 func (e *Engine) iterate(ctx context.Context, stop <-chan struct{}, v *vuHandle, it engine.Iteration) {
-	ctx = engine.WithStopping(ctx, stop)
+	ctx = stopping.With(ctx, stop)
 	it.VUID = v.id
 	it.Iteration = v.iter
 	it.RequestID = e.seg.Global(e.requestID.Add(1)) // unique across segments
@@ -322,4 +323,4 @@ func drain(done <-chan struct{}, cancel context.CancelCauseFunc, grace time.Dura
 }
 
 // sleepUntil waits for t or ctx's end; it reports whether t was reached.
-func sleepUntil(ctx context.Context, t time.Time) bool { return engine.Sleep(ctx, time.Until(t)) }
+func sleepUntil(ctx context.Context, t time.Time) bool { return stopping.Sleep(ctx, time.Until(t)) }

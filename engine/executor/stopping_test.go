@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/stopping"
 )
 
 // stopOrCancel is an iteration that waits until its VU is told to stop
@@ -15,7 +16,7 @@ import (
 func stopOrCancel(stopped, canceled *atomic.Int32) func(context.Context, engine.Iteration) error {
 	return func(ctx context.Context, _ engine.Iteration) error {
 		select {
-		case <-engine.Stopping(ctx):
+		case <-stopping.From(ctx):
 			stopped.Add(1)
 			return nil
 		case <-ctx.Done():

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -130,9 +130,9 @@ func (x *Exporter) newOutput(t plan.ExportTarget) (*output, error) {
 		err = fmt.Errorf("unknown kind (want %s)", plan.ExportKinds())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("export %s=%s: %w", t.Kind, engine.RedactURL(t.URL), err)
+		return nil, fmt.Errorf("export %s=%s: %w", t.Kind, redact.URL(t.URL), err)
 	}
-	return &output{kind: t.Kind, target: engine.RedactURL(t.URL), p: p, redact: redactor(t.URL, x.cfg.Export.Headers)}, nil
+	return &output{kind: t.Kind, target: redact.URL(t.URL), p: p, redact: redactor(t.URL, x.cfg.Export.Headers)}, nil
 }
 
 // ListenAddr is the address --listen serves on ("" without it): the

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -96,11 +96,11 @@ func (h Health) Warning() string {
 // redactor scrubs a push's errors of the URL's credentials and of the
 // headers' values (an Authorization value, and its token alone).
 func redactor(url string, headers map[string]string) func(string) string {
-	rs := []*engine.Redactor{engine.NewRedactor("", url)}
+	rs := []*redact.Redactor{redact.New("", url)}
 	for _, v := range headers {
-		rs = append(rs, engine.NewRedactor(v))
+		rs = append(rs, redact.New(v))
 		if _, token, ok := strings.Cut(v, " "); ok && len(token) >= 4 {
-			rs = append(rs, engine.NewRedactor(token))
+			rs = append(rs, redact.New(token))
 		}
 	}
 	return func(s string) string {

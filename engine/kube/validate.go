@@ -11,8 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 )
 
 // MaxNameLength bounds a run name so that the longest name made from it,
@@ -112,10 +112,10 @@ func ValidateTarget(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", engine.RedactURL(raw))
+		return fmt.Errorf("%q is not an http(s) URL", redact.URL(raw))
 	}
-	if u.User != nil || len(engine.URLSecrets(raw)) > 0 {
-		return fmt.Errorf("%q carries credentials, which would be written into the manifests in plain text: put the API key in a Secret (key api-key) and name it with --secret", engine.RedactURL(raw))
+	if u.User != nil || len(redact.URLSecrets(raw)) > 0 {
+		return fmt.Errorf("%q carries credentials, which would be written into the manifests in plain text: put the API key in a Secret (key api-key) and name it with --secret", redact.URL(raw))
 	}
 	return nil
 }

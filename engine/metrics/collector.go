@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/outbox"
 	"github.com/llmload/llmload/engine/plan"
 )
 
@@ -47,7 +48,7 @@ var ErrClosed = errors.New("metrics: collector closed")
 type Collector struct {
 	buffer  int
 	slo     plan.SLO
-	events  *engine.Outbox[event]
+	events  *outbox.Outbox[event]
 	result  chan result
 	closing atomic.Bool // Close has begun: warmup counters refuse too
 
@@ -72,7 +73,7 @@ func NewCollector(opts ...Option) *Collector {
 	for _, o := range opts {
 		o(c)
 	}
-	c.events = engine.NewOutbox[event](c.buffer)
+	c.events = outbox.New[event](c.buffer)
 	go func() { c.result <- aggregate(c.events.Receive()) }()
 	return c
 }

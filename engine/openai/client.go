@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/rxtime"
 )
 
@@ -64,7 +65,7 @@ func (c Config) String() string {
 		key = "[redacted]"
 	}
 	return fmt.Sprintf("{BaseURL:%s APIKey:%s ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d Tokenizer:%s ContinuousUsage:%t}",
-		engine.RedactURL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns,
+		redact.URL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns,
 		c.Tokenizer, c.ContinuousUsage)
 }
 
@@ -85,7 +86,7 @@ type Client struct {
 	modelsURL      string
 	auth           string // "Bearer <key>", or empty
 	key            string
-	redactor       *engine.Redactor // the key's and the URLs' credentials, scrubbed from every message
+	redactor       *redact.Redactor // the key's and the URLs' credentials, scrubbed from every message
 	t              timeouts
 	tok            *tokenCounter // nil: no offline tokenizer
 	continuous     bool
@@ -134,7 +135,7 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 		embeddingsURL:  endpoint(base, "/embeddings"),
 		modelsURL:      endpoint(base, "/models"),
 		key:            cfg.APIKey,
-		redactor:       engine.NewRedactor(cfg.APIKey, cfg.BaseURL, proxyURL(proxy, base)),
+		redactor:       redact.New(cfg.APIKey, cfg.BaseURL, proxyURL(proxy, base)),
 		tok:            tok,
 		continuous:     cfg.ContinuousUsage,
 		t:              cfg.timeouts(),
@@ -183,27 +184,27 @@ func parseBase(s string) (*url.URL, error) {
 		return nil, errors.New("openai: empty base URL")
 	}
 	if !strings.Contains(s, "://") {
-		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", engine.RedactURL(s))
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", redact.URL(s))
 	}
 	if err := checkURLChars(s); err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("openai: invalid base URL %q: %s", engine.RedactURL(s),
-			engine.NewRedactor("", s).Redact(innerMessage(err)))
+		return nil, fmt.Errorf("openai: invalid base URL %q: %s", redact.URL(s),
+			redact.New("", s).Redact(innerMessage(err)))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", engine.RedactURL(s))
+		return nil, fmt.Errorf("openai: base URL %q must start with http:// or https://", redact.URL(s))
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return nil, fmt.Errorf("openai: base URL %q has no host", engine.RedactURL(s))
+		return nil, fmt.Errorf("openai: base URL %q has no host", redact.URL(s))
 	}
 	if u.Fragment != "" || strings.HasSuffix(s, "#") {
 		// A fragment is never sent: whatever it was meant to say (a
 		// query, a path) the server would not see it.
 		return nil, fmt.Errorf("openai: base URL %q has a fragment (#%s), which is never sent to a server; remove it (a query starts with ?)",
-			engine.RedactURL(s), u.Fragment)
+			redact.URL(s), u.Fragment)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	for _, suffix := range endpointPaths {
@@ -235,12 +236,12 @@ func checkURLChars(s string) error {
 		default:
 			continue
 		}
-		where := fmt.Sprintf("after %q", engine.RedactURL(s[:i]))
+		where := fmt.Sprintf("after %q", redact.URL(s[:i]))
 		if inUserinfo(s, i) {
 			where = "in its user name or password" // the text before it is secret
 		}
 		return fmt.Errorf("openai: base URL %q has %s %s; remove it, or percent-encode it (a space is %%20)",
-			engine.RedactURL(s), name, where)
+			redact.URL(s), name, where)
 	}
 	return nil
 }

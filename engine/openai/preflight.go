@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/redact"
 )
 
 // PreflightInfo describes the endpoint as one successful request saw it:
@@ -179,7 +180,7 @@ func (c *Client) parseModels(body []byte) (string, error) {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	where := engine.RedactURL(c.modelsURL)
+	where := redact.URL(c.modelsURL)
 	if err := json.Unmarshal(body, &list); err != nil {
 		return "", fmt.Errorf("%s did not answer with a model list (%v); pass the model with --model", where, err)
 	}
@@ -207,32 +208,32 @@ func (c *Client) explain(target, api, model string, e *engine.Error, status int,
 		msg = c.keyAdvice(status, api) + serverSaid(e.Message, status)
 	case status == http.StatusNotFound && !versioned.MatchString(c.base.Path):
 		msg = fmt.Sprintf("HTTP 404 from %s — the base URL probably lacks /v1; try --target %s",
-			engine.RedactURL(target), engine.RedactURL(endpoint(c.base, "/v1")))
+			redact.URL(target), redact.URL(endpoint(c.base, "/v1")))
 	case (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) && routeAdvice(api) != "" && !namesModel(e.Message):
-		msg = fmt.Sprintf("HTTP %d from %s — %s", status, engine.RedactURL(target), routeAdvice(api)) + serverSaid(e.Message, status)
+		msg = fmt.Sprintf("HTTP %d from %s — %s", status, redact.URL(target), routeAdvice(api)) + serverSaid(e.Message, status)
 	case status == http.StatusNotFound && model != "":
-		msg = fmt.Sprintf("HTTP 404 from %s — check the model name %q and the base URL", engine.RedactURL(target), model) +
+		msg = fmt.Sprintf("HTTP 404 from %s — check the model name %q and the base URL", redact.URL(target), model) +
 			serverSaid(e.Message, status)
 	case status == http.StatusNotFound:
 		msg = fmt.Sprintf("HTTP 404 from %s — the server does not list its models; pass the model with --model",
-			engine.RedactURL(target))
+			redact.URL(target))
 	case status >= 300 && status < 400 && location != "":
 		msg = fmt.Sprintf("HTTP %d from %s redirects to %s — use the final URL as --target",
-			status, engine.RedactURL(target), engine.RedactURL(location))
+			status, redact.URL(target), redact.URL(location))
 	case e.Class == engine.ErrConnRefused:
 		msg = c.refusedAdvice(target)
 	case schemeAdvice(e, status) != "":
 		msg = fmt.Sprintf("preflight request to %s failed: %s; try --target %s",
-			engine.RedactURL(target), schemeAdvice(e, status), c.baseWithScheme(otherScheme(c.base.Scheme)))
+			redact.URL(target), schemeAdvice(e, status), c.baseWithScheme(otherScheme(c.base.Scheme)))
 	case isCertError(e.Message):
 		msg = fmt.Sprintf("preflight request to %s failed: the server's TLS certificate is not trusted (%s); "+
 			"for a private CA add it to SSL_CERT_FILE or the system trust store; if the server speaks plain HTTP, use --target %s",
-			engine.RedactURL(target), e.Message, c.baseWithScheme("http"))
+			redact.URL(target), e.Message, c.baseWithScheme("http"))
 	case apiAdvice(api, model, e.Message, status) != "":
-		msg = fmt.Sprintf("HTTP %d from %s — %s", status, engine.RedactURL(target), apiAdvice(api, model, e.Message, status)) +
+		msg = fmt.Sprintf("HTTP %d from %s — %s", status, redact.URL(target), apiAdvice(api, model, e.Message, status)) +
 			serverSaid(e.Message, status)
 	default:
-		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", engine.RedactURL(target), e.Class, e.Message)
+		msg = fmt.Sprintf("preflight request to %s failed: %s: %s", redact.URL(target), e.Class, e.Message)
 	}
 	return &preflightError{msg: msg + c.proxyNote(target), err: e}
 }
@@ -312,7 +313,7 @@ func isCertError(msg string) bool {
 func (c *Client) baseWithScheme(scheme string) string {
 	u := *c.base
 	u.Scheme = scheme
-	return engine.RedactURL(u.String())
+	return redact.URL(u.String())
 }
 
 // versioned matches a base path with an API version segment such as /v1.
@@ -429,7 +430,7 @@ func (c *Client) proxyNote(target string) string {
 	}
 	u, _ := url.Parse(target)
 	return fmt.Sprintf(" (request went through proxy %s from %s; set NO_PROXY=%s to bypass)",
-		engine.RedactURL(p.String()), c.proxyFrom(u.Scheme), u.Hostname())
+		redact.URL(p.String()), c.proxyFrom(u.Scheme), u.Hostname())
 }
 
 // proxyEnvName names the variable http.ProxyFromEnvironment took the proxy

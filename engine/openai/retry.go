@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/stopping"
 )
 
 // Preflight's retries of transient answers: a busy but healthy server (a
@@ -164,7 +165,7 @@ func (r *retries) annotate(err error, last attempt) error {
 
 // sleepCtx waits d or until ctx ends, with its cause.
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	if engine.Sleep(ctx, d) {
+	if stopping.Sleep(ctx, d) {
 		return nil
 	}
 	return context.Cause(ctx)

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/textfmt"
 )
@@ -40,7 +40,7 @@ func Plan(p plan.Plan, thresholds []string, traces []result.Trace) Reporter {
 func writePlanHeader(b *bytes.Buffer, p plan.Plan) {
 	target := "built-in simulator (no base_url set)"
 	if p.Target.BaseURL != "" {
-		target = engine.RedactURL(p.Target.BaseURL)
+		target = redact.URL(p.Target.BaseURL)
 	}
 	model := p.Target.Model
 	if model == "" {

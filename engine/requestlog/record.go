@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/redact"
 )
 
 // cell is one value of a request record in both renderings: CSV text and a
@@ -113,7 +114,7 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		// The client redacted the credentials it sent; this is the last
 		// guard against any that look like one (a Basic or Bearer value,
 		// an sk- key), from whatever produced the sample.
-		class, msg = s.Err.Class, engine.RedactCredentials(s.Err.Message)
+		class, msg = s.Err.Class, redact.Credentials(s.Err.Message)
 	}
 	offset, lag := absent, absent
 	if !s.Start.IsZero() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/outbox"
 )
 
 // Request record formats for NewRequestWriter.
@@ -100,7 +101,7 @@ const requestFlushEvery = time.Second
 // (buffered channel; never drops; blocks when full), which flushes at
 // least every second. Close flushes and returns the first error.
 type RequestWriter struct {
-	queue *engine.Outbox[engine.Sample]
+	queue *outbox.Outbox[engine.Sample]
 	done  chan struct{}
 	err   error // written by the writer goroutine, read after done is closed
 	enc   recordEncoder
@@ -129,7 +130,7 @@ func NewRequestWriter(w io.Writer, format string, start time.Time) (*RequestWrit
 		return nil, fmt.Errorf("%w %q: want %q or %q", ErrRequestFormat, format, FormatCSV, FormatJSONL)
 	}
 	rw := &RequestWriter{
-		queue: engine.NewOutbox[engine.Sample](DefaultRequestBuffer),
+		queue: outbox.New[engine.Sample](DefaultRequestBuffer),
 		done:  make(chan struct{}),
 		enc:   enc,
 		start: start,

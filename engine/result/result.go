@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/lint"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/threshold"
 )
@@ -244,7 +244,7 @@ func SLOFrom(o plan.SLO) *SLO {
 // Times are converted to UTC, which also drops monotonic clock readings, so
 // that a Result equals what ReadJSON later reads back.
 func New(meta Meta, s *metrics.Summary) *Result {
-	meta.Target = engine.RedactURL(meta.Target)
+	meta.Target = redact.URL(meta.Target)
 	meta.Start, meta.End = meta.Start.UTC(), meta.End.UTC()
 	r := &Result{
 		SchemaVersion: SchemaVersion,

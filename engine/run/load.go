@@ -14,6 +14,7 @@ import (
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/servermetrics"
@@ -183,7 +184,7 @@ func (v liveView) Live() metrics.Live      { return v.col.Live() }
 func (c *Config) meta(simulated bool, start, end time.Time, e *ending) result.Meta {
 	t := c.Plan.Target
 	meta := result.Meta{
-		Scenario: c.Plan.Script, Target: engine.RedactURL(t.BaseURL), Model: t.Model,
+		Scenario: c.Plan.Script, Target: redact.URL(t.BaseURL), Model: t.Model,
 		Simulator: simulated, Start: start, End: end, Version: c.Version, Seed: c.Plan.Seed,
 		SLO: result.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
 		Complete: e.err == nil, Plan: c.Fingerprint,

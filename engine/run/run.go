@@ -20,6 +20,7 @@ import (
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/openai"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
@@ -202,7 +203,7 @@ func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	if info.Retried != "" {
 		ok = "preflight retried: " + info.Retried // a busy server: worth knowing before the load
 	}
-	c.log("target %s, model %s: %s", engine.RedactURL(t.BaseURL), info.Model, ok)
+	c.log("target %s, model %s: %s", redact.URL(t.BaseURL), info.Model, ok)
 	return client, nil
 }
 

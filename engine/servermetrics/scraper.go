@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/redact"
 )
 
 // Defaults and bounds of a Scraper.
@@ -37,7 +37,7 @@ const accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;versio
 // goroutine of its own. Its methods are safe for concurrent use.
 type Scraper struct {
 	url, redacted string
-	redactor      *engine.Redactor // the URL's credentials, in every encoding, out of error messages
+	redactor      *redact.Redactor // the URL's credentials, in every encoding, out of error messages
 	every         time.Duration
 	start         time.Time
 	client        *http.Client
@@ -71,7 +71,7 @@ func startWith(rawURL string, every time.Duration, start time.Time, timeout time
 		every = MinEvery
 	}
 	s := &Scraper{
-		url: rawURL, redacted: engine.RedactURL(rawURL), redactor: engine.NewRedactor("", rawURL),
+		url: rawURL, redacted: redact.URL(rawURL), redactor: redact.New("", rawURL),
 		every: every, start: start, client: newClient(timeout),
 		stop: make(chan struct{}), done: make(chan struct{}), b: newBuilder(),
 	}

@@ -1,4 +1,4 @@
-package engine
+package redact
 
 import (
 	"encoding/base64"
@@ -32,8 +32,8 @@ func TestRedactURL(t *testing.T) {
 		"http://user:SECRET/KEY123@127.0.0.1:9/v1":         "http://127.0.0.1:9/v1",
 	}
 	for in, want := range tests {
-		if got := RedactURL(in); got != want {
-			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -100,7 +100,7 @@ func mustJSON(s string) string {
 
 func TestRedactorCoversEveryEncoding(t *testing.T) {
 	const user, pass, key = "alice", `p@ss w/rd&<"x+`, "sk-test-Key_0123456789abcdef"
-	r := NewRedactor(key, "http://"+url.UserPassword(user, pass).String()+"@127.0.0.1:9/v1")
+	r := New(key, "http://"+url.UserPassword(user, pass).String()+"@127.0.0.1:9/v1")
 	for name, form := range credentialForms(user, pass, key) {
 		t.Run(name, func(t *testing.T) {
 			in := "error: got header " + form + " from you"
@@ -133,7 +133,7 @@ func TestRedactorCoversEveryEncoding(t *testing.T) {
 }
 
 func TestRedactorKeepsOrdinaryText(t *testing.T) {
-	r := NewRedactor("sk-test-Key_0123456789abcdef", "http://alice:hunter22@h/v1")
+	r := New("sk-test-Key_0123456789abcdef", "http://alice:hunter22@h/v1")
 	for _, s := range []string{
 		"Basic authentication required", "Bearer token required", "Bearer realm=\"api\"",
 		"model 'nope' does not exist", "user alice is unknown", "rate limited, retry in 2s…", "",
@@ -159,14 +159,14 @@ func TestRedactCredentials(t *testing.T) {
 		"no credentials here":                      "no credentials here",
 	}
 	for in, want := range tests {
-		if got := RedactCredentials(in); got != want {
-			t.Errorf("RedactCredentials(%q) = %q, want %q", in, got, want)
+		if got := Credentials(in); got != want {
+			t.Errorf("Credentials(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestNewRedactorUserOnly(t *testing.T) {
-	r := NewRedactor("", "http://sk-as-user-name@h/v1")
+	r := New("", "http://sk-as-user-name@h/v1")
 	in := "echo: sk-as-user-name / Basic " + base64.StdEncoding.EncodeToString([]byte("sk-as-user-name:"))
 	if got := r.Redact(in); strings.Contains(got, "sk-as-user-name") || strings.Contains(got, "c2stYXMtdXNlci1uYW1lOg") {
 		t.Errorf("Redact(%q) = %q", in, got)

@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import "sync"
 
@@ -15,8 +15,8 @@ type Outbox[T any] struct {
 	ch     chan T
 }
 
-// NewOutbox returns an open Outbox that buffers up to n values.
-func NewOutbox[T any](n int) *Outbox[T] { return &Outbox[T]{ch: make(chan T, max(n, 0))} }
+// New returns an open Outbox that buffers up to n values.
+func New[T any](n int) *Outbox[T] { return &Outbox[T]{ch: make(chan T, max(n, 0))} }
 
 // Send queues v, blocking while the buffer is full, and reports whether it
 // was accepted: false once Close has begun.

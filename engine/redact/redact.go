@@ -1,4 +1,4 @@
-package engine
+package redact
 
 import (
 	"encoding/base64"
@@ -9,12 +9,12 @@ import (
 	"strings"
 )
 
-// RedactURL returns s without credentials: the userinfo ("user:pass@") is
+// URL returns s without credentials: the userinfo ("user:pass@") is
 // removed and the values of query or fragment parameters whose names mean
 // a secret (key, token, api_key, apikey, secret, password, sig, ...) are
 // replaced with REDACTED. It works on strings that do not parse as URLs too,
 // so it is safe on any user-supplied address.
-func RedactURL(s string) string {
+func URL(s string) string {
 	s = stripUserinfo(s)
 	q := strings.IndexAny(s, "?#")
 	if q < 0 {
@@ -131,16 +131,16 @@ const Redacted = "[redacted]"
 // percent-encoded (either hex case), JSON-escaped or HTML-escaped. A
 // message cut by truncation ("…" at its end) loses a cut credential too.
 // Generic credentials it was not told of — an "Authorization: Basic" or
-// "Bearer" value, an "sk-" key — are removed as by RedactCredentials.
+// "Bearer" value, an "sk-" key — are removed as by Credentials.
 // A nil *Redactor does only the generic part. Safe for concurrent use.
 type Redactor struct {
 	re  *regexp.Regexp // any form in any escaping; nil without forms
 	cut *regexp.Regexp // a tail that starts a form (3 bytes or more): a cut credential
 }
 
-// NewRedactor returns a Redactor for an API key and for the credentials
+// New returns a Redactor for an API key and for the credentials
 // that urls carry (the target's base URL, a proxy's URL).
-func NewRedactor(apiKey string, urls ...string) *Redactor {
+func New(apiKey string, urls ...string) *Redactor {
 	var forms []string
 	if apiKey != "" {
 		forms = append(forms, apiKey)
@@ -263,7 +263,7 @@ func (r *Redactor) Redact(s string) string {
 			}
 		}
 	}
-	return RedactCredentials(s)
+	return Credentials(s)
 }
 
 // genericCredential matches credentials llmload may not have been told
@@ -272,12 +272,12 @@ func (r *Redactor) Redact(s string) string {
 // "Bearer" ("Bearer token required") do not match.
 var genericCredential = regexp.MustCompile(`\b(Bearer|Basic)(\s+|%20|\+)([A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]+…)|\bsk-[A-Za-z0-9_-]{12,}`)
 
-// RedactCredentials removes credentials that look like credentials
+// Credentials removes credentials that look like credentials
 // wherever they come from: a Basic value that decodes to "user:password",
 // a Bearer value with a digit or punctuation in it, an "sk-" key. It is
 // the last guard of anything a server said, for code that does not know
 // which credentials were sent.
-func RedactCredentials(s string) string {
+func Credentials(s string) string {
 	if !strings.Contains(s, "Bearer") && !strings.Contains(s, "Basic") && !strings.Contains(s, "sk-") {
 		return s
 	}

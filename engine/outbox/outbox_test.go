@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"runtime"
@@ -11,7 +11,7 @@ import (
 // nowhere: every value is either received or refused.
 func TestOutboxCloseUnderSenders(t *testing.T) {
 	for _, buffer := range []int{0, 1, 64} {
-		o := NewOutbox[int](buffer)
+		o := New[int](buffer)
 		var received int64
 		drained := make(chan struct{})
 		go func() {
