@@ -1,3 +1,5 @@
+// Package outbox is a buffered channel that many goroutines send on and one
+// drains, which closes without ever closing under a sender.
 package outbox
 
 import "sync"

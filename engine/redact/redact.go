@@ -1,3 +1,6 @@
+// Package redact keeps credentials out of everything llmload writes: URLs
+// without their userinfo and secret parameters, and text without a run's
+// API key in any encoding it could be written in.
 package redact
 
 import (

@@ -1,3 +1,5 @@
+// Package stopping carries an iteration's "asked to stop" signal in its
+// context, and sleeps that end early when the context does.
 package stopping
 
 import "context"
