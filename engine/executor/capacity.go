@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
 )
 
@@ -28,15 +28,15 @@ const maxBisections = 40
 // It must be called before Run; a plan with a capacity scenario and no
 // judge fails to prepare. The judge is called from each capacity
 // scenario's own goroutine, so concurrently when a plan has several.
-func (e *Engine) SetProbeJudge(j engine.ProbeJudge) { e.judge = j }
+func (e *Engine) SetProbeJudge(j capacity.Judge) { e.judge = j }
 
 // Capacity returns each capacity scenario's outcome, in plan order (nil
 // without one): what its search has found so far while Run is in
 // progress, and once Run has returned what it found, with Stopped set
 // when it ended before converging ("interrupted" after Ctrl-C). Safe for
 // concurrent use.
-func (e *Engine) Capacity() []engine.CapacityOutcome {
-	var out []engine.CapacityOutcome
+func (e *Engine) Capacity() []capacity.Outcome {
+	var out []capacity.Outcome
 	for _, s := range e.scenarios {
 		if c, ok := s.(*capacityRun); ok {
 			out = append(out, c.outcome())
@@ -89,14 +89,14 @@ type capacityRun struct {
 	lo, hi  float64 // the highest load that held, the lowest that broke; 0: none yet
 
 	mu  sync.Mutex
-	out engine.CapacityOutcome
+	out capacity.Outcome
 }
 
 // newCapacityRun picks the search's load; prepare checks the search.
 func newCapacityRun(b *scenarioBase) *capacityRun {
 	b.sc.Stages = nil // made as the search runs
 	c := &capacityRun{scenarioBase: b}
-	c.out = engine.CapacityOutcome{Scenario: b.sc.Name, Stopped: "the search did not start"}
+	c.out = capacity.Outcome{Scenario: b.sc.Name, Stopped: "the search did not start"}
 	if cs := b.sc.Capacity; cs != nil {
 		c.cs, c.out.Load = *cs, cs.Load
 		if c.cs.IdleTimeout <= 0 {
@@ -207,7 +207,7 @@ func (c *capacityRun) run(ctx context.Context) {
 func (c *capacityRun) search(ctx context.Context) string {
 	load := c.startLoad()
 	for {
-		pass, stop := c.probe(ctx, load, engine.ProbeBracket)
+		pass, stop := c.probe(ctx, load, capacity.ProbeBracket)
 		if stop != "" {
 			return stop
 		}
@@ -239,7 +239,7 @@ func (c *capacityRun) bracketDown(ctx context.Context, load float64) string {
 			return ""
 		}
 		load = next
-		pass, stop := c.probe(ctx, load, engine.ProbeBracket)
+		pass, stop := c.probe(ctx, load, capacity.ProbeBracket)
 		if stop != "" {
 			return stop
 		}
@@ -255,7 +255,7 @@ func (c *capacityRun) bracketDown(ctx context.Context, load float64) string {
 func (c *capacityRun) bisect(ctx context.Context) string {
 	for n := 0; !c.converged() && n < maxBisections; n++ {
 		mid := c.mid()
-		pass, stop := c.probe(ctx, mid, engine.ProbeBisect)
+		pass, stop := c.probe(ctx, mid, capacity.ProbeBisect)
 		if stop != "" {
 			return stop
 		}
@@ -349,7 +349,7 @@ func (c *capacityRun) conclude(stopped string) {
 }
 
 // outcome is a copy of what the search has found.
-func (c *capacityRun) outcome() engine.CapacityOutcome {
+func (c *capacityRun) outcome() capacity.Outcome {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	o := c.out
@@ -358,10 +358,10 @@ func (c *capacityRun) outcome() engine.CapacityOutcome {
 }
 
 // record appends a judged probe to the outcome and updates the estimate.
-func (c *capacityRun) record(p engine.Probe, v engine.ProbeVerdict) {
+func (c *capacityRun) record(p capacity.Probe, v capacity.Verdict) {
 	p.Stages = slices.Clone(p.Stages)
 	c.mu.Lock()
-	c.out.Probes = append(c.out.Probes, engine.ProbeResult{Probe: p, Verdict: v})
+	c.out.Probes = append(c.out.Probes, capacity.ProbeResult{Probe: p, Verdict: v})
 	c.mu.Unlock()
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
 )
 
@@ -21,17 +22,17 @@ import (
 // reports the iterations of a stage still running, which must be none.
 type capJudge struct {
 	c         float64
-	undecided func(p engine.Probe) bool
+	undecided func(p capacity.Probe) bool
 	stopAt    int
 	inFlight  func(stage string) int
 
 	mu    sync.Mutex
-	calls []engine.Probe
+	calls []capacity.Probe
 	at    []time.Time
 	busy  []string // stages judged with iterations still running
 }
 
-func (j *capJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
+func (j *capJudge) JudgeProbe(p capacity.Probe) capacity.Verdict {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	p.Stages = slices.Clone(p.Stages)
@@ -46,12 +47,12 @@ func (j *capJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
 	}
 	switch {
 	case j.stopAt > 0 && p.Index == j.stopAt:
-		return engine.ProbeVerdict{Stop: "llmload could not deliver the load", Why: "dropped 12%"}
+		return capacity.Verdict{Stop: "llmload could not deliver the load", Why: "dropped 12%"}
 	case j.undecided != nil && j.undecided(p):
-		return engine.ProbeVerdict{Why: fmt.Sprintf("n=%d < 50", len(p.Stages))}
+		return capacity.Verdict{Why: fmt.Sprintf("n=%d < 50", len(p.Stages))}
 	}
 	pass := p.Load <= j.c
-	return engine.ProbeVerdict{Decided: true, Pass: pass, Why: fmt.Sprintf("load %v vs %v", p.Load, j.c)}
+	return capacity.Verdict{Decided: true, Pass: pass, Why: fmt.Sprintf("load %v vs %v", p.Load, j.c)}
 }
 
 // capPlan is one capacity scenario: constant arrivals or VUs, warmup 1s,
@@ -70,7 +71,7 @@ func capPlan(load string, start, maxLoad, growth, precision float64) plan.Plan {
 
 // runCapacity runs p with judge j, on iterations of fn, and returns the
 // search's one outcome.
-func runCapacity(t *testing.T, p plan.Plan, j engine.ProbeJudge, r *fakeRunner) (engine.CapacityOutcome, *fakeSink) {
+func runCapacity(t *testing.T, p plan.Plan, j capacity.Judge, r *fakeRunner) (capacity.Outcome, *fakeSink) {
 	t.Helper()
 	sink := &fakeSink{}
 	e := New(p, r, sink)
@@ -85,7 +86,7 @@ func runCapacity(t *testing.T, p plan.Plan, j engine.ProbeJudge, r *fakeRunner) 
 	return out[0], sink
 }
 
-func probeLoads(o engine.CapacityOutcome) []float64 {
+func probeLoads(o capacity.Outcome) []float64 {
 	var out []float64
 	for _, p := range o.Probes {
 		out = append(out, p.Load)
@@ -95,7 +96,7 @@ func probeLoads(o engine.CapacityOutcome) []float64 {
 
 // checkBracket checks that the outcome brackets the judge's capacity to
 // the precision asked.
-func checkBracket(t *testing.T, o engine.CapacityOutcome, c, precision float64) {
+func checkBracket(t *testing.T, o capacity.Outcome, c, precision float64) {
 	t.Helper()
 	if !(o.Lo <= c && c < o.Hi) || o.AtLeast || o.Stopped != "" {
 		t.Errorf("outcome [%v, %v] (at least %v, stopped %q), want a bracket of %v", o.Lo, o.Hi, o.AtLeast, o.Stopped, c)
@@ -118,9 +119,9 @@ func TestCapacitySearchOfRates(t *testing.T) {
 			t.Errorf("probes %v, want %v", got, want)
 		}
 		for i, p := range o.Probes {
-			phase := engine.ProbeBracket
+			phase := capacity.ProbeBracket
 			if i >= 5 {
-				phase = engine.ProbeBisect
+				phase = capacity.ProbeBisect
 			}
 			name := fmt.Sprintf("probe-%02d", i+1)
 			if p.Index != i || p.Phase != phase || !slices.Equal(p.Stages, []string{name}) || !p.Verdict.Decided || p.Extended != 0 {
@@ -140,10 +141,10 @@ func TestCapacitySearchOfRates(t *testing.T) {
 // checkWindows checks each window's stage marks against its probe, that
 // each window holds load × 2s iterations (rates, constant arrivals) or
 // load VUs (VUs), and that warmup and drain iterations are flagged.
-func checkWindows(t *testing.T, o engine.CapacityOutcome, sink *fakeSink, r *fakeRunner, rate bool) {
+func checkWindows(t *testing.T, o capacity.Outcome, sink *fakeSink, r *fakeRunner, rate bool) {
 	t.Helper()
 	started, ended := sink.stageMarks("cap")
-	var probes []engine.ProbeResult
+	var probes []capacity.ProbeResult
 	var stages []string
 	for _, p := range o.Probes {
 		for _, s := range p.Stages {
@@ -251,7 +252,7 @@ func TestCapacityFirstProbeFails(t *testing.T) {
 				}
 				for i, pr := range o.Probes {
 					bisect := tc.bisectFrom > 0 && i >= tc.bisectFrom
-					if (pr.Phase == engine.ProbeBisect) != bisect {
+					if (pr.Phase == capacity.ProbeBisect) != bisect {
 						t.Errorf("probe %d (%v) in the %s", i, pr.Load, pr.Phase)
 					}
 				}
@@ -264,7 +265,7 @@ func TestCapacityFirstProbeFails(t *testing.T) {
 // load; the judge sees all its windows each time.
 func TestCapacityExtendsUndecidedProbes(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		j := &capJudge{c: 3, undecided: func(p engine.Probe) bool { return p.Index == 1 && len(p.Stages) < 3 }}
+		j := &capJudge{c: 3, undecided: func(p capacity.Probe) bool { return p.Index == 1 && len(p.Stages) < 3 }}
 		r := &fakeRunner{fn: sleepFn(10 * time.Millisecond)}
 		p := capPlan(plan.CapacityRate, 2, 100, 2, 0.5)
 		o, sink := runCapacity(t, p, j, r)
@@ -298,7 +299,7 @@ func TestCapacityExtendsUndecidedProbes(t *testing.T) {
 
 func TestCapacityUndecidedAtMaxWindowStops(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		j := &capJudge{c: 10, undecided: func(p engine.Probe) bool { return p.Index == 2 }}
+		j := &capJudge{c: 10, undecided: func(p capacity.Probe) bool { return p.Index == 2 }}
 		p := capPlan(plan.CapacityRate, 1, 100, 2, 0.1)
 		p.Scenarios[0].Capacity.MaxWindow = 4 * time.Second
 		o, _ := runCapacity(t, p, j, &fakeRunner{fn: sleepFn(10 * time.Millisecond)})

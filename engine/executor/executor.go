@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/stopping"
 )
@@ -43,8 +44,8 @@ type Engine struct {
 	seg    plan.Segment // plan.Segment: the share of the plan this engine runs
 	runner engine.Runner
 	sink   engine.Sink
-	judge  engine.ProbeJudge  // decides capacity probes; set before Run
-	queue  engine.ServerQueue // the server's queue, read between capacity probes; nil: not scraped
+	judge  capacity.Judge // decides capacity probes; set before Run
+	queue  ServerQueue    // the server's queue, read between capacity probes; nil: not scraped
 
 	requestID  atomic.Int64
 	vuID       atomic.Int64

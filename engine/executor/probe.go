@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 )
 
 // Parts of a capacity probe, as ScenarioStatus.ProbePart names them.
@@ -21,7 +22,7 @@ const (
 // It records the probe (once a window has opened) and returns its
 // verdict; stop is non-empty when the search must end.
 func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pass bool, stop string) {
-	p := engine.Probe{Scenario: c.sc.Name, Index: c.probes, Load: load, Phase: phase, MinSamples: c.minSamples(load)}
+	p := capacity.Probe{Scenario: c.sc.Name, Index: c.probes, Load: load, Phase: phase, MinSamples: c.minSamples(load)}
 	c.probes++
 	name := fmt.Sprintf("probe-%02d", p.Index+1)
 	if p.Index > 0 {
@@ -38,7 +39,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		if !sleepUntil(ctx, ph.windowStart) {
 			return false, stopReason(ctx) // in the warmup: nothing measured
 		}
-		var v engine.ProbeVerdict
+		var v capacity.Verdict
 		if v, err = c.measure(ctx, &p, ph); err != nil {
 			break
 		}
@@ -58,7 +59,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), time.Now(), ext)
 	}
 	if len(p.Stages) > 0 {
-		c.record(p, engine.ProbeVerdict{Why: "interrupted"})
+		c.record(p, capacity.Verdict{Why: "interrupted"})
 	}
 	if ctx.Err() != nil {
 		return false, stopReason(ctx)
@@ -71,7 +72,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 // above the capacity needs time to build the queue it would meet in a
 // sustained run; measured from empty, it would pass a window it cannot
 // sustain.
-func (c *capacityRun) warmup(s engine.ProbeSettle, window time.Duration) time.Duration {
+func (c *capacityRun) warmup(s capacity.Settle, window time.Duration) time.Duration {
 	if s.Checked {
 		return max(c.cs.Warmup, window)
 	}
@@ -96,7 +97,7 @@ const minProbeSamples = 5
 // enter starts p's next window, stage, of length window at windowStart:
 // what comes before it is p's warmup. The load (re)starts so that a
 // constant rate has an arrival at windowStart.
-func (c *capacityRun) enter(ctx context.Context, p *engine.Probe, stage string, windowStart time.Time, window time.Duration) (*probePhase, error) {
+func (c *capacityRun) enter(ctx context.Context, p *capacity.Probe, stage string, windowStart time.Time, window time.Duration) (*probePhase, error) {
 	c.load.halt()
 	ph := &probePhase{
 		probe: p.Index + 1, load: p.Load, stage: stage,
@@ -109,7 +110,7 @@ func (c *capacityRun) enter(ctx context.Context, p *engine.Probe, stage string, 
 
 // measure runs ph's window as a stage of its own, drains it and asks the
 // judge; err is set when ctx ended first.
-func (c *capacityRun) measure(ctx context.Context, p *engine.Probe, ph *probePhase) (engine.ProbeVerdict, error) {
+func (c *capacityRun) measure(ctx context.Context, p *capacity.Probe, ph *probePhase) (capacity.Verdict, error) {
 	mark := c.windowStarted(ph)
 	if len(p.Stages) == 0 {
 		p.Start = ph.windowStart
@@ -120,10 +121,10 @@ func (c *capacityRun) measure(ctx context.Context, p *engine.Probe, ph *probePha
 	p.End = ph.windowEnd
 	if !reached {
 		p.End = time.Now()
-		return engine.ProbeVerdict{}, ctx.Err()
+		return capacity.Verdict{}, ctx.Err()
 	}
 	if !c.drain(ctx, ph.win) {
-		return engine.ProbeVerdict{}, ctx.Err()
+		return capacity.Verdict{}, ctx.Err()
 	}
 	return c.eng.judge.JudgeProbe(*p), nil
 }

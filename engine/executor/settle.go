@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/servermetrics"
 )
 
 // How often the wait between capacity probes looks at the client's
@@ -18,17 +19,24 @@ const (
 	settleReadTries = 3
 )
 
+// ServerQueue reads how many requests the target holds by its own
+// metrics (servermetrics.Scraper). Safe for concurrent use.
+type ServerQueue interface {
+	// Queue reads the server's running and waiting requests now.
+	Queue() (servermetrics.QueueReading, error)
+}
+
 // SetServerQueue sets what reads the server's own queue between capacity
 // probes (its scraped metrics); without one, a probe starts once the
 // client's iterations have ended. It must be called before Run.
-func (e *Engine) SetServerQueue(q engine.ServerQueue) { e.queue = q }
+func (e *Engine) SetServerQueue(q ServerQueue) { e.queue = q }
 
 // settle stops the load after a probe and waits, at most IdleTimeout,
 // until every iteration has ended and the server's queue gauges read
 // zero, so that the next probe measures its own load and not the backlog
 // of the last. It reports how the wait ended; stop is non-empty when the
 // server did not drain, or ctx ended.
-func (c *capacityRun) settle(ctx context.Context, after string) (s engine.ProbeSettle, stop string) {
+func (c *capacityRun) settle(ctx context.Context, after string) (s capacity.Settle, stop string) {
 	began := time.Now()
 	deadline := began.Add(c.cs.IdleTimeout)
 	c.load.pause(c.cs.IdleTimeout)
@@ -74,7 +82,7 @@ func (c *capacityRun) waitServer(ctx context.Context, deadline time.Time) (idle 
 	for failed := 0; ; {
 		r, err := c.eng.queue.Queue()
 		switch {
-		case errors.Is(err, engine.ErrNoQueue):
+		case errors.Is(err, servermetrics.ErrNoQueue):
 			return true, "no queue gauge in the server's metrics: started once llmload's requests had ended"
 		case err != nil:
 			if failed++; failed >= settleReadTries {
@@ -94,7 +102,7 @@ func (c *capacityRun) waitServer(ctx context.Context, deadline time.Time) (idle 
 
 // notDrained is why the search stops when the wait after probe after
 // ended with the client or the server still busy.
-func (c *capacityRun) notDrained(after string, s engine.ProbeSettle) string {
+func (c *capacityRun) notDrained(after string, s capacity.Settle) string {
 	bound := plan.FormatDuration(c.cs.IdleTimeout)
 	if s.Running > 0 {
 		return fmt.Sprintf("the load did not drain within idle_timeout %s after %s: %d iterations still running; "+

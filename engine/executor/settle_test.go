@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/servermetrics"
 )
 
 // spans records when each iteration ran.
@@ -50,16 +52,16 @@ type queueFake struct {
 	reads atomic.Int32
 }
 
-func (q *queueFake) Queue() (engine.QueueReading, error) {
+func (q *queueFake) Queue() (servermetrics.QueueReading, error) {
 	q.reads.Add(1)
 	if q.err != nil {
-		return engine.QueueReading{}, q.err
+		return servermetrics.QueueReading{}, q.err
 	}
 	busy := q.lag < 0 || time.Now().Before(time.Unix(0, q.s.last.Load()).Add(q.lag))
 	if busy {
-		return engine.QueueReading{Waiting: 3, Text: "fake_waiting 3"}, nil
+		return servermetrics.QueueReading{Waiting: 3, Text: "fake_waiting 3"}, nil
 	}
-	return engine.QueueReading{Text: "fake_waiting 0"}, nil
+	return servermetrics.QueueReading{Text: "fake_waiting 0"}, nil
 }
 
 // settlePlan is a search of rates from 8/s that breaks above 5/s, whose
@@ -70,7 +72,7 @@ func settlePlan() plan.Plan {
 	return p
 }
 
-func runSettle(t *testing.T, p plan.Plan, q engine.ServerQueue, r *fakeRunner) engine.CapacityOutcome {
+func runSettle(t *testing.T, p plan.Plan, q ServerQueue, r *fakeRunner) capacity.Outcome {
 	t.Helper()
 	e := New(p, r, &fakeSink{})
 	e.SetProbeJudge(&capJudge{c: 5})
@@ -178,7 +180,7 @@ func TestCapacitySettleWithoutQueueGauges(t *testing.T) {
 		err  error
 		want string
 	}{
-		"no gauge":   {engine.ErrNoQueue, "no queue gauge in the server's metrics"},
+		"no gauge":   {servermetrics.ErrNoQueue, "no queue gauge in the server's metrics"},
 		"unreadable": {errors.New("HTTP 503 Service Unavailable"), "could not be read (HTTP 503 Service Unavailable)"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
@@ -26,13 +27,13 @@ var capacityProbes = []struct {
 	pass    bool
 	why     string
 }{
-	{2, engine.ProbeBracket, 180, 0, 1, true, "good 100.0% [91.2, 100.0] ≥ 90% (n=40); ttft.p99 240ms [230ms, 240ms] < 2s"},
-	{4, engine.ProbeBracket, 210, 0, 1, true, "good 100.0% [95.4, 100.0] ≥ 90% (n=80); ttft.p99 270ms [260ms, 270ms] < 2s"},
-	{8, engine.ProbeBracket, 320, 0, 1, true, "good 100.0% [97.7, 100.0] ≥ 90% (n=160); ttft.p99 380ms [380ms, 380ms] < 2s"},
-	{16, engine.ProbeBracket, 800, 6, 1, false, "good 40.0% [34.8, 45.4] < 90% (n=320); ttft.p99 2.5s not < 2s"},
-	{12, engine.ProbeBisect, 640, 0, 2, true, "good 100.0% [99.2, 100.0] ≥ 90% (n=480); ttft.p99 700ms [700ms, 700ms] < 2s"},
-	{14, engine.ProbeBisect, 700, 3, 1, false, "good 70.0% [64.4, 75.0] < 90% (n=280); ttft.p99 2.5s not < 2s"},
-	{13, engine.ProbeBisect, 600, 2, 1, false, "good 80.0% [74.7, 84.4] < 90% (n=260); ttft.p99 2.5s not < 2s"},
+	{2, capacity.ProbeBracket, 180, 0, 1, true, "good 100.0% [91.2, 100.0] ≥ 90% (n=40); ttft.p99 240ms [230ms, 240ms] < 2s"},
+	{4, capacity.ProbeBracket, 210, 0, 1, true, "good 100.0% [95.4, 100.0] ≥ 90% (n=80); ttft.p99 270ms [260ms, 270ms] < 2s"},
+	{8, capacity.ProbeBracket, 320, 0, 1, true, "good 100.0% [97.7, 100.0] ≥ 90% (n=160); ttft.p99 380ms [380ms, 380ms] < 2s"},
+	{16, capacity.ProbeBracket, 800, 6, 1, false, "good 40.0% [34.8, 45.4] < 90% (n=320); ttft.p99 2.5s not < 2s"},
+	{12, capacity.ProbeBisect, 640, 0, 2, true, "good 100.0% [99.2, 100.0] ≥ 90% (n=480); ttft.p99 700ms [700ms, 700ms] < 2s"},
+	{14, capacity.ProbeBisect, 700, 3, 1, false, "good 70.0% [64.4, 75.0] < 90% (n=280); ttft.p99 2.5s not < 2s"},
+	{13, capacity.ProbeBisect, 600, 2, 1, false, "good 80.0% [74.7, 84.4] < 90% (n=260); ttft.p99 2.5s not < 2s"},
 }
 
 // capacityResult runs the probes' samples through a real collector, so
@@ -44,11 +45,11 @@ func capacityResult(t testing.TB) *result.Result {
 	search := plan.CapacitySearch{Load: plan.CapacityRate, Start: 2, Max: 64, Growth: 2, Precision: 0.1,
 		Warmup: 5 * time.Second, Window: 20 * time.Second, MaxWindow: 80 * time.Second, GoodShare: 0.9,
 		Conditions: []string{"ttft.p99 < 2s"}, MinSamples: 30}
-	out := engine.CapacityOutcome{Scenario: "capacity", Load: plan.CapacityRate, Capacity: 12.5, Lo: 12, Hi: 13}
+	out := capacity.Outcome{Scenario: "capacity", Load: plan.CapacityRate, Capacity: 12.5, Lo: 12, Hi: 13}
 	at := t0
 	index := 0
 	for i, p := range capacityProbes {
-		probe := engine.Probe{Scenario: "capacity", Index: i, Load: p.load, Phase: p.phase, Start: at.Add(5 * time.Second),
+		probe := capacity.Probe{Scenario: "capacity", Index: i, Load: p.load, Phase: p.phase, Start: at.Add(5 * time.Second),
 			Extended: p.windows - 1}
 		at = at.Add(5 * time.Second)
 		for w := range p.windows {
@@ -62,13 +63,13 @@ func capacityResult(t testing.TB) *result.Result {
 			at = at.Add(20 * time.Second)
 		}
 		probe.End = at
-		v := engine.ProbeVerdict{Decided: true, Pass: p.pass, Why: p.why}
-		out.Probes = append(out.Probes, engine.ProbeResult{Probe: probe, Verdict: v})
+		v := capacity.Verdict{Decided: true, Pass: p.pass, Why: p.why}
+		out.Probes = append(out.Probes, capacity.ProbeResult{Probe: probe, Verdict: v})
 	}
 	meta := result.Meta{Scenario: "scenarios/capacity.lua", Model: "sim-7b", Simulator: true, Start: t0, End: at,
 		Version: "v0.1.0", Complete: true, Seed: 7, SLO: result.SLOFrom(slo)}
 	r := result.New(meta, col.Close())
-	r.AddCapacity(result.CapacityFrom(out, search, r.Stages, r.SLOSet))
+	r.AddCapacity(capacity.ResultOf(out, search, r.Stages, r.SLOSet))
 	r.Thresholds = []threshold.Result{{Expr: "capacity.rate", Kind: threshold.KindCapacity, Passed: true, Outcomes: []threshold.Outcome{
 		{Condition: "> 10", Agg: plan.CapacityRate, Observed: 12.5, Samples: 7, Passed: true}}}}
 	return r

@@ -3,12 +3,9 @@ package result
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/llmload/llmload/engine"
-	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/textfmt"
 )
@@ -104,15 +101,6 @@ type ProbeSettle struct {
 	Server  string    `json:"server,omitempty"`
 }
 
-// settleFrom is the result's account of a probe's start; nil for a probe
-// that waited for nothing.
-func settleFrom(s engine.ProbeSettle) *ProbeSettle {
-	if !s.Checked {
-		return nil
-	}
-	return &ProbeSettle{WaitedS: s.Waited.Seconds(), Began: s.Began.UTC(), Idle: s.Idle, Running: s.Running, Server: s.Server}
-}
-
 // Text is the probe's start, for its reason line: "started after a 12.3 s
 // wait for the load to drain (llamacpp:requests_processing 0, ...)".
 func (s *ProbeSettle) Text() string {
@@ -129,85 +117,12 @@ func (s *ProbeSettle) Text() string {
 	return t
 }
 
-// CapacityFrom records a search's outcome o, set up as s, with each
-// probe's figures taken from its stages among stages. sloSet says whether
-// good requests were counted.
-func CapacityFrom(o engine.CapacityOutcome, s plan.CapacitySearch, stages []metrics.StageSummary, sloSet bool) Capacity {
-	c := Capacity{Scenario: o.Scenario, Load: o.Load, Unit: CapacityUnit(o.Load), Capacity: o.Capacity, Lo: o.Lo, Hi: o.Hi,
-		AtLeast: o.AtLeast, Stopped: o.Stopped, Probes: []CapacityProbe{}, Search: CapacitySearch{
-			Start: s.Start, Max: s.Max, Growth: s.Growth, Precision: s.Precision, GoodShare: s.GoodShare,
-			Conditions: slices.Clone(s.Conditions), MinSamples: s.MinSamples, WarmupS: s.Warmup.Seconds(),
-			WindowS: s.Window.Seconds(), MaxWindowS: s.MaxWindow.Seconds()}}
-	for _, p := range o.Probes {
-		c.Probes = append(c.Probes, probeFrom(p, stages, sloSet))
-	}
-	return c
-}
-
 // CapacityUnit is the unit of a capacity search's load.
 func CapacityUnit(load string) string {
 	if load == plan.CapacityVUs {
 		return "VUs"
 	}
 	return "req/s"
-}
-
-func probeFrom(p engine.ProbeResult, stages []metrics.StageSummary, sloSet bool) CapacityProbe {
-	out := CapacityProbe{Index: p.Index, Stages: slices.Clone(p.Stages), Load: p.Load, Phase: p.Phase, Extended: p.Extended,
-		Verdict: probeVerdict(p.Verdict), Why: p.Verdict.Why, Stop: p.Verdict.Stop, MinSamples: p.MinSamples,
-		Settle: settleFrom(p.Settle)}
-	var ttft, tpot []metrics.Dist
-	var good, started int64
-	var secs float64
-	for i := range stages {
-		st := &stages[i]
-		if st.Scenario != p.Scenario || !slices.Contains(p.Stages, st.Stage) {
-			continue
-		}
-		out.Requests += st.Requests
-		good += st.GoodRequests
-		started += st.WindowRequests()
-		secs += st.DurationS
-		ttft, tpot = append(ttft, st.TTFT), append(tpot, st.TPOT)
-	}
-	if sloSet && out.Requests > 0 {
-		share := float64(good) / float64(out.Requests)
-		out.GoodShare = &share
-	}
-	if secs > 0 {
-		out.ReqPerSec = float64(started) / secs
-	}
-	t, tp := mergedDist(ttft), mergedDist(tpot)
-	out.TTFTP50MS, out.TTFTP99MS, out.TPOTP99MS = t.P50, t.P99, tp.P99
-	return out
-}
-
-// mergedDist joins a probe's windows; a window without its histogram (a
-// hand-made file) leaves the figures of the first window alone.
-func mergedDist(ds []metrics.Dist) metrics.Dist {
-	switch len(ds) {
-	case 0:
-		return metrics.Dist{}
-	case 1:
-		return ds[0]
-	}
-	d, err := metrics.MergeDists(ds...)
-	if err != nil {
-		return ds[0]
-	}
-	return d
-}
-
-func probeVerdict(v engine.ProbeVerdict) string {
-	switch {
-	case v.Stop != "":
-		return ProbeStopped
-	case !v.Decided:
-		return ProbeUndecided
-	case v.Pass:
-		return ProbePass
-	}
-	return ProbeFail
 }
 
 // Answer is the search's finding in one line: "capacity 41.5 req/s,

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/memlimit"
@@ -32,7 +32,7 @@ type ending struct {
 	line    string                  // "file:line" running when it did, if known
 	// capacity is what the capacity searches found, once Engine.Run has
 	// returned (so far, after an abort).
-	capacity []engine.CapacityOutcome
+	capacity []capacity.Outcome
 	// pools are how the open-model scenarios' VU pools fared.
 	pools []result.Pool
 	// spend is the estimated spend of a priced run, once Engine.Run has
@@ -53,7 +53,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	if err := track(col, c.Thresholds); err != nil {
 		return nil, Outcome{}, err
 	}
-	probes, err := newProbeJudge(c.Plan, col, nil)
+	probes, err := capacity.NewWindowJudge(c.Plan, col, nil)
 	if err != nil {
 		return nil, Outcome{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/result"
@@ -34,10 +35,10 @@ func (c *Config) result(meta result.Meta, col *metrics.Collector, mon *selfcheck
 	}
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
-	c.addCapacity(res, e.capacity)
+	capacity.AddTo(res, c.Plan, e.capacity)
 	res.AddPools(e.pools)
 	res.AddTraces(c.Traces)
-	results, passed := c.Thresholds.Evaluate(capacitySource{col.Snapshot(), e.capacity})
+	results, passed := c.Thresholds.Evaluate(capacity.Source(col.Snapshot(), e.capacity))
 	if !c.Plan.Segment.Whole() {
 		// A segment's share of the load is not the gate: llmload merge
 		// evaluates the thresholds on the whole run. Only an abort_on_fail
@@ -156,3 +157,5 @@ func poolFigures(pools []executor.PoolStats) []result.Pool {
 	}
 	return out
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

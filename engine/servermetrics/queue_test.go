@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llmload/llmload/engine"
 )
 
 // Queue reads each known server's running and waiting gauges from its
@@ -60,7 +58,7 @@ func TestQueueErrors(t *testing.T) {
 	defer srv.Close()
 	s := Start(srv.URL+"/metrics", time.Hour, time.Now())
 	defer s.Stop()
-	if _, err := s.Queue(); !errors.Is(err, engine.ErrNoQueue) {
+	if _, err := s.Queue(); !errors.Is(err, ErrNoQueue) {
 		t.Errorf("Queue() on a server without queue gauges: %v, want ErrNoQueue", err)
 	}
 	secret := strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1) + "/down"

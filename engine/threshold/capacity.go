@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
 )
 
@@ -19,7 +18,7 @@ const (
 )
 
 // KindCapacity is the Kind of a capacity threshold; its conditions' Agg is
-// the search's load (engine.CapacityRate or engine.CapacityVUs).
+// the search's load (plan.CapacityRate or plan.CapacityVUs).
 const KindCapacity = "capacity"
 
 // CapacitySource is a Source that also holds what the run's capacity
@@ -27,11 +26,26 @@ const KindCapacity = "capacity"
 // only against one.
 type CapacitySource interface {
 	Source
-	Capacities() []engine.CapacityOutcome
+	Capacities() []CapacityFinding
+}
+
+// CapacityFinding is what a capacity threshold is judged on: one search's
+// estimate and its bracket, as engine/capacity found them.
+type CapacityFinding struct {
+	Scenario string
+	Load     string // plan.CapacityRate or plan.CapacityVUs
+	Capacity float64
+	Lo, Hi   float64
+	// AtLeast: the search held at its max, so Lo is only a lower bound.
+	AtLeast bool
+	// Stopped says why the search ended before it converged; "" if it did.
+	Stopped string
+	// Probes is how many probes the search ran: the threshold's samples.
+	Probes int
 }
 
 // capacityLoad returns the load a capacity metric's expression names
-// (engine.CapacityRate or CapacityVUs), or "" for any other expression.
+// (plan.CapacityRate or CapacityVUs), or "" for any other expression.
 func capacityLoad(expr string) string {
 	expr = strings.TrimSpace(expr)
 	for metric, load := range map[string]string{MetricCapacityRate: plan.CapacityRate, MetricCapacityVUs: plan.CapacityVUs} {
@@ -139,7 +153,7 @@ func (t *Threshold) evaluateCapacity(src Source) Result {
 		case why != "":
 			out.Error, out.NoData = why, o == nil
 		default:
-			out.Observed, out.Samples = o.Capacity, int64(len(o.Probes))
+			out.Observed, out.Samples = o.Capacity, int64(o.Probes)
 			out.Passed, out.Error = judgeCapacity(o, c)
 		}
 		r.Passed = r.Passed && out.Passed
@@ -150,12 +164,12 @@ func (t *Threshold) evaluateCapacity(src Source) Result {
 
 // capacityOutcome picks the search the threshold is about; why says why
 // it cannot be judged (none ran, it stopped early, no probe held).
-func (t *Threshold) capacityOutcome(src Source) (*engine.CapacityOutcome, string) {
+func (t *Threshold) capacityOutcome(src Source) (*CapacityFinding, string) {
 	cs, ok := src.(CapacitySource)
 	if !ok {
 		return nil, "known only when the run ends"
 	}
-	var found []engine.CapacityOutcome
+	var found []CapacityFinding
 	for _, o := range cs.Capacities() {
 		if o.Load == t.Conditions[0].Agg && (t.Filter["scenario"] == "" || o.Scenario == t.Filter["scenario"]) {
 			found = append(found, o)
@@ -180,7 +194,7 @@ func (t *Threshold) capacityOutcome(src Source) (*engine.CapacityOutcome, string
 // judgeCapacity compares the estimate with the bound. A search that held
 // at its max only shows a capacity of at least Lo: that passes a lower
 // bound it exceeds, but can never show an upper one.
-func judgeCapacity(o *engine.CapacityOutcome, c Condition) (bool, string) {
+func judgeCapacity(o *CapacityFinding, c Condition) (bool, string) {
 	if !o.AtLeast {
 		return compare(o.Capacity, c.Op, c.Value), ""
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
 )
 
@@ -15,37 +14,36 @@ var capacityKnown = Known{Metrics: known.Metrics, Stages: known.Stages,
 // capacities is a CapacitySource with fixed outcomes.
 type capacities struct {
 	fakeSource
-	outcomes []engine.CapacityOutcome
+	outcomes []CapacityFinding
 }
 
-func (c capacities) Capacities() []engine.CapacityOutcome { return c.outcomes }
+func (c capacities) Capacities() []CapacityFinding { return c.outcomes }
 
 func TestCapacityThreshold(t *testing.T) {
-	found := engine.CapacityOutcome{Scenario: "search", Load: plan.CapacityRate, Capacity: 41.5, Lo: 39.8, Hi: 43.2,
-		Probes: make([]engine.ProbeResult, 7)}
-	atMax := engine.CapacityOutcome{Scenario: "search", Load: plan.CapacityRate, Capacity: 64, Lo: 64, AtLeast: true}
+	found := CapacityFinding{Scenario: "search", Load: plan.CapacityRate, Capacity: 41.5, Lo: 39.8, Hi: 43.2, Probes: 7}
+	atMax := CapacityFinding{Scenario: "search", Load: plan.CapacityRate, Capacity: 64, Lo: 64, AtLeast: true}
 	stopped := found
 	stopped.Stopped = "llmload was the bottleneck (CLIENT-BOUND): CPU at 195%"
-	never := engine.CapacityOutcome{Scenario: "search", Load: plan.CapacityRate, Hi: 1}
-	vus := engine.CapacityOutcome{Scenario: "pool", Load: plan.CapacityVUs, Capacity: 12, Lo: 11, Hi: 13}
+	never := CapacityFinding{Scenario: "search", Load: plan.CapacityRate, Hi: 1}
+	vus := CapacityFinding{Scenario: "pool", Load: plan.CapacityVUs, Capacity: 12, Lo: 11, Hi: 13}
 	tests := []struct {
 		expr, cond string
-		outcomes   []engine.CapacityOutcome
+		outcomes   []CapacityFinding
 		pass       bool
 		err        string
 	}{
-		{"capacity.rate", "> 40", []engine.CapacityOutcome{found}, true, ""},
-		{"capacity.rate", "> 42", []engine.CapacityOutcome{found}, false, ""},
-		{"capacity.rate", "< 50", []engine.CapacityOutcome{found}, true, ""},
-		{"capacity.rate{scenario:search}", ">= 41.5", []engine.CapacityOutcome{found, vus}, true, ""},
-		{"capacity.rate", "> 60", []engine.CapacityOutcome{atMax}, true, ""},
-		{"capacity.rate", ">= 64", []engine.CapacityOutcome{atMax}, true, ""},
-		{"capacity.rate", "> 64", []engine.CapacityOutcome{atMax}, false, ""},
-		{"capacity.rate", "< 100", []engine.CapacityOutcome{atMax}, false, "at least 64 req/s, which cannot show < 100"},
-		{"capacity.rate", "> 10", []engine.CapacityOutcome{stopped}, false, "the search stopped before it converged: llmload was the bottleneck"},
-		{"capacity.rate", "> 0.5", []engine.CapacityOutcome{never}, false, "no probe held the SLO: the capacity is below the lowest load probed (1 req/s)"},
+		{"capacity.rate", "> 40", []CapacityFinding{found}, true, ""},
+		{"capacity.rate", "> 42", []CapacityFinding{found}, false, ""},
+		{"capacity.rate", "< 50", []CapacityFinding{found}, true, ""},
+		{"capacity.rate{scenario:search}", ">= 41.5", []CapacityFinding{found, vus}, true, ""},
+		{"capacity.rate", "> 60", []CapacityFinding{atMax}, true, ""},
+		{"capacity.rate", ">= 64", []CapacityFinding{atMax}, true, ""},
+		{"capacity.rate", "> 64", []CapacityFinding{atMax}, false, ""},
+		{"capacity.rate", "< 100", []CapacityFinding{atMax}, false, "at least 64 req/s, which cannot show < 100"},
+		{"capacity.rate", "> 10", []CapacityFinding{stopped}, false, "the search stopped before it converged: llmload was the bottleneck"},
+		{"capacity.rate", "> 0.5", []CapacityFinding{never}, false, "no probe held the SLO: the capacity is below the lowest load probed (1 req/s)"},
 		{"capacity.rate", "> 1", nil, false, "no capacity search of this load ran"},
-		{"capacity.vus", "> 10", []engine.CapacityOutcome{found, vus}, true, ""},
+		{"capacity.vus", "> 10", []CapacityFinding{found, vus}, true, ""},
 	}
 	for _, tt := range tests {
 		th, err := Parse(plan.ThresholdSpec{Expr: tt.expr, Conditions: []string{tt.cond}}, capacityKnown)

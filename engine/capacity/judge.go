@@ -1,4 +1,4 @@
-package run
+package capacity
 
 import (
 	"cmp"
@@ -31,22 +31,22 @@ const (
 	ProbeMaxLagGap = 0.10
 )
 
-// snapshotter is what the judge reads: metrics.Collector.
-type snapshotter interface{ Snapshot() *metrics.Snapshot }
+// Snapshotter is what the judge reads: metrics.Collector.
+type Snapshotter interface{ Snapshot() *metrics.Snapshot }
 
-// clientWindow is the client's self-check over a window: selfcheck.Monitor.
-type clientWindow interface {
+// ClientWindow is the client's self-check over a window: selfcheck.Monitor.
+type ClientWindow interface {
 	Window(start, end time.Time) engine.ClientCheck
 }
 
-// probeJudge decides a capacity search's probes from the live collector,
+// WindowJudge decides a capacity search's probes from the live collector,
 // whose snapshot holds every sample sent before it is taken: the probe's
 // requests are the clean requests of its window stages (warm-up and drain
 // are not in them). Safe for concurrent use: each call takes its own
 // snapshot.
-type probeJudge struct {
-	col      snapshotter
-	client   clientWindow // nil: the client is not checked
+type WindowJudge struct {
+	col      Snapshotter
+	client   ClientWindow // nil: the client is not checked
 	slo      plan.SLO
 	searches map[string]*probeRules
 }
@@ -58,13 +58,13 @@ type probeRules struct {
 	maxVUs int
 }
 
-var _ engine.ProbeJudge = (*probeJudge)(nil)
+var _ Judge = (*WindowJudge)(nil)
 
-// newProbeJudge makes the judge of the plan's capacity searches; nil when
+// NewWindowJudge makes the judge of the plan's capacity searches; nil when
 // the plan has none. It refuses a good_share without an SLO to count good
 // requests against, and conditions that do not parse.
-func newProbeJudge(p plan.Plan, col snapshotter, client clientWindow) (*probeJudge, error) {
-	j := &probeJudge{col: col, client: client, slo: p.SLO, searches: map[string]*probeRules{}}
+func NewWindowJudge(p plan.Plan, col Snapshotter, client ClientWindow) (*WindowJudge, error) {
+	j := &WindowJudge{col: col, client: client, slo: p.SLO, searches: map[string]*probeRules{}}
 	for _, sc := range p.Scenarios {
 		if sc.Capacity == nil {
 			continue
@@ -94,18 +94,18 @@ func newProbeJudge(p plan.Plan, col snapshotter, client clientWindow) (*probeJud
 // requests or while a confidence interval straddles its limit; else pass
 // when the good share and every condition pass. A Stop verdict is also
 // Decided, so that no caller extends a probe that cannot be judged.
-func (j *probeJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
+func (j *WindowJudge) JudgeProbe(p Probe) Verdict {
 	rules := j.searches[p.Scenario]
 	if rules == nil {
-		return engine.ProbeVerdict{Decided: true, Stop: "no capacity search named " + p.Scenario}
+		return Verdict{Decided: true, Stop: "no capacity search named " + p.Scenario}
 	}
 	src := newProbeSource(j.col.Snapshot(), p)
 	load, err := measureLoad(src)
 	if err != nil {
-		return engine.ProbeVerdict{Decided: true, Stop: "probe " + probeName(p) + ": " + err.Error()}
+		return Verdict{Decided: true, Stop: "probe " + probeName(p) + ": " + err.Error()}
 	}
 	if stop := j.stop(p, rules, src, load); stop != "" {
-		return engine.ProbeVerdict{Decided: true, Stop: stop, Why: load.text()}
+		return Verdict{Decided: true, Stop: stop, Why: load.text()}
 	}
 	v := judgeSLO(src, rules, load, cmp.Or(p.MinSamples, rules.MinSamples))
 	if v.Decided && !v.Pass {
@@ -123,20 +123,20 @@ func (j *probeJudge) JudgeProbe(p engine.Probe) engine.ProbeVerdict {
 // verdict is sound (Stop: raise max_vus); while the pool was still
 // growing, the probe is extended, since the pool keeps growing and a
 // later window gets the load; a pool that could not grow stops.
-func judgeDrops(v engine.ProbeVerdict, load probeLoad, maxVUs int) engine.ProbeVerdict {
+func judgeDrops(v Verdict, load probeLoad, maxVUs int) Verdict {
 	scheduled := load.dropped + load.iterations
 	share := func(n int64) float64 { return float64(n) / float64(max(scheduled, 1)) }
 	switch {
 	case share(load.droppedMax) > ProbeMaxDropShare:
-		return engine.ProbeVerdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
+		return Verdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
 			"llmload could not deliver the load: %d of %d scheduled iterations (%.1f%%) found every VU busy at max_vus %d; raise max_vus",
 			load.droppedMax, scheduled, 100*share(load.droppedMax), maxVUs)}
 	case share(load.droppedGrowing) > ProbeMaxDropShare:
-		return engine.ProbeVerdict{Why: fmt.Sprintf(
+		return Verdict{Why: fmt.Sprintf(
 			"%d of %d scheduled iterations (%.1f%%) dropped while the VU pool was still growing (a VU took longer to make than an arrival waits): "+
 				"not judged on less load than asked; raise pre_allocated_vus if this persists", load.droppedGrowing, scheduled, 100*share(load.droppedGrowing))}
 	case share(load.dropped-load.droppedMax-load.droppedGrowing) > ProbeMaxDropShare:
-		return engine.ProbeVerdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
+		return Verdict{Decided: true, Why: v.Why, Stop: fmt.Sprintf(
 			"llmload could not deliver the load: %d of %d scheduled iterations found every VU busy and no VU could be made (see the script errors)",
 			load.dropped-load.droppedMax-load.droppedGrowing, scheduled)}
 	}
@@ -178,7 +178,7 @@ func (l probeLoad) text() string {
 
 // stop says why llmload, not the server, limited the probe; "" when it
 // did not.
-func (j *probeJudge) stop(p engine.Probe, rules *probeRules, src *probeSource, load probeLoad) string {
+func (j *WindowJudge) stop(p Probe, rules *probeRules, src *probeSource, load probeLoad) string {
 	if j.client != nil {
 		if c := j.client.Window(p.Start, p.End); c.Bound {
 			return "llmload was the bottleneck (CLIENT-BOUND): " + strings.Join(c.Reasons, "; ")
@@ -216,9 +216,14 @@ func fmtMS(v float64) string {
 	return threshold.FormatValue(engine.MetricTrend, metrics.AggP, v)
 }
 
-func probeName(p engine.Probe) string {
+func probeName(p Probe) string {
 	if len(p.Stages) > 0 {
 		return p.Stages[0]
 	}
 	return fmt.Sprint(p.Index + 1)
 }
+
+// SetClient has the judge check the client's own health over each probe's
+// window (a client-bound window stops the search); call it before the first
+// probe, once the self-check it reads runs.
+func (j *WindowJudge) SetClient(c ClientWindow) { j.client = c }

@@ -1,14 +1,18 @@
-package engine
+// Package capacity finds the highest load a deployment takes within its SLO:
+// the contract between the executor's search (which changes the load between
+// probes) and the judge of each probe's window, the judge itself, the
+// threshold source a probe is judged on, and the search's outcome as the
+// result file records it.
+package capacity
 
 import (
-	"errors"
 	"time"
 )
 
-// ProbeSettle is how a probe started: after the previous probe's load
+// Settle is how a probe started: after the previous probe's load
 // stopped, once its requests had ended and the server's own queue
 // gauges (where its metrics are scraped) read zero.
-type ProbeSettle struct {
+type Settle struct {
 	// Checked is false for a search's first probe: nothing ran before it.
 	Checked bool
 	// Waited is how long the search waited; Began is when the probe's
@@ -25,25 +29,6 @@ type ProbeSettle struct {
 	// Idle says the probe started clean: no iteration running and, where
 	// read, the server's queue empty.
 	Idle bool
-}
-
-// ServerQueue reads how many requests the target holds by its own
-// metrics. Safe for concurrent use.
-type ServerQueue interface {
-	// Queue reads the server's running and waiting requests now.
-	Queue() (QueueReading, error)
-}
-
-// ErrNoQueue is a ServerQueue's error when the server's metrics have no
-// gauge of its running or waiting requests: its queue cannot be read.
-var ErrNoQueue = errors.New("the server's metrics have no known running or waiting gauge " +
-	"(vllm:num_requests_running, sglang:num_queue_reqs, tgi_queue_size, llamacpp:requests_deferred, ...)")
-
-// QueueReading is one reading of a server's queue gauges.
-type QueueReading struct {
-	Running, Waiting float64
-	// Text names each gauge read with its value.
-	Text string
 }
 
 // Probe is one load level a capacity search measures.
@@ -66,7 +51,7 @@ type Probe struct {
 	// search's, or fewer where MaxWindow at this load cannot hold them.
 	MinSamples int
 	// Settle is how the probe started.
-	Settle ProbeSettle
+	Settle Settle
 }
 
 // Capacity search phases.
@@ -75,8 +60,8 @@ const (
 	ProbeBisect  = "bisect"
 )
 
-// ProbeVerdict is a judge's decision on a probe.
-type ProbeVerdict struct {
+// Verdict is a judge's decision on a probe.
+type Verdict struct {
 	// Decided is false when the probe's samples cannot decide yet (too
 	// few, or a confidence interval that straddles the limit): the search
 	// extends the window rather than judge noise.
@@ -89,15 +74,15 @@ type ProbeVerdict struct {
 	Why string
 }
 
-// ProbeJudge decides probes. JudgeProbe is called once every request that
+// Judge decides probes. JudgeProbe is called once every request that
 // started in the probe's window has ended (or been given up on), and may
 // be called again for the same probe after its window was extended.
-type ProbeJudge interface {
-	JudgeProbe(p Probe) ProbeVerdict
+type Judge interface {
+	JudgeProbe(p Probe) Verdict
 }
 
-// CapacityOutcome is what a capacity search found.
-type CapacityOutcome struct {
+// Outcome is what a capacity search found.
+type Outcome struct {
 	Scenario string
 	Load     string // CapacityRate or CapacityVUs
 	// Capacity is the estimate: the middle of [Lo, Hi], the highest load
@@ -117,5 +102,5 @@ type CapacityOutcome struct {
 // ProbeResult is one probe with its verdict.
 type ProbeResult struct {
 	Probe
-	Verdict ProbeVerdict
+	Verdict Verdict
 }

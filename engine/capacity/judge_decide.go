@@ -1,4 +1,4 @@
-package run
+package capacity
 
 import (
 	"fmt"
@@ -31,9 +31,9 @@ const (
 // pass needs minSamples, a clear failure does not wait for them, so a
 // search going down from a load that broke reaches the capacity in a
 // window per probe, not max_window.
-func judgeSLO(src *probeSource, rules *probeRules, load probeLoad, minSamples int) engine.ProbeVerdict {
+func judgeSLO(src *probeSource, rules *probeRules, load probeLoad, minSamples int) Verdict {
 	if load.requests < int64(minSamples) {
-		tooFew := engine.ProbeVerdict{Why: fmt.Sprintf("too few requests to judge: %d of the %d min_samples", load.requests, minSamples)}
+		tooFew := Verdict{Why: fmt.Sprintf("too few requests to judge: %d of the %d min_samples", load.requests, minSamples)}
 		if load.requests < minFailSamples {
 			return tooFew
 		}
@@ -51,7 +51,7 @@ func judgeSLO(src *probeSource, rules *probeRules, load probeLoad, minSamples in
 const minFailSamples = 5
 
 // judgeTests decides the probe's good share and conditions.
-func judgeTests(src *probeSource, rules *probeRules, load probeLoad, minSamples int) engine.ProbeVerdict {
+func judgeTests(src *probeSource, rules *probeRules, load probeLoad, minSamples int) Verdict {
 	var parts []string
 	all := passed
 	add := func(d decision, text string) {
@@ -66,14 +66,14 @@ func judgeTests(src *probeSource, rules *probeRules, load probeLoad, minSamples 
 	if rules.GoodShare > 0 {
 		d, text, err := goodShare(src, rules.GoodShare)
 		if err != nil {
-			return engine.ProbeVerdict{Why: err.Error()}
+			return Verdict{Why: err.Error()}
 		}
 		add(d, text)
 	}
 	for _, t := range rules.conds {
 		d, text, err := condition(src, t)
 		if err != nil {
-			return engine.ProbeVerdict{Why: err.Error()}
+			return Verdict{Why: err.Error()}
 		}
 		add(d, text)
 	}
@@ -83,7 +83,7 @@ func judgeTests(src *probeSource, rules *probeRules, load probeLoad, minSamples 
 			parts[0] += fmt.Sprintf(" (fewer than the %d min_samples: max_window holds no more at this rate, so the interval is wider)", rules.MinSamples)
 		}
 	}
-	return engine.ProbeVerdict{Decided: all != undecided, Pass: all == passed, Why: strings.Join(parts, "; ")}
+	return Verdict{Decided: all != undecided, Pass: all == passed, Why: strings.Join(parts, "; ")}
 }
 
 // goodShare tests the share of the probe's requests that met the SLO

@@ -1,4 +1,4 @@
-package run
+package capacity
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ type rankKey struct {
 	rank   int64
 }
 
-func newProbeSource(snap *metrics.Snapshot, p engine.Probe) *probeSource {
+func newProbeSource(snap *metrics.Snapshot, p Probe) *probeSource {
 	return &probeSource{snap: snap, scenario: p.Scenario, stages: p.Stages, ranks: map[rankKey]float64{}}
 }
 
