@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,9 +17,6 @@ import (
 // are left running (their samples keep the window's stage) and the judge
 // decides without them.
 const ProbeDrainTimeout = time.Minute
-
-// maxBisections bounds the bisection, whatever the precision asked.
-const maxBisections = 40
 
 // SetProbeJudge sets the judge that decides a capacity search's probes.
 // It must be called before Run; a plan with a capacity scenario and no
@@ -39,7 +33,7 @@ func (e *Engine) Capacity() []capacity.Outcome {
 	var out []capacity.Outcome
 	for _, s := range e.scenarios {
 		if c, ok := s.(*capacityRun); ok {
-			out = append(out, c.outcome())
+			out = append(out, c.search.Outcome())
 		}
 	}
 	return out
@@ -53,9 +47,7 @@ func (e *Engine) settleCapacity(ctx context.Context) {
 	}
 	for _, s := range e.scenarios {
 		if c, ok := s.(*capacityRun); ok && c.start.Load() == 0 {
-			c.mu.Lock()
-			c.out.Stopped = stopReason(ctx)
-			c.mu.Unlock()
+			c.search.Stop(stopReason(ctx))
 		}
 	}
 }
@@ -75,35 +67,25 @@ func (e *Engine) settleCapacity(ctx context.Context) {
 // sc.Stages is empty.
 type capacityRun struct {
 	*scenarioBase
-	cs   plan.CapacitySearch
-	rate bool // the load is a rate, else VUs
-	load capacityLoad
+	search *capacity.Search
+	cs     plan.CapacitySearch // search.Config()
+	rate   bool                // the load is a rate, else VUs
+	load   capacityLoad
 
 	phase    atomic.Pointer[probePhase] // what iterations starting now belong to
 	opened   atomic.Int32               // measurement windows opened
 	finishAt atomic.Int64               // unix nanos at which the search ended
 
-	// The search's state, owned by its goroutine.
+	// The probes' count, owned by the search's goroutine.
 	probes  int
 	windows int
-	lo, hi  float64 // the highest load that held, the lowest that broke; 0: none yet
-
-	mu  sync.Mutex
-	out capacity.Outcome
 }
 
 // newCapacityRun picks the search's load; prepare checks the search.
 func newCapacityRun(b *scenarioBase) *capacityRun {
 	b.sc.Stages = nil // made as the search runs
-	c := &capacityRun{scenarioBase: b}
-	c.out = capacity.Outcome{Scenario: b.sc.Name, Stopped: "the search did not start"}
-	if cs := b.sc.Capacity; cs != nil {
-		c.cs, c.out.Load = *cs, cs.Load
-		if c.cs.IdleTimeout <= 0 {
-			c.cs.IdleTimeout = plan.DefaultProbeIdleTimeout
-		}
-	}
-	c.rate = c.cs.Load == plan.CapacityRate
+	c := &capacityRun{scenarioBase: b, search: capacity.NewSearch(b.sc.Name, b.sc.Capacity)}
+	c.cs, c.rate = c.search.Config(), c.search.Rate()
 	if c.rate {
 		c.load = &rateLoad{c: c, pool: newOpenPool(b, c.stageNow)}
 	} else {
@@ -122,30 +104,10 @@ func (c *capacityRun) prepare() error {
 	if c.eng.judge == nil {
 		return fmt.Errorf("scenario %q: a capacity search needs a probe judge to decide its probes (Engine.SetProbeJudge)", c.sc.Name)
 	}
-	if err := c.checkSearch(); err != nil {
+	if err := c.search.Check(); err != nil {
 		return fmt.Errorf("scenario %q: %w", c.sc.Name, err)
 	}
 	return c.load.prepare()
-}
-
-// checkSearch refuses a search that would not run or not end.
-func (c *capacityRun) checkSearch() error {
-	cs := c.cs
-	switch {
-	case cs.Load != plan.CapacityRate && cs.Load != plan.CapacityVUs:
-		return fmt.Errorf("capacity load %q: want %q or %q", cs.Load, plan.CapacityRate, plan.CapacityVUs)
-	case !(cs.Start > 0) || math.IsInf(cs.Start, 0) || !(cs.Max >= cs.Start) || math.IsInf(cs.Max, 0):
-		return fmt.Errorf("capacity start %v and max %v: want 0 < start ≤ max", cs.Start, cs.Max)
-	case !(cs.Growth > 1) || math.IsInf(cs.Growth, 0):
-		return fmt.Errorf("capacity growth %v: want a factor above 1", cs.Growth)
-	case cs.Window <= 0 || cs.Warmup < 0 || cs.MaxWindow < 0:
-		return fmt.Errorf("capacity window %v, warmup %v, max_window %v: want a window above 0", cs.Window, cs.Warmup, cs.MaxWindow)
-	case c.rate && !(cs.Precision > 0) || !(cs.Precision >= 0) || math.IsInf(cs.Precision, 0):
-		return fmt.Errorf("capacity precision %v: want a relative width above 0", cs.Precision)
-	case !c.rate && math.Round(cs.Start) < 1:
-		return fmt.Errorf("capacity start %v: a search of VUs starts at 1 VU or more", cs.Start)
-	}
-	return nil
 }
 
 func (c *capacityRun) initialVUs() int { return c.load.initialVUs() }
@@ -191,178 +153,11 @@ func (c *capacityRun) stageNow() string {
 // last iterations finish within GracefulStop.
 func (c *capacityRun) run(ctx context.Context) {
 	c.begin()
-	c.mu.Lock()
-	c.out.Stopped = ""
-	c.mu.Unlock()
 	c.load.start(ctx)
-	stopped := c.search(ctx)
+	c.search.Run(ctx, c.probe)
 	c.finishAt.Store(time.Now().UnixNano())
-	c.conclude(stopped)
 	c.done.Store(true)
 	c.load.stop()
-}
-
-// search brackets the capacity, then bisects; it returns why it stopped
-// early, "" when it converged, held at max or found no load that held.
-func (c *capacityRun) search(ctx context.Context) string {
-	load := c.startLoad()
-	for {
-		pass, stop := c.probe(ctx, load, capacity.ProbeBracket)
-		if stop != "" {
-			return stop
-		}
-		if !pass {
-			c.broke(load)
-			break
-		}
-		c.held(load)
-		if load >= c.maxLoad() {
-			return "" // held at max: at least max
-		}
-		load = c.up(load)
-	}
-	if c.lo == 0 {
-		if stop := c.bracketDown(ctx, load); stop != "" || c.lo == 0 {
-			return stop
-		}
-	}
-	return c.bisect(ctx)
-}
-
-// bracketDown lowers the load from the first probe's, which broke, until
-// one holds: for VUs down to 1, for rates down to start/growth⁶. It
-// leaves c.lo at 0 when none held.
-func (c *capacityRun) bracketDown(ctx context.Context, load float64) string {
-	for k := 1; ; k++ {
-		next, ok := c.down(load, k)
-		if !ok {
-			return ""
-		}
-		load = next
-		pass, stop := c.probe(ctx, load, capacity.ProbeBracket)
-		if stop != "" {
-			return stop
-		}
-		if pass {
-			c.held(load)
-			return ""
-		}
-		c.broke(load)
-	}
-}
-
-// bisect halves [lo, hi] until it is within the precision.
-func (c *capacityRun) bisect(ctx context.Context) string {
-	for n := 0; !c.converged() && n < maxBisections; n++ {
-		mid := c.mid()
-		pass, stop := c.probe(ctx, mid, capacity.ProbeBisect)
-		if stop != "" {
-			return stop
-		}
-		if pass {
-			c.held(mid)
-		} else {
-			c.broke(mid)
-		}
-	}
-	return ""
-}
-
-// startLoad is the first probe's load: start, whole for VUs, within max.
-func (c *capacityRun) startLoad() float64 {
-	if c.rate {
-		return c.cs.Start
-	}
-	return min(math.Round(c.cs.Start), c.maxLoad())
-}
-
-// maxLoad is the bracket's bound: max, whole for VUs.
-func (c *capacityRun) maxLoad() float64 {
-	if c.rate {
-		return c.cs.Max
-	}
-	return max(math.Floor(c.cs.Max), 1)
-}
-
-// up is the bracket's next load after load held: load × growth (at
-// least one VU more), or max when that would pass it.
-func (c *capacityRun) up(load float64) float64 {
-	next := load * c.cs.Growth
-	if !c.rate {
-		next = max(load+1, math.Round(next))
-	}
-	if next >= c.maxLoad()*(1-1e-9) {
-		return c.maxLoad()
-	}
-	return next
-}
-
-// down is the k-th load below a first probe that broke: load ÷ growth (at
-// least one VU less, down to 1), or for rates start ÷ growth^k down to
-// k = 6; ok is false below that.
-func (c *capacityRun) down(load float64, k int) (float64, bool) {
-	if c.rate {
-		return c.cs.Start / math.Pow(c.cs.Growth, float64(k)), k <= 6
-	}
-	if load <= 1 {
-		return 0, false
-	}
-	return max(min(load-1, math.Round(load/c.cs.Growth)), 1), true
-}
-
-// mid is the next bisection load: the middle of [lo, hi], whole for VUs.
-func (c *capacityRun) mid() float64 {
-	if c.rate {
-		return (c.lo + c.hi) / 2
-	}
-	return math.Floor((c.lo + c.hi) / 2)
-}
-
-// converged reports whether [lo, hi] is narrow enough: within the
-// precision, or for VUs one VU wide.
-func (c *capacityRun) converged() bool {
-	width := c.hi - c.lo
-	if !c.rate && width <= 1 {
-		return true
-	}
-	return c.cs.Precision > 0 && width/c.lo <= c.cs.Precision
-}
-
-// held and broke narrow [lo, hi] with a probe's verdict, so the outcome
-// shows the estimate as the search goes.
-func (c *capacityRun) held(load float64)  { c.lo = load; c.conclude("") }
-func (c *capacityRun) broke(load float64) { c.hi = load; c.conclude("") }
-
-// conclude records the estimate from [lo, hi] and why the search stopped.
-func (c *capacityRun) conclude(stopped string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := &c.out
-	o.Lo, o.Hi, o.Stopped = c.lo, c.hi, stopped
-	o.Capacity, o.AtLeast = 0, false
-	switch {
-	case c.lo > 0 && c.hi > 0:
-		o.Capacity = (c.lo + c.hi) / 2
-	case c.lo > 0:
-		o.Capacity, o.AtLeast = c.lo, true
-	}
-}
-
-// outcome is a copy of what the search has found.
-func (c *capacityRun) outcome() capacity.Outcome {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := c.out
-	o.Probes = slices.Clone(o.Probes)
-	return o
-}
-
-// record appends a judged probe to the outcome and updates the estimate.
-func (c *capacityRun) record(p capacity.Probe, v capacity.Verdict) {
-	p.Stages = slices.Clone(p.Stages)
-	c.mu.Lock()
-	c.out.Probes = append(c.out.Probes, capacity.ProbeResult{Probe: p, Verdict: v})
-	c.mu.Unlock()
 }
 
 // stopReason is why the search stops when ctx has ended.

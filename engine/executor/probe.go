@@ -45,13 +45,13 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		}
 		switch {
 		case v.Stop != "":
-			c.record(p, v)
+			c.search.Record(p, v)
 			return false, v.Stop
 		case v.Decided:
-			c.record(p, v)
+			c.search.Record(p, v)
 			return v.Pass, ""
 		case p.End.Sub(p.Start) >= c.cs.MaxWindow:
-			c.record(p, v)
+			c.search.Record(p, v)
 			return false, fmt.Sprintf("%s could not decide within max_window: %s", name, v.Why)
 		}
 		p.Extended++
@@ -59,7 +59,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), time.Now(), ext)
 	}
 	if len(p.Stages) > 0 {
-		c.record(p, capacity.Verdict{Why: "interrupted"})
+		c.search.Record(p, capacity.Verdict{Why: "interrupted"})
 	}
 	if ctx.Err() != nil {
 		return false, stopReason(ctx)
