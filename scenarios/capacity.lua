@@ -57,7 +57,7 @@ options = {
       max_vus = 512,
     },
   },
-  thresholds = { ["capacity.rate"] = "> " .. llm.param("min_capacity", 1) },
+  thresholds = { ["capacity.rate"] = "> " .. llm.param("capacity_rate", 1) },
 }
 
 function ask(vu)

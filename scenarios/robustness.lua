@@ -21,7 +21,7 @@
 -- Against a real server:
 --
 --   llmload run scenarios/robustness.lua --target http://127.0.0.1:8000/v1 \
---       --model Qwen/Qwen2.5-7B-Instruct --set stage_duration=2m
+--       --model Qwen/Qwen2.5-7B-Instruct --set duration=2m
 
 local llm = require("llmload")
 
@@ -38,7 +38,7 @@ options = {
       executor = "constant-vus",
       exec = "chat",
       vus = llm.param("vus", 4),
-      duration = llm.param("stage_duration", "20s"),
+      duration = llm.param("duration", "20s"),
     },
   },
   thresholds = {

@@ -34,11 +34,11 @@ options = {
   },
 }
 
-local tokens = llm.param("tokens", 64)
+local max_tokens = llm.param("max_tokens", 64)
 
 function stream(vu)
   llm.chat {
     messages = { { role = "user", content = ("[vu %d req %d] count to a hundred"):format(vu.id, vu.request_id) } },
-    max_tokens = tokens,
+    max_tokens = max_tokens,
   }
 end

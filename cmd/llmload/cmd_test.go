@@ -340,7 +340,7 @@ func cmpOr(v, def int64) int64 {
 func TestNoEffectFlagsAreUsageErrors(t *testing.T) {
 	srv, count := failAfter(t, -1)
 	params := writeScript(t, `local llm = require("llmload")
-options = { vus = 1, duration = llm.param("stage_duration", "200ms") }
+options = { vus = 1, duration = llm.param("duration", "200ms") }
 function iteration(vu)
   llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = llm.param("max_tokens", 3) }
 end`)
@@ -354,8 +354,8 @@ end`)
 		args []string
 		want string
 	}{
-		{"misspelt --set", append([]string{"run", "--set", "stage_duraton=2s", params}, target...),
-			"--set stage_duraton: no llm.param in " + params + " reads this key (did you mean stage_duration?); the keys it reads: max_tokens, stage_duration"},
+		{"misspelt --set", append([]string{"run", "--set", "duraton=2s", params}, target...),
+			"--set duraton: no llm.param in " + params + " reads this key (did you mean duration?); the keys it reads: duration, max_tokens"},
 		{"unread --set", append([]string{"run", "--set", "vus=4", params}, target...), "--set vus: no llm.param in "},
 		{"check: misspelt --set", []string{"check", "--set", "max_token=9", params}, "(did you mean max_tokens?)"},
 		{"--max-regression without --baseline", append([]string{"run", "--max-regression", "20%", params}, target...),
