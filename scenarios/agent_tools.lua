@@ -22,6 +22,8 @@
 --
 -- The built-in simulator calls a tool when tools are given and the user
 -- spoke last, and answers in text after a tool's result.
+--
+-- Keys (--set): duration=4s max_tokens=48
 
 local llm = require("llmload")
 

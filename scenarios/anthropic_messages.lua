@@ -18,6 +18,8 @@
 --
 -- With no target it runs against the built-in simulator, which wants the
 -- same headers.
+--
+-- Keys (--set): duration=4s max_tokens=64
 
 local llm = require("llmload")
 

@@ -25,6 +25,8 @@
 --
 -- With no target (no --target, LLMLOAD_BASE_URL or options.target.base_url)
 -- it runs against llmload's built-in simulator.
+--
+-- Keys (--set): duration=12s max_tokens=200
 
 local llm = require("llmload")
 

@@ -16,6 +16,8 @@
 --
 --   llmload run scenarios/embeddings.lua --target http://127.0.0.1:8000/v1 \
 --       --model BAAI/bge-m3 --set duration=1m
+--
+-- Keys (--set): duration=3s
 
 local llm = require("llmload")
 

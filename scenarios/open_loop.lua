@@ -20,6 +20,8 @@
 --
 --   llmload run scenarios/open_loop.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set duration=3m --set ttft_sched_p50=1s
+--
+-- Keys (--set): duration=10s arrival=poisson max_tokens=120 ttft_sched_p50=3s
 
 local llm = require("llmload")
 

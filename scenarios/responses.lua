@@ -19,6 +19,8 @@
 --       --model gpt-4.1-mini --set duration=2m
 --
 -- With no target it runs against the built-in simulator.
+--
+-- Keys (--set): duration=4s max_tokens=64
 
 local llm = require("llmload")
 

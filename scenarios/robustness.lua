@@ -22,6 +22,8 @@
 --
 --   llmload run scenarios/robustness.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set duration=2m
+--
+-- Keys (--set): duration=20s vus=4 max_tokens=64 dirty_ratio=0.10 ttft_timeout=20s
 
 local llm = require("llmload")
 

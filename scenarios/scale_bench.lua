@@ -16,6 +16,8 @@
 --
 -- The last command prints llmload's figure, the server's and the error per
 -- percentile, and the CPU llmload spent per output token.
+--
+-- Keys (--set): vus=64 requests=4 max_tokens=64 max_duration=5m
 
 local llm = require("llmload")
 

@@ -22,6 +22,8 @@
 --
 --   llmload run scenarios/trace_replay.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set speedup=2
+--
+-- Keys (--set): speedup=1 limit=0 pre_allocated_vus=32 ttft_sched_p95=3s
 
 local llm = require("llmload")
 
