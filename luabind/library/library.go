@@ -8,6 +8,7 @@ package library
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,7 +50,9 @@ var ErrNoScenarios = errors.New("no scenarios (*.lua files)")
 // error is for dir itself.
 func List(dir string) ([]Scenario, error) {
 	info, err := os.Stat(dir)
-	if err != nil {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", dir, pe.Err) // "stat" says nothing to a user
+	} else if err != nil {
 		return nil, err
 	}
 	if !info.IsDir() {
