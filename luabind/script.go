@@ -112,15 +112,15 @@ func Compile(path string, opts Options) (*Script, error) {
 // every later error message carries the file name as the user gave it.
 // Duplicate scenario and threshold names are caught here, in the source,
 // because the table constructor keeps only the last of them. It also
-// returns the llm.param keys the source names and the endpoints it sends
+// returns the llm.param calls the source shows and the endpoints it sends
 // to beyond chat (scanAPIs).
-func compileChunk(path string, src []byte) (*lua.FunctionProto, paramUse, []string, error) {
+func compileChunk(path string, src []byte) (*lua.FunctionProto, Params, []string, error) {
 	chunk, err := parse.Parse(bytes.NewReader(src), path)
 	if err != nil {
-		return nil, paramUse{}, nil, syntaxError(path, src, err)
+		return nil, Params{}, nil, syntaxError(path, src, err)
 	}
 	if err := duplicateKeys(path, chunk); err != nil {
-		return nil, paramUse{}, nil, err
+		return nil, Params{}, nil, err
 	}
 	proto, err := compileAST(path, chunk)
 	return proto, scanParams(chunk), scanAPIs(chunk), err

@@ -18,14 +18,16 @@
 -- --tool-call-parser for the model):
 --
 --   llmload run scenarios/agent_tools.lua --target http://127.0.0.1:8000/v1 \
---       --model Qwen/Qwen2.5-7B-Instruct --set stage_duration=2m
+--       --model Qwen/Qwen2.5-7B-Instruct --set duration=2m
 --
 -- The built-in simulator calls a tool when tools are given and the user
 -- spoke last, and answers in text after a tool's result.
+--
+-- Keys (--set): duration=4s max_tokens=48
 
 local llm = require("llmload")
 
-local stage = llm.param("stage_duration", "4s")
+local stage = llm.param("duration", "4s")
 local cities = llm.pool { "Paris", "北京", "São Paulo", "Nairobi", "Toronto", "Mumbai" }
 
 local weather = {

@@ -14,14 +14,16 @@
 -- Against Anthropic's API:
 --
 --   LLMLOAD_API_KEY=sk-ant-... llmload run scenarios/anthropic_messages.lua \
---       --target https://api.anthropic.com/v1 --model claude-sonnet-4-5 --set stage_duration=2m
+--       --target https://api.anthropic.com/v1 --model claude-sonnet-4-5 --set duration=2m
 --
 -- With no target it runs against the built-in simulator, which wants the
 -- same headers.
+--
+-- Keys (--set): duration=4s max_tokens=64
 
 local llm = require("llmload")
 
-local stage = llm.param("stage_duration", "4s")
+local stage = llm.param("duration", "4s")
 local prompts = llm.pool.text("data/short.txt")
 
 options = {

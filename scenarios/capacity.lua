@@ -21,6 +21,10 @@
 --
 --   llmload run scenarios/capacity.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set window=60s --set max=200
+--
+-- Keys (--set): arrival=poisson output_tokens=64 start=2 max=256 precision=5% probe_warmup=5s
+-- Keys (--set): window=15s slo_ttft=500ms slo_tpot=50ms ttft_p95=1s capacity_rate=1
+-- Keys (--set): metrics_url=""
 
 local llm = require("llmload")
 
@@ -57,7 +61,7 @@ options = {
       max_vus = 512,
     },
   },
-  thresholds = { ["capacity.rate"] = "> " .. llm.param("min_capacity", 1) },
+  thresholds = { ["capacity.rate"] = "> " .. llm.param("capacity_rate", 1) },
 }
 
 function ask(vu)

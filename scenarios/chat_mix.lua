@@ -17,7 +17,7 @@
 -- act on (llmload flags p99s from fewer). The defaults keep the whole run
 -- near a minute on the built-in simulator; for a real measurement run e.g.
 --
---   llmload run scenarios/chat_mix.lua --set stage_duration=5m \
+--   llmload run scenarios/chat_mix.lua --set duration=5m \
 --       --target http://127.0.0.1:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
 --
 -- and LLMLOAD_METRICS_URL=http://127.0.0.1:8000/metrics to read the
@@ -25,10 +25,12 @@
 --
 -- With no target (no --target, LLMLOAD_BASE_URL or options.target.base_url)
 -- it runs against llmload's built-in simulator.
+--
+-- Keys (--set): duration=12s max_tokens=200
 
 local llm = require("llmload")
 
-local stage = llm.param("stage_duration", "12s")
+local stage = llm.param("duration", "12s")
 local max_tokens = llm.param("max_tokens", 200)
 
 local pools = {

@@ -15,11 +15,13 @@
 -- e.g. vllm serve BAAI/bge-m3 --runner pooling):
 --
 --   llmload run scenarios/embeddings.lua --target http://127.0.0.1:8000/v1 \
---       --model BAAI/bge-m3 --set stage_duration=1m
+--       --model BAAI/bge-m3 --set duration=1m
+--
+-- Keys (--set): duration=3s
 
 local llm = require("llmload")
 
-local stage = llm.param("stage_duration", "3s")
+local stage = llm.param("duration", "3s")
 local texts = llm.pool.text("data/short.txt")
 local batch = { b1 = 1, b8 = 8, b32 = 32 }
 

@@ -23,6 +23,8 @@
 --
 --   llmload run scenarios/multi_turn.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set duration=5m
+--
+-- Keys (--set): duration=30s vus=4 replay_vus=2 max_tokens=96
 
 local llm = require("llmload")
 

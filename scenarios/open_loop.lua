@@ -19,12 +19,14 @@
 -- needs 8m20s) and gate on ttft_sched{stage:r2}.p99. Against a real server:
 --
 --   llmload run scenarios/open_loop.lua --target http://127.0.0.1:8000/v1 \
---       --model Qwen/Qwen2.5-7B-Instruct --set stage_duration=3m --set ttft_p50=1s
+--       --model Qwen/Qwen2.5-7B-Instruct --set duration=3m --set ttft_sched_p50=1s
+--
+-- Keys (--set): duration=10s arrival=poisson max_tokens=120 ttft_sched_p50=3s
 
 local llm = require("llmload")
 
-local stage = llm.param("stage_duration", "10s")
-local ttft_p50 = llm.param("ttft_p50", "3s")
+local stage = llm.param("duration", "10s")
+local ttft_sched_p50 = llm.param("ttft_sched_p50", "3s")
 
 local prompts = llm.pool {
   "什么是机器学习？",
@@ -51,7 +53,7 @@ options = {
     },
   },
   thresholds = {
-    ["ttft_sched{stage:r2}.p50"] = "< " .. ttft_p50,
+    ["ttft_sched{stage:r2}.p50"] = "< " .. ttft_sched_p50,
     ["errors.rate"] = "< 1%",
     checks = "rate > 0.99",
     dropped_iterations = "count < 10",

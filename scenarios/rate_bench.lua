@@ -11,6 +11,8 @@
 --
 -- Read the "arrivals" table: achieved/s against target/s, and lag p99.
 -- llmload warns when lag p99 passes 10 ms or the achieved rate falls short.
+--
+-- Keys (--set): duration=10s rate=2000 arrival=constant
 
 local llm = require("llmload")
 

@@ -16,13 +16,15 @@
 -- Against a real server:
 --
 --   llmload run scenarios/responses.lua --target https://api.openai.com/v1 \
---       --model gpt-4.1-mini --set stage_duration=2m
+--       --model gpt-4.1-mini --set duration=2m
 --
 -- With no target it runs against the built-in simulator.
+--
+-- Keys (--set): duration=4s max_tokens=64
 
 local llm = require("llmload")
 
-local stage = llm.param("stage_duration", "4s")
+local stage = llm.param("duration", "4s")
 local prompts = llm.pool.text("data/short.txt")
 
 options = {
@@ -50,7 +52,7 @@ function respond(vu)
     instructions = "You are a concise assistant. Answer in a few sentences.",
     -- The unique prefix keeps the server's prefix cache from flattering TTFT.
     input = ("[req_%d] %s"):format(vu.request_id, prompts:next()),
-    max_output_tokens = llm.param("max_output_tokens", 64),
+    max_output_tokens = llm.param("max_tokens", 64),
     temperature = 0.7,
   }
   llm.check(res, {

@@ -21,7 +21,9 @@
 -- Against a real server:
 --
 --   llmload run scenarios/robustness.lua --target http://127.0.0.1:8000/v1 \
---       --model Qwen/Qwen2.5-7B-Instruct --set stage_duration=2m
+--       --model Qwen/Qwen2.5-7B-Instruct --set duration=2m
+--
+-- Keys (--set): duration=20s vus=4 max_tokens=64 dirty_ratio=0.10 ttft_timeout=20s
 
 local llm = require("llmload")
 
@@ -38,7 +40,7 @@ options = {
       executor = "constant-vus",
       exec = "chat",
       vus = llm.param("vus", 4),
-      duration = llm.param("stage_duration", "20s"),
+      duration = llm.param("duration", "20s"),
     },
   },
   thresholds = {

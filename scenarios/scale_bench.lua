@@ -16,6 +16,8 @@
 --
 -- The last command prints llmload's figure, the server's and the error per
 -- percentile, and the CPU llmload spent per output token.
+--
+-- Keys (--set): vus=64 requests=4 max_tokens=64 max_duration=5m
 
 local llm = require("llmload")
 
@@ -34,11 +36,11 @@ options = {
   },
 }
 
-local tokens = llm.param("tokens", 64)
+local max_tokens = llm.param("max_tokens", 64)
 
 function stream(vu)
   llm.chat {
     messages = { { role = "user", content = ("[vu %d req %d] count to a hundred"):format(vu.id, vu.request_id) } },
-    max_tokens = tokens,
+    max_tokens = max_tokens,
   }
 end

@@ -14,6 +14,8 @@
 --
 --   llmload run scenarios/shared_prefix.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set duration=2m
+--
+-- Keys (--set): duration=15s
 
 local llm = require("llmload")
 

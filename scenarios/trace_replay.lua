@@ -22,6 +22,8 @@
 --
 --   llmload run scenarios/trace_replay.lua --target http://127.0.0.1:8000/v1 \
 --       --model Qwen/Qwen2.5-7B-Instruct --set speedup=2
+--
+-- Keys (--set): speedup=1 limit=0 pre_allocated_vus=32 ttft_sched_p95=3s
 
 local llm = require("llmload")
 
@@ -41,14 +43,14 @@ options = {
       trace = trace,
       speedup = llm.param("speedup", 1),
       limit = llm.param("limit", 0) > 0 and llm.param("limit", 0) or nil,
-      pre_allocated_vus = llm.param("vus", 32),
+      pre_allocated_vus = llm.param("pre_allocated_vus", 32),
       max_vus = 256,
     },
   },
   thresholds = {
     ["errors.rate"] = "< 1%",
     -- 200 records give a p95 its 200 requests; a p99 needs 1,000.
-    ["ttft_sched.p95"] = "< " .. llm.param("ttft_p95", "3s"),
+    ["ttft_sched.p95"] = "< " .. llm.param("ttft_sched_p95", "3s"),
   },
 }
 

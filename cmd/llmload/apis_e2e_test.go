@@ -71,7 +71,7 @@ func TestE2EGatewayScenarios(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			out, jsonl := filepath.Join(dir, "result.json"), filepath.Join(dir, "requests.jsonl")
-			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/"+name, "--set", "stage_duration=1s",
+			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/"+name, "--set", "duration=1s",
 				"--out", out, "--requests-jsonl", jsonl, "--seed", "3")
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -133,7 +133,7 @@ func TestE2EMessagesKeyStaysSecret(t *testing.T) {
 	const key = "sk-ant-e2e-secret-do-not-print"
 	dir := t.TempDir()
 	files := map[string]string{"--out": "result.json", "--csv": "requests.csv", "--html": "report.html"}
-	args := []string{"run", "../../scenarios/anthropic_messages.lua", "--set", "stage_duration=500ms"}
+	args := []string{"run", "../../scenarios/anthropic_messages.lua", "--set", "duration=500ms"}
 	for flag, name := range files {
 		args = append(args, flag, filepath.Join(dir, name))
 	}

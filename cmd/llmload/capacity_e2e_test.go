@@ -53,7 +53,7 @@ func TestE2ECapacitySearch(t *testing.T) {
 	result := filepath.Join(dir, "capacity.json")
 	stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/capacity.lua", "--target", target, "--out", result,
 		"--set", "window=6s", "--set", "probe_warmup=2s", "--set", "precision=10%", "--set", "start=8",
-		"--set", "output_tokens=32", "--set", "min_capacity=2", "--set", "arrival=constant")
+		"--set", "output_tokens=32", "--set", "capacity_rate=2", "--set", "arrival=constant")
 	if code != 0 {
 		t.Fatalf("capacity search exited %d:\n%s\n%s", code, stdout, stderr)
 	}

@@ -129,6 +129,10 @@ function f() end`)}, exitError, "warp"},
 		{"out dir missing", []string{"run", "--out", "/nonexistent/dir/r.json", ok}, exitError, "/nonexistent/dir"},
 		{"help", []string{"run", "--help"}, exitOK, ""},
 		{"version", []string{"version"}, exitOK, ""},
+		{"help names scenarios", []string{"help"}, exitOK, "llmload scenarios [DIR]"},
+		{"scenarios help", []string{"scenarios", "--help"}, exitOK, "Usage: llmload scenarios [DIR]"},
+		{"scenarios unknown flag", []string{"scenarios", "--nope"}, exitUsage, "unknown flag"},
+		{"scenarios missing dir", []string{"scenarios", "/nonexistent/dir"}, exitError, "/nonexistent/dir: no such file or directory"},
 		{"mock bad flag", []string{"mock", "--max-batch", "x"}, exitUsage, "max-batch"},
 		{"mock fixed ttft alone", []string{"mock", "--fixed-ttft", "200ms"}, exitUsage, "fixed-delay mode needs both a TTFT and an ITL"},
 		{"mock negative fixed itl", []string{"mock", "--fixed-ttft", "1s", "--fixed-itl", "-1ms"}, exitUsage, "negative"},
@@ -340,7 +344,7 @@ func cmpOr(v, def int64) int64 {
 func TestNoEffectFlagsAreUsageErrors(t *testing.T) {
 	srv, count := failAfter(t, -1)
 	params := writeScript(t, `local llm = require("llmload")
-options = { vus = 1, duration = llm.param("stage_duration", "200ms") }
+options = { vus = 1, duration = llm.param("duration", "200ms") }
 function iteration(vu)
   llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = llm.param("max_tokens", 3) }
 end`)
@@ -354,8 +358,8 @@ end`)
 		args []string
 		want string
 	}{
-		{"misspelt --set", append([]string{"run", "--set", "stage_duraton=2s", params}, target...),
-			"--set stage_duraton: no llm.param in " + params + " reads this key (did you mean stage_duration?); the keys it reads: max_tokens, stage_duration"},
+		{"misspelt --set", append([]string{"run", "--set", "duraton=2s", params}, target...),
+			"--set duraton: no llm.param in " + params + " reads this key (did you mean duration?); the keys it reads: duration, max_tokens"},
 		{"unread --set", append([]string{"run", "--set", "vus=4", params}, target...), "--set vus: no llm.param in "},
 		{"check: misspelt --set", []string{"check", "--set", "max_token=9", params}, "(did you mean max_tokens?)"},
 		{"--max-regression without --baseline", append([]string{"run", "--max-regression", "20%", params}, target...),

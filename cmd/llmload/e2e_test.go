@@ -86,7 +86,7 @@ func TestE2EChatMixOnSimulator(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "result.json")
 	files := map[string]string{"--csv": "requests.csv", "--requests-jsonl": "requests.jsonl", "--html": "report.html", "--csv-stages": "stages.csv"}
-	args := []string{"run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1500ms", "--out", out, "--seed", "7"}
+	args := []string{"run", "../../scenarios/chat_mix.lua", "--set", "duration=1500ms", "--out", out, "--seed", "7"}
 	for flag, name := range files {
 		args = append(args, flag, filepath.Join(dir, name))
 	}
@@ -169,7 +169,7 @@ func TestE2EInterruptStillWritesResult(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "result.json")
 	csv := filepath.Join(t.TempDir(), "requests.csv")
-	cmd := exec.Command(binary, "run", "../../scenarios/chat_mix.lua", "--set", "stage_duration=1m", "--out", out, "--csv", csv)
+	cmd := exec.Command(binary, "run", "../../scenarios/chat_mix.lua", "--set", "duration=1m", "--out", out, "--csv", csv)
 	cmd.Env = cleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -250,7 +250,7 @@ func TestE2EOpenLoopThresholdsGate(t *testing.T) {
 		t.Run(tt.ttft, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "result.json")
 			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/open_loop.lua", "--quiet",
-				"--set", "stage_duration=1s", "--set", "arrival=constant", "--set", "ttft_p50="+tt.ttft, "--set", "max_tokens=20", "--out", out)
+				"--set", "duration=1s", "--set", "arrival=constant", "--set", "ttft_sched_p50="+tt.ttft, "--set", "max_tokens=20", "--out", out)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
 			}

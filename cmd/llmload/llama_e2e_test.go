@@ -313,7 +313,7 @@ func TestLlamaServerDirtyDataVerdicts(t *testing.T) {
 func TestLlamaServerChatMixNamesItsQueue(t *testing.T) {
 	base := llamaServer(t)
 	stdout, stderr, code := runBinary(t, []string{"LLMLOAD_METRICS_URL=" + base + "/metrics"},
-		"run", "../../scenarios/chat_mix.lua", "--target", base+"/v1", "--set", "stage_duration=3s", "-q")
+		"run", "../../scenarios/chat_mix.lua", "--target", base+"/v1", "--set", "duration=3s", "-q")
 	if code != 0 {
 		t.Fatalf("chat_mix against llama-server exited %d:\n%s\n%s", code, stdout, stderr)
 	}

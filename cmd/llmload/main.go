@@ -42,6 +42,7 @@ const topUsage = `llmload — load generator for LLM inference services
 Usage:
   llmload run [flags] SCENARIO.lua   run a scenario (built-in simulator when no target is set)
   llmload check [flags] SCENARIO.lua validate a scenario and print its plan; sends nothing
+  llmload scenarios [DIR]            list the scenarios in DIR (default scenarios) and the --set keys each reads
   llmload report [flags] RESULT.json render a result file (text, --html, --csv-stages)
   llmload compare BASE.json NEW.json compare two results; exit 99 on a significant regression
   llmload merge SEGMENT.json...      join a plan's segment results (run --segment i/n) exactly
@@ -74,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = mergeCmd(args[1:], stdout, stderr)
 	case "check":
 		err = checkCmd(args[1:], stdout, stderr)
+	case "scenarios":
+		err = scenariosCmd(args[1:], stdout, stderr)
 	case "k8s":
 		err = k8sCmd(args[1:], stdout, stderr)
 	case "mock":

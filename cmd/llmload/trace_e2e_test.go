@@ -33,7 +33,7 @@ func TestE2ETraceReplay(t *testing.T) {
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
 	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
 	_, stderr, code := runBinary(t, nil, "run", "../../scenarios/trace_replay.lua", "--target", url.FindString(mock.stdout.String()),
-		"--set", "vus=96", "--out", result, "-q")
+		"--set", "pre_allocated_vus=96", "--out", result, "-q")
 	if code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, stderr)
 	}

@@ -26,7 +26,7 @@ func TestE2ETruthHarness(t *testing.T) {
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
 	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
 	_, stderr, code := runBinary(t, nil, "run", "../../scenarios/scale_bench.lua", "--target", url.FindString(mock.stdout.String()),
-		"--set", "vus=8", "--set", "requests=2", "--set", "tokens=16", "--out", result, "-q")
+		"--set", "vus=8", "--set", "requests=2", "--set", "max_tokens=16", "--out", result, "-q")
 	if code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, stderr)
 	}

@@ -182,14 +182,14 @@ func TestE2ENoEffectFlagsSendNothing(t *testing.T) {
 	}
 	srv, count := counting(t)
 	script := writeScript(t, `local llm = require("llmload")
-options = { vus = 1, duration = llm.param("stage_duration", "1s") }
+options = { vus = 1, duration = llm.param("duration", "1s") }
 function iteration(vu) llm.chat { messages = { { role = "user", content = "hi" } } } end
 `)
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--set", "stage_duraton=2s"}, "(did you mean stage_duration?); the keys it reads: stage_duration"},
+		{[]string{"--set", "duraton=2s"}, "(did you mean duration?); the keys it reads: duration"},
 		{[]string{"--max-regression", "20%"}, "--max-regression has no effect without --baseline"},
 		{[]string{"--metrics", "ttft.p99"}, "--metrics has no effect without --baseline"},
 		{[]string{"--format", "json"}, "--format has no effect without --baseline"},
