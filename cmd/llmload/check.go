@@ -22,7 +22,7 @@ const checkUsage = `Usage: llmload check [flags] SCENARIO.lua
 Validates the scenario and prints its plan — per scenario the executor, a
 timeline of stages (VUs or rate), the expected request count, and the
 thresholds — without sending anything. Then the lints: good-practice checks
-(README "Good practice, checked") judged from the plan and from a dry run of
+(docs/scenarios.md "Good practice, checked") judged from the plan and from a dry run of
 each scenario's iterations, whose requests get canned answers and are never
 sent. With --strict a lint warning exits 1.
 

@@ -16,7 +16,7 @@ import (
 )
 
 // strictUsage documents --strict, shared by check and run.
-const strictUsage = "exit 1 on a lint warning (good-practice checks: README \"Good practice, checked\");\n" +
+const strictUsage = "exit 1 on a lint warning (good-practice checks: docs/scenarios.md \"Good practice, checked\");\n" +
 	"run: before any load for the plan's, at the end for those the run finds"
 
 // dryRunTimeout bounds check's dry run in all.

@@ -31,7 +31,7 @@ built-in simulator on 127.0.0.1.
 Target precedence: flag, then environment (LLMLOAD_BASE_URL, LLMLOAD_API_KEY,
 LLMLOAD_MODEL), then options.target in the script.
 
-Before any load it prints the scenario's lints (good-practice checks, README
+Before any load it prints the scenario's lints (good-practice checks, docs/scenarios.md
 "Good practice, checked"), judged from the plan and a dry run of its
 iterations; the summary lists them again, judged from what the run saw.
 With --strict a lint warning exits 1: the plan's before any load, the run's

@@ -50,7 +50,7 @@ func LoadOf(p plan.Plan, n int) Load {
 	return l
 }
 
-// The sizing of a segment pod. Measured on llmload itself (README, "How
+// The sizing of a segment pod. Measured on llmload itself (docs/measurement.md, "How
 // fast is llmload itself?"): peak RSS 38 MB at 64 streams, 169 MB at
 // 1,024 and 1.1 GB at 10,000 VUs, so about 110 KB a streaming VU over a
 // base; a streamed token costs 12–22 µs of CPU and an iteration of the

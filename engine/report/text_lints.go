@@ -35,7 +35,7 @@ func writeLintList(b *bytes.Buffer, ls []lint.Lint) {
 	if len(ls) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "lints: %s (good practice, checked: README; --strict fails on a warning)\n", lintCounts(ls))
+	fmt.Fprintf(b, "lints: %s (good practice, checked: docs/scenarios.md; --strict fails on a warning)\n", lintCounts(ls))
 	const indent, more = "           ", "             "
 	for _, l := range ls {
 		head := l.ID
