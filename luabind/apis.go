@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -56,23 +57,23 @@ func (m *module) embed(L *lua.LState) int {
 func (m *module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.respond"
 	d := &decoder{}
-	f := d.record(path, tbl, respondKeys)
+	f := d.Record(path, tbl, respondKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: m.cfg.Model}
 	switch v := f["input"].(type) {
 	case nil:
 		if f != nil {
-			d.errorf(child(path, "input"), "required (a string, or a list of messages)")
+			d.Errorf(luaval.Child(path, "input"), "required (a string, or a list of messages)")
 		}
 	case lua.LString:
 		req.Prompt = string(v)
 	default:
-		req.Messages = d.messages(child(path, "input"), v)
+		req.Messages = d.messages(luaval.Child(path, "input"), v)
 	}
 	if v := f["instructions"]; v != nil {
-		req.System = d.str(child(path, "instructions"), v)
+		req.System = d.Str(luaval.Child(path, "instructions"), v)
 	}
 	if v := f["max_output_tokens"]; v != nil {
-		req.MaxTokens = d.count(child(path, "max_output_tokens"), v, 0)
+		req.MaxTokens = d.Count(luaval.Child(path, "max_output_tokens"), v, 0)
 	}
 	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
@@ -83,18 +84,18 @@ func (m *module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, e
 func (m *module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.messages"
 	d := &decoder{}
-	f := d.record(path, tbl, messagesKeys)
+	f := d.Record(path, tbl, messagesKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointMessages, Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
-		req.Messages = d.messages(child(path, "messages"), v)
+		req.Messages = d.messages(luaval.Child(path, "messages"), v)
 	} else if f != nil {
-		d.errorf(child(path, "messages"), "required")
+		d.Errorf(luaval.Child(path, "messages"), "required")
 	}
 	if v := f["system"]; v != nil {
-		req.System = d.str(child(path, "system"), v)
+		req.System = d.Str(luaval.Child(path, "system"), v)
 	}
 	if f != nil && f["max_tokens"] == nil {
-		d.errorf(child(path, "max_tokens"), "required: the Messages API needs max_tokens")
+		d.Errorf(luaval.Child(path, "max_tokens"), "required: the Messages API needs max_tokens")
 	}
 	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
@@ -105,36 +106,36 @@ func (m *module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, 
 func (m *module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.embed"
 	d := &decoder{}
-	f := d.record(path, tbl, embedKeys)
+	f := d.Record(path, tbl, embedKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointEmbeddings, Model: m.cfg.Model}
 	switch v := f["input"].(type) {
 	case nil:
 		if f != nil {
-			d.errorf(child(path, "input"), "required (a string, or a list of strings)")
+			d.Errorf(luaval.Child(path, "input"), "required (a string, or a list of strings)")
 		}
 	case lua.LString:
 		req.Prompt = string(v)
 	default:
-		items := d.list(child(path, "input"), v)
+		items := d.List(luaval.Child(path, "input"), v)
 		if items != nil && len(items) == 0 {
-			d.errorf(child(path, "input"), "needs at least one string")
+			d.Errorf(luaval.Child(path, "input"), "needs at least one string")
 		}
 		req.Inputs = make([]string, 0, len(items))
 		for i, item := range items {
-			req.Inputs = append(req.Inputs, d.str(index(child(path, "input"), i+1), item))
+			req.Inputs = append(req.Inputs, d.Str(luaval.Index(luaval.Child(path, "input"), i+1), item))
 		}
 	}
 	if f["dirty"] != nil {
-		d.errorf(child(path, "dirty"), "%s", errEmbedDirty)
+		d.Errorf(luaval.Child(path, "dirty"), "%s", errEmbedDirty)
 	}
 	m.embedExtra(d, path, f, req)
 	if v := f["model"]; v != nil {
-		if s := d.str(child(path, "model"), v); s != "" {
+		if s := d.Str(luaval.Child(path, "model"), v); s != "" {
 			req.Model = s
 		}
 	}
 	if v := f["tags"]; v != nil {
-		req.Tags = d.stringMap(child(path, "tags"), v)
+		req.Tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
 	return req, "", d.joined()
 }
@@ -147,7 +148,7 @@ const errEmbedDirty = "dirty-data kinds malform generation requests (llm.chat, l
 // extra fields: they are the embeddings API's own.
 func (m *module) embedExtra(d *decoder, path string, f map[string]lua.LValue, req *engine.ChatRequest) {
 	if v := f["extra"]; v != nil {
-		req.Extra = d.jsonObject(child(path, "extra"), v)
+		req.Extra = d.JsonObject(luaval.Child(path, "extra"), v)
 	}
 	set := func(k string, v any) {
 		if req.Extra == nil {
@@ -156,10 +157,10 @@ func (m *module) embedExtra(d *decoder, path string, f map[string]lua.LValue, re
 		req.Extra[k] = v
 	}
 	if v := f["dimensions"]; v != nil {
-		set("dimensions", d.count(child(path, "dimensions"), v, 1))
+		set("dimensions", d.Count(luaval.Child(path, "dimensions"), v, 1))
 	}
 	if v := f["encoding_format"]; v != nil {
-		set("encoding_format", d.str(child(path, "encoding_format"), v))
+		set("encoding_format", d.Str(luaval.Child(path, "encoding_format"), v))
 	}
 }
 

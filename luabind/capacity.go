@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -35,23 +36,23 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *plan.Scenar
 		MinSamples: DefaultCapacityMinSamples, IdleTimeout: plan.DefaultProbeIdleTimeout}
 	sc.Capacity = c
 	if v := f["load"]; v != nil {
-		c.Load = d.str(child(path, "load"), v)
-		if _, isStr := v.(lua.LString); isStr && !contains(capacityLoads, c.Load) {
-			d.errorf(child(path, "load"), "unknown load %q (valid: %s: an arrival rate, open model; %s: VUs, closed model)",
+		c.Load = d.Str(luaval.Child(path, "load"), v)
+		if _, isStr := v.(lua.LString); isStr && !luaval.Contains(capacityLoads, c.Load) {
+			d.Errorf(luaval.Child(path, "load"), "unknown load %q (valid: %s: an arrival rate, open model; %s: VUs, closed model)",
 				c.Load, plan.CapacityRate, plan.CapacityVUs)
 		}
 	}
 	vus := c.Load == plan.CapacityVUs
 	if v := f["start"]; v != nil {
-		c.Start = d.capacityLoad(child(path, "start"), v, vus)
+		c.Start = d.capacityLoad(luaval.Child(path, "start"), v, vus)
 	}
 	if v := f["growth"]; v != nil {
-		if c.Growth = d.number(child(path, "growth"), v, 0); c.Growth <= 1 {
-			d.errorf(child(path, "growth"), "must be > 1 (the factor between bracket probes), got %g", c.Growth)
+		if c.Growth = d.Number(luaval.Child(path, "growth"), v, 0); c.Growth <= 1 {
+			d.Errorf(luaval.Child(path, "growth"), "must be > 1 (the factor between bracket probes), got %g", c.Growth)
 		}
 	}
 	if v := f["max"]; v != nil {
-		c.Max = d.capacityLoad(child(path, "max"), v, vus)
+		c.Max = d.capacityLoad(luaval.Child(path, "max"), v, vus)
 	} else if c.Growth > 1 {
 		c.Max = c.Start * math.Pow(c.Growth, capacitySteps)
 	}
@@ -59,52 +60,52 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *plan.Scenar
 		c.Max = math.Floor(min(c.Max, math.MaxInt32))
 	}
 	if c.Max < c.Start && c.Start > 0 && c.Max > 0 {
-		d.errorf(child(path, "max"), "%g is below start %g", c.Max, c.Start)
+		d.Errorf(luaval.Child(path, "max"), "%g is below start %g", c.Max, c.Start)
 	}
 	if v := f["precision"]; v != nil {
-		c.Precision = d.share(child(path, "precision"), v)
+		c.Precision = d.share(luaval.Child(path, "precision"), v)
 		if c.Precision <= 0 || c.Precision >= 1 {
-			d.errorf(child(path, "precision"), "must be above 0%% and below 100%% (e.g. \"5%%\"), got %g", c.Precision)
+			d.Errorf(luaval.Child(path, "precision"), "must be above 0%% and below 100%% (e.g. \"5%%\"), got %g", c.Precision)
 		}
 	}
 	if v := f["warmup"]; v != nil {
-		c.Warmup, _ = d.duration(child(path, "warmup"), v)
+		c.Warmup, _ = d.Duration(luaval.Child(path, "warmup"), v)
 	}
 	if v := f["window"]; v != nil {
-		c.Window = d.positiveDuration(child(path, "window"), v)
+		c.Window = d.PositiveDuration(luaval.Child(path, "window"), v)
 	}
 	// Undecided probes are extended until their samples decide: a p99
 	// needs about 300 requests before its confidence interval is bounded,
 	// which at a low rate takes minutes, not four windows.
 	c.MaxWindow = max(4*c.Window, DefaultCapacityMaxWindow)
 	if v := f["max_window"]; v != nil {
-		c.MaxWindow = d.positiveDuration(child(path, "max_window"), v)
+		c.MaxWindow = d.PositiveDuration(luaval.Child(path, "max_window"), v)
 		if c.MaxWindow > 0 && c.MaxWindow < c.Window {
-			d.errorf(child(path, "max_window"), "%s is shorter than window %s", plan.FormatDuration(c.MaxWindow), plan.FormatDuration(c.Window))
+			d.Errorf(luaval.Child(path, "max_window"), "%s is shorter than window %s", plan.FormatDuration(c.MaxWindow), plan.FormatDuration(c.Window))
 		}
 	}
 	if v := f["idle_timeout"]; v != nil {
-		c.IdleTimeout = d.positiveDuration(child(path, "idle_timeout"), v)
+		c.IdleTimeout = d.PositiveDuration(luaval.Child(path, "idle_timeout"), v)
 	}
 	if v := f["min_samples"]; v != nil {
-		c.MinSamples = d.count(child(path, "min_samples"), v, 1)
+		c.MinSamples = d.Count(luaval.Child(path, "min_samples"), v, 1)
 	}
 	if v := f["good_share"]; v != nil {
-		c.GoodShare = d.share(child(path, "good_share"), v)
+		c.GoodShare = d.share(luaval.Child(path, "good_share"), v)
 		if c.GoodShare <= 0 || c.GoodShare > 1 {
-			d.errorf(child(path, "good_share"), "must be above 0 and at most 1 (e.g. 0.95 or \"95%%\"), got %g", c.GoodShare)
+			d.Errorf(luaval.Child(path, "good_share"), "must be above 0 and at most 1 (e.g. 0.95 or \"95%%\"), got %g", c.GoodShare)
 		}
 	}
 	if v := f["conditions"]; v != nil {
-		c.Conditions = d.capacityConditions(child(path, "conditions"), v)
+		c.Conditions = d.capacityConditions(luaval.Child(path, "conditions"), v)
 	}
 	if f["good_share"] == nil && f["conditions"] == nil {
-		d.errorf(path, "a capacity search needs good_share (with options.slo) or conditions (e.g. { \"ttft.p99 < 1s\" }) to judge its probes")
+		d.Errorf(path, "a capacity search needs good_share (with options.slo) or conditions (e.g. { \"ttft.p99 < 1s\" }) to judge its probes")
 	}
 	if vus {
 		for _, k := range []string{"arrival", "burstiness", "pre_allocated_vus", "max_vus"} {
 			if f[k] != nil {
-				d.errorf(child(path, k), "only valid with load = %q (this search is of VUs)", plan.CapacityRate)
+				d.Errorf(luaval.Child(path, k), "only valid with load = %q (this search is of VUs)", plan.CapacityRate)
 			}
 		}
 		return
@@ -112,7 +113,7 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *plan.Scenar
 	sc.TimeUnit = plan.DefaultTimeUnit
 	d.vuPool(path, f, sc, "arrival", max(int(math.Ceil(c.Start)), 1), 1000)
 	if c.Max > MaxRatePerSecond {
-		d.errorf(child(path, "max"), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start", c.Max, MaxRatePerSecond)
+		d.Errorf(luaval.Child(path, "max"), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start", c.Max, MaxRatePerSecond)
 	}
 	d.arrival(path, f, sc)
 }
@@ -120,9 +121,9 @@ func (d *decoder) capacity(path string, f map[string]lua.LValue, sc *plan.Scenar
 // capacityLoad reads a load: a positive rate, or a whole number of VUs.
 func (d *decoder) capacityLoad(path string, v lua.LValue, vus bool) float64 {
 	if vus {
-		return float64(d.count(path, v, 1))
+		return float64(d.Count(path, v, 1))
 	}
-	return d.positiveNumber(path, v)
+	return d.PositiveNumber(path, v)
 }
 
 // share reads a fraction written as a number (0.05) or a percentage
@@ -130,13 +131,13 @@ func (d *decoder) capacityLoad(path string, v lua.LValue, vus bool) float64 {
 func (d *decoder) share(path string, v lua.LValue) float64 {
 	s, isStr := v.(lua.LString)
 	if !isStr {
-		return d.number(path, v, 0)
+		return d.Number(path, v, 0)
 	}
 	text := strings.TrimSpace(string(s))
 	pct, ok := strings.CutSuffix(text, "%")
 	f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
 	if !ok || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		d.errorf(path, "expected a fraction (0.05) or a percentage (\"5%%\"), got %q", text)
+		d.Errorf(path, "expected a fraction (0.05) or a percentage (\"5%%\"), got %q", text)
 		return 0
 	}
 	return f / 100
@@ -146,15 +147,15 @@ func (d *decoder) share(path string, v lua.LValue) float64 {
 // threshold condition on one metric: "ttft.p99 < 1s".
 func (d *decoder) capacityConditions(path string, v lua.LValue) []string {
 	var out []string
-	for i, item := range d.list(path, v) {
-		p := index(path, i+1)
+	for i, item := range d.List(path, v) {
+		p := luaval.Index(path, i+1)
 		s, isStr := item.(lua.LString)
 		if !isStr {
-			d.errorf(p, "expected a condition string such as \"ttft.p99 < 1s\", got %s", item.Type())
+			d.Errorf(p, "expected a condition string such as \"ttft.p99 < 1s\", got %s", item.Type())
 			continue
 		}
 		if _, err := threshold.ParseProbeCondition(string(s)); err != nil {
-			d.errorf(p, "%v", err)
+			d.Errorf(p, "%v", err)
 			continue
 		}
 		out = append(out, string(s))

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -28,16 +29,16 @@ var conversationKeys = []string{"system", "tags", "messages"}
 func (m *module) newConversation(L *lua.LState) int {
 	const path = "llm.conversation"
 	d := &decoder{}
-	f := d.record(path, L.OptTable(1, L.CreateTable(0, 0)), conversationKeys)
+	f := d.Record(path, L.OptTable(1, L.CreateTable(0, 0)), conversationKeys)
 	c := &conversation{}
 	if v := f["system"]; v != nil {
-		c.history = append(c.history, engine.Message{Role: "system", Content: d.str(child(path, "system"), v)})
+		c.history = append(c.history, engine.Message{Role: "system", Content: d.Str(luaval.Child(path, "system"), v)})
 	}
 	if v := f["tags"]; v != nil {
-		c.tags = d.stringMap(child(path, "tags"), v)
+		c.tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
 	if v := f["messages"]; v != nil {
-		c.source = d.messages(child(path, "messages"), v)
+		c.source = d.messages(luaval.Child(path, "messages"), v)
 		if f["system"] == nil && len(c.source) > 0 && c.source[0].Role == "system" {
 			c.history = append(c.history, c.source[0])
 			c.cursor = 1

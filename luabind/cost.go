@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -22,7 +23,7 @@ var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 // cache hits), currency to USD. A budget needs prices to estimate the
 // spend it caps, and a nonzero one to ever be reached.
 func (d *decoder) cost(path string, v lua.LValue) plan.Cost {
-	f := d.record(path, v, costKeys)
+	f := d.Record(path, v, costKeys)
 	if f == nil {
 		return plan.Cost{}
 	}
@@ -30,7 +31,7 @@ func (d *decoder) cost(path string, v lua.LValue) plan.Cost {
 	prices := 0
 	price := func(key string, dst *float64) bool {
 		if x := f[key]; x != nil {
-			*dst = d.number(child(path, key), x, 0)
+			*dst = d.Number(luaval.Child(path, key), x, 0)
 			prices++
 			return true
 		}
@@ -42,10 +43,10 @@ func (d *decoder) cost(path string, v lua.LValue) plan.Cost {
 		c.CachedInputPerMTok = c.InputPerMTok
 	}
 	if b := f["budget"]; b != nil {
-		c.Budget = d.positiveNumber(child(path, "budget"), b)
+		c.Budget = d.PositiveNumber(luaval.Child(path, "budget"), b)
 	}
 	if cur := f["currency"]; cur != nil {
-		c.Currency = d.currency(child(path, "currency"), cur)
+		c.Currency = d.currency(luaval.Child(path, "currency"), cur)
 	}
 	d.checkPrices(path, c, prices, hasIn, hasOut, f["budget"] != nil)
 	if c.Currency == "" {
@@ -60,28 +61,28 @@ func (d *decoder) checkPrices(path string, c plan.Cost, prices int, hasIn, hasOu
 	const per = "(per million tokens, in options.cost.currency)"
 	switch {
 	case prices == 0 && budget:
-		d.errorf(child(path, "budget"), "spend cannot be estimated without prices: set options.cost.input_per_mtok and output_per_mtok %s", per)
+		d.Errorf(luaval.Child(path, "budget"), "spend cannot be estimated without prices: set options.cost.input_per_mtok and output_per_mtok %s", per)
 	case prices == 0:
-		d.errorf(path, "no prices: set input_per_mtok and output_per_mtok %s", per)
+		d.Errorf(path, "no prices: set input_per_mtok and output_per_mtok %s", per)
 	case !hasIn:
-		d.errorf(child(path, "input_per_mtok"), "required with output_per_mtok: without it every prompt token would count as free (set 0 if they are)")
+		d.Errorf(luaval.Child(path, "input_per_mtok"), "required with output_per_mtok: without it every prompt token would count as free (set 0 if they are)")
 	case !hasOut:
-		d.errorf(child(path, "output_per_mtok"), "required with input_per_mtok: without it every generated token would count as free (set 0 if they are)")
+		d.Errorf(luaval.Child(path, "output_per_mtok"), "required with input_per_mtok: without it every generated token would count as free (set 0 if they are)")
 	case budget && !c.Priced():
-		d.errorf(child(path, "budget"), "every price is 0, so nothing is spent and the budget can never be reached")
+		d.Errorf(luaval.Child(path, "budget"), "every price is 0, so nothing is spent and the budget can never be reached")
 	}
 }
 
 // currency reads an ISO 4217 code: three capital letters.
 func (d *decoder) currency(path string, v lua.LValue) string {
-	s := d.str(path, v)
+	s := d.Str(path, v)
 	if _, isStr := v.(lua.LString); !isStr || currencyCode.MatchString(s) {
 		return s
 	}
 	if up := strings.ToUpper(strings.TrimSpace(s)); currencyCode.MatchString(up) {
-		d.errorf(path, "%q: want a 3-letter ISO 4217 code in capitals (did you mean %s?)", s, up)
+		d.Errorf(path, "%q: want a 3-letter ISO 4217 code in capitals (did you mean %s?)", s, up)
 		return ""
 	}
-	d.errorf(path, "%q: want a 3-letter ISO 4217 code such as USD, EUR or CNY", s)
+	d.Errorf(path, "%q: want a 3-letter ISO 4217 code such as USD, EUR or CNY", s)
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dirty"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -25,20 +26,20 @@ var dirtyKeys = []string{"ratio", "kinds"}
 // dirtyOptions reads options.dirty = { ratio = 0.1, kinds = { empty = 2,
 // ... } }; without kinds every kind has weight 1.
 func (d *decoder) dirtyOptions(path string, v lua.LValue) dirtyConfig {
-	f := d.record(path, v, dirtyKeys)
+	f := d.Record(path, v, dirtyKeys)
 	var c dirtyConfig
 	if f == nil {
 		return c
 	}
 	if r := f["ratio"]; r == nil {
-		d.errorf(child(path, "ratio"), "required (the share of requests to malform, in [0, 1])")
-	} else if c.ratio = d.number(child(path, "ratio"), r, 0); c.ratio > 1 {
-		d.errorf(child(path, "ratio"), "must be in [0, 1], got %v", c.ratio)
+		d.Errorf(luaval.Child(path, "ratio"), "required (the share of requests to malform, in [0, 1])")
+	} else if c.ratio = d.Number(luaval.Child(path, "ratio"), r, 0); c.ratio > 1 {
+		d.Errorf(luaval.Child(path, "ratio"), "must be in [0, 1], got %v", c.ratio)
 		c.ratio = 0
 	}
 	c.weights = map[string]float64{}
 	if k := f["kinds"]; k != nil {
-		d.dirtyKinds(child(path, "kinds"), k, c.weights)
+		d.dirtyKinds(luaval.Child(path, "kinds"), k, c.weights)
 	} else {
 		for _, name := range dirty.Names() {
 			c.weights[name] = 1
@@ -54,29 +55,29 @@ func (d *decoder) dirtyOptions(path string, v lua.LValue) dirtyConfig {
 
 // dirtyKinds reads kinds = { name = weight, ... } into weights.
 func (d *decoder) dirtyKinds(path string, v lua.LValue, weights map[string]float64) {
-	tbl, ok := plain(v).(*lua.LTable)
+	tbl, ok := luaval.Plain(v).(*lua.LTable)
 	if !ok {
-		d.errorf(path, "expected table of kind = weight, got %s", v.Type())
+		d.Errorf(path, "expected table of kind = weight, got %s", v.Type())
 		return
 	}
-	for _, k := range sortedKeys(tbl) {
+	for _, k := range luaval.SortedKeys(tbl) {
 		name, isStr := k.(lua.LString)
 		if !isStr || !dirty.Valid(string(name)) {
-			d.errorf(keyPath(path, k), "%s", unknownDirtyKind(k.String()))
+			d.Errorf(luaval.KeyPath(path, k), "%s", unknownDirtyKind(k.String()))
 			continue
 		}
-		if w := d.positiveNumber(keyPath(path, k), tbl.RawGet(k)); w > 0 {
+		if w := d.PositiveNumber(luaval.KeyPath(path, k), tbl.RawGet(k)); w > 0 {
 			weights[string(name)] = w
 		}
 	}
-	if len(weights) == 0 && len(d.errs) == 0 {
-		d.errorf(path, "needs at least one kind (valid: %s)", strings.Join(dirty.Names(), ", "))
+	if len(weights) == 0 && len(d.Errs) == 0 {
+		d.Errorf(path, "needs at least one kind (valid: %s)", strings.Join(dirty.Names(), ", "))
 	}
 }
 
 func unknownDirtyKind(name string) string {
 	msg := fmt.Sprintf("unknown dirty-data kind %q", name)
-	if best, ok := nearest(name, dirty.Names()); ok {
+	if best, ok := luaval.Nearest(name, dirty.Names()); ok {
 		msg += fmt.Sprintf(" (did you mean %s?)", best)
 	}
 	return msg + " (valid: " + strings.Join(dirty.Names(), ", ") + ")"
@@ -185,7 +186,7 @@ func dirtyApply(L *lua.LState) int {
 	if !dirty.Valid(kind) {
 		L.ArgError(1, unknownDirtyKind(kind))
 	}
-	src := plainTable(L.CheckTable(2))
+	src := luaval.PlainTable(L.CheckTable(2))
 	t := L.CreateTable(0, 8)
 	src.ForEach(func(k, v lua.LValue) { t.RawSet(k, v) })
 	t.RawSetString("dirty", lua.LString(kind))

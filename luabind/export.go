@@ -4,6 +4,7 @@ import (
 	"github.com/llmload/llmload/engine/export"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -17,42 +18,42 @@ var (
 //	export = { prometheus_rw = URL | { url = URL, native = true }, otlp = ..., listen = "ADDR",
 //	           native = false, every = "5s", tags = { "prompt" }, run_id = "...", headers = { ... } }
 func (d *decoder) export(path string, v lua.LValue) plan.Export {
-	f := d.record(path, v, exportKeys)
+	f := d.Record(path, v, exportKeys)
 	var e plan.Export
 	if f == nil {
 		return e
 	}
 	native := false
 	if n := f["native"]; n != nil {
-		native = d.boolean(child(path, "native"), n)
+		native = d.Boolean(luaval.Child(path, "native"), n)
 	}
 	for _, k := range []struct{ key, kind string }{{"prometheus_rw", plan.ExportPrometheusRW}, {"otlp", plan.ExportOTLP}} {
 		if t := f[k.key]; t != nil {
-			e.Targets = append(e.Targets, d.exportTarget(child(path, k.key), k.kind, t, native))
+			e.Targets = append(e.Targets, d.exportTarget(luaval.Child(path, k.key), k.kind, t, native))
 		}
 	}
 	if l := f["listen"]; l != nil {
-		e.Listen, e.ListenNative = d.str(child(path, "listen"), l), native
+		e.Listen, e.ListenNative = d.Str(luaval.Child(path, "listen"), l), native
 		if err := export.CheckListen(e.Listen); err != nil {
-			d.errorf(child(path, "listen"), "%q: %v", e.Listen, err)
+			d.Errorf(luaval.Child(path, "listen"), "%q: %v", e.Listen, err)
 		}
 	}
 	if ev := f["every"]; ev != nil {
-		e.Every = d.positiveDuration(child(path, "every"), ev)
+		e.Every = d.PositiveDuration(luaval.Child(path, "every"), ev)
 	}
 	if t := f["tags"]; t != nil {
-		for i, item := range d.list(child(path, "tags"), t) {
-			e.Tags = append(e.Tags, d.str(keyPath(child(path, "tags"), lua.LNumber(i+1)), item))
+		for i, item := range d.List(luaval.Child(path, "tags"), t) {
+			e.Tags = append(e.Tags, d.Str(luaval.KeyPath(luaval.Child(path, "tags"), lua.LNumber(i+1)), item))
 		}
 		if err := export.CheckTags(e.Tags); err != nil {
-			d.errorf(child(path, "tags"), "%v", err)
+			d.Errorf(luaval.Child(path, "tags"), "%v", err)
 		}
 	}
 	if id := f["run_id"]; id != nil {
-		e.RunID = d.str(child(path, "run_id"), id)
+		e.RunID = d.Str(luaval.Child(path, "run_id"), id)
 	}
 	if h := f["headers"]; h != nil {
-		e.Headers = d.stringMap(child(path, "headers"), h)
+		e.Headers = d.StringMap(luaval.Child(path, "headers"), h)
 	}
 	return e
 }
@@ -62,19 +63,19 @@ func (d *decoder) exportTarget(path, kind string, v lua.LValue, native bool) pla
 	t := plan.ExportTarget{Kind: kind, Native: native}
 	if s, ok := v.(lua.LString); ok {
 		t.URL = string(s)
-	} else if f := d.record(path, v, exportTargetKeys); f != nil {
+	} else if f := d.Record(path, v, exportTargetKeys); f != nil {
 		if u := f["url"]; u != nil {
-			t.URL = d.str(child(path, "url"), u)
+			t.URL = d.Str(luaval.Child(path, "url"), u)
 		} else {
-			d.errorf(path, "no url")
+			d.Errorf(path, "no url")
 		}
 		if n := f["native"]; n != nil {
-			t.Native = d.boolean(child(path, "native"), n)
+			t.Native = d.Boolean(luaval.Child(path, "native"), n)
 		}
 	}
 	if t.URL != "" {
 		if err := export.CheckURL(t.URL); err != nil {
-			d.errorf(path, "%s: %v", redact.URL(t.URL), err)
+			d.Errorf(path, "%s: %v", redact.URL(t.URL), err)
 		}
 	}
 	return t

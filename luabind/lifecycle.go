@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -49,7 +50,7 @@ func (r *runner) Setup(ctx context.Context) error {
 	ret, err := r.callLifecycle(ctx, "setup", 1)
 	if err == nil {
 		var value any
-		if value, err = luaToGo(ret); err == nil {
+		if value, err = luaval.LuaToGo(ret); err == nil {
 			lc.data.Store(&setupData{value: value})
 			return nil
 		}
@@ -82,7 +83,7 @@ func (r *runner) Teardown(ctx context.Context) error {
 	}
 	var data lua.LValue = lua.LNil
 	if d := lc.data.Load(); d != nil {
-		data = lc.m.views.value(lc.L, d.value)
+		data = lc.m.views.Value(lc.L, d.value)
 	}
 	_, err := r.callLifecycle(ctx, "teardown", 0, data)
 	return err

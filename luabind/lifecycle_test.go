@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -244,7 +245,7 @@ func TestLuaToGo(t *testing.T) {
 		if err := L.DoString(tt.src); err != nil {
 			t.Fatal(err)
 		}
-		got, err := luaToGo(L.Get(-1))
+		got, err := luaval.LuaToGo(L.Get(-1))
 		L.Pop(1)
 		if err != nil {
 			t.Errorf("%s: %v", tt.src, err)
@@ -261,9 +262,9 @@ func TestLuaToGo(t *testing.T) {
 func TestSetupDataRoundTrip(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
-	views := guardReadOnly(L)
+	views := luaval.GuardReadOnly(L)
 	in := map[any]any{int64(1): "a", int64(5): []any{1.0, true}, "k": map[string]any{"x": "y"}}
-	got, err := luaToGo(views.value(L, in))
+	got, err := luaval.LuaToGo(views.Value(L, in))
 	if err != nil {
 		t.Fatal(err)
 	}

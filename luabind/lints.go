@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -17,7 +18,7 @@ var lintsKeys = []string{"ignore"}
 // (the reason is printed beside the lint and kept in the result). Nil
 // when the script sets none.
 func (d *decoder) lintOptions(options lua.LValue) map[string]string {
-	opts, _ := plain(options).(*lua.LTable)
+	opts, _ := luaval.Plain(options).(*lua.LTable)
 	if opts == nil {
 		return nil
 	}
@@ -26,17 +27,17 @@ func (d *decoder) lintOptions(options lua.LValue) map[string]string {
 		return nil
 	}
 	const path = "options.lints"
-	f := d.record(path, v, lintsKeys)
+	f := d.Record(path, v, lintsKeys)
 	if f["ignore"] == nil {
 		return nil
 	}
-	tbl, ok := plain(f["ignore"]).(*lua.LTable)
+	tbl, ok := luaval.Plain(f["ignore"]).(*lua.LTable)
 	if !ok {
-		d.errorf(path+".ignore", `expected a table of lint ids and reasons, e.g. { ["no-warmup"] = "why" }, got %s`, f["ignore"].Type())
+		d.Errorf(path+".ignore", `expected a table of lint ids and reasons, e.g. { ["no-warmup"] = "why" }, got %s`, f["ignore"].Type())
 		return nil
 	}
 	out := map[string]string{}
-	for _, k := range sortedKeys(tbl) {
+	for _, k := range luaval.SortedKeys(tbl) {
 		if id, reason, ok := d.lintIgnore(path+".ignore", k, tbl.RawGet(k)); ok {
 			out[id] = reason
 		}
@@ -48,22 +49,22 @@ func (d *decoder) lintOptions(options lua.LValue) map[string]string {
 func (d *decoder) lintIgnore(path string, k, v lua.LValue) (id, reason string, ok bool) {
 	s, isStr := k.(lua.LString)
 	if !isStr {
-		d.errorf(fmt.Sprintf("%s[%s]", path, k.String()), `expected ["lint-id"] = "reason", got a %s key (%s)`,
+		d.Errorf(fmt.Sprintf("%s[%s]", path, k.String()), `expected ["lint-id"] = "reason", got a %s key (%s)`,
 			k.Type(), lintIDList())
 		return "", "", false
 	}
 	id, at := string(s), fmt.Sprintf("%s[%q]", path, string(s))
 	if !lint.Known(id) {
 		msg := fmt.Sprintf("unknown lint %q", id)
-		if best, near := nearest(id, lint.IDs()); near {
+		if best, near := luaval.Nearest(id, lint.IDs()); near {
 			msg += fmt.Sprintf(" (did you mean %s?)", best)
 		}
-		d.errorf(at, "%s (%s)", msg, lintIDList())
+		d.Errorf(at, "%s (%s)", msg, lintIDList())
 		return "", "", false
 	}
 	r, isReason := v.(lua.LString)
 	if !isReason || strings.TrimSpace(string(r)) == "" {
-		d.errorf(at, "needs a reason: a string saying why the lint does not apply to this scenario, e.g. [%q] = \"measures the prefix cache on purpose\"", id)
+		d.Errorf(at, "needs a reason: a string saying why the lint does not apply to this scenario, e.g. [%q] = \"measures the prefix cache on purpose\"", id)
 		return "", "", false
 	}
 	return id, strings.TrimSpace(string(r)), true

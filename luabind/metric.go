@@ -112,9 +112,9 @@ func (m *module) metricAdd(L *lua.LState) int {
 	var tags map[string]string
 	if t := L.Get(3); t != lua.LNil {
 		d := &decoder{}
-		tags = d.stringMap("tags", t)
-		if len(d.errs) > 0 {
-			L.ArgError(3, strings.Join(d.errs, "; "))
+		tags = d.StringMap("tags", t)
+		if len(d.Errs) > 0 {
+			L.ArgError(3, strings.Join(d.Errs, "; "))
 		}
 	}
 	if !m.recording() {

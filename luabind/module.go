@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/stopping"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -46,7 +47,7 @@ type module struct {
 	convMeta   *lua.LTable
 	metrics    map[string]string // custom metrics declared at init: name → kind
 	metricMeta *lua.LTable
-	views      *readOnlyViews
+	views      *luaval.ReadOnlyViews
 	// paramsRead are the keys llm.param was asked for, so Compile can tell
 	// a --set key the script never reads.
 	paramsRead map[string]bool
@@ -229,7 +230,7 @@ func (m *module) randInt(L *lua.LState) int {
 // with probability proportional to its weight. Keys are visited in sorted
 // order so a seeded run draws the same keys.
 func (m *module) weighted(L *lua.LState) int {
-	tbl := plainTable(L.CheckTable(1))
+	tbl := luaval.PlainTable(L.CheckTable(1))
 	keys := make([]string, 0, 4)
 	weights := map[string]float64{}
 	total := 0.0
@@ -313,9 +314,9 @@ func checkDuration(L *lua.LState, n int) time.Duration {
 // tagged check = name; at init and in setup/teardown nothing is recorded.
 func (m *module) check(L *lua.LState) int {
 	res := L.Get(1)
-	checks := plainTable(L.CheckTable(2))
+	checks := luaval.PlainTable(L.CheckTable(2))
 	all := true
-	for _, k := range sortedKeys(checks) {
+	for _, k := range luaval.SortedKeys(checks) {
 		ok := m.evalCheck(L, checks.RawGet(k), res)
 		if m.recording() {
 			m.recordCheck(k.String(), ok)

@@ -9,6 +9,7 @@ import (
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -47,6 +48,14 @@ type decodedOptions struct {
 	traces []*scenarioTrace
 }
 
+// decoder decodes the options table: the generic Decoder, with the trace
+// scenarios decoded so far, for prepareTraces.
+type decoder struct {
+	luaval.Decoder
+
+	traces []*scenarioTrace
+}
+
 // decodeOptions turns the script's global options table into a plan.
 // scriptDir, the script's directory, is what a relative
 // options.target.tokenizer path is relative to, as for every data file;
@@ -54,11 +63,11 @@ type decodedOptions struct {
 func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOptions {
 	var out decodedOptions
 	if v == lua.LNil {
-		d.errorf("options", "not defined (set options.scenarios, or options.vus and options.duration "+
+		d.Errorf("options", "not defined (set options.scenarios, or options.vus and options.duration "+
 			"with a global function %s(vu))", ShorthandExec)
 		return out
 	}
-	f := d.record("options", v, optionKeys)
+	f := d.Record("options", v, optionKeys)
 	if f == nil {
 		return out
 	}
@@ -76,7 +85,7 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 	}
 	if s := f["seed"]; s != nil {
 		// 0 asks for a derived seed, as Options.Seed 0 does.
-		out.plan.Seed, _ = d.integer("options.seed", s)
+		out.plan.Seed, _ = d.Integer("options.seed", s)
 		out.seedSet = out.plan.Seed != 0
 	}
 	out.shorthand = f["scenarios"] == nil
@@ -107,14 +116,13 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 func (d *decoder) checkGoodShare(p plan.Plan) {
 	for _, sc := range p.Scenarios {
 		if sc.Capacity != nil && sc.Capacity.GoodShare > 0 && p.SLO.IsZero() {
-			d.errorf(child(child("options.scenarios", sc.Name), "good_share"),
-				"counts the requests that meet options.slo, which is not set (e.g. slo = { ttft = \"1s\" })")
+			d.Errorf(luaval.Child(luaval.Child("options.scenarios", sc.Name), "good_share"), "counts the requests that meet options.slo, which is not set (e.g. slo = { ttft = \"1s\" })")
 		}
 	}
 }
 
 func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
-	f := d.record(path, v, targetKeys)
+	f := d.Record(path, v, targetKeys)
 	var t plan.Target
 	strs := []struct {
 		key string
@@ -122,7 +130,7 @@ func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 	}{{"base_url", &t.BaseURL}, {"api_key", &t.APIKey}, {"model", &t.Model}, {"metrics_url", &t.MetricsURL}}
 	for _, sf := range strs {
 		if v := f[sf.key]; v != nil {
-			*sf.dst = d.str(child(path, sf.key), v)
+			*sf.dst = d.Str(luaval.Child(path, sf.key), v)
 		}
 	}
 	durs := []struct {
@@ -132,15 +140,15 @@ func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 		{"idle_timeout", &t.IdleTimeout}, {"timeout", &t.TotalTimeout}, {"metrics_every", &t.MetricsEvery}}
 	for _, df := range durs {
 		if v := f[df.key]; v != nil {
-			*df.dst = d.positiveDuration(child(path, df.key), v)
+			*df.dst = d.PositiveDuration(luaval.Child(path, df.key), v)
 		}
 	}
 	t.Tokenizer = plan.DefaultTokenizer
 	if v := f["tokenizer"]; v != nil {
-		t.Tokenizer = d.tokenizer(child(path, "tokenizer"), v, dir)
+		t.Tokenizer = d.tokenizer(luaval.Child(path, "tokenizer"), v, dir)
 	}
 	if v := f["continuous_usage"]; v != nil {
-		t.ContinuousUsage = d.boolean(child(path, "continuous_usage"), v)
+		t.ContinuousUsage = d.Boolean(luaval.Child(path, "continuous_usage"), v)
 	}
 	return t
 }
@@ -148,7 +156,7 @@ func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 // onUnreachable reads what a run does when the target stops answering;
 // "" when the target table does not say.
 func (d *decoder) onUnreachable(path string, target lua.LValue) string {
-	tbl, ok := plain(target).(*lua.LTable)
+	tbl, ok := luaval.Plain(target).(*lua.LTable)
 	if !ok {
 		return "" // target() reported it
 	}
@@ -156,15 +164,15 @@ func (d *decoder) onUnreachable(path string, target lua.LValue) string {
 	if v == lua.LNil {
 		return ""
 	}
-	s := d.str(path, v)
-	if _, isStr := v.(lua.LString); !isStr || contains(onUnreachableValues, s) {
+	s := d.Str(path, v)
+	if _, isStr := v.(lua.LString); !isStr || luaval.Contains(onUnreachableValues, s) {
 		return s
 	}
 	msg := fmt.Sprintf("%q: want %s", s, strings.Join(onUnreachableValues, " or "))
-	if best, ok := nearest(s, onUnreachableValues); ok {
+	if best, ok := luaval.Nearest(s, onUnreachableValues); ok {
 		msg += fmt.Sprintf(" (did you mean %s?)", best)
 	}
-	d.errorf(path, "%s", msg)
+	d.Errorf(path, "%s", msg)
 	return ""
 }
 
@@ -174,22 +182,22 @@ func (d *decoder) onUnreachable(path string, target lua.LValue) string {
 // naming the option and the file, not of the run. A misspelt name is
 // caught here rather than silently counting with another.
 func (d *decoder) tokenizer(path string, v lua.LValue, dir string) string {
-	name := d.str(path, v)
-	if _, isStr := v.(lua.LString); !isStr || contains(tokenizers, name) {
+	name := d.Str(path, v)
+	if _, isStr := v.(lua.LString); !isStr || luaval.Contains(tokenizers, name) {
 		return name
 	}
 	if tokenize.IsFile(name) {
 		file := resolveData(dir, name)
 		if _, err := tokenize.Get(file); err != nil {
-			d.errorf(path, "%v", strings.TrimPrefix(err.Error(), "tokenize: "))
+			d.Errorf(path, "%v", strings.TrimPrefix(err.Error(), "tokenize: "))
 		}
 		return file
 	}
 	msg := fmt.Sprintf("unknown tokenizer %q", name)
-	if best, ok := nearest(name, tokenizers); ok {
+	if best, ok := luaval.Nearest(name, tokenizers); ok {
 		msg += fmt.Sprintf(" (did you mean %s?)", best)
 	}
-	d.errorf(path, "%s (valid: %s), or the path of the model's tokenizer.json", msg, strings.Join(tokenizers, ", "))
+	d.Errorf(path, "%s (valid: %s), or the path of the model's tokenizer.json", msg, strings.Join(tokenizers, ", "))
 	return ""
 }
 
@@ -205,30 +213,30 @@ func resolveData(dir, name string) string {
 // slo reads the objectives goodput counts against; each must be > 0,
 // since a zero objective would mean "not checked" and hide a mistake.
 func (d *decoder) slo(path string, v lua.LValue) plan.SLO {
-	f := d.record(path, v, sloKeys)
+	f := d.Record(path, v, sloKeys)
 	var o plan.SLO
 	for _, sf := range []struct {
 		key string
 		dst *time.Duration
 	}{{"ttft", &o.TTFT}, {"tpot", &o.TPOT}, {"e2e", &o.E2E}} {
 		if v := f[sf.key]; v != nil {
-			*sf.dst = d.positiveDuration(child(path, sf.key), v)
+			*sf.dst = d.PositiveDuration(luaval.Child(path, sf.key), v)
 		}
 	}
 	return o
 }
 
 func (d *decoder) warmup(path string, v lua.LValue) plan.Warmup {
-	f := d.record(path, v, warmupKeys)
+	f := d.Record(path, v, warmupKeys)
 	var w plan.Warmup
 	if f["requests"] != nil && f["duration"] != nil {
-		d.errorf(path, "set requests or duration, not both")
+		d.Errorf(path, "set requests or duration, not both")
 	}
 	if r := f["requests"]; r != nil {
-		w.Requests = d.count(child(path, "requests"), r, 0)
+		w.Requests = d.Count(luaval.Child(path, "requests"), r, 0)
 	}
 	if du := f["duration"]; du != nil {
-		w.Duration = d.positiveDuration(child(path, "duration"), du)
+		w.Duration = d.PositiveDuration(luaval.Child(path, "duration"), du)
 	}
 	return w
 }
@@ -239,20 +247,20 @@ func (d *decoder) scenarios(f map[string]lua.LValue) []plan.Scenario {
 	short := presentKeys(f, "stages", "vus", "duration")
 	if f["scenarios"] != nil {
 		for _, k := range short {
-			d.errorf(child("options", k), "cannot be combined with options.scenarios "+
+			d.Errorf(luaval.Child("options", k), "cannot be combined with options.scenarios "+
 				"(move it into a scenario)")
 		}
 		return d.namedScenarios("options.scenarios", f["scenarios"])
 	}
 	if len(short) == 0 {
-		d.errorf("options", "no scenarios (set options.scenarios, or options.vus and options.duration, "+
+		d.Errorf("options", "no scenarios (set options.scenarios, or options.vus and options.duration, "+
 			"or options.stages, with a global function %s(vu))", ShorthandExec)
 		return nil
 	}
 	sc := d.newScenario(ShorthandScenario, ShorthandExec)
 	if f["stages"] != nil {
 		for _, k := range presentKeys(f, "vus", "duration") {
-			d.errorf(child("options", k), "cannot be combined with options.stages")
+			d.Errorf(luaval.Child("options", k), "cannot be combined with options.stages")
 		}
 		sc.Executor = plan.ExecutorRampingVUs
 		sc.Stages = d.stages("options.stages", f["stages"], false)
@@ -278,17 +286,17 @@ func presentKeys(f map[string]lua.LValue, keys ...string) []string {
 // script; funcs lists the script's global functions after init.
 func (d *decoder) checkExecs(scs []plan.Scenario, shorthand bool, funcs []string) {
 	for _, sc := range scs {
-		if sc.Exec == "" || contains(funcs, sc.Exec) {
+		if sc.Exec == "" || luaval.Contains(funcs, sc.Exec) {
 			continue
 		}
 		if shorthand {
-			d.errorf("options", "the shorthand calls a global function %s(vu), which the script does not define", sc.Exec)
+			d.Errorf("options", "the shorthand calls a global function %s(vu), which the script does not define", sc.Exec)
 			continue
 		}
 		msg := fmt.Sprintf("no global function %q in the script", sc.Exec)
-		if best, ok := nearest(sc.Exec, funcs); ok {
+		if best, ok := luaval.Nearest(sc.Exec, funcs); ok {
 			msg += fmt.Sprintf(" (did you mean %s?)", best)
 		}
-		d.errorf(child(child("options.scenarios", sc.Name), "exec"), "%s", msg)
+		d.Errorf(luaval.Child(luaval.Child("options.scenarios", sc.Name), "exec"), "%s", msg)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmload/llmload/luabind/luaval"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -177,7 +178,7 @@ func (s *Script) checkParams(use Params, readAtInit map[string]bool) error {
 			continue
 		}
 		msg := fmt.Sprintf("--set %s: no llm.param in %s reads this key", key, s.path)
-		if best, ok := nearest(key, read); ok {
+		if best, ok := luaval.Nearest(key, read); ok {
 			msg += fmt.Sprintf(" (did you mean %s?)", best)
 		}
 		if len(read) == 0 {

@@ -3,6 +3,7 @@ package luabind
 import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dataset"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -47,7 +48,7 @@ func (m *module) poolTable(L *lua.LState) *lua.LTable {
 // pool implements llm.pool{ "a", "b", ... } -> pool with :next() (round
 // robin), :random() and :len().
 func (m *module) pool(L *lua.LState) int {
-	tbl := plainTable(L.CheckTable(1))
+	tbl := luaval.PlainTable(L.CheckTable(1))
 	n := tbl.Len()
 	if n == 0 {
 		L.ArgError(1, "llm.pool needs at least one string")

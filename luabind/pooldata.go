@@ -8,6 +8,7 @@ import (
 	"github.com/llmload/llmload/engine/dataset"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -115,30 +116,30 @@ func (m *module) loadPoolArg(L *lua.LState, format string) int {
 func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 	d := &decoder{}
 	path := name + " options"
-	f := d.record(path, L.Get(2), append(append([]string(nil), poolOptionKeys...), formatKeys[spec.format]...))
+	f := d.Record(path, L.Get(2), append(append([]string(nil), poolOptionKeys...), formatKeys[spec.format]...))
 	if v := f["field"]; v != nil {
-		spec.opts.Field = d.str(child(path, "field"), v)
+		spec.opts.Field = d.Str(luaval.Child(path, "field"), v)
 	}
 	if v := f["column"]; v != nil {
-		spec.opts.Column = d.str(child(path, "column"), v)
+		spec.opts.Column = d.Str(luaval.Child(path, "column"), v)
 	}
 	if v := f["conversations"]; v != nil {
-		spec.opts.Conversations = d.boolean(child(path, "conversations"), v)
+		spec.opts.Conversations = d.Boolean(luaval.Child(path, "conversations"), v)
 	}
 	if v := f["min_tokens"]; v != nil {
-		spec.minTokens = d.count(child(path, "min_tokens"), v, 0)
+		spec.minTokens = d.Count(luaval.Child(path, "min_tokens"), v, 0)
 	}
 	if v := f["max_tokens"]; v != nil {
-		spec.maxTokens = d.count(child(path, "max_tokens"), v, 1)
+		spec.maxTokens = d.Count(luaval.Child(path, "max_tokens"), v, 1)
 	}
 	if v := f["tokenizer"]; v != nil {
-		spec.tokenizer = m.tokenizerOption(d, child(path, "tokenizer"), v)
+		spec.tokenizer = m.tokenizerOption(d, luaval.Child(path, "tokenizer"), v)
 	}
 	if spec.maxTokens > 0 && spec.minTokens > spec.maxTokens {
-		d.errorf(path, "min_tokens (%d) must be ≤ max_tokens (%d)", spec.minTokens, spec.maxTokens)
+		d.Errorf(path, "min_tokens (%d) must be ≤ max_tokens (%d)", spec.minTokens, spec.maxTokens)
 	}
 	if (spec.minTokens > 0 || spec.maxTokens > 0) && spec.tokenizer == "none" {
-		d.errorf(path, `min_tokens and max_tokens need a tokenizer, not "none"`)
+		d.Errorf(path, `min_tokens and max_tokens need a tokenizer, not "none"`)
 	}
 	if err := d.joined(); err != nil {
 		L.RaiseError("%v", err)
@@ -151,17 +152,17 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 // the script's directory), else engine.DefaultTokenizer. A bad value is
 // left to the options check, which reports it.
 func (m *module) initTokenizer(L *lua.LState) string {
-	opts, ok := plain(L.GetGlobal("options")).(*lua.LTable)
+	opts, ok := luaval.Plain(L.GetGlobal("options")).(*lua.LTable)
 	if !ok {
 		return plan.DefaultTokenizer
 	}
-	target, ok := plain(opts.RawGetString("target")).(*lua.LTable)
+	target, ok := luaval.Plain(opts.RawGetString("target")).(*lua.LTable)
 	if !ok {
 		return plan.DefaultTokenizer
 	}
 	s, ok := target.RawGetString("tokenizer").(lua.LString)
 	switch {
-	case ok && contains(tokenizers, string(s)):
+	case ok && luaval.Contains(tokenizers, string(s)):
 		return string(s)
 	case ok && tokenize.IsFile(string(s)):
 		m.noteFile(string(s))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/dirty"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -26,12 +27,12 @@ var (
 func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.chat"
 	d := &decoder{}
-	f := d.record(path, tbl, chatKeys)
+	f := d.Record(path, tbl, chatKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
-		req.Messages = d.messages(child(path, "messages"), v)
+		req.Messages = d.messages(luaval.Child(path, "messages"), v)
 	} else if f != nil {
-		d.errorf(child(path, "messages"), "required")
+		d.Errorf(luaval.Child(path, "messages"), "required")
 	}
 	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
@@ -43,9 +44,9 @@ func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, erro
 // "none", or a table).
 func (d *decoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
 	if v := f["tools"]; v != nil {
-		items := d.list(child(path, "tools"), v)
+		items := d.List(luaval.Child(path, "tools"), v)
 		for i, item := range items {
-			if obj := d.jsonObject(index(child(path, "tools"), i+1), item); obj != nil {
+			if obj := d.JsonObject(luaval.Index(luaval.Child(path, "tools"), i+1), item); obj != nil {
 				req.Tools = append(req.Tools, obj)
 			}
 		}
@@ -55,7 +56,7 @@ func (d *decoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRe
 	case lua.LString:
 		req.ToolChoice = string(v)
 	default:
-		if obj := d.jsonObject(child(path, "tool_choice"), v); obj != nil {
+		if obj := d.JsonObject(luaval.Child(path, "tool_choice"), v); obj != nil {
 			req.ToolChoice = obj
 		}
 	}
@@ -65,7 +66,7 @@ func (d *decoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRe
 // messages, which the conversation supplies.
 func (m *module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	d := &decoder{}
-	f := d.record(path, tbl, commonKeys)
+	f := d.Record(path, tbl, commonKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	kind := d.commonFields(path, f, req)
 	return req, kind, d.joined()
@@ -77,12 +78,12 @@ func (m *module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, 
 func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.complete"
 	d := &decoder{}
-	f := d.record(path, tbl, completeKeys)
+	f := d.Record(path, tbl, completeKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: m.cfg.Model}
 	if v := f["prompt"]; v != nil {
-		req.Prompt = d.str(child(path, "prompt"), v)
+		req.Prompt = d.Str(luaval.Child(path, "prompt"), v)
 	} else {
-		d.errorf(child(path, "prompt"), "required")
+		d.Errorf(luaval.Child(path, "prompt"), "required")
 	}
 	kind := d.commonFields(path, f, req)
 	return req, kind, d.joined()
@@ -92,39 +93,39 @@ func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, 
 // the dirty kind the request forces, "" for none.
 func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) string {
 	if v := f["model"]; v != nil {
-		if s := d.str(child(path, "model"), v); s != "" {
+		if s := d.Str(luaval.Child(path, "model"), v); s != "" {
 			req.Model = s
 		}
 	}
 	if v := f["max_tokens"]; v != nil {
-		req.MaxTokens = d.count(child(path, "max_tokens"), v, 0)
+		req.MaxTokens = d.Count(luaval.Child(path, "max_tokens"), v, 0)
 	}
-	req.Temperature = d.optNumber(child(path, "temperature"), f["temperature"])
-	req.TopP = d.optNumber(child(path, "top_p"), f["top_p"])
+	req.Temperature = d.optNumber(luaval.Child(path, "temperature"), f["temperature"])
+	req.TopP = d.optNumber(luaval.Child(path, "top_p"), f["top_p"])
 	if v := f["seed"]; v != nil {
-		if n, ok := d.integer(child(path, "seed"), v); ok {
+		if n, ok := d.Integer(luaval.Child(path, "seed"), v); ok {
 			req.Seed = &n
 		}
 	}
 	if v := f["stop"]; v != nil {
-		req.Stop = d.stop(child(path, "stop"), v)
+		req.Stop = d.stop(luaval.Child(path, "stop"), v)
 	}
 	if v := f["extra"]; v != nil {
-		req.Extra = d.jsonObject(child(path, "extra"), v)
+		req.Extra = d.JsonObject(luaval.Child(path, "extra"), v)
 	}
 	if v := f["tags"]; v != nil {
-		req.Tags = d.stringMap(child(path, "tags"), v)
+		req.Tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
 	if v := f["stream"]; v != nil {
-		req.NoStream = !d.boolean(child(path, "stream"), v)
+		req.NoStream = !d.Boolean(luaval.Child(path, "stream"), v)
 	}
 	if v := f["ignore_eos"]; v != nil {
-		req.IgnoreEOS = d.boolean(child(path, "ignore_eos"), v)
+		req.IgnoreEOS = d.Boolean(luaval.Child(path, "ignore_eos"), v)
 	}
 	if v := f["min_tokens"]; v != nil {
-		req.MinTokens = d.count(child(path, "min_tokens"), v, 0)
+		req.MinTokens = d.Count(luaval.Child(path, "min_tokens"), v, 0)
 	}
-	return d.forcedDirty(child(path, "dirty"), f["dirty"])
+	return d.forcedDirty(luaval.Child(path, "dirty"), f["dirty"])
 }
 
 // forcedDirty reads a request's dirty = "kind".
@@ -132,9 +133,9 @@ func (d *decoder) forcedDirty(path string, v lua.LValue) string {
 	if v == nil {
 		return ""
 	}
-	kind := d.str(path, v)
+	kind := d.Str(path, v)
 	if kind != "" && !dirty.Valid(kind) {
-		d.errorf(path, "%s", unknownDirtyKind(kind))
+		d.Errorf(path, "%s", unknownDirtyKind(kind))
 		return ""
 	}
 	return kind
@@ -144,41 +145,41 @@ func (d *decoder) forcedDirty(path string, v lua.LValue) string {
 // a request table's errors are raised in Lua, where the script line
 // already says where.
 func (d *decoder) joined() error {
-	if len(d.errs) == 0 {
+	if len(d.Errs) == 0 {
 		return nil
 	}
-	return errors.New(strings.Join(d.errs, "; "))
+	return errors.New(strings.Join(d.Errs, "; "))
 }
 
 func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
-	items := d.list(path, v)
+	items := d.List(path, v)
 	if items != nil && len(items) == 0 {
-		d.errorf(path, "needs at least one message")
+		d.Errorf(path, "needs at least one message")
 	}
 	msgs := make([]engine.Message, 0, len(items))
 	for i, item := range items {
-		p := index(path, i+1)
-		f := d.record(p, item, messageKeys)
+		p := luaval.Index(path, i+1)
+		f := d.Record(p, item, messageKeys)
 		if f == nil {
 			continue
 		}
 		var msg engine.Message
 		if f["role"] == nil {
-			d.errorf(child(p, "role"), "required")
+			d.Errorf(luaval.Child(p, "role"), "required")
 		} else {
-			msg.Role = d.str(child(p, "role"), f["role"])
+			msg.Role = d.Str(luaval.Child(p, "role"), f["role"])
 		}
 		switch {
 		case f["content"] != nil:
-			msg.Content = d.str(child(p, "content"), f["content"])
+			msg.Content = d.Str(luaval.Child(p, "content"), f["content"])
 		case f["tool_calls"] == nil:
-			d.errorf(child(p, "content"), "required")
+			d.Errorf(luaval.Child(p, "content"), "required")
 		}
 		if v := f["tool_calls"]; v != nil {
-			msg.ToolCalls = d.toolCalls(child(p, "tool_calls"), v)
+			msg.ToolCalls = d.toolCalls(luaval.Child(p, "tool_calls"), v)
 		}
 		if v := f["tool_call_id"]; v != nil {
-			msg.ToolCallID = d.str(child(p, "tool_call_id"), v)
+			msg.ToolCallID = d.Str(luaval.Child(p, "tool_call_id"), v)
 		}
 		msgs = append(msgs, msg)
 	}
@@ -189,28 +190,28 @@ func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
 // arguments=}, ... }, the shape a result's tool_calls has, so a script
 // can hand a call back in the next turn.
 func (d *decoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
-	items := d.list(path, v)
+	items := d.List(path, v)
 	calls := make([]engine.ToolCall, 0, len(items))
 	for i, item := range items {
-		p := index(path, i+1)
-		f := d.record(p, item, toolCallKeys)
+		p := luaval.Index(path, i+1)
+		f := d.Record(p, item, toolCallKeys)
 		if f == nil {
 			continue
 		}
 		var c engine.ToolCall
 		for _, k := range []string{"id", "name"} {
 			if f[k] == nil {
-				d.errorf(child(p, k), "required")
+				d.Errorf(luaval.Child(p, k), "required")
 			}
 		}
 		if f["id"] != nil {
-			c.ID = d.str(child(p, "id"), f["id"])
+			c.ID = d.Str(luaval.Child(p, "id"), f["id"])
 		}
 		if f["name"] != nil {
-			c.Name = d.str(child(p, "name"), f["name"])
+			c.Name = d.Str(luaval.Child(p, "name"), f["name"])
 		}
 		if f["arguments"] != nil {
-			c.Arguments = d.str(child(p, "arguments"), f["arguments"])
+			c.Arguments = d.Str(luaval.Child(p, "arguments"), f["arguments"])
 		}
 		calls = append(calls, c)
 	}
@@ -225,12 +226,12 @@ func (d *decoder) optNumber(path string, v lua.LValue) *float64 {
 	}
 	n, ok := v.(lua.LNumber)
 	if !ok {
-		d.errorf(path, "expected number, got %s", v.Type())
+		d.Errorf(path, "expected number, got %s", v.Type())
 		return nil
 	}
 	f := float64(n)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		d.errorf(path, "must be a finite number, got %v", f)
+		d.Errorf(path, "must be a finite number, got %v", f)
 		return nil
 	}
 	return &f
@@ -242,13 +243,13 @@ func (d *decoder) stop(path string, v lua.LValue) []string {
 		return []string{string(s)}
 	}
 	if _, ok := v.(*lua.LTable); !ok {
-		d.errorf(path, "expected string or list of strings, got %s", v.Type())
+		d.Errorf(path, "expected string or list of strings, got %s", v.Type())
 		return nil
 	}
-	items := d.list(path, v)
+	items := d.List(path, v)
 	out := make([]string, 0, len(items))
 	for i, item := range items {
-		out = append(out, d.str(index(path, i+1), item))
+		out = append(out, d.Str(luaval.Index(path, i+1), item))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -156,13 +157,10 @@ func mathRandom(L *lua.LState, rng *rand.Rand) int {
 	return 1
 }
 
-// maxExactInt is the largest integer a Lua number holds exactly.
-const maxExactInt = 1 << 53
-
 // checkInteger reads argument n as an integer a Lua number holds exactly.
 func checkInteger(L *lua.LState, n int) int64 {
 	f := float64(L.CheckNumber(n))
-	if f != math.Trunc(f) || math.Abs(f) > maxExactInt {
+	if f != math.Trunc(f) || math.Abs(f) > luaval.MaxExactInt {
 		L.ArgError(n, "integer expected, got "+lua.LNumber(f).String())
 	}
 	return int64(f)
@@ -189,7 +187,7 @@ func explainRemoved(L *lua.LState) {
 	refuse := func(prefix string, names []string) *lua.LTable {
 		mt := L.CreateTable(0, 1)
 		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			if k, ok := L.Get(2).(lua.LString); ok && contains(names, string(k)) {
+			if k, ok := L.Get(2).(lua.LString); ok && luaval.Contains(names, string(k)) {
 				L.RaiseError("%s%s is not available in llmload scripts (%s)", prefix, string(k), sandboxHint)
 			}
 			return 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -56,7 +57,7 @@ func allScenarioKeys() []string {
 	keys := append([]string(nil), commonScenarioKeys...)
 	for _, ex := range executors {
 		for _, k := range executorKeys[ex] {
-			if !contains(keys, k) {
+			if !luaval.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}
@@ -65,22 +66,22 @@ func allScenarioKeys() []string {
 }
 
 func (d *decoder) namedScenarios(path string, v lua.LValue) []plan.Scenario {
-	tbl, ok := plain(v).(*lua.LTable)
+	tbl, ok := luaval.Plain(v).(*lua.LTable)
 	if !ok {
-		d.errorf(path, "expected table, got %s", v.Type())
+		d.Errorf(path, "expected table, got %s", v.Type())
 		return nil
 	}
 	var out []plan.Scenario
-	for _, k := range sortedKeys(tbl) {
+	for _, k := range luaval.SortedKeys(tbl) {
 		name, isStr := k.(lua.LString)
 		if !isStr || name == "" {
-			d.errorf(keyPath(path, k), "scenario names must be non-empty strings")
+			d.Errorf(luaval.KeyPath(path, k), "scenario names must be non-empty strings")
 			continue
 		}
-		out = append(out, d.scenario(child(path, string(name)), string(name), tbl.RawGet(k)))
+		out = append(out, d.scenario(luaval.Child(path, string(name)), string(name), tbl.RawGet(k)))
 	}
-	if len(out) == 0 && len(d.errs) == 0 {
-		d.errorf(path, "no scenarios defined")
+	if len(out) == 0 && len(d.Errs) == 0 {
+		d.Errorf(path, "no scenarios defined")
 	}
 	d.checkStartTimes(path, out)
 	d.checkRates(path, out)
@@ -94,7 +95,7 @@ func (d *decoder) newScenario(name, exec string) plan.Scenario {
 
 func (d *decoder) scenario(path, name string, v lua.LValue) plan.Scenario {
 	sc := d.newScenario(name, "")
-	f := d.record(path, v, scenarioKeys)
+	f := d.Record(path, v, scenarioKeys)
 	if f == nil {
 		return sc
 	}
@@ -104,7 +105,7 @@ func (d *decoder) scenario(path, name string, v lua.LValue) plan.Scenario {
 		d.notFor(path, f, sc.Executor)
 		decode(d, path, f, &sc)
 	} else if sc.Executor != "" {
-		d.errorf(child(path, "executor"), "unknown executor %q (valid: %s)", sc.Executor, strings.Join(executors, ", "))
+		d.Errorf(luaval.Child(path, "executor"), "unknown executor %q (valid: %s)", sc.Executor, strings.Join(executors, ", "))
 	}
 	d.scenarioExtras(path, f, &sc)
 	return sc
@@ -112,19 +113,19 @@ func (d *decoder) scenario(path, name string, v lua.LValue) plan.Scenario {
 
 func (d *decoder) scenarioExtras(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	if g := f["graceful_stop"]; g != nil {
-		sc.GracefulStop, _ = d.duration(child(path, "graceful_stop"), g)
+		sc.GracefulStop, _ = d.Duration(luaval.Child(path, "graceful_stop"), g)
 	}
 	if g := f["graceful_ramp_down"]; g != nil {
-		sc.GracefulRampDown, _ = d.duration(child(path, "graceful_ramp_down"), g)
+		sc.GracefulRampDown, _ = d.Duration(luaval.Child(path, "graceful_ramp_down"), g)
 	}
 	if s := f["start_time"]; s != nil {
-		sc.StartTime, _ = d.duration(child(path, "start_time"), s)
+		sc.StartTime, _ = d.Duration(luaval.Child(path, "start_time"), s)
 	}
 	if t := f["tags"]; t != nil {
-		sc.Tags = d.stringMap(child(path, "tags"), t)
+		sc.Tags = d.StringMap(luaval.Child(path, "tags"), t)
 	}
 	if e := f["env"]; e != nil {
-		sc.Env = d.stringMap(child(path, "env"), e)
+		sc.Env = d.StringMap(luaval.Child(path, "env"), e)
 	}
 }
 
@@ -133,16 +134,16 @@ func (d *decoder) scenarioExtras(path string, f map[string]lua.LValue, sc *plan.
 func (d *decoder) notFor(path string, f map[string]lua.LValue, executor string) {
 	valid := append(append([]string(nil), commonScenarioKeys...), executorKeys[executor]...)
 	for _, k := range sortedFieldNames(f) {
-		if contains(valid, k) {
+		if luaval.Contains(valid, k) {
 			continue
 		}
 		var users []string
 		for _, ex := range executors {
-			if contains(executorKeys[ex], k) {
+			if luaval.Contains(executorKeys[ex], k) {
 				users = append(users, ex)
 			}
 		}
-		d.errorf(child(path, k), "not valid for executor %s (it applies to %s)", executor, strings.Join(users, ", "))
+		d.Errorf(luaval.Child(path, k), "not valid for executor %s (it applies to %s)", executor, strings.Join(users, ", "))
 	}
 }
 
@@ -159,12 +160,12 @@ func sortedFieldNames(f map[string]lua.LValue) []string {
 func (d *decoder) required(path string, f map[string]lua.LValue, key string) string {
 	v := f[key]
 	if v == nil {
-		d.errorf(child(path, key), "required")
+		d.Errorf(luaval.Child(path, key), "required")
 		return ""
 	}
-	s := d.str(child(path, key), v)
+	s := d.Str(luaval.Child(path, key), v)
 	if s == "" {
-		d.errorf(child(path, key), "must not be empty")
+		d.Errorf(luaval.Child(path, key), "must not be empty")
 	}
 	return s
 }
@@ -172,9 +173,9 @@ func (d *decoder) required(path string, f map[string]lua.LValue, key string) str
 // requiredDuration reads a duration > 0 that must be present.
 func (d *decoder) requiredDuration(path string, f map[string]lua.LValue, key string) time.Duration {
 	if v := f[key]; v != nil {
-		return d.positiveDuration(child(path, key), v)
+		return d.PositiveDuration(luaval.Child(path, key), v)
 	}
-	d.errorf(child(path, key), "required")
+	d.Errorf(luaval.Child(path, key), "required")
 	return 0
 }
 
@@ -185,7 +186,7 @@ func (d *decoder) constantVUs(path string, f map[string]lua.LValue, sc *plan.Sce
 func (d *decoder) rampingVUs(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.Stages = d.requiredStages(path, f, false)
 	if s := f["start_vus"]; s != nil {
-		sc.StartVUs = d.count(child(path, "start_vus"), s, 0)
+		sc.StartVUs = d.Count(luaval.Child(path, "start_vus"), s, 0)
 	}
 }
 
@@ -193,9 +194,9 @@ func (d *decoder) rampingVUs(path string, f map[string]lua.LValue, sc *plan.Scen
 func (d *decoder) constantStage(path, name string, f map[string]lua.LValue) []plan.Stage {
 	st := plan.Stage{Name: name}
 	if v := f["vus"]; v != nil {
-		st.Target = d.count(child(path, "vus"), v, 1)
+		st.Target = d.Count(luaval.Child(path, "vus"), v, 1)
 	} else {
-		d.errorf(child(path, "vus"), "required")
+		d.Errorf(luaval.Child(path, "vus"), "required")
 	}
 	st.Duration = d.requiredDuration(path, f, "duration")
 	return []plan.Stage{st}
@@ -206,9 +207,9 @@ func (d *decoder) constantStage(path, name string, f map[string]lua.LValue) []pl
 func (d *decoder) constantArrivalRate(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	st := plan.Stage{Name: sc.Name}
 	if v := f["rate"]; v != nil {
-		st.Rate = d.positiveNumber(child(path, "rate"), v)
+		st.Rate = d.PositiveNumber(luaval.Child(path, "rate"), v)
 	} else {
-		d.errorf(child(path, "rate"), "required")
+		d.Errorf(luaval.Child(path, "rate"), "required")
 	}
 	st.Duration = d.requiredDuration(path, f, "duration")
 	sc.Stages = []plan.Stage{st}
@@ -217,7 +218,7 @@ func (d *decoder) constantArrivalRate(path string, f map[string]lua.LValue, sc *
 
 func (d *decoder) rampingArrivalRate(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	if v := f["start_rate"]; v != nil {
-		sc.StartRate = d.number(child(path, "start_rate"), v, 0)
+		sc.StartRate = d.Number(luaval.Child(path, "start_rate"), v, 0)
 	}
 	sc.Stages = d.requiredStages(path, f, true)
 	d.arrivalRate(path, f, sc)
@@ -228,7 +229,7 @@ func (d *decoder) rampingArrivalRate(path string, f map[string]lua.LValue, sc *p
 func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.TimeUnit = plan.DefaultTimeUnit
 	if v := f["time_unit"]; v != nil {
-		sc.TimeUnit = d.positiveDuration(child(path, "time_unit"), v)
+		sc.TimeUnit = d.PositiveDuration(luaval.Child(path, "time_unit"), v)
 	}
 	d.vuPool(path, f, sc, "arrival", 0, 0)
 	d.arrival(path, f, sc)
@@ -240,15 +241,15 @@ func (d *decoder) arrivalRate(path string, f map[string]lua.LValue, sc *plan.Sce
 func (d *decoder) vuPool(path string, f map[string]lua.LValue, sc *plan.Scenario, first string, defPre, defMax int) {
 	sc.PreAllocatedVUs = defPre
 	if v := f["pre_allocated_vus"]; v != nil {
-		sc.PreAllocatedVUs = d.count(child(path, "pre_allocated_vus"), v, 1)
+		sc.PreAllocatedVUs = d.Count(luaval.Child(path, "pre_allocated_vus"), v, 1)
 	} else if defPre == 0 {
-		d.errorf(child(path, "pre_allocated_vus"), "required (the VUs started before the first %s)", first)
+		d.Errorf(luaval.Child(path, "pre_allocated_vus"), "required (the VUs started before the first %s)", first)
 	}
 	sc.MaxVUsCap = max(defMax, sc.PreAllocatedVUs)
 	if v := f["max_vus"]; v != nil {
-		sc.MaxVUsCap = d.count(child(path, "max_vus"), v, 1)
+		sc.MaxVUsCap = d.Count(luaval.Child(path, "max_vus"), v, 1)
 		if sc.MaxVUsCap > 0 && sc.PreAllocatedVUs > 0 && sc.MaxVUsCap < sc.PreAllocatedVUs {
-			d.errorf(child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
+			d.Errorf(luaval.Child(path, "max_vus"), "%d is below pre_allocated_vus %d", sc.MaxVUsCap, sc.PreAllocatedVUs)
 		}
 	}
 }
@@ -258,18 +259,18 @@ func (d *decoder) vuPool(path string, f map[string]lua.LValue, sc *plan.Scenario
 func (d *decoder) arrival(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.Arrival = plan.ArrivalPoisson
 	if v := f["arrival"]; v != nil {
-		sc.Arrival = d.str(child(path, "arrival"), v)
-		if _, isStr := v.(lua.LString); isStr && !contains(arrivals, sc.Arrival) {
-			d.errorf(child(path, "arrival"), "unknown arrival %q (valid: %s)", sc.Arrival, strings.Join(arrivals, ", "))
+		sc.Arrival = d.Str(luaval.Child(path, "arrival"), v)
+		if _, isStr := v.(lua.LString); isStr && !luaval.Contains(arrivals, sc.Arrival) {
+			d.Errorf(luaval.Child(path, "arrival"), "unknown arrival %q (valid: %s)", sc.Arrival, strings.Join(arrivals, ", "))
 		}
 	}
 	if sc.Arrival == plan.ArrivalGamma {
 		sc.Burstiness = 1
 	}
 	if v := f["burstiness"]; v != nil {
-		b := d.positiveNumber(child(path, "burstiness"), v)
+		b := d.PositiveNumber(luaval.Child(path, "burstiness"), v)
 		if sc.Arrival != plan.ArrivalGamma {
-			d.errorf(child(path, "burstiness"), "only valid with arrival = %q (got %q)", plan.ArrivalGamma, sc.Arrival)
+			d.Errorf(luaval.Child(path, "burstiness"), "only valid with arrival = %q (got %q)", plan.ArrivalGamma, sc.Arrival)
 			return
 		}
 		sc.Burstiness = b
@@ -281,43 +282,43 @@ func (d *decoder) arrival(path string, f map[string]lua.LValue, sc *plan.Scenari
 func (d *decoder) iterationCount(path string, f map[string]lua.LValue, sc *plan.Scenario) {
 	sc.VUs, sc.Iterations = 1, 1
 	if v := f["vus"]; v != nil {
-		sc.VUs = d.count(child(path, "vus"), v, 1)
+		sc.VUs = d.Count(luaval.Child(path, "vus"), v, 1)
 	}
 	if v := f["iterations"]; v != nil {
-		sc.Iterations = d.count(child(path, "iterations"), v, 1)
+		sc.Iterations = d.Count(luaval.Child(path, "iterations"), v, 1)
 	}
 	if sc.Executor == plan.ExecutorSharedIterations && sc.Iterations > 0 && sc.Iterations < sc.VUs {
-		d.errorf(child(path, "iterations"), "%d iterations shared by %d VUs would leave VUs idle (set iterations ≥ vus)",
+		d.Errorf(luaval.Child(path, "iterations"), "%d iterations shared by %d VUs would leave VUs idle (set iterations ≥ vus)",
 			sc.Iterations, sc.VUs)
 	}
 	st := plan.Stage{Name: sc.Name, Target: sc.VUs, Duration: plan.DefaultMaxDuration}
 	if v := f["max_duration"]; v != nil {
-		st.Duration = d.positiveDuration(child(path, "max_duration"), v)
+		st.Duration = d.PositiveDuration(luaval.Child(path, "max_duration"), v)
 	}
 	sc.Stages = []plan.Stage{st}
 }
 
 func (d *decoder) requiredStages(path string, f map[string]lua.LValue, open bool) []plan.Stage {
 	if f["stages"] == nil {
-		d.errorf(child(path, "stages"), "required")
+		d.Errorf(luaval.Child(path, "stages"), "required")
 		return nil
 	}
-	return d.stages(child(path, "stages"), f["stages"], open)
+	return d.stages(luaval.Child(path, "stages"), f["stages"], open)
 }
 
 // stages reads a list of stages; open-model stages have a rate as their
 // target, closed-model ones a number of VUs.
 func (d *decoder) stages(path string, v lua.LValue, open bool) []plan.Stage {
-	items := d.list(path, v)
+	items := d.List(path, v)
 	if items != nil && len(items) == 0 {
-		d.errorf(path, "needs at least one stage")
+		d.Errorf(path, "needs at least one stage")
 	}
 	out := make([]plan.Stage, 0, len(items))
 	seen := map[string]bool{}
 	for i, item := range items {
-		st := d.stage(index(path, i+1), i+1, item, open)
+		st := d.stage(luaval.Index(path, i+1), i+1, item, open)
 		if seen[st.Name] {
-			d.errorf(index(path, i+1)+".name", "stage name %q is used twice", st.Name)
+			d.Errorf(luaval.Index(path, i+1)+".name", "stage name %q is used twice", st.Name)
 		}
 		seen[st.Name] = true
 		out = append(out, st)
@@ -327,26 +328,26 @@ func (d *decoder) stages(path string, v lua.LValue, open bool) []plan.Stage {
 
 func (d *decoder) stage(path string, pos int, v lua.LValue, open bool) plan.Stage {
 	st := plan.Stage{Name: fmt.Sprintf("stage_%d", pos)}
-	f := d.record(path, v, stageKeys)
+	f := d.Record(path, v, stageKeys)
 	if f == nil {
 		return st
 	}
 	if n := f["name"]; n != nil {
-		if st.Name = d.str(child(path, "name"), n); st.Name == "" {
-			d.errorf(child(path, "name"), "must not be empty")
+		if st.Name = d.Str(luaval.Child(path, "name"), n); st.Name == "" {
+			d.Errorf(luaval.Child(path, "name"), "must not be empty")
 		}
 	}
 	if r := f["ramp"]; r != nil {
-		st.Ramp, _ = d.duration(child(path, "ramp"), r)
+		st.Ramp, _ = d.Duration(luaval.Child(path, "ramp"), r)
 	}
 	if open {
-		st.Rate = d.stageRate(child(path, "target"), f["target"], st.Ramp > 0)
+		st.Rate = d.stageRate(luaval.Child(path, "target"), f["target"], st.Ramp > 0)
 	} else {
-		st.Target = d.stageTarget(child(path, "target"), f["target"], st.Ramp > 0)
+		st.Target = d.stageTarget(luaval.Child(path, "target"), f["target"], st.Ramp > 0)
 	}
 	st.Duration = d.requiredDuration(path, f, "duration")
 	if st.Duration > 0 && st.Ramp > st.Duration {
-		d.errorf(child(path, "ramp"), "%s is longer than the stage's duration %s", st.Ramp, st.Duration)
+		d.Errorf(luaval.Child(path, "ramp"), "%s is longer than the stage's duration %s", st.Ramp, st.Duration)
 	}
 	return st
 }
@@ -355,18 +356,18 @@ func (d *decoder) stage(path string, pos int, v lua.LValue, open bool) plan.Stag
 // 0 VUs measures nothing.
 func (d *decoder) stageTarget(path string, v lua.LValue, ramped bool) int {
 	if v == nil {
-		d.errorf(path, "required")
+		d.Errorf(path, "required")
 		return 0
 	}
-	n, ok := d.integer(path, v)
+	n, ok := d.Integer(path, v)
 	switch {
 	case !ok:
 	case n < 0:
-		d.errorf(path, "must be ≥ 0, got %d", n)
+		d.Errorf(path, "must be ≥ 0, got %d", n)
 	case n == 0 && !ramped:
-		d.errorf(path, "must be ≥ 1, got 0 (0 is allowed only with a ramp, to ramp down)")
+		d.Errorf(path, "must be ≥ 1, got 0 (0 is allowed only with a ramp, to ramp down)")
 	case n > math.MaxInt32:
-		d.errorf(path, "must be ≤ %d, got %d", math.MaxInt32, n)
+		d.Errorf(path, "must be ≤ %d, got %d", math.MaxInt32, n)
 	default:
 		return int(n)
 	}
@@ -376,13 +377,13 @@ func (d *decoder) stageTarget(path string, v lua.LValue, ramped bool) int {
 // stageRate is stageTarget for arrival rates, which may be fractional.
 func (d *decoder) stageRate(path string, v lua.LValue, ramped bool) float64 {
 	if v == nil {
-		d.errorf(path, "required")
+		d.Errorf(path, "required")
 		return 0
 	}
-	r := d.number(path, v, 0)
+	r := d.Number(path, v, 0)
 	if r == 0 && !ramped {
 		if _, isNum := v.(lua.LNumber); isNum {
-			d.errorf(path, "must be > 0, got 0 (0 is allowed only with a ramp, to ramp down)")
+			d.Errorf(path, "must be > 0, got 0 (0 is allowed only with a ramp, to ramp down)")
 		}
 	}
 	return r
@@ -402,7 +403,7 @@ func (d *decoder) checkStartTimes(path string, scs []plan.Scenario) {
 			}
 		}
 		if sc.StartTime > lastEnd {
-			d.errorf(child(child(path, sc.Name), "start_time"), "starts at %s but every other scenario ends by %s "+
+			d.Errorf(luaval.Child(luaval.Child(path, sc.Name), "start_time"), "starts at %s but every other scenario ends by %s "+
 				"(the run would be over; shorten start_time or lengthen another scenario)",
 				plan.FormatDuration(sc.StartTime), plan.FormatDuration(lastEnd))
 		}
@@ -426,7 +427,7 @@ func (d *decoder) checkRates(path string, scs []plan.Scenario) {
 		}
 		for _, r := range rates {
 			if ps := sc.RatePerSecond(r); ps > MaxRatePerSecond {
-				d.errorf(child(path, sc.Name), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start; "+
+				d.Errorf(luaval.Child(path, sc.Name), "a rate of %.4g iterations/s is beyond the %d/s one llmload process can start; "+
 					"split the load across processes", ps, MaxRatePerSecond)
 				break
 			}

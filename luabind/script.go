@@ -27,6 +27,7 @@ import (
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
@@ -178,7 +179,7 @@ func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, e
 	opts.plan.Metrics = m.declaredMetrics()
 	d.checkThresholds(opts.plan)
 	ignore := d.lintOptions(L.GetGlobal("options"))
-	if err := d.err(s.path); err != nil {
+	if err := d.Err(s.path); err != nil {
 		return nil, err
 	}
 	s.setPlan(opts, seed, funcs)
@@ -210,8 +211,8 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	for _, md := range s.plan.Metrics {
 		s.metrics[md.Name] = md.Kind
 	}
-	s.hasSetup = contains(funcs, "setup")
-	s.hasTeardown = contains(funcs, "teardown")
+	s.hasSetup = luaval.Contains(funcs, "setup")
+	s.hasTeardown = luaval.Contains(funcs, "teardown")
 }
 
 // checkLifecycle reports a global setup or teardown that is not a
@@ -221,7 +222,7 @@ func (d *decoder) checkLifecycle(L *lua.LState) {
 		switch v := L.GetGlobal(name).(type) {
 		case *lua.LNilType, *lua.LFunction:
 		default:
-			d.errorf(name, "is a %s; define it as a function, or use another name", v.Type())
+			d.Errorf(name, "is a %s; define it as a function, or use another name", v.Type())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package luabind
 import (
 	"sync"
 
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -28,7 +29,7 @@ type sharedLibs struct {
 	tables map[string]*lua.LTable // by library name
 	views  map[string]*lua.LTable // the metatable of each library's views
 	base   map[string]lua.LValue  // the base library's globals, guarded
-	ro     *readOnlyViews         // the functions of setup data's views
+	ro     *luaval.ReadOnlyViews  // the functions of setup data's views
 }
 
 var (
@@ -66,8 +67,8 @@ func buildSharedLibs() *sharedLibs {
 	restrictOS(L)
 	boundStringRep(L)
 	s := &sharedLibs{tables: map[string]*lua.LTable{}, views: map[string]*lua.LTable{}, base: map[string]lua.LValue{}}
-	s.ro = guardReadOnly(L)
-	guardTableLib(L)
+	s.ro = luaval.GuardReadOnly(L)
+	luaval.GuardTableLib(L)
 	// Every global but the tables (the libraries, package, _G itself),
 	// which each VU has of its own or as views.
 	L.G.Global.ForEach(func(k, v lua.LValue) {
@@ -88,7 +89,7 @@ func buildSharedLibs() *sharedLibs {
 	os := s.tables[lua.OsLibName]
 	s.views[lua.OsLibName].RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		k := L.Get(2)
-		if name, ok := k.(lua.LString); ok && contains(removedOS, string(name)) {
+		if name, ok := k.(lua.LString); ok && luaval.Contains(removedOS, string(name)) {
 			L.RaiseError("os.%s is not available in llmload scripts (%s)", string(name), sandboxHint)
 		}
 		L.Push(os.RawGet(k))

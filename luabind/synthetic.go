@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/llmload/llmload/engine/dataset"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -31,20 +32,20 @@ var syntheticKeys = []string{"input_tokens", "output_tokens", "prefix_tokens", "
 func (m *module) newSynthetic(L *lua.LState) int {
 	d := &decoder{}
 	const path = "llm.synthetic"
-	f := d.record(path, L.CheckTable(1), syntheticKeys)
+	f := d.Record(path, L.CheckTable(1), syntheticKeys)
 	var cfg dataset.SyntheticConfig
-	cfg.Input = d.dist(child(path, "input_tokens"), f["input_tokens"], true)
-	cfg.Output = d.dist(child(path, "output_tokens"), f["output_tokens"], true)
+	cfg.Input = d.dist(luaval.Child(path, "input_tokens"), f["input_tokens"], true)
+	cfg.Output = d.dist(luaval.Child(path, "output_tokens"), f["output_tokens"], true)
 	if v := f["prefix_tokens"]; v != nil {
-		cfg.PrefixTokens = d.count(child(path, "prefix_tokens"), v, 0)
+		cfg.PrefixTokens = d.Count(luaval.Child(path, "prefix_tokens"), v, 0)
 	}
 	cfg.Tokenizer = m.initTokenizer(L)
 	if v := f["tokenizer"]; v != nil {
-		cfg.Tokenizer = m.tokenizerOption(d, child(path, "tokenizer"), v)
+		cfg.Tokenizer = m.tokenizerOption(d, luaval.Child(path, "tokenizer"), v)
 	}
 	s := &synthetic{}
 	if v := f["unique_prefix"]; v != nil {
-		s.uniquePrefix = d.boolean(child(path, "unique_prefix"), v)
+		s.uniquePrefix = d.Boolean(luaval.Child(path, "unique_prefix"), v)
 	}
 	if err := d.joined(); err != nil {
 		L.RaiseError("%v", err)
@@ -62,7 +63,7 @@ func (m *module) newSynthetic(L *lua.LState) int {
 func (d *decoder) dist(path string, v lua.LValue, required bool) dataset.Dist {
 	if v == nil {
 		if required {
-			d.errorf(path, "required (e.g. llm.dist.normal(512, 64))")
+			d.Errorf(path, "required (e.g. llm.dist.normal(512, 64))")
 		}
 		return nil
 	}
@@ -71,7 +72,7 @@ func (d *decoder) dist(path string, v lua.LValue, required bool) dataset.Dist {
 			return dv.dist
 		}
 	}
-	d.errorf(path, "expected a distribution (llm.dist.fixed/normal/lognormal/uniform), got %s", v.Type())
+	d.Errorf(path, "expected a distribution (llm.dist.fixed/normal/lognormal/uniform), got %s", v.Type())
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/threshold"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -16,16 +17,16 @@ var thresholdKeys = []string{"abort_on_fail", "delay_abort_eval"}
 // thresholds reads options.thresholds into specs sorted by expression (the
 // order sortedKeys gives string keys).
 func (d *decoder) thresholds(path string, v lua.LValue) []plan.ThresholdSpec {
-	tbl, ok := plain(v).(*lua.LTable)
+	tbl, ok := luaval.Plain(v).(*lua.LTable)
 	if !ok {
-		d.errorf(path, "expected table, got %s", v.Type())
+		d.Errorf(path, "expected table, got %s", v.Type())
 		return nil
 	}
 	var specs []plan.ThresholdSpec
-	for _, k := range sortedKeys(tbl) {
+	for _, k := range luaval.SortedKeys(tbl) {
 		expr, isStr := k.(lua.LString)
 		if !isStr || expr == "" {
-			d.errorf(keyPath(path, k), "keys must be metric expressions such as %q", "ttft.p99")
+			d.Errorf(luaval.KeyPath(path, k), "keys must be metric expressions such as %q", "ttft.p99")
 			continue
 		}
 		p := thresholdPath(path, string(expr))
@@ -44,60 +45,60 @@ func thresholdPath(path, expr string) string { return fmt.Sprintf("%s[%q]", path
 // with abort_on_fail and delay_abort_eval.
 func (d *decoder) threshold(path, expr string, v lua.LValue) (plan.ThresholdSpec, bool) {
 	spec := plan.ThresholdSpec{Expr: expr}
-	switch x := plain(v).(type) {
+	switch x := luaval.Plain(v).(type) {
 	case lua.LString:
 		spec.Conditions = []string{d.condition(path, x)}
 		return spec, true
 	case *lua.LTable:
 		return d.thresholdTable(path, spec, x)
 	}
-	d.errorf(path, "expected a condition string such as %q, or a table of them, got %s", "< 1s", v.Type())
+	d.Errorf(path, "expected a condition string such as %q, or a table of them, got %s", "< 1s", v.Type())
 	return spec, false
 }
 
 func (d *decoder) thresholdTable(path string, spec plan.ThresholdSpec, tbl *lua.LTable) (plan.ThresholdSpec, bool) {
 	n := seqLen(tbl)
-	before := len(d.errs)
-	for _, k := range sortedKeys(tbl) {
+	before := len(d.Errs)
+	for _, k := range luaval.SortedKeys(tbl) {
 		switch key := k.(type) {
 		case lua.LNumber:
 			if float64(key) != math.Trunc(float64(key)) || key < 1 || int(key) > n {
-				d.errorf(keyPath(path, k), "unexpected key (list the conditions first, then abort_on_fail or delay_abort_eval)")
+				d.Errorf(luaval.KeyPath(path, k), "unexpected key (list the conditions first, then abort_on_fail or delay_abort_eval)")
 			}
 		case lua.LString:
 			d.thresholdOption(path, string(key), tbl.RawGet(k), &spec)
 		default:
-			d.errorf(keyPath(path, k), "%s", unknownKey(k.String(), thresholdKeys))
+			d.Errorf(luaval.KeyPath(path, k), "%s", luaval.UnknownKey(k.String(), thresholdKeys))
 		}
 	}
 	for i := 1; i <= n; i++ {
-		spec.Conditions = append(spec.Conditions, d.condition(index(path, i), tbl.RawGetInt(i)))
+		spec.Conditions = append(spec.Conditions, d.condition(luaval.Index(path, i), tbl.RawGetInt(i)))
 	}
 	if n == 0 {
-		d.errorf(path, "needs at least one condition, such as %q", "< 1s")
+		d.Errorf(path, "needs at least one condition, such as %q", "< 1s")
 	}
 	if spec.DelayAbortEval > 0 && !spec.AbortOnFail {
-		d.errorf(child(path, "delay_abort_eval"), "only valid with abort_on_fail = true")
+		d.Errorf(luaval.Child(path, "delay_abort_eval"), "only valid with abort_on_fail = true")
 	}
-	return spec, len(d.errs) == before
+	return spec, len(d.Errs) == before
 }
 
 func (d *decoder) thresholdOption(path, key string, v lua.LValue, spec *plan.ThresholdSpec) {
 	switch key {
 	case "abort_on_fail":
-		spec.AbortOnFail = d.boolean(child(path, key), v)
+		spec.AbortOnFail = d.Boolean(luaval.Child(path, key), v)
 	case "delay_abort_eval":
-		spec.DelayAbortEval, _ = d.duration(child(path, key), v)
+		spec.DelayAbortEval, _ = d.Duration(luaval.Child(path, key), v)
 	default:
-		d.errorf(child(path, key), "%s", unknownKey(key, thresholdKeys))
+		d.Errorf(luaval.Child(path, key), "%s", luaval.UnknownKey(key, thresholdKeys))
 	}
 }
 
 // condition reads one condition string; the threshold package judges it.
 func (d *decoder) condition(path string, v lua.LValue) string {
-	s := d.str(path, v)
+	s := d.Str(path, v)
 	if _, isStr := v.(lua.LString); isStr && s == "" {
-		d.errorf(path, "must not be empty")
+		d.Errorf(path, "must not be empty")
 	}
 	return s
 }
@@ -112,7 +113,7 @@ func (d *decoder) checkThresholds(p plan.Plan) {
 	known := threshold.KnownOf(p)
 	for _, spec := range p.Thresholds {
 		if _, err := threshold.Parse(spec, known); err != nil {
-			d.errorf(thresholdPath("options.thresholds", spec.Expr), "%v", err)
+			d.Errorf(thresholdPath("options.thresholds", spec.Expr), "%v", err)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func TestTargetTokenizerFile(t *testing.T) {
 			}
 			d := &decoder{}
 			opts := d.decodeOptions(L.GetGlobal("options"), dir)
-			err := d.err("scenario.lua")
+			err := d.Err("scenario.lua")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

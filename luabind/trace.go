@@ -8,6 +8,7 @@ import (
 	"github.com/llmload/llmload/engine/dataset"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -99,18 +100,18 @@ func (m *module) loadTrace(L *lua.LState, kind string) int {
 func (m *module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat, tv *traceValue) {
 	d := &decoder{}
 	path := name + " options"
-	o := d.record(path, L.Get(2), traceOptionKeys)
+	o := d.Record(path, L.Get(2), traceOptionKeys)
 	if v := o["block_tokens"]; v != nil {
-		f.BlockTokens = d.count(child(path, "block_tokens"), v, 1)
+		f.BlockTokens = d.Count(luaval.Child(path, "block_tokens"), v, 1)
 	}
 	if v := o["time_unit"]; v != nil {
-		f.TimeUnit = d.str(child(path, "time_unit"), v)
+		f.TimeUnit = d.Str(luaval.Child(path, "time_unit"), v)
 	}
 	if v := o["tokenizer"]; v != nil {
-		tv.tokenizer = m.tokenizerOption(d, child(path, "tokenizer"), v)
+		tv.tokenizer = m.tokenizerOption(d, luaval.Child(path, "tokenizer"), v)
 	}
 	if v := o["salt"]; v != nil {
-		tv.salt = d.salt(child(path, "salt"), v)
+		tv.salt = d.salt(luaval.Child(path, "salt"), v)
 	}
 	for _, fld := range []struct {
 		key string
@@ -119,8 +120,8 @@ func (m *module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat
 		{"hash_ids", &f.Fields.HashIDs}, {"session", &f.Fields.Session}, {"text", &f.Fields.Text},
 		{"messages", &f.Fields.Messages}} {
 		if v := o[fld.key]; v != nil {
-			if *fld.dst = d.str(child(path, fld.key), v); *fld.dst == "" {
-				d.errorf(child(path, fld.key), "must name a field (not empty)")
+			if *fld.dst = d.Str(luaval.Child(path, fld.key), v); *fld.dst == "" {
+				d.Errorf(luaval.Child(path, fld.key), "must name a field (not empty)")
 			}
 		}
 	}
@@ -137,20 +138,20 @@ func (d *decoder) salt(path string, v lua.LValue) uint64 {
 		h.Write([]byte(s))
 		return h.Sum64()
 	case lua.LNumber:
-		n, ok := d.integer(path, v)
+		n, ok := d.Integer(path, v)
 		if ok {
 			return uint64(n)
 		}
 		return 0
 	}
-	d.errorf(path, "expected a number or a string, got %s", v.Type())
+	d.Errorf(path, "expected a number or a string, got %s", v.Type())
 	return 0
 }
 
 // traceSource reads a trace scenario's trace option.
 func (d *decoder) traceSource(path string, v lua.LValue) *traceValue {
 	if v == nil {
-		d.errorf(path, "required (e.g. trace = llm.trace.mooncake(\"data/trace.jsonl\"))")
+		d.Errorf(path, "required (e.g. trace = llm.trace.mooncake(\"data/trace.jsonl\"))")
 		return nil
 	}
 	if ud, ok := v.(*lua.LUserData); ok {
@@ -158,26 +159,26 @@ func (d *decoder) traceSource(path string, v lua.LValue) *traceValue {
 			return tv
 		}
 	}
-	d.errorf(path, "expected a trace made by llm.trace.mooncake, .bailian, .azure, .jsonl or .csv, got %s", v.Type())
+	d.Errorf(path, "expected a trace made by llm.trace.mooncake, .bailian, .azure, .jsonl or .csv, got %s", v.Type())
 	return nil
 }
 
 // trace reads a trace scenario: the trace to replay, which slice of it,
 // how fast, and its VU pool.
 func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario) {
-	src := d.traceSource(child(path, "trace"), f["trace"])
+	src := d.traceSource(luaval.Child(path, "trace"), f["trace"])
 	var opts replayOptions
 	if v := f["speedup"]; v != nil {
-		opts.Speedup = d.positiveNumber(child(path, "speedup"), v)
+		opts.Speedup = d.PositiveNumber(luaval.Child(path, "speedup"), v)
 	}
 	if v := f["time_offset"]; v != nil {
-		opts.TimeOffset, _ = d.duration(child(path, "time_offset"), v)
+		opts.TimeOffset, _ = d.Duration(luaval.Child(path, "time_offset"), v)
 	}
 	if v := f["limit"]; v != nil {
-		opts.Limit = d.count(child(path, "limit"), v, 1)
+		opts.Limit = d.Count(luaval.Child(path, "limit"), v, 1)
 	}
 	if v := f["sessions"]; v != nil {
-		opts.Sessions = d.boolean(child(path, "sessions"), v)
+		opts.Sessions = d.Boolean(luaval.Child(path, "sessions"), v)
 	}
 	sc.TimeUnit = plan.DefaultTimeUnit
 	d.vuPool(path, f, sc, "record", 0, 0)
@@ -186,7 +187,7 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 	}
 	tr, err := src.trace.Replay(opts)
 	if err != nil {
-		d.errorf(path, "%v", err)
+		d.Errorf(path, "%v", err)
 		return
 	}
 	// The slice is kept for the report, which says which part of the file ran.
@@ -205,7 +206,7 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 // records' prompts count what the trace says in that tokenizer.
 func (d *decoder) prepareTraces(p plan.Plan) {
 	for _, st := range d.traces {
-		path := child(child("options.scenarios", st.scenario), "trace")
+		path := luaval.Child(luaval.Child("options.scenarios", st.scenario), "trace")
 		tok := st.src.tokenizer
 		if tok == "" {
 			tok = p.Target.Tokenizer
@@ -215,7 +216,7 @@ func (d *decoder) prepareTraces(p plan.Plan) {
 		}
 		pr, err := dataset.NewTracePrompter(tok, st.src.trace.Format.BlockTokens, st.src.salt)
 		if err != nil {
-			d.errorf(path, "%v", err)
+			d.Errorf(path, "%v", err)
 			continue
 		}
 		st.prompter = pr
@@ -227,7 +228,7 @@ func (d *decoder) prepareTraces(p plan.Plan) {
 			}
 			_, want := pr.Prompt(rec, a.Record)
 			if got := pr.Check(rec, a.Record); got != want {
-				d.errorf(path, "record %d (line %d): a prompt built to %d tokens counts %d in %s; choose another tokenizer",
+				d.Errorf(path, "record %d (line %d): a prompt built to %d tokens counts %d in %s; choose another tokenizer",
 					a.Record, rec.Line, want, got, tok)
 				break
 			}

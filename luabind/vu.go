@@ -74,7 +74,7 @@ func (v *vu) setupData() lua.LValue {
 		return lua.LNil
 	}
 	if d != v.dataFrom {
-		v.dataFrom, v.data = d, v.m.views.value(v.L, d.value)
+		v.dataFrom, v.data = d, v.m.views.Value(v.L, d.value)
 	}
 	return v.data
 }

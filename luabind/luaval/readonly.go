@@ -1,4 +1,4 @@
-package luabind
+package luaval
 
 import (
 	lua "github.com/yuin/gopher-lua"
@@ -11,26 +11,27 @@ const viewBackingKey = "__llmload_backing"
 // errReadOnly is what every write to setup data raises.
 const errReadOnly = "setup data is read-only"
 
-// readOnlyViews builds read-only views of setup data in one LState. A view
+// ReadOnlyViews builds read-only views of setup data in one LState. A view
 // is an empty table whose metatable reads from a backing table and refuses
 // writes; nested tables are views too, so no path leads to a writable
 // table. Used by the LState's goroutine only.
-type readOnlyViews struct {
+type ReadOnlyViews struct {
 	newIndex *lua.LFunction
 	length   *lua.LFunction
 }
 
-// plain returns the backing table of a read-only view, or v itself, so
+// Plain returns the backing table of a read-only view, or v itself, so
 // Go code that reads tables raw (options, llm.chat, llm.pool...) sees
 // setup data like any other table.
-func plain(v lua.LValue) lua.LValue {
+func Plain(v lua.LValue) lua.LValue {
 	if t, ok := v.(*lua.LTable); ok {
-		return plainTable(t)
+		return PlainTable(t)
 	}
 	return v
 }
 
-func plainTable(t *lua.LTable) *lua.LTable {
+// PlainTable is Plain for a table.
+func PlainTable(t *lua.LTable) *lua.LTable {
 	if b, ok := viewBacking(t); ok {
 		return b
 	}
@@ -50,20 +51,20 @@ func viewBacking(v lua.LValue) (*lua.LTable, bool) {
 	return b, ok
 }
 
-// guardReadOnly makes L's base functions that bypass metatables see
+// GuardReadOnly makes L's base functions that bypass metatables see
 // through views (pairs, ipairs, next, rawget, unpack) and refuse to change
 // them (rawset); guardTableLib does the same for table.concat,
 // table.insert, ...; # works through __len. It runs once, on the template
 // state of the shared libraries (sharedLibs), whose functions every VU
 // gets: neither the wrappers nor the returned views' functions hold state.
-func guardReadOnly(L *lua.LState) *readOnlyViews {
-	v := &readOnlyViews{
+func GuardReadOnly(L *lua.LState) *ReadOnlyViews {
+	v := &ReadOnlyViews{
 		newIndex: L.NewFunction(func(L *lua.LState) int {
 			L.RaiseError(errReadOnly)
 			return 0
 		}),
 		length: L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LNumber(plainTable(L.CheckTable(1)).Len()))
+			L.Push(lua.LNumber(PlainTable(L.CheckTable(1)).Len()))
 			return 1
 		}),
 	}
@@ -76,10 +77,10 @@ func guardReadOnly(L *lua.LState) *readOnlyViews {
 	return v
 }
 
-// guardTableLib does for the table library what guardReadOnly does for the
+// GuardTableLib does for the table library what guardReadOnly does for the
 // base functions. It runs once, on the shared libraries (sharedLibs): the
 // wrappers hold no state of their own.
-func guardTableLib(L *lua.LState) {
+func GuardTableLib(L *lua.LState) {
 	tbl, ok := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	if !ok {
 		return
@@ -138,7 +139,7 @@ func wrapPairs(L *lua.LState, base *lua.LTable) {
 	viewIter := L.NewFunction(func(L *lua.LState) int {
 		b, _ := viewBacking(L.Get(1))
 		i := L.CheckInt(2) + 1
-		val := plainTable(b).RawGetInt(i)
+		val := PlainTable(b).RawGetInt(i)
 		if val == lua.LNil {
 			return 0
 		}
@@ -176,8 +177,8 @@ func iterator(L *lua.LState, orig, viewIter, start lua.LValue) *lua.LFunction {
 	})
 }
 
-// value converts setup data (see luaToGo) into Lua, tables as views.
-func (v *readOnlyViews) value(L *lua.LState, x any) lua.LValue {
+// Value converts setup data (see luaToGo) into Lua, tables as views.
+func (v *ReadOnlyViews) Value(L *lua.LState, x any) lua.LValue {
 	switch x := x.(type) {
 	case bool:
 		return lua.LBool(x)
@@ -188,19 +189,19 @@ func (v *readOnlyViews) value(L *lua.LState, x any) lua.LValue {
 	case []any:
 		b := L.CreateTable(len(x), 0)
 		for i, e := range x {
-			b.RawSetInt(i+1, v.value(L, e))
+			b.RawSetInt(i+1, v.Value(L, e))
 		}
 		return v.view(L, b)
 	case map[string]any:
 		b := L.CreateTable(0, len(x))
 		for k, e := range x {
-			b.RawSetString(k, v.value(L, e))
+			b.RawSetString(k, v.Value(L, e))
 		}
 		return v.view(L, b)
 	case map[any]any:
 		b := L.CreateTable(0, len(x))
 		for k, e := range x {
-			b.RawSet(goKey(k), v.value(L, e))
+			b.RawSet(goKey(k), v.Value(L, e))
 		}
 		return v.view(L, b)
 	}
@@ -214,7 +215,7 @@ func goKey(k any) lua.LValue {
 	return lua.LString(k.(string))
 }
 
-func (v *readOnlyViews) view(L *lua.LState, backing *lua.LTable) *lua.LTable {
+func (v *ReadOnlyViews) view(L *lua.LState, backing *lua.LTable) *lua.LTable {
 	mt := L.CreateTable(0, 5)
 	mt.RawSetString("__index", backing)
 	mt.RawSetString("__newindex", v.newIndex)

@@ -1,4 +1,4 @@
-package luabind
+package luaval
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// luaToGo converts what setup() returns into plain Go data that any
+// LuaToGo converts what setup() returns into plain Go data that any
 // LState can rebuild: nil, bool, float64, string, and tables as []any
 // (keys exactly 1..n), map[string]any (string keys only, or empty) or
 // map[any]any (string and int64 keys mixed or sparse). Functions, userdata,
 // coroutines and cycles cannot cross LStates; the error names the path of
 // the bad value below "data".
-func luaToGo(v lua.LValue) (any, error) {
+func LuaToGo(v lua.LValue) (any, error) {
 	c := &goConverter{open: map[*lua.LTable]bool{}}
 	return c.value("data", v)
 }
@@ -37,7 +37,7 @@ func (c *goConverter) value(path string, v lua.LValue) (any, error) {
 	case lua.LString:
 		return string(x), nil
 	case *lua.LTable:
-		return c.table(path, plainTable(x))
+		return c.table(path, PlainTable(x))
 	}
 	return nil, fmt.Errorf("%s: a %s cannot be handed to iterations (return nil, booleans, numbers, strings and tables of them)",
 		path, v.Type())
@@ -52,12 +52,12 @@ func (c *goConverter) table(path string, t *lua.LTable) (any, error) {
 	}
 	c.open[t] = true
 	defer delete(c.open, t)
-	keys := sortedKeys(t)
+	keys := SortedKeys(t)
 	if isSequence(keys) {
 		list := make([]any, len(keys))
 		for i := range list {
 			var err error
-			if list[i], err = c.value(index(path, i+1), t.RawGetInt(i+1)); err != nil {
+			if list[i], err = c.value(Index(path, i+1), t.RawGetInt(i+1)); err != nil {
 				return nil, err
 			}
 		}
@@ -72,7 +72,7 @@ func (c *goConverter) mapping(path string, t *lua.LTable, keys []lua.LValue) (an
 	mixed := map[any]any{}
 	strs := map[string]any{}
 	for _, k := range keys {
-		p := keyPath(path, k)
+		p := KeyPath(path, k)
 		key, err := goMapKey(p, k)
 		if err != nil {
 			return nil, err
@@ -98,7 +98,7 @@ func goMapKey(path string, k lua.LValue) (any, error) {
 		return string(x), nil
 	case lua.LNumber:
 		f := float64(x)
-		if f == math.Trunc(f) && math.Abs(f) <= maxExactInt {
+		if f == math.Trunc(f) && math.Abs(f) <= MaxExactInt {
 			return int64(f), nil
 		}
 		return nil, fmt.Errorf("%s: keys must be strings or integers, got %v", path, x)

@@ -1,4 +1,4 @@
-package luabind
+package luaval
 
 import (
 	"fmt"
@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// unknownKey explains an unknown key: the nearest valid key when it is
+// UnknownKey explains an unknown key: the nearest valid key when it is
 // close enough to be a typo, otherwise the whole list, so the user never
 // has to open the docs to find the spelling.
-func unknownKey(key string, valid []string) string {
-	if other, ok := apiNames[key]; ok && contains(valid, other) {
+func UnknownKey(key string, valid []string) string {
+	if other, ok := apiNames[key]; ok && Contains(valid, other) {
 		return fmt.Sprintf("unknown key (this API calls it %s)", other)
 	}
-	if best, ok := nearest(key, valid); ok {
+	if best, ok := Nearest(key, valid); ok {
 		return fmt.Sprintf("unknown key (did you mean %s?)", best)
 	}
 	sorted := append([]string(nil), valid...)
@@ -26,9 +26,9 @@ func unknownKey(key string, valid []string) string {
 var apiNames = map[string]string{"max_tokens": "max_output_tokens", "prompt": "input", "messages": "input",
 	"system": "instructions", "instructions": "system"}
 
-// nearest returns the valid key with the smallest edit distance to key,
+// Nearest returns the valid key with the smallest edit distance to key,
 // if that distance is small relative to the key's length.
-func nearest(key string, valid []string) (string, bool) {
+func Nearest(key string, valid []string) (string, bool) {
 	best, bestDist := "", -1
 	for _, v := range valid {
 		d := editDistance(strings.ToLower(key), v)

@@ -1,10 +1,13 @@
-package luabind
+package luaval
 
 import (
 	"math"
 
 	lua "github.com/yuin/gopher-lua"
 )
+
+// MaxExactInt is the largest integer a Lua number holds exactly.
+const MaxExactInt = 1 << 53
 
 // Limits on a request's extra: generous for any request body, small enough
 // that a runaway table fails fast instead of stalling a VU.
@@ -15,20 +18,20 @@ const (
 
 // jsonWalker converts Lua values into values encoding/json can marshal.
 type jsonWalker struct {
-	d      *decoder
+	d      *Decoder
 	open   map[*lua.LTable]bool // tables on the current path, to catch cycles
 	values int
 }
 
-// jsonObject converts a Lua table with string keys into a JSON object.
-func (d *decoder) jsonObject(path string, v lua.LValue) map[string]any {
-	tbl, ok := plain(v).(*lua.LTable)
+// JsonObject converts a Lua table with string keys into a JSON object.
+func (d *Decoder) JsonObject(path string, v lua.LValue) map[string]any {
+	tbl, ok := Plain(v).(*lua.LTable)
 	if !ok {
-		d.errorf(path, "expected table, got %s", v.Type())
+		d.Errorf(path, "expected table, got %s", v.Type())
 		return nil
 	}
-	if isSequence(sortedKeys(tbl)) {
-		d.errorf(path, "expected a table with string keys, got a list")
+	if isSequence(SortedKeys(tbl)) {
+		d.Errorf(path, "expected a table with string keys, got a list")
 		return nil
 	}
 	w := &jsonWalker{d: d, open: map[*lua.LTable]bool{}}
@@ -41,7 +44,7 @@ func (d *decoder) jsonObject(path string, v lua.LValue) map[string]any {
 func (w *jsonWalker) value(path string, v lua.LValue, depth int) any {
 	if w.values++; w.values > maxJSONValues {
 		if w.values == maxJSONValues+1 {
-			w.d.errorf(path, "more than %d values", maxJSONValues)
+			w.d.Errorf(path, "more than %d values", maxJSONValues)
 		}
 		return nil
 	}
@@ -55,18 +58,18 @@ func (w *jsonWalker) value(path string, v lua.LValue, depth int) any {
 	case lua.LNumber:
 		return w.number(path, float64(x))
 	case *lua.LTable:
-		return w.table(path, plainTable(x), depth+1)
+		return w.table(path, PlainTable(x), depth+1)
 	}
-	w.d.errorf(path, "a %s cannot be sent as JSON", v.Type())
+	w.d.Errorf(path, "a %s cannot be sent as JSON", v.Type())
 	return nil
 }
 
 func (w *jsonWalker) number(path string, f float64) any {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		w.d.errorf(path, "%v cannot be sent as JSON", f)
+		w.d.Errorf(path, "%v cannot be sent as JSON", f)
 		return nil
 	}
-	if f == math.Trunc(f) && math.Abs(f) <= maxExactInt {
+	if f == math.Trunc(f) && math.Abs(f) <= MaxExactInt {
 		return int64(f)
 	}
 	return f
@@ -77,19 +80,19 @@ func (w *jsonWalker) number(path string, f float64) any {
 func (w *jsonWalker) table(path string, tbl *lua.LTable, depth int) any {
 	switch {
 	case w.open[tbl]:
-		w.d.errorf(path, "a table cannot contain itself")
+		w.d.Errorf(path, "a table cannot contain itself")
 		return nil
 	case depth > maxJSONDepth:
-		w.d.errorf(path, "nested deeper than %d tables", maxJSONDepth)
+		w.d.Errorf(path, "nested deeper than %d tables", maxJSONDepth)
 		return nil
 	}
 	w.open[tbl] = true
 	defer delete(w.open, tbl)
-	keys := sortedKeys(tbl)
+	keys := SortedKeys(tbl)
 	if isSequence(keys) {
 		list := make([]any, len(keys))
 		for i := range list {
-			list[i] = w.value(index(path, i+1), tbl.RawGetInt(i+1), depth)
+			list[i] = w.value(Index(path, i+1), tbl.RawGetInt(i+1), depth)
 		}
 		return list
 	}
@@ -97,10 +100,10 @@ func (w *jsonWalker) table(path string, tbl *lua.LTable, depth int) any {
 	for _, k := range keys {
 		s, ok := k.(lua.LString)
 		if !ok {
-			w.d.errorf(keyPath(path, k), "JSON object keys must be strings (or use a list 1..n)")
+			w.d.Errorf(KeyPath(path, k), "JSON object keys must be strings (or use a list 1..n)")
 			continue
 		}
-		obj[string(s)] = w.value(child(path, string(s)), tbl.RawGet(k), depth)
+		obj[string(s)] = w.value(Child(path, string(s)), tbl.RawGet(k), depth)
 	}
 	return obj
 }

@@ -1,4 +1,4 @@
-package luabind
+package luaval
 
 import "testing"
 
@@ -30,7 +30,7 @@ func TestUnknownKey(t *testing.T) {
 		{"1", "unknown key (valid keys: duration, name, ramp, target)"},
 	}
 	for _, tt := range tests {
-		if got := unknownKey(tt.key, valid); got != tt.want {
+		if got := UnknownKey(tt.key, valid); got != tt.want {
 			t.Errorf("unknownKey(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
