@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/luabind/luaval"
+	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -244,5 +245,5 @@ func requiresModule(e ast.Expr) bool {
 	}
 	fn, isIdent := call.Func.(*ast.IdentExpr)
 	arg, isStr := call.Args[0].(*ast.StringExpr)
-	return isIdent && fn.Value == "require" && isStr && arg.Value == ModuleName
+	return isIdent && fn.Value == "require" && isStr && arg.Value == sandbox.ModuleName
 }

@@ -12,11 +12,9 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/stopping"
 	"github.com/llmload/llmload/luabind/luaval"
+	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
-
-// ModuleName is what scripts require to get the llmload API.
-const ModuleName = "llmload"
 
 // phase is what a module's LState is running, which decides what the API
 // may do: declare metrics only at init, record only in iterations.
@@ -65,9 +63,9 @@ func newModule(s *Script, cfg *RunnerConfig, vuID int, seed int64) *module {
 
 // newState returns the VU's sandbox with require("llmload") available.
 func (m *module) newState() *lua.LState {
-	L := newSandbox(m.src, uint64(m.vuID))
-	m.views = sharedLibraries().ro
-	L.PreloadModule(ModuleName, m.loader)
+	L := sandbox.New(m.src, uint64(m.vuID))
+	m.views = sandbox.Shared().Views
+	L.PreloadModule(sandbox.ModuleName, m.loader)
 	return L
 }
 
@@ -97,7 +95,7 @@ func (m *module) loader(L *lua.LState) int {
 		L.Push(v)
 		return 1
 	}))
-	mt.RawSetString("__metatable", lua.LString(ModuleName))
+	mt.RawSetString("__metatable", lua.LString(sandbox.ModuleName))
 	L.SetMetatable(mod, mt)
 	L.Push(mod)
 	return 1
@@ -215,7 +213,7 @@ func (m *module) randInt(L *lua.LState) int {
 	switch L.GetTop() {
 	case 0:
 	case 2:
-		lo, hi = checkInteger(L, 1), checkInteger(L, 2)
+		lo, hi = sandbox.CheckInteger(L, 1), sandbox.CheckInteger(L, 2)
 	default:
 		L.RaiseError("llm.rand_int: pass no arguments or both lo and hi")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -70,7 +71,7 @@ func TestRequireOtherModule(t *testing.T) {
 }
 
 func TestStringRepIsBounded(t *testing.T) {
-	L := newSandbox(rand.NewPCG(1, 2), 1)
+	L := sandbox.New(rand.NewPCG(1, 2), 1)
 	defer L.Close()
 	if err := L.DoString(`assert(string.rep("ab", 3) == "ababab"); assert(("x"):rep(2) == "xx")`); err != nil {
 		t.Fatalf("ordinary string.rep: %v", err)

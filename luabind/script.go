@@ -28,6 +28,7 @@ import (
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
 	"github.com/llmload/llmload/luabind/luaval"
+	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
@@ -313,7 +314,7 @@ func copyMap(m map[string]string) map[string]string {
 // means for the script.
 func explainOverflow(err error) error {
 	if err != nil && strings.HasSuffix(err.Error(), ": stack overflow") {
-		return fmt.Errorf("%w (recursion deeper than %d calls)", err, MaxCallDepth)
+		return fmt.Errorf("%w (recursion deeper than %d calls)", err, sandbox.MaxCallDepth)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -93,8 +94,8 @@ end
 func TestSharedTablesUnreachable(t *testing.T) {
 	v := newVU(t, mustCompile(t, writeScript(t, "x.lua", "options = { vus = 1, duration = \"1s\" }\nfunction iteration(vu) end\n"),
 		Options{}), RunnerConfig{}, 1)
-	for _, name := range sharedLibNames {
-		if v.L.GetGlobal(name) == lua.LValue(sharedLibraries().tables[name]) {
+	for _, name := range sandbox.SharedNames {
+		if v.L.GetGlobal(name) == lua.LValue(sandbox.Shared().Tables[name]) {
 			t.Errorf("%s: the VU holds the shared table itself", name)
 		}
 	}

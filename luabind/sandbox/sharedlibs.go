@@ -1,4 +1,4 @@
-package luabind
+package sandbox
 
 import (
 	"sync"
@@ -7,7 +7,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// sharedLibs are the string, table, math and os libraries, built once per
+// Libs are the string, table, math and os libraries, built once per
 // process in a template state and shared by every VU: a VU's `string`,
 // `table`, `math` and `os` are empty views whose metatable reads through
 // to them. That is 14 KB a VU that thousands of VUs no longer each hold.
@@ -25,29 +25,29 @@ import (
 // as the values of each VU's own globals: they are Go functions too, and
 // gopher-lua gives a Go function the caller's environment (getfenv) and
 // refuses to change it (setfenv).
-type sharedLibs struct {
-	tables map[string]*lua.LTable // by library name
+type Libs struct {
+	Tables map[string]*lua.LTable // by library name
 	views  map[string]*lua.LTable // the metatable of each library's views
 	base   map[string]lua.LValue  // the base library's globals, guarded
-	ro     *luaval.ReadOnlyViews  // the functions of setup data's views
+	Views  *luaval.ReadOnlyViews  // the functions of setup data's views
 }
 
 var (
 	libsOnce sync.Once
-	libs     *sharedLibs
+	libs     *Libs
 )
 
-// sharedLibraries returns the process's shared libraries, building them
+// Shared returns the process's shared libraries, building them
 // on first use.
-func sharedLibraries() *sharedLibs {
+func Shared() *Libs {
 	libsOnce.Do(func() { libs = buildSharedLibs() })
 	return libs
 }
 
-// sharedLibNames are the libraries shared through views.
-var sharedLibNames = []string{lua.StringLibName, lua.TabLibName, lua.MathLibName, lua.OsLibName}
+// SharedNames are the libraries shared through views.
+var SharedNames = []string{lua.StringLibName, lua.TabLibName, lua.MathLibName, lua.OsLibName}
 
-func buildSharedLibs() *sharedLibs {
+func buildSharedLibs() *Libs {
 	// The template state lives as long as the process: its functions are
 	// the ones every VU calls.
 	L := lua.NewState(stateOptions)
@@ -66,8 +66,8 @@ func buildSharedLibs() *sharedLibs {
 	}
 	restrictOS(L)
 	boundStringRep(L)
-	s := &sharedLibs{tables: map[string]*lua.LTable{}, views: map[string]*lua.LTable{}, base: map[string]lua.LValue{}}
-	s.ro = luaval.GuardReadOnly(L)
+	s := &Libs{Tables: map[string]*lua.LTable{}, views: map[string]*lua.LTable{}, base: map[string]lua.LValue{}}
+	s.Views = luaval.GuardReadOnly(L)
 	luaval.GuardTableLib(L)
 	// Every global but the tables (the libraries, package, _G itself),
 	// which each VU has of its own or as views.
@@ -77,16 +77,16 @@ func buildSharedLibs() *sharedLibs {
 			s.base[string(name)] = v
 		}
 	})
-	for _, name := range sharedLibNames {
+	for _, name := range SharedNames {
 		t := L.GetGlobal(name).(*lua.LTable)
-		s.tables[name] = t
+		s.Tables[name] = t
 		mt := L.CreateTable(0, 2)
 		mt.RawSetString("__index", t)
 		mt.RawSetString("__metatable", lua.LString(name))
 		s.views[name] = mt
 	}
 	// os's views explain the functions the sandbox left out.
-	os := s.tables[lua.OsLibName]
+	os := s.Tables[lua.OsLibName]
 	s.views[lua.OsLibName].RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		k := L.Get(2)
 		if name, ok := k.(lua.LString); ok && luaval.Contains(removedOS, string(name)) {
@@ -101,7 +101,7 @@ func buildSharedLibs() *sharedLibs {
 // install gives L the shared base functions and its views of the shared
 // libraries, as globals and in package.loaded, with the string view as
 // the string type's metatable.
-func (s *sharedLibs) install(L *lua.LState) {
+func (s *Libs) install(L *lua.LState) {
 	g := L.G.Global
 	for name, fn := range s.base {
 		g.RawSetString(name, fn)
@@ -111,7 +111,7 @@ func (s *sharedLibs) install(L *lua.LState) {
 	if loaded != nil {
 		loaded.RawSetString("_G", g)
 	}
-	for _, name := range sharedLibNames {
+	for _, name := range SharedNames {
 		view := L.CreateTable(0, 0)
 		L.SetMetatable(view, s.views[name])
 		L.SetGlobal(name, view)

@@ -1,4 +1,8 @@
-package luabind
+// Package sandbox makes the LState every script runs in: only the safe
+// standard libraries, bounded string building and call depth, a math.random
+// seeded per VU, and the string, table, math and os libraries built once per
+// process and shared read-only by every VU.
+package sandbox
 
 import (
 	"math"
@@ -7,6 +11,9 @@ import (
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
+
+// ModuleName is what scripts require to get the llmload API.
+const ModuleName = "llmload"
 
 // stateOptions keep an idle VU's LState small: thousands of VUs share one
 // process, so the registry starts at gopher-lua's minimum and grows on
@@ -36,16 +43,16 @@ var removedBase = []string{"dofile", "loadfile", "load", "loadstring", "module",
 // process, the file system or the environment (llm.env reads that).
 var keptOS = []string{"time", "clock", "date"}
 
-// newSandbox returns an LState with only the safe standard libraries.
+// New returns an LState with only the safe standard libraries.
 // Coroutines are left out on purpose: gopher-lua binds a coroutine to the
 // context its creator had, so one made at init would escape the
 // cancellation of every later iteration. src, seeded for the VU's stream,
 // backs math.random.
-func newSandbox(src *rand.PCG, stream uint64) *lua.LState {
+func New(src *rand.PCG, stream uint64) *lua.LState {
 	L := lua.NewState(stateOptions)
 	openLib(L, lua.LoadLibName, lua.OpenPackage)
 	restrictPackage(L)
-	sharedLibraries().install(L)
+	Shared().install(L)
 	explainRemoved(L)
 	seedMath(L, src, stream)
 	return L
@@ -146,9 +153,9 @@ func mathRandom(L *lua.LState, rng *rand.Rand) int {
 		L.Push(lua.LNumber(rng.Float64()))
 		return 1
 	case 1:
-		hi = checkInteger(L, 1)
+		hi = CheckInteger(L, 1)
 	default:
-		lo, hi = checkInteger(L, 1), checkInteger(L, 2)
+		lo, hi = CheckInteger(L, 1), CheckInteger(L, 2)
 	}
 	if lo > hi {
 		L.RaiseError("bad argument to random (interval is empty)")
@@ -158,7 +165,7 @@ func mathRandom(L *lua.LState, rng *rand.Rand) int {
 }
 
 // checkInteger reads argument n as an integer a Lua number holds exactly.
-func checkInteger(L *lua.LState, n int) int64 {
+func CheckInteger(L *lua.LState, n int) int64 {
 	f := float64(L.CheckNumber(n))
 	if f != math.Trunc(f) || math.Abs(f) > luaval.MaxExactInt {
 		L.ArgError(n, "integer expected, got "+lua.LNumber(f).String())
