@@ -82,7 +82,7 @@ func (m *module) recordSample(req *engine.ChatRequest, dirtyKind string, res *en
 	s := engine.Sample{
 		Scenario: m.it.Scenario,
 		Stage:    m.it.Stage,
-		Tags:     mergeTags(m.script.tags[m.it.Scenario], req.Tags),
+		Tags:     mergeTags(m.prog.tags[m.it.Scenario], req.Tags),
 		Warmup:   m.it.Warmup,
 		Dirty:    dirtyKind,
 		Result:   *res,

@@ -104,7 +104,7 @@ func (m *module) dirtyKind(forced string) string {
 	if forced != "" {
 		return forced
 	}
-	c := &m.script.dirty
+	c := &m.prog.dirty
 	if c.ratio <= 0 || m.phase != phaseIteration || m.it == nil || m.it.Warmup {
 		return ""
 	}

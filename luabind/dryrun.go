@@ -81,7 +81,7 @@ func (s *Script) DryRun(ctx context.Context, perScenario int) (DryRun, error) {
 		perScenario = DefaultDryRunIterations
 	}
 	rec := &dryRecorder{}
-	r := &runner{script: s, cfg: RunnerConfig{Client: rec, Model: s.plan.Target.Model, Observe: rec.observe, dry: &dryState{}}}
+	r := &runner{prog: s.Program, cfg: RunnerConfig{Client: rec, Model: s.plan.Target.Model, Observe: rec.observe, dry: &dryState{}}}
 	var out DryRun
 	if err := r.Setup(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -20,7 +20,7 @@ type fileLog struct {
 // a weak pointer so that the entry goes when the Script does. Recording
 // from the loaders this way needs nothing of the Script's construction;
 // Files, its only reader, runs once per command at most.
-var compiledFiles sync.Map // weak.Pointer[Script] → *fileLog
+var compiledFiles sync.Map // weak.Pointer[Program] → *fileLog
 
 // noteFile records a data file the script's top level reads at Compile
 // (m.cfg is nil there and only there). The VUs read the same files again
@@ -29,10 +29,10 @@ func (m *module) noteFile(name string) {
 	if m.cfg != nil {
 		return
 	}
-	key := weak.Make(m.script)
+	key := weak.Make(m.prog)
 	v, loaded := compiledFiles.LoadOrStore(key, &fileLog{names: map[string]bool{}})
 	if !loaded {
-		runtime.AddCleanup(m.script, func(k weak.Pointer[Script]) { compiledFiles.Delete(k) }, key)
+		runtime.AddCleanup(m.prog, func(k weak.Pointer[Program]) { compiledFiles.Delete(k) }, key)
 	}
 	log := v.(*fileLog)
 	log.mu.Lock()
@@ -50,7 +50,7 @@ func (m *module) noteFile(name string) {
 // the caller can refuse it by name: it would not travel with the script.
 // A file loaded only later, in setup() or an iteration, is not listed.
 func (s *Script) Files() []string {
-	v, ok := compiledFiles.Load(weak.Make(s))
+	v, ok := compiledFiles.Load(weak.Make(s.Program))
 	if !ok {
 		return nil
 	}

@@ -41,7 +41,7 @@ func (r *runner) Setup(ctx context.Context) error {
 	lc := &r.life
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	if !r.script.hasSetup {
+	if !r.prog.hasSetup {
 		return nil
 	}
 	if err := r.lifecycleState(ctx); err != nil {
@@ -54,7 +54,7 @@ func (r *runner) Setup(ctx context.Context) error {
 			lc.data.Store(&setupData{value: value})
 			return nil
 		}
-		err = fmt.Errorf("%s: setup() returned %w", r.script.path, err)
+		err = fmt.Errorf("%s: setup() returned %w", r.prog.path, err)
 	}
 	// A run whose setup failed ends without teardown; nothing else would
 	// close the LState.
@@ -75,7 +75,7 @@ func (r *runner) Teardown(ctx context.Context) error {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	defer lc.close()
-	if !r.script.hasTeardown {
+	if !r.prog.hasTeardown {
 		return nil
 	}
 	if err := r.lifecycleState(ctx); err != nil {
@@ -100,9 +100,9 @@ func (r *runner) lifecycleState(ctx context.Context) error {
 	}
 	cfg := r.cfg
 	cfg.Sink = nil
-	m := newModule(r.script, &cfg, 0, r.script.plan.Seed)
+	m := newModule(r.prog, &cfg, 0, r.prog.seed)
 	L := m.newState()
-	if err := r.script.runInit(ctx, L, m); err != nil {
+	if err := r.prog.runInit(ctx, L, m); err != nil {
 		L.Close()
 		return err
 	}
@@ -119,7 +119,7 @@ func (r *runner) callLifecycle(ctx context.Context, name string, nret int, args 
 	lc := &r.life
 	fn, ok := lc.L.GetGlobal(name).(*lua.LFunction)
 	if !ok {
-		return nil, fmt.Errorf("%s: no global function %s to run", r.script.path, name)
+		return nil, fmt.Errorf("%s: no global function %s to run", r.prog.path, name)
 	}
 	// Like k6's setupTimeout: a setup or teardown that never returns must
 	// not hang a CI job.
@@ -135,7 +135,7 @@ func (r *runner) callLifecycle(ctx context.Context, name string, nret int, args 
 		return nil, interrupted(ctx, name+"()")
 	}
 	if err != nil {
-		return nil, r.script.scriptError(err)
+		return nil, r.prog.scriptError(err)
 	}
 	if nret == 0 {
 		return nil, nil

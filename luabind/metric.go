@@ -58,7 +58,7 @@ func (m *module) checkMetric(name, kind string) string {
 	}
 	// VUs run the top level again; a metric the plan lacks (declared
 	// under a condition that changed) would reach no threshold or report.
-	if m.script.metrics != nil && m.script.metrics[name] != kind {
+	if m.prog.metrics != nil && m.prog.metrics[name] != kind {
 		return "not declared when the script was compiled (declare metrics unconditionally)"
 	}
 	return ""
@@ -123,7 +123,7 @@ func (m *module) metricAdd(L *lua.LState) int {
 	m.cfg.Sink.Metric(engine.MetricSample{
 		Name: c.name, Kind: c.kind, Value: value,
 		Scenario: m.it.Scenario, Stage: m.it.Stage, Warmup: m.it.Warmup,
-		Tags: mergeTags(m.script.tags[m.it.Scenario], tags),
+		Tags: mergeTags(m.prog.tags[m.it.Scenario], tags),
 	})
 	return 0
 }

@@ -31,7 +31,7 @@ const (
 // close over it, so they see this VU's random source, context and current
 // iteration. Used only by the VU's goroutine.
 type module struct {
-	script     *Script
+	prog       *Program
 	cfg        *RunnerConfig // nil while Compile reads the options
 	vuID       int
 	src        *rand.PCG
@@ -55,9 +55,9 @@ type module struct {
 
 // newModule seeds the VU's random source from the run seed and the VU id,
 // so every VU draws a different, reproducible sequence.
-func newModule(s *Script, cfg *RunnerConfig, vuID int, seed int64) *module {
+func newModule(s *Program, cfg *RunnerConfig, vuID int, seed int64) *module {
 	src := rand.NewPCG(uint64(seed), uint64(vuID))
-	return &module{script: s, cfg: cfg, vuID: vuID, src: src, rng: rand.New(src), ctx: context.Background(),
+	return &module{prog: s, cfg: cfg, vuID: vuID, src: src, rng: rand.New(src), ctx: context.Background(),
 		metrics: map[string]string{}}
 }
 
@@ -157,12 +157,12 @@ func table(funcs func(*module) map[string]lua.LGFunction) func(*module, *lua.LSt
 func (m *module) env(L *lua.LState) int {
 	name := L.CheckString(1)
 	if m.it != nil {
-		if v, ok := m.script.envs[m.it.Scenario][name]; ok {
+		if v, ok := m.prog.envs[m.it.Scenario][name]; ok {
 			L.Push(lua.LString(v))
 			return 1
 		}
 	}
-	if v, ok := m.script.env(name); ok {
+	if v, ok := m.prog.env(name); ok {
 		L.Push(lua.LString(v))
 		return 1
 	}
@@ -180,7 +180,7 @@ func (m *module) param(L *lua.LState) int {
 		m.paramsRead = map[string]bool{}
 	}
 	m.paramsRead[key] = true
-	raw, ok := m.script.params[key]
+	raw, ok := m.prog.params[key]
 	if !ok {
 		L.Push(def)
 		return 1
@@ -346,7 +346,7 @@ func (m *module) recordCheck(name string, ok bool) {
 	m.cfg.Sink.Metric(engine.MetricSample{
 		Name: checksMetric, Kind: engine.MetricRate, Value: value,
 		Scenario: m.it.Scenario, Stage: m.it.Stage, Warmup: m.it.Warmup,
-		Tags: mergeTags(m.script.tags[m.it.Scenario], map[string]string{"check": name}),
+		Tags: mergeTags(m.prog.tags[m.it.Scenario], map[string]string{"check": name}),
 	})
 }
 

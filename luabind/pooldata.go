@@ -90,7 +90,7 @@ func (m *module) loadPoolArg(L *lua.LState, format string) int {
 	spec := poolSpec{format: format, path: L.CheckString(1), tokenizer: m.initTokenizer(L)}
 	m.noteFile(spec.path)
 	if !filepath.IsAbs(spec.path) {
-		spec.path = filepath.Join(filepath.Dir(m.script.path), spec.path)
+		spec.path = filepath.Join(filepath.Dir(m.prog.path), spec.path)
 	}
 	if L.GetTop() >= 2 {
 		m.poolOptions(L, name, &spec)
@@ -166,7 +166,7 @@ func (m *module) initTokenizer(L *lua.LState) string {
 		return string(s)
 	case ok && tokenize.IsFile(string(s)):
 		m.noteFile(string(s))
-		return resolveData(filepath.Dir(m.script.path), string(s))
+		return resolveData(filepath.Dir(m.prog.path), string(s))
 	}
 	return plan.DefaultTokenizer
 }
@@ -178,5 +178,5 @@ func (m *module) tokenizerOption(d *decoder, path string, v lua.LValue) string {
 	if s, ok := v.(lua.LString); ok && tokenize.IsFile(string(s)) {
 		m.noteFile(string(s))
 	}
-	return d.tokenizer(path, v, filepath.Dir(m.script.path))
+	return d.tokenizer(path, v, filepath.Dir(m.prog.path))
 }

@@ -50,7 +50,7 @@ type RunnerConfig struct {
 // gets its own LState and only reads the shared, compiled chunk and the
 // setup data.
 type runner struct {
-	script *Script
+	prog   *Program
 	cfg    RunnerConfig
 	life   lifecycle
 }
@@ -58,19 +58,19 @@ type runner struct {
 // NewRunner returns a Runner whose VUs run this script. It also implements
 // engine.Lifecycle, for the script's setup() and teardown().
 func (s *Script) NewRunner(cfg RunnerConfig) engine.Runner {
-	return &runner{script: s, cfg: cfg}
+	return &runner{prog: s.Program, cfg: cfg}
 }
 
 // NewVU creates VU id's sandbox and runs the script's top level in it; ctx
 // bounds that init. An init error names the script's file and line.
 func (r *runner) NewVU(ctx context.Context, id int) (engine.VU, error) {
-	m := newModule(r.script, r.vuConfig(), id, r.script.plan.Seed)
+	m := newModule(r.prog, r.vuConfig(), id, r.prog.seed)
 	L := m.newState()
-	if err := r.script.runInit(ctx, L, m); err != nil {
+	if err := r.prog.runInit(ctx, L, m); err != nil {
 		L.Close()
 		return nil, err
 	}
-	return &vu{script: r.script, L: L, m: m, life: &r.life}, nil
+	return &vu{prog: r.prog, L: L, m: m, life: &r.life}, nil
 }
 
 // vuConfig is one VU's copy of the config, its client wrapped in the VU's
@@ -100,7 +100,7 @@ func stopWith(ctx, stop context.Context) (context.Context, func()) {
 
 // runInit runs the compiled chunk in L: the script's top level. Cut by
 // ctx (or Options.Stop), its error names the line it stopped at.
-func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
+func (s *Program) runInit(ctx context.Context, L *lua.LState, m *module) error {
 	if s.stop != nil {
 		var release func()
 		ctx, release = stopWith(ctx, s.stop)
@@ -126,7 +126,7 @@ func (s *Script) runInit(ctx context.Context, L *lua.LState, m *module) error {
 // scriptError keeps the "file:line: message" of a Lua error and drops
 // gopher-lua's stack traceback, which points into Go more than into the
 // script.
-func (s *Script) scriptError(err error) error {
+func (s *Program) scriptError(err error) error {
 	msg := err.Error()
 	var apiErr *lua.ApiError
 	if errors.As(err, &apiErr) && apiErr.Object != nil {
@@ -170,7 +170,7 @@ var linePrefix = regexp.MustCompile(`^(.+?:\d+):`)
 
 // at prefixes err with the script line luaErr was raised at, if any, so an
 // iteration canceled inside an endless loop points at the loop.
-func (s *Script) at(luaErr, err error) error {
+func (s *Program) at(luaErr, err error) error {
 	if luaErr == nil {
 		return err
 	}

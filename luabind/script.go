@@ -58,27 +58,36 @@ const DefaultInitTimeout = 30 * time.Second
 // Script is a compiled, validated scenario. It is immutable after Compile
 // and safe for concurrent use.
 type Script struct {
+	*Program
+	plan plan.Plan
+	// onUnreachable is options.target.on_unreachable, verdict's default
+	// when the script does not say.
+	onUnreachable string
+	// lintIgnore is options.lints.ignore: lint id → reason.
+	lintIgnore map[string]string
+}
+
+// Program is what the VUs run of a compiled script: its chunk and what
+// its llm module reads (the --set values, the environment, each
+// scenario's tags, env and trace, the custom metrics and the dirty-data
+// mix). Immutable once Compile returns; safe for concurrent use.
+type Program struct {
 	path    string
 	linePos *regexp.Regexp // "path:line" in a Lua stack trace
 	proto   *lua.FunctionProto
 	params  map[string]string
 	env     func(string) (string, bool)
-	plan    plan.Plan
+	seed    int64                        // the run seed, as the plan has it
 	tags    map[string]map[string]string // scenario name → its tags
 	envs    map[string]map[string]string // scenario name → its env
 	traces  map[string]*scenarioTrace    // trace scenario name → its trace
 	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
 	dirty   dirtyConfig
-	// onUnreachable is options.target.on_unreachable, verdict's default
-	// when the script does not say.
-	onUnreachable string
 	// hasSetup and hasTeardown tell whether the script defines the
 	// lifecycle functions, so a Runner skips the extra LState otherwise.
 	hasSetup, hasTeardown bool
 	// stop is Options.Stop; nil when none.
 	stop context.Context
-	// lintIgnore is options.lints.ignore: lint id → reason.
-	lintIgnore map[string]string
 }
 
 // Compile reads the scenario at path, compiles it once, runs its top level
@@ -94,8 +103,8 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{path: path, linePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
-		proto: proto, params: opts.Params, env: opts.Env, stop: opts.Stop}
+	s := &Script{Program: &Program{path: path, linePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
+		proto: proto, params: opts.Params, env: opts.Env, stop: opts.Stop}}
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}
@@ -157,7 +166,7 @@ func syntaxError(path string, src []byte, err error) error {
 // options it left behind, with the metrics and functions it declared. It
 // returns the llm.param keys the top level read.
 func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, error) {
-	m := newModule(s, nil, 0, seed)
+	m := newModule(s.Program, nil, 0, seed)
 	L := m.newState()
 	defer L.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -193,6 +202,7 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	s.plan = opts.plan
 	s.plan.Script = s.path
 	s.plan.Seed = chooseSeed(seed, opts)
+	s.seed = s.plan.Seed
 	s.dirty = opts.dirty
 	s.onUnreachable = opts.onUnreachable
 	if s.onUnreachable == "" {

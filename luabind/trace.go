@@ -66,7 +66,7 @@ func (m *module) loadTrace(L *lua.LState, kind string) int {
 	m.noteFile(given)
 	path := given
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(m.script.path), path)
+		path = filepath.Join(filepath.Dir(m.prog.path), path)
 	}
 	tv := &traceValue{name: given}
 	f := dataset.TraceFormat{Kind: kind}

@@ -10,7 +10,7 @@ import (
 
 // vu is one virtual user: its own LState, used by one goroutine at a time.
 type vu struct {
-	script *Script
+	prog   *Program
 	L      *lua.LState
 	m      *module
 	life   *lifecycle
@@ -27,14 +27,14 @@ type vu struct {
 // error wrapping ctx.Err() instead, even from inside an endless loop.
 func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
 	if v.closed {
-		return fmt.Errorf("%s: VU %d is closed", v.script.path, v.m.vuID)
+		return fmt.Errorf("%s: VU %d is closed", v.prog.path, v.m.vuID)
 	}
 	if ctx.Err() != nil {
 		return interrupted(ctx, "iteration")
 	}
 	fn, ok := v.L.GetGlobal(it.Exec).(*lua.LFunction)
 	if !ok {
-		return fmt.Errorf("%s: no global function %q to run", v.script.path, it.Exec)
+		return fmt.Errorf("%s: no global function %q to run", v.prog.path, it.Exec)
 	}
 	v.m.begin(ctx, &it)
 	defer v.m.end()
@@ -42,10 +42,10 @@ func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
 	defer v.L.RemoveContext()
 	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it), v.setupData())
 	if ctx.Err() != nil {
-		return v.script.at(err, interrupted(ctx, "iteration"))
+		return v.prog.at(err, interrupted(ctx, "iteration"))
 	}
 	if err != nil {
-		return v.script.scriptError(err)
+		return v.prog.scriptError(err)
 	}
 	return nil
 }
@@ -60,7 +60,7 @@ func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
 	t.RawSetString("scenario", lua.LString(it.Scenario))
 	t.RawSetString("stage", lua.LString(it.Stage))
 	if it.Trace != nil {
-		if st := v.script.traces[it.Scenario]; st != nil && st.prompter != nil {
+		if st := v.prog.traces[it.Scenario]; st != nil && st.prompter != nil {
 			t.RawSetString("record", v.recordTable(it.Trace, st))
 		}
 	}
