@@ -28,7 +28,7 @@ var conversationKeys = []string{"system", "tags", "messages"}
 // answers come from the server under test, not from the recording.
 func (m *module) newConversation(L *lua.LState) int {
 	const path = "llm.conversation"
-	d := &decoder{}
+	d := &argDecoder{}
 	f := d.Record(path, L.OptTable(1, L.CreateTable(0, 0)), conversationKeys)
 	c := &conversation{}
 	if v := f["system"]; v != nil {

@@ -51,7 +51,7 @@ func TestDataPools(t *testing.T) {
 // luaMessages decodes a messages table with llm.chat's own decoder.
 func luaMessages(t *testing.T, tbl *lua.LTable) []engine.Message {
 	t.Helper()
-	d := &decoder{}
+	d := &argDecoder{}
 	msgs := d.messages("messages", tbl)
 	if err := d.joined(); err != nil {
 		t.Fatal(err)

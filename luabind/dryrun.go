@@ -162,12 +162,6 @@ func dryStage(sc plan.Scenario, i, n int) string {
 	return sc.Stages[i*len(sc.Stages)/n].Name
 }
 
-// dryState is what a dry run's sleeps asked for.
-type dryState struct {
-	think time.Duration // in all
-	pace  time.Duration // the longest constant_pacing
-}
-
 // errTooManyDryRequests ends a dry-run iteration that builds more
 // requests than maxDryRequests.
 var errTooManyDryRequests = fmt.Errorf("the iteration built more than %d requests (does it loop until the run stops?)", maxDryRequests)

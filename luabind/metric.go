@@ -111,7 +111,7 @@ func (m *module) metricAdd(L *lua.LState) int {
 	value := metricValue(L, c)
 	var tags map[string]string
 	if t := L.Get(3); t != lua.LNil {
-		d := &decoder{}
+		d := &argDecoder{}
 		tags = d.StringMap("tags", t)
 		if len(d.Errs) > 0 {
 			L.ArgError(3, strings.Join(d.Errs, "; "))

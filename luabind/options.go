@@ -2,13 +2,10 @@ package luabind
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine/plan"
-	"github.com/llmload/llmload/engine/tokenize"
-	"github.com/llmload/llmload/engine/verdict"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -18,21 +15,6 @@ const (
 	ShorthandScenario = "default"
 	// ShorthandExec is the global function the shorthand scenario's iterations call.
 	ShorthandExec = "iteration"
-)
-
-var (
-	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
-		"dirty", "cost", "lints", "export"}
-	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
-		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
-	// onUnreachableValues are what options.target.on_unreachable may say.
-	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
-	warmupKeys          = []string{"requests", "duration"}
-	sloKeys             = []string{"ttft", "tpot", "e2e"}
-	// tokenizers are the offline tokenizers options.target.tokenizer may
-	// name: tiktoken encodings, or "none" to count no tokens client-side;
-	// it may also give the path of a tokenizer.json (tokenize.IsFile).
-	tokenizers = append(tokenize.Names(), "none")
 )
 
 // decodedOptions is the plan an options table describes, with what the
@@ -145,7 +127,7 @@ func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 	}
 	t.Tokenizer = plan.DefaultTokenizer
 	if v := f["tokenizer"]; v != nil {
-		t.Tokenizer = d.tokenizer(luaval.Child(path, "tokenizer"), v, dir)
+		t.Tokenizer = decodeTokenizer(&d.Decoder, luaval.Child(path, "tokenizer"), v, dir)
 	}
 	if v := f["continuous_usage"]; v != nil {
 		t.ContinuousUsage = d.Boolean(luaval.Child(path, "continuous_usage"), v)
@@ -174,40 +156,6 @@ func (d *decoder) onUnreachable(path string, target lua.LValue) string {
 	}
 	d.Errorf(path, "%s", msg)
 	return ""
-}
-
-// tokenizer reads the name of an offline tokenizer, or the path of a
-// tokenizer.json, which it resolves against dir (the script's directory)
-// and loads now: a missing or malformed file is an error of the script,
-// naming the option and the file, not of the run. A misspelt name is
-// caught here rather than silently counting with another.
-func (d *decoder) tokenizer(path string, v lua.LValue, dir string) string {
-	name := d.Str(path, v)
-	if _, isStr := v.(lua.LString); !isStr || luaval.Contains(tokenizers, name) {
-		return name
-	}
-	if tokenize.IsFile(name) {
-		file := resolveData(dir, name)
-		if _, err := tokenize.Get(file); err != nil {
-			d.Errorf(path, "%v", strings.TrimPrefix(err.Error(), "tokenize: "))
-		}
-		return file
-	}
-	msg := fmt.Sprintf("unknown tokenizer %q", name)
-	if best, ok := luaval.Nearest(name, tokenizers); ok {
-		msg += fmt.Sprintf(" (did you mean %s?)", best)
-	}
-	d.Errorf(path, "%s (valid: %s), or the path of the model's tokenizer.json", msg, strings.Join(tokenizers, ", "))
-	return ""
-}
-
-// resolveData is a data file's path: relative ones are the script
-// directory's.
-func resolveData(dir, name string) string {
-	if filepath.IsAbs(name) || dir == "" {
-		return name
-	}
-	return filepath.Join(dir, name)
 }
 
 // slo reads the objectives goodput counts against; each must be > 0,

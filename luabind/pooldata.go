@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/llmload/llmload/engine/dataset"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
+	"github.com/llmload/llmload/engine/verdict"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -114,7 +116,7 @@ func (m *module) loadPoolArg(L *lua.LState, format string) int {
 
 // poolOptions reads argument 2 into spec, raising every problem at once.
 func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
-	d := &decoder{}
+	d := &argDecoder{}
 	path := name + " options"
 	f := d.Record(path, L.Get(2), append(append([]string(nil), poolOptionKeys...), formatKeys[spec.format]...))
 	if v := f["field"]; v != nil {
@@ -133,7 +135,7 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 		spec.maxTokens = d.Count(luaval.Child(path, "max_tokens"), v, 1)
 	}
 	if v := f["tokenizer"]; v != nil {
-		spec.tokenizer = m.tokenizerOption(d, luaval.Child(path, "tokenizer"), v)
+		spec.tokenizer = m.tokenizerOption(&d.Decoder, luaval.Child(path, "tokenizer"), v)
 	}
 	if spec.maxTokens > 0 && spec.minTokens > spec.maxTokens {
 		d.Errorf(path, "min_tokens (%d) must be ≤ max_tokens (%d)", spec.minTokens, spec.maxTokens)
@@ -174,9 +176,58 @@ func (m *module) initTokenizer(L *lua.LState) string {
 // tokenizerOption reads a loader's tokenizer = option, noting a
 // tokenizer.json as one of the script's data files so that it travels
 // with the scenario.
-func (m *module) tokenizerOption(d *decoder, path string, v lua.LValue) string {
+func (m *module) tokenizerOption(d *luaval.Decoder, path string, v lua.LValue) string {
 	if s, ok := v.(lua.LString); ok && tokenize.IsFile(string(s)) {
 		m.noteFile(string(s))
 	}
-	return d.tokenizer(path, v, filepath.Dir(m.prog.path))
+	return decodeTokenizer(d, path, v, filepath.Dir(m.prog.path))
+}
+
+var (
+	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
+		"dirty", "cost", "lints", "export"}
+	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
+		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
+	// onUnreachableValues are what options.target.on_unreachable may say.
+	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
+	warmupKeys          = []string{"requests", "duration"}
+	sloKeys             = []string{"ttft", "tpot", "e2e"}
+	// tokenizers are the offline tokenizers options.target.tokenizer may
+	// name: tiktoken encodings, or "none" to count no tokens client-side;
+	// it may also give the path of a tokenizer.json (tokenize.IsFile).
+	tokenizers = append(tokenize.Names(), "none")
+)
+
+// decodeTokenizer reads the name of an offline tokenizer, or the path of a
+// tokenizer.json, which it resolves against dir (the script's directory)
+// and loads now: a missing or malformed file is an error of the script,
+// naming the option and the file, not of the run. A misspelt name is
+// caught here rather than silently counting with another.
+func decodeTokenizer(d *luaval.Decoder, path string, v lua.LValue, dir string) string {
+	name := d.Str(path, v)
+	if _, isStr := v.(lua.LString); !isStr || luaval.Contains(tokenizers, name) {
+		return name
+	}
+	if tokenize.IsFile(name) {
+		file := resolveData(dir, name)
+		if _, err := tokenize.Get(file); err != nil {
+			d.Errorf(path, "%v", strings.TrimPrefix(err.Error(), "tokenize: "))
+		}
+		return file
+	}
+	msg := fmt.Sprintf("unknown tokenizer %q", name)
+	if best, ok := luaval.Nearest(name, tokenizers); ok {
+		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	d.Errorf(path, "%s (valid: %s), or the path of the model's tokenizer.json", msg, strings.Join(tokenizers, ", "))
+	return ""
+}
+
+// resolveData is a data file's path: relative ones are the script
+// directory's.
+func resolveData(dir, name string) string {
+	if filepath.IsAbs(name) || dir == "" {
+		return name
+	}
+	return filepath.Join(dir, name)
 }

@@ -11,6 +11,12 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// argDecoder decodes the arguments of the llm.* calls: a Decoder with the
+// request fields' own readers.
+type argDecoder struct {
+	luaval.Decoder
+}
+
 // commonKeys are the request fields llm.chat and llm.complete share.
 var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "stream",
 	"ignore_eos", "min_tokens", "dirty"}
@@ -26,7 +32,7 @@ var (
 // kind it forces ("" for none).
 func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.chat"
-	d := &decoder{}
+	d := &argDecoder{}
 	f := d.Record(path, tbl, chatKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
@@ -42,7 +48,7 @@ func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, erro
 // tools reads a request's tools (a list of tool tables, in the endpoint's
 // own shape) and tool_choice (a string such as "auto", "required",
 // "none", or a table).
-func (d *decoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+func (d *argDecoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
 	if v := f["tools"]; v != nil {
 		items := d.List(luaval.Child(path, "tools"), v)
 		for i, item := range items {
@@ -65,7 +71,7 @@ func (d *decoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRe
 // convFields reads conv:send's table: the fields of llm.chat but the
 // messages, which the conversation supplies.
 func (m *module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, string, error) {
-	d := &decoder{}
+	d := &argDecoder{}
 	f := d.Record(path, tbl, commonKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	kind := d.commonFields(path, f, req)
@@ -77,7 +83,7 @@ func (m *module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, 
 // a legitimate test of the server.
 func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.complete"
-	d := &decoder{}
+	d := &argDecoder{}
 	f := d.Record(path, tbl, completeKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: m.cfg.Model}
 	if v := f["prompt"]; v != nil {
@@ -91,7 +97,7 @@ func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, 
 
 // commonFields reads the fields both endpoints share into req and returns
 // the dirty kind the request forces, "" for none.
-func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) string {
+func (d *argDecoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) string {
 	if v := f["model"]; v != nil {
 		if s := d.Str(luaval.Child(path, "model"), v); s != "" {
 			req.Model = s
@@ -129,7 +135,7 @@ func (d *decoder) commonFields(path string, f map[string]lua.LValue, req *engine
 }
 
 // forcedDirty reads a request's dirty = "kind".
-func (d *decoder) forcedDirty(path string, v lua.LValue) string {
+func (d *argDecoder) forcedDirty(path string, v lua.LValue) string {
 	if v == nil {
 		return ""
 	}
@@ -144,14 +150,14 @@ func (d *decoder) forcedDirty(path string, v lua.LValue) string {
 // joined is the recorded problems as one error, nil when there are none;
 // a request table's errors are raised in Lua, where the script line
 // already says where.
-func (d *decoder) joined() error {
+func (d *argDecoder) joined() error {
 	if len(d.Errs) == 0 {
 		return nil
 	}
 	return errors.New(strings.Join(d.Errs, "; "))
 }
 
-func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
+func (d *argDecoder) messages(path string, v lua.LValue) []engine.Message {
 	items := d.List(path, v)
 	if items != nil && len(items) == 0 {
 		d.Errorf(path, "needs at least one message")
@@ -189,7 +195,7 @@ func (d *decoder) messages(path string, v lua.LValue) []engine.Message {
 // toolCalls reads an assistant message's tool_calls: { {id=, name=,
 // arguments=}, ... }, the shape a result's tool_calls has, so a script
 // can hand a call back in the next turn.
-func (d *decoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
+func (d *argDecoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
 	items := d.List(path, v)
 	calls := make([]engine.ToolCall, 0, len(items))
 	for i, item := range items {
@@ -220,7 +226,7 @@ func (d *decoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
 
 // optNumber reads an optional number; 0 is kept, because temperature = 0
 // (greedy decoding) differs from leaving the server's default.
-func (d *decoder) optNumber(path string, v lua.LValue) *float64 {
+func (d *argDecoder) optNumber(path string, v lua.LValue) *float64 {
 	if v == nil {
 		return nil
 	}
@@ -238,7 +244,7 @@ func (d *decoder) optNumber(path string, v lua.LValue) *float64 {
 }
 
 // stop accepts one stop string or a list of them.
-func (d *decoder) stop(path string, v lua.LValue) []string {
+func (d *argDecoder) stop(path string, v lua.LValue) []string {
 	if s, ok := v.(lua.LString); ok {
 		return []string{string(s)}
 	}

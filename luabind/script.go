@@ -28,7 +28,6 @@ import (
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
 	"github.com/llmload/llmload/luabind/luaval"
-	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
@@ -65,29 +64,6 @@ type Script struct {
 	onUnreachable string
 	// lintIgnore is options.lints.ignore: lint id → reason.
 	lintIgnore map[string]string
-}
-
-// Program is what the VUs run of a compiled script: its chunk and what
-// its llm module reads (the --set values, the environment, each
-// scenario's tags, env and trace, the custom metrics and the dirty-data
-// mix). Immutable once Compile returns; safe for concurrent use.
-type Program struct {
-	path    string
-	linePos *regexp.Regexp // "path:line" in a Lua stack trace
-	proto   *lua.FunctionProto
-	params  map[string]string
-	env     func(string) (string, bool)
-	seed    int64                        // the run seed, as the plan has it
-	tags    map[string]map[string]string // scenario name → its tags
-	envs    map[string]map[string]string // scenario name → its env
-	traces  map[string]*scenarioTrace    // trace scenario name → its trace
-	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
-	dirty   dirtyConfig
-	// hasSetup and hasTeardown tell whether the script defines the
-	// lifecycle functions, so a Runner skips the extra LState otherwise.
-	hasSetup, hasTeardown bool
-	// stop is Options.Stop; nil when none.
-	stop context.Context
 }
 
 // Compile reads the scenario at path, compiles it once, runs its top level
@@ -318,15 +294,6 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// explainOverflow says what gopher-lua's "file:line: stack overflow"
-// means for the script.
-func explainOverflow(err error) error {
-	if err != nil && strings.HasSuffix(err.Error(), ": stack overflow") {
-		return fmt.Errorf("%w (recursion deeper than %d calls)", err, sandbox.MaxCallDepth)
-	}
-	return err
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

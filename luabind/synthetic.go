@@ -30,7 +30,7 @@ var syntheticKeys = []string{"input_tokens", "output_tokens", "prefix_tokens", "
 // two requests share a prefix at all. A script that builds its own content
 // gets the same effect from vu.request_id.
 func (m *module) newSynthetic(L *lua.LState) int {
-	d := &decoder{}
+	d := &argDecoder{}
 	const path = "llm.synthetic"
 	f := d.Record(path, L.CheckTable(1), syntheticKeys)
 	var cfg dataset.SyntheticConfig
@@ -41,7 +41,7 @@ func (m *module) newSynthetic(L *lua.LState) int {
 	}
 	cfg.Tokenizer = m.initTokenizer(L)
 	if v := f["tokenizer"]; v != nil {
-		cfg.Tokenizer = m.tokenizerOption(d, luaval.Child(path, "tokenizer"), v)
+		cfg.Tokenizer = m.tokenizerOption(&d.Decoder, luaval.Child(path, "tokenizer"), v)
 	}
 	s := &synthetic{}
 	if v := f["unique_prefix"]; v != nil {
@@ -60,7 +60,7 @@ func (m *module) newSynthetic(L *lua.LState) int {
 }
 
 // dist reads a distribution made by llm.dist.*.
-func (d *decoder) dist(path string, v lua.LValue, required bool) dataset.Dist {
+func (d *argDecoder) dist(path string, v lua.LValue, required bool) dataset.Dist {
 	if v == nil {
 		if required {
 			d.Errorf(path, "required (e.g. llm.dist.normal(512, 64))")
