@@ -7,16 +7,18 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 )
 
-func apisVU(t *testing.T, result engine.Result) (*vu, *fakeClient, *fakeSink) {
+func apisVU(t *testing.T, result engine.Result) (*vm.VU, *fakeClient, *fakeSink) {
 	t.Helper()
 	s := mustCompile(t, "testdata/apis.lua", Options{})
 	client := &fakeClient{result: result}
 	sink := &fakeSink{}
-	return newVU(t, s, RunnerConfig{Client: client, Sink: sink, Model: "default-model"}, 1), client, sink
+	return newVU(t, s, api.RunnerConfig{Client: client, Sink: sink, Model: "default-model"}, 1), client, sink
 }
 
 func TestAPIRequests(t *testing.T) {
@@ -132,7 +134,7 @@ function iteration(vu) llm.embed { input = "x" } end
 	s := mustCompile(t, writeScript(t, "e.lua", src), Options{})
 	c := &fakeClient{result: engine.Result{Status: 200}}
 	sk := &fakeSink{}
-	ev := newVU(t, s, RunnerConfig{Client: c, Sink: sk}, 1)
+	ev := newVU(t, s, api.RunnerConfig{Client: c, Sink: sk}, 1)
 	mustRun(t, ev, ShorthandExec)
 	if got := sk.all()[0].Dirty; got != "" || c.requests()[0].Prompt != "x" {
 		t.Errorf("embeddings sample dirty %q, input %q: want clean", got, c.requests()[0].Prompt)

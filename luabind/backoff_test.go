@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
+	"github.com/llmload/llmload/luabind/api"
 )
 
 // TestEachVUBacksOffOnItsOwn runs two VUs against a refusing client: each
@@ -20,7 +21,7 @@ function iteration() llm.chat { messages = { { role = "user", content = "hi" } }
 		client := &fakeClient{result: engine.Result{Err: &engine.Error{Class: engine.ErrConnRefused, Message: "refused"}}}
 		policy := backoff.Policy{Base: 100 * time.Millisecond, Max: 100 * time.Millisecond}
 		tracker := backoff.NewTracker()
-		cfg := RunnerConfig{Client: client, Backoff: &policy, Reach: tracker}
+		cfg := api.RunnerConfig{Client: client, Backoff: &policy, Reach: tracker}
 		a, b := newVU(t, s, cfg, 1), newVU(t, s, cfg, 2)
 		start := time.Now()
 		for range 3 {

@@ -9,15 +9,17 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 )
 
-func chatVU(t *testing.T, result engine.Result) (*vu, *fakeClient, *fakeSink) {
+func chatVU(t *testing.T, result engine.Result) (*vm.VU, *fakeClient, *fakeSink) {
 	t.Helper()
 	s := mustCompile(t, "testdata/chat.lua", Options{})
 	client := &fakeClient{result: result}
 	sink := &fakeSink{}
-	return newVU(t, s, RunnerConfig{Client: client, Sink: sink, Model: "default-model"}, 1), client, sink
+	return newVU(t, s, api.RunnerConfig{Client: client, Sink: sink, Model: "default-model"}, 1), client, sink
 }
 
 func TestChatRequest(t *testing.T) {
@@ -107,14 +109,12 @@ func TestCompleteSample(t *testing.T) {
 func TestCompleteOutsideIteration(t *testing.T) {
 	tests := []struct {
 		name, src string
-		cfg       RunnerConfig
+		cfg       api.RunnerConfig
 		want      string
 	}{
-		{"at init", "local llm = require('llmload')\nllm.complete { prompt = 'x' }\n", RunnerConfig{},
-			":2: llm.complete can only be called inside an iteration"},
+		{"at init", "local llm = require('llmload')\nllm.complete { prompt = 'x' }\n", api.RunnerConfig{}, ":2: llm.complete can only be called inside an iteration"},
 		{"no client", "local llm = require('llmload')\noptions = { vus = 1, duration = '1s' }\n" +
-			"function iteration(vu) llm.complete { prompt = 'x' } end\n", RunnerConfig{},
-			":3: llm.complete: no client configured"},
+			"function iteration(vu) llm.complete { prompt = 'x' } end\n", api.RunnerConfig{}, ":3: llm.complete: no client configured"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,26 +250,10 @@ func TestChatSample(t *testing.T) {
 
 func TestChatWithoutClient(t *testing.T) {
 	s := mustCompile(t, "testdata/chat.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	err := run(t, v, "minimal")
 	if err == nil || !strings.Contains(err.Error(), "llm.chat: no client configured") {
 		t.Errorf("error = %v, want no client configured", err)
-	}
-}
-
-func TestMergeTags(t *testing.T) {
-	tests := []struct {
-		base, over, want map[string]string
-	}{
-		{nil, nil, nil},
-		{map[string]string{"a": "1"}, nil, map[string]string{"a": "1"}},
-		{nil, map[string]string{"b": "2"}, map[string]string{"b": "2"}},
-		{map[string]string{"a": "1", "b": "1"}, map[string]string{"b": "2"}, map[string]string{"a": "1", "b": "2"}},
-	}
-	for _, tt := range tests {
-		if got := mergeTags(tt.base, tt.over); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("mergeTags(%v, %v) = %v, want %v", tt.base, tt.over, got, tt.want)
-		}
 	}
 }
 
@@ -282,7 +266,7 @@ func BenchmarkChatIteration(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := &fakeClient{result: engine.Result{Status: 200, TTFT: time.Millisecond}}
-	v, err := s.NewRunner(RunnerConfig{Client: client}).NewVU(context.Background(), 1)
+	v, err := s.NewRunner(api.RunnerConfig{Client: client}).NewVU(context.Background(), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -321,7 +305,7 @@ func TestChatInSetupIsNotRecorded(t *testing.T) {
 		"function iteration(vu) end\nfunction setup() llm.chat { messages = { { role = 'user', content = 'x' } } } end\n")
 	client := &fakeClient{result: engine.Result{Status: 200}}
 	sink := &fakeSink{}
-	_, lc := lifecycleRunner(t, path, RunnerConfig{Client: client, Sink: sink})
+	_, lc := lifecycleRunner(t, path, api.RunnerConfig{Client: client, Sink: sink})
 	if err := lc.Setup(testContext(t)); err != nil {
 		t.Fatal(err)
 	}

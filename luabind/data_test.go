@@ -8,21 +8,23 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 )
 
-func dataVU(t *testing.T, id int, result engine.Result) (*vu, *fakeClient, *fakeSink) {
+func dataVU(t *testing.T, id int, result engine.Result) (*vm.VU, *fakeClient, *fakeSink) {
 	t.Helper()
 	return dirtyVU(t, id, result, "0")
 }
 
 // dirtyVU is dataVU with options.dirty.ratio set to ratio.
-func dirtyVU(t *testing.T, id int, result engine.Result, ratio string) (*vu, *fakeClient, *fakeSink) {
+func dirtyVU(t *testing.T, id int, result engine.Result, ratio string) (*vm.VU, *fakeClient, *fakeSink) {
 	t.Helper()
 	s := mustCompile(t, "testdata/data.lua", Options{Seed: 42, Params: map[string]string{"dirty": ratio}})
 	client := &fakeClient{result: result}
 	sink := &fakeSink{}
-	return newVU(t, s, RunnerConfig{Client: client, Sink: sink, Model: "m"}, id), client, sink
+	return newVU(t, s, api.RunnerConfig{Client: client, Sink: sink, Model: "m"}, id), client, sink
 }
 
 func TestDataPools(t *testing.T) {
@@ -51,9 +53,9 @@ func TestDataPools(t *testing.T) {
 // luaMessages decodes a messages table with llm.chat's own decoder.
 func luaMessages(t *testing.T, tbl *lua.LTable) []engine.Message {
 	t.Helper()
-	d := &argDecoder{}
-	msgs := d.messages("messages", tbl)
-	if err := d.joined(); err != nil {
+	d := &api.ArgDecoder{}
+	msgs := d.Messages("messages", tbl)
+	if err := d.Joined(); err != nil {
 		t.Fatal(err)
 	}
 	return msgs
@@ -195,7 +197,7 @@ function iteration(vu) end
 function complete(vu) llm.complete { prompt = "p" } end
 function chat(vu) llm.chat { messages = { { role = "user", content = "x" } } } end`)
 	sink := &fakeSink{}
-	cv := newVU(t, mustCompile(t, path, Options{}), RunnerConfig{Client: &fakeClient{}, Sink: sink}, 1)
+	cv := newVU(t, mustCompile(t, path, Options{}), api.RunnerConfig{Client: &fakeClient{}, Sink: sink}, 1)
 	mustRun(t, cv, "complete")
 	mustRun(t, cv, "chat")
 	if got, want := len(sink.all()), 2; got != want {
@@ -371,7 +373,7 @@ func TestPoolPathRelativeToScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := mustCompile(t, path, Options{})
-	v := newVU(t, s, RunnerConfig{Client: &fakeClient{}}, 1)
+	v := newVU(t, s, api.RunnerConfig{Client: &fakeClient{}}, 1)
 	mustRun(t, v, "pools")
 	if got, want := out(t, v, "jsonl"), lua.LString("question one"); got != want {
 		t.Errorf("jsonl item = %v, want %v", got, want)

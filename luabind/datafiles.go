@@ -4,7 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"weak"
+
+	"github.com/llmload/llmload/luabind/api"
 )
 
 // Files lists the data files the script's top level read at Compile
@@ -17,16 +18,13 @@ import (
 // the caller can refuse it by name: it would not travel with the script.
 // A file loaded only later, in setup() or an iteration, is not listed.
 func (s *Script) Files() []string {
-	v, ok := compiledFiles.Load(weak.Make(s.Program))
-	if !ok {
+	names := api.FilesRead(s.Program)
+	if names == nil {
 		return nil
 	}
-	log := v.(*fileLog)
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	dir := filepath.Dir(s.path)
-	out := make([]string, 0, len(log.names))
-	for name := range log.names {
+	dir := filepath.Dir(s.Path)
+	out := make([]string, 0, len(names))
+	for _, name := range names {
 		out = append(out, portablePath(dir, name))
 	}
 	slices.Sort(out)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/dirty"
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -13,31 +14,31 @@ var dirtyKeys = []string{"ratio", "kinds"}
 
 // dirtyOptions reads options.dirty = { ratio = 0.1, kinds = { empty = 2,
 // ... } }; without kinds every kind has weight 1.
-func (d *decoder) dirtyOptions(path string, v lua.LValue) dirtyConfig {
+func (d *decoder) dirtyOptions(path string, v lua.LValue) api.DirtyConfig {
 	f := d.Record(path, v, dirtyKeys)
-	var c dirtyConfig
+	var c api.DirtyConfig
 	if f == nil {
 		return c
 	}
 	if r := f["ratio"]; r == nil {
 		d.Errorf(luaval.Child(path, "ratio"), "required (the share of requests to malform, in [0, 1])")
-	} else if c.ratio = d.Number(luaval.Child(path, "ratio"), r, 0); c.ratio > 1 {
-		d.Errorf(luaval.Child(path, "ratio"), "must be in [0, 1], got %v", c.ratio)
-		c.ratio = 0
+	} else if c.Ratio = d.Number(luaval.Child(path, "ratio"), r, 0); c.Ratio > 1 {
+		d.Errorf(luaval.Child(path, "ratio"), "must be in [0, 1], got %v", c.Ratio)
+		c.Ratio = 0
 	}
-	c.weights = map[string]float64{}
+	c.Weights = map[string]float64{}
 	if k := f["kinds"]; k != nil {
-		d.dirtyKinds(luaval.Child(path, "kinds"), k, c.weights)
+		d.dirtyKinds(luaval.Child(path, "kinds"), k, c.Weights)
 	} else {
 		for _, name := range dirty.Names() {
-			c.weights[name] = 1
+			c.Weights[name] = 1
 		}
 	}
-	for name, w := range c.weights {
-		c.kinds = append(c.kinds, name)
-		c.total += w
+	for name, w := range c.Weights {
+		c.Kinds = append(c.Kinds, name)
+		c.Total += w
 	}
-	sort.Strings(c.kinds)
+	sort.Strings(c.Kinds)
 	return c
 }
 
@@ -51,7 +52,7 @@ func (d *decoder) dirtyKinds(path string, v lua.LValue, weights map[string]float
 	for _, k := range luaval.SortedKeys(tbl) {
 		name, isStr := k.(lua.LString)
 		if !isStr || !dirty.Valid(string(name)) {
-			d.Errorf(luaval.KeyPath(path, k), "%s", unknownDirtyKind(k.String()))
+			d.Errorf(luaval.KeyPath(path, k), "%s", api.UnknownDirtyKind(k.String()))
 			continue
 		}
 		if w := d.PositiveNumber(luaval.KeyPath(path, k), tbl.RawGet(k)); w > 0 {
@@ -66,12 +67,12 @@ func (d *decoder) dirtyKinds(path string, v lua.LValue, weights map[string]float
 // Dirty returns options.dirty: the share of requests malformed and each
 // kind's weight; 0 and nil when the script sets none. The map is a copy.
 func (s *Script) Dirty() (ratio float64, kinds map[string]float64) {
-	if s.dirty.ratio == 0 && len(s.dirty.weights) == 0 {
+	if s.DirtyMix.Ratio == 0 && len(s.DirtyMix.Weights) == 0 {
 		return 0, nil
 	}
-	kinds = make(map[string]float64, len(s.dirty.weights))
-	for k, w := range s.dirty.weights {
+	kinds = make(map[string]float64, len(s.DirtyMix.Weights))
+	for k, w := range s.DirtyMix.Weights {
 		kinds[k] = w
 	}
-	return s.dirty.ratio, kinds
+	return s.DirtyMix.Ratio, kinds
 }

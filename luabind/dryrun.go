@@ -8,6 +8,8 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/lint"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/vm"
 )
 
 // DefaultDryRunIterations is how many iterations of each scenario a dry
@@ -80,8 +82,8 @@ func (s *Script) DryRun(ctx context.Context, perScenario int) (DryRun, error) {
 	if perScenario <= 0 {
 		perScenario = DefaultDryRunIterations
 	}
-	rec := &dryRecorder{}
-	r := &runner{prog: s.Program, cfg: RunnerConfig{Client: rec, Model: s.plan.Target.Model, Observe: rec.observe, dry: &dryState{}}}
+	rec := &dryRecorder{dry: &api.DryState{}}
+	r := vm.NewRunner(s.Program, api.RunnerConfig{Client: rec, Model: s.plan.Target.Model, Observe: rec.observe, Dry: rec.dry})
 	var out DryRun
 	if err := r.Setup(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -89,7 +91,7 @@ func (s *Script) DryRun(ctx context.Context, perScenario int) (DryRun, error) {
 		}
 		out.SetupError = err.Error()
 	}
-	defer func() { r.life.mu.Lock(); r.life.close(); r.life.mu.Unlock() }()
+	defer r.CloseLifecycle()
 	for _, sc := range s.plan.Scenarios {
 		p, err := s.dryScenario(ctx, r, rec, sc, perScenario)
 		if err != nil {
@@ -102,7 +104,7 @@ func (s *Script) DryRun(ctx context.Context, perScenario int) (DryRun, error) {
 }
 
 // dryScenario samples one scenario's iterations in a VU of its own.
-func (s *Script) dryScenario(ctx context.Context, r *runner, rec *dryRecorder, sc plan.Scenario, n int) (lint.Profile, error) {
+func (s *Script) dryScenario(ctx context.Context, r *vm.Runner, rec *dryRecorder, sc plan.Scenario, n int) (lint.Profile, error) {
 	p := lint.Profile{Scenario: sc.Name}
 	v, err := r.NewVU(ctx, 1)
 	if err != nil {
@@ -114,8 +116,8 @@ func (s *Script) dryScenario(ctx context.Context, r *runner, rec *dryRecorder, s
 	}
 	defer v.Close()
 	n = dryIterations(sc, n)
-	dry := r.cfg.dry
-	*dry = dryState{}
+	dry := rec.dry
+	*dry = api.DryState{}
 	for i := range n {
 		it := engine.Iteration{Scenario: sc.Name, Stage: dryStage(sc, i, n), Exec: sc.Exec, VUID: 1,
 			Iteration: int64(i), RequestID: int64(i) + 1}
@@ -132,7 +134,7 @@ func (s *Script) dryScenario(ctx context.Context, r *runner, rec *dryRecorder, s
 		}
 		p.Iterations++
 	}
-	p.Requests, p.Think, p.Pace = rec.clean[sc.Name], dry.think, dry.pace
+	p.Requests, p.Think, p.Pace = rec.clean[sc.Name], dry.Think, dry.Pace
 	return p, nil
 }
 
@@ -174,6 +176,7 @@ type dryRecorder struct {
 	clean    map[string]int // scenario → clean requests its iterations built
 	sent     int            // requests of the current iteration
 	cancel   context.CancelCauseFunc
+	dry      *api.DryState // the runner's, reset per scenario
 }
 
 // iteration runs one iteration of v under the dry run's bounds.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
 )
 
 // TestDryRunSendsNothingAndTakesNoTime: sleeps and think times return at
@@ -186,7 +187,7 @@ end
 	}
 	var got []seen
 	client := &fakeClient{result: engine.Result{Status: 200}}
-	cfg := RunnerConfig{Client: client, Observe: func(it *engine.Iteration, req *engine.ChatRequest, dirty string) {
+	cfg := api.RunnerConfig{Client: client, Observe: func(it *engine.Iteration, req *engine.ChatRequest, dirty string) {
 		if n := len(client.requests()); n != len(got) {
 			t.Errorf("observed after the client got it (%d requests sent, %d observed)", n, len(got))
 		}

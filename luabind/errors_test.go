@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmload/llmload/luabind/api"
 )
 
 // recursion is a script whose function f recurses without end at line 3,
@@ -32,7 +34,7 @@ func TestStackOverflowNamesTheLine(t *testing.T) {
 		}
 	})
 	t.Run("iteration", func(t *testing.T) {
-		v := newVU(t, mustCompile(t, writeScript(t, "deep.lua", recursion(false)), Options{}), RunnerConfig{}, 1)
+		v := newVU(t, mustCompile(t, writeScript(t, "deep.lua", recursion(false)), Options{}), api.RunnerConfig{}, 1)
 		for i := range 2 { // the VU stays usable after an overflow
 			err := run(t, v, "iteration")
 			if err == nil || !strings.HasSuffix(err.Error(), want) {
@@ -47,7 +49,7 @@ func TestStackOverflowNamesTheLine(t *testing.T) {
 		env := func(string) (string, bool) { calls++; return "", calls > 1 }
 		src := strings.Replace(recursion(false), "function iteration", "if llm.env(\"DEEP\") then f(1) end\nfunction iteration", 1)
 		s := mustCompile(t, writeScript(t, "deep.lua", "local llm = require(\"llmload\")\n"+src), Options{Env: env})
-		_, err := s.NewRunner(RunnerConfig{}).NewVU(testContext(t), 2)
+		_, err := s.NewRunner(api.RunnerConfig{}).NewVU(testContext(t), 2)
 		if want := "deep.lua:4: stack overflow (recursion deeper than"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to contain %q", err, want)
 		}
@@ -66,7 +68,7 @@ func TestRemovedNamesExplainThemselves(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.call, func(t *testing.T) {
 			src := "options = { vus = 1, duration = \"1s\" }\nfunction iteration(vu)\n  local x = " + tt.call + "\nend\n"
-			v := newVU(t, mustCompile(t, writeScript(t, "s.lua", src), Options{}), RunnerConfig{}, 1)
+			v := newVU(t, mustCompile(t, writeScript(t, "s.lua", src), Options{}), api.RunnerConfig{}, 1)
 			err := run(t, v, "iteration")
 			want := "s.lua:3: " + tt.name + " is not available in llmload scripts (the sandbox leaves out io, os.execute"
 			if err == nil || !strings.Contains(err.Error(), want) {
@@ -83,7 +85,7 @@ function iteration(vu)
           undefined = tostring(not_a_global), time = type(os.time) }
 end
 `
-	v := newVU(t, mustCompile(t, writeScript(t, "s.lua", src), Options{}), RunnerConfig{}, 1)
+	v := newVU(t, mustCompile(t, writeScript(t, "s.lua", src), Options{}), api.RunnerConfig{}, 1)
 	mustRun(t, v, "iteration")
 	for key, want := range map[string]string{"io": "nil", "execute": "nil", "undefined": "nil", "time": "function"} {
 		if got := out(t, v, key).String(); got != want {

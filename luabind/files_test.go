@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/llmload/llmload/luabind/api"
 )
 
 func TestFilesOfShippedTestdata(t *testing.T) {
@@ -63,7 +65,7 @@ function iteration() end
 function late() llm.pool.text("late.txt") end
 `)
 	s := mustCompile(t, path, Options{Seed: 1})
-	v := newVU(t, s, RunnerConfig{Client: &fakeClient{}, Sink: &fakeSink{}, Model: "m"}, 1)
+	v := newVU(t, s, api.RunnerConfig{Client: &fakeClient{}, Sink: &fakeSink{}, Model: "m"}, 1)
 	mustRun(t, v, "late")
 	if got, want := s.Files(), []string{"a.txt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Files() = %q, want %q", got, want)

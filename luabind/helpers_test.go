@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -111,25 +113,25 @@ func mustCompile(t *testing.T, path string, opts Options) *Script {
 }
 
 // newVU compiles path and makes VU id with the given config.
-func newVU(t *testing.T, s *Script, cfg RunnerConfig, id int) *vu {
+func newVU(t *testing.T, s *Script, cfg api.RunnerConfig, id int) *vm.VU {
 	t.Helper()
 	v, err := s.NewRunner(cfg).NewVU(testContext(t), id)
 	if err != nil {
 		t.Fatalf("NewVU: %v", err)
 	}
 	t.Cleanup(func() { v.Close() })
-	return v.(*vu)
+	return v.(*vm.VU)
 }
 
 // run calls exec in a measured iteration.
-func run(t *testing.T, v *vu, exec string) error {
+func run(t *testing.T, v *vm.VU, exec string) error {
 	t.Helper()
 	return v.RunIteration(testContext(t), engine.Iteration{
-		Scenario: "s", Stage: "st", Exec: exec, VUID: v.m.vuID, RequestID: 7,
+		Scenario: "s", Stage: "st", Exec: exec, VUID: v.Module.VUID, RequestID: 7,
 	})
 }
 
-func mustRun(t *testing.T, v *vu, exec string) {
+func mustRun(t *testing.T, v *vm.VU, exec string) {
 	t.Helper()
 	if err := run(t, v, exec); err != nil {
 		t.Fatalf("%s: %v", exec, err)
@@ -137,7 +139,7 @@ func mustRun(t *testing.T, v *vu, exec string) {
 }
 
 // out returns the field key of the script's global table out.
-func out(t *testing.T, v *vu, key string) lua.LValue {
+func out(t *testing.T, v *vm.VU, key string) lua.LValue {
 	t.Helper()
 	tbl, ok := v.L.GetGlobal("out").(*lua.LTable)
 	if !ok {

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 )
 
 // lifecycleRunner compiles path and returns its runner as a Lifecycle.
-func lifecycleRunner(t *testing.T, path string, cfg RunnerConfig) (engine.Runner, engine.Lifecycle) {
+func lifecycleRunner(t *testing.T, path string, cfg api.RunnerConfig) (engine.Runner, engine.Lifecycle) {
 	t.Helper()
 	r := mustCompile(t, path, Options{}).NewRunner(cfg)
 	lc, ok := r.(engine.Lifecycle)
@@ -27,7 +29,7 @@ func lifecycleRunner(t *testing.T, path string, cfg RunnerConfig) (engine.Runner
 func TestSetupData(t *testing.T) {
 	client := &fakeClient{result: engine.Result{Status: 200}}
 	sink := &fakeSink{}
-	r, lc := lifecycleRunner(t, "testdata/lifecycle.lua", RunnerConfig{Client: client, Sink: sink, Model: "m"})
+	r, lc := lifecycleRunner(t, "testdata/lifecycle.lua", api.RunnerConfig{Client: client, Sink: sink, Model: "m"})
 	v, err := r.NewVU(testContext(t), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +44,7 @@ func TestSetupData(t *testing.T) {
 	if n := len(sink.all()) + len(sink.allMetrics()); n != 0 {
 		t.Errorf("setup recorded %d samples, want none", n)
 	}
-	vv := v.(*vu)
+	vv := v.(*vm.VU)
 	mustRun(t, vv, "iteration")
 	want := map[string]lua.LValue{
 		"keys": lua.LString("limits,model,nested,prompts,status"), "prompts": lua.LString("alpha,beta,gamma"),
@@ -66,7 +68,7 @@ func TestSetupData(t *testing.T) {
 
 func TestSetupDataReadOnly(t *testing.T) {
 	client := &fakeClient{result: engine.Result{Status: 200}}
-	r, lc := lifecycleRunner(t, "testdata/lifecycle.lua", RunnerConfig{Client: client})
+	r, lc := lifecycleRunner(t, "testdata/lifecycle.lua", api.RunnerConfig{Client: client})
 	if err := lc.Setup(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestSetupDataReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	vv := v.(*vu)
+	vv := v.(*vm.VU)
 	for _, exec := range []string{"write_field", "write_new", "write_nested", "write_insert", "write_rawset",
 		"write_sort", "write_remove"} {
 		err := run(t, vv, exec)
@@ -102,7 +104,7 @@ func TestSetupDataReadOnly(t *testing.T) {
 func TestTeardown(t *testing.T) {
 	client := &fakeClient{result: engine.Result{Status: 200}}
 	sink := &fakeSink{}
-	r, lc := lifecycleRunner(t, "testdata/lifecycle.lua", RunnerConfig{Client: client, Sink: sink})
+	r, lc := lifecycleRunner(t, "testdata/lifecycle.lua", api.RunnerConfig{Client: client, Sink: sink})
 	if err := lc.Setup(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestTeardown(t *testing.T) {
 	if got := len(sink.all()); got != 0 {
 		t.Errorf("teardown recorded %d samples, want none", got)
 	}
-	if rr := r.(*runner); rr.life.L != nil {
+	if rr := r.(*vm.Runner); rr.SetupStateOpen() {
 		t.Errorf("the lifecycle LState is still open after Teardown")
 	}
 }
@@ -138,7 +140,7 @@ func TestSetupErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeScript(t, "s.lua", "local llm = require('llmload')\nfunction setup()\n  "+tt.setup+
 				"\nend\noptions = { vus = 1, duration = '1s' }\nfunction iteration(vu) end\n")
-			_, lc := lifecycleRunner(t, path, RunnerConfig{Client: &fakeClient{}})
+			_, lc := lifecycleRunner(t, path, api.RunnerConfig{Client: &fakeClient{}})
 			err := lc.Setup(testContext(t))
 			if err == nil {
 				t.Fatalf("Setup succeeded, want error containing %q", tt.want)
@@ -146,7 +148,7 @@ func TestSetupErrors(t *testing.T) {
 			if got := err.Error(); !strings.Contains(got, tt.want) || !strings.HasPrefix(got, path+":") {
 				t.Errorf("error = %q, want %s:...%s", got, path, tt.want)
 			}
-			if rr := lc.(*runner); rr.life.L != nil {
+			if rr := lc.(*vm.Runner); rr.SetupStateOpen() {
 				t.Errorf("the lifecycle LState is still open after a failed Setup")
 			}
 		})
@@ -156,11 +158,11 @@ func TestSetupErrors(t *testing.T) {
 func TestNoSetup(t *testing.T) {
 	path := writeScript(t, "s.lua", "options = { vus = 1, duration = '1s' }\n"+
 		"function iteration(vu, data) got = data == nil end\n")
-	r, lc := lifecycleRunner(t, path, RunnerConfig{})
+	r, lc := lifecycleRunner(t, path, api.RunnerConfig{})
 	if err := lc.Setup(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
-	if rr := r.(*runner); rr.life.L != nil {
+	if rr := r.(*vm.Runner); rr.SetupStateOpen() {
 		t.Errorf("Setup made an LState for a script without setup()")
 	}
 	v, err := r.NewVU(testContext(t), 1)
@@ -168,8 +170,8 @@ func TestNoSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	mustRun(t, v.(*vu), "iteration")
-	if got := v.(*vu).L.GetGlobal("got"); got != lua.LTrue {
+	mustRun(t, v.(*vm.VU), "iteration")
+	if got := v.(*vm.VU).L.GetGlobal("got"); got != lua.LTrue {
 		t.Errorf("data == nil is %v, want true", got)
 	}
 	if err := lc.Teardown(testContext(t)); err != nil {
@@ -182,7 +184,7 @@ func TestTeardownWithoutSetup(t *testing.T) {
 	path := writeScript(t, "s.lua", "local llm = require('llmload')\noptions = { vus = 1, duration = '1s' }\n"+
 		"function iteration(vu) end\n"+
 		"function teardown(data)\n  llm.chat { messages = { { role = 'user', content = tostring(data) } } }\nend\n")
-	_, lc := lifecycleRunner(t, path, RunnerConfig{Client: client})
+	_, lc := lifecycleRunner(t, path, api.RunnerConfig{Client: client})
 	if err := lc.Teardown(testContext(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +197,12 @@ func TestTeardownWithoutSetup(t *testing.T) {
 func TestTeardownError(t *testing.T) {
 	path := writeScript(t, "s.lua", "options = { vus = 1, duration = '1s' }\nfunction iteration(vu) end\n"+
 		"function teardown(data)\n  error('cleanup failed')\nend\n")
-	r, lc := lifecycleRunner(t, path, RunnerConfig{})
+	r, lc := lifecycleRunner(t, path, api.RunnerConfig{})
 	err := lc.Teardown(testContext(t))
 	if got, want := errString(err), path+":4: cleanup failed"; got != want {
 		t.Errorf("error = %q, want %q", got, want)
 	}
-	if rr := r.(*runner); rr.life.L != nil {
+	if rr := r.(*vm.Runner); rr.SetupStateOpen() {
 		t.Errorf("the lifecycle LState is still open after a failed Teardown")
 	}
 }
@@ -208,7 +210,7 @@ func TestTeardownError(t *testing.T) {
 func TestSetupInterrupted(t *testing.T) {
 	path := writeScript(t, "s.lua", "local llm = require('llmload')\noptions = { vus = 1, duration = '1s' }\n"+
 		"function iteration(vu) end\nfunction setup() llm.sleep('1h') end\n")
-	_, lc := lifecycleRunner(t, path, RunnerConfig{})
+	_, lc := lifecycleRunner(t, path, api.RunnerConfig{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	if err := lc.Setup(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -291,7 +293,7 @@ func TestStopCutsSetupAndTeardown(t *testing.T) {
 	for _, phase := range []string{"setup", "teardown"} {
 		t.Run(phase, func(t *testing.T) {
 			stop, cancel := context.WithCancelCause(context.Background())
-			_, lc := lifecycleRunner(t, writeScript(t, "s.lua", sleepyLifecycle), RunnerConfig{Stop: stop})
+			_, lc := lifecycleRunner(t, writeScript(t, "s.lua", sleepyLifecycle), api.RunnerConfig{Stop: stop})
 			call := lc.Setup
 			if phase == "teardown" {
 				call = lc.Teardown

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
 )
 
 // idleVUBytes is the heap that n idle VUs of testdata/basic.lua hold, per VU.
@@ -15,7 +16,7 @@ func idleVUBytes(tb testing.TB, n int) float64 {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := s.NewRunner(RunnerConfig{Client: &fakeClient{}, Sink: &fakeSink{}})
+	r := s.NewRunner(api.RunnerConfig{Client: &fakeClient{}, Sink: &fakeSink{}})
 	var before, after runtime.MemStats
 	settleHeap()
 	runtime.ReadMemStats(&before)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/luabind/api"
 )
 
 const metricScript = `local llm = require("llmload")
@@ -41,7 +42,7 @@ func TestCustomMetrics(t *testing.T) {
 		t.Errorf("Plan().Metrics = %v, want %v", got, want)
 	}
 	sink := &fakeSink{}
-	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
+	v := newVU(t, s, api.RunnerConfig{Sink: sink}, 1)
 	it := engine.Iteration{Scenario: "s", Stage: "st", Exec: "add", VUID: 1, Warmup: true}
 	if err := v.RunIteration(testContext(t), it); err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestCustomMetricNotInPlan(t *testing.T) {
 		"options = { vus = 1, duration = '1s' }\nfunction iteration(vu) end\n")
 	s := mustCompile(t, path, Options{Env: env})
 	declare = true
-	_, err := s.NewRunner(RunnerConfig{}).NewVU(testContext(t), 1)
+	_, err := s.NewRunner(api.RunnerConfig{}).NewVU(testContext(t), 1)
 	if err == nil || !strings.Contains(err.Error(), `llm.metric.trend("extra"): not declared when the script was compiled`) {
 		t.Errorf("NewVU error = %v, want the undeclared metric named", err)
 	}

@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 )
 
-func moduleVU(t *testing.T, opts Options, id int) (*Script, *vu) {
+func moduleVU(t *testing.T, opts Options, id int) (*Script, *vm.VU) {
 	t.Helper()
 	s := mustCompile(t, "testdata/module.lua", opts)
-	return s, newVU(t, s, RunnerConfig{}, id)
+	return s, newVU(t, s, api.RunnerConfig{}, id)
 }
 
 // wantError runs each exec and checks its error mentions want.
-func wantErrors(t *testing.T, v *vu, cases map[string]string) {
+func wantErrors(t *testing.T, v *vm.VU, cases map[string]string) {
 	t.Helper()
 	for exec, want := range cases {
 		err := run(t, v, exec)
@@ -78,7 +80,7 @@ func TestPoolNext(t *testing.T) {
 	}{{1, "abca"}, {2, "bcab"}, {3, "cabc"}, {4, "abca"}}
 	s := mustCompile(t, "testdata/module.lua", Options{})
 	for _, tt := range tests {
-		v := newVU(t, s, RunnerConfig{}, tt.id)
+		v := newVU(t, s, api.RunnerConfig{}, tt.id)
 		mustRun(t, v, "pool_next")
 		outTbl := v.L.GetGlobal("out").(*lua.LTable)
 		var got string
@@ -220,10 +222,10 @@ func TestSleepInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)
 	start := time.Now()
-	m := v.m
-	m.begin(ctx, &engine.Iteration{})
-	m.pause(time.Hour)
-	m.end()
+	m := v.Module
+	m.Begin(ctx, &engine.Iteration{})
+	m.Pause(time.Hour)
+	m.End()
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("pause(1h) took %v after its context ended", took)
 	}
@@ -232,7 +234,7 @@ func TestSleepInterrupted(t *testing.T) {
 func TestCheck(t *testing.T) {
 	s := mustCompile(t, "testdata/module.lua", Options{})
 	sink := &fakeSink{}
-	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
+	v := newVU(t, s, api.RunnerConfig{Sink: sink}, 1)
 	mustRun(t, v, "checks")
 	if got, want := out(t, v, "all"), lua.LFalse; got != want {
 		t.Errorf("llm.check with failures = %v, want %v", got, want)
@@ -263,7 +265,7 @@ function chat(vu) llm.check({ status = 500 }, { ["is 200"] = function(r) return 
 `)
 	s := mustCompile(t, path, Options{})
 	sink := &fakeSink{}
-	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
+	v := newVU(t, s, api.RunnerConfig{Sink: sink}, 1)
 	for _, warmup := range []bool{false, true} {
 		it := engine.Iteration{Scenario: "s", Stage: "st", Exec: "chat", VUID: 1, Warmup: warmup}
 		if err := v.RunIteration(testContext(t), it); err != nil {
@@ -292,7 +294,7 @@ end
 `)
 	s := mustCompile(t, path, Options{})
 	sink := &fakeSink{}
-	v := newVU(t, s, RunnerConfig{Sink: sink}, 1)
+	v := newVU(t, s, api.RunnerConfig{Sink: sink}, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	if err := v.RunIteration(ctx, engine.Iteration{Scenario: "default", Exec: "iteration", VUID: 1}); err == nil {
@@ -322,7 +324,7 @@ function read(vu)
 end
 `)
 	s := mustCompile(t, path, Options{Env: env})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	if got, want := v.L.GetGlobal("at_init"), lua.LString("process-MODEL"); got != want {
 		t.Errorf("llm.env at init = %v, want %v (the process environment only)", got, want)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/verdict"
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -17,17 +19,28 @@ const (
 	ShorthandExec = "iteration"
 )
 
+var (
+	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
+		"dirty", "cost", "lints", "export"}
+	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
+		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
+	// onUnreachableValues are what options.target.on_unreachable may say.
+	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
+	warmupKeys          = []string{"requests", "duration"}
+	sloKeys             = []string{"ttft", "tpot", "e2e"}
+)
+
 // decodedOptions is the plan an options table describes, with what the
 // caller needs to finish it.
 type decodedOptions struct {
 	plan      plan.Plan // Script and, unless seedSet, Seed left unset
 	seedSet   bool      // the script chose a nonzero options.seed
 	shorthand bool      // the scenario came from options.vus/duration or options.stages
-	dirty     dirtyConfig
+	dirty     api.DirtyConfig
 	// onUnreachable is options.target.on_unreachable, "" when not set.
 	onUnreachable string
 	// traces are the trace scenarios' traces and prompters.
-	traces []*scenarioTrace
+	traces []*api.ScenarioTrace
 }
 
 // decoder decodes the options table: the generic Decoder, with the trace
@@ -35,7 +48,7 @@ type decodedOptions struct {
 type decoder struct {
 	luaval.Decoder
 
-	traces []*scenarioTrace
+	traces []*api.ScenarioTrace
 }
 
 // decodeOptions turns the script's global options table into a plan.
@@ -127,7 +140,7 @@ func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 	}
 	t.Tokenizer = plan.DefaultTokenizer
 	if v := f["tokenizer"]; v != nil {
-		t.Tokenizer = decodeTokenizer(&d.Decoder, luaval.Child(path, "tokenizer"), v, dir)
+		t.Tokenizer = api.DecodeTokenizer(&d.Decoder, luaval.Child(path, "tokenizer"), v, dir)
 	}
 	if v := f["continuous_usage"]; v != nil {
 		t.ContinuousUsage = d.Boolean(luaval.Child(path, "continuous_usage"), v)

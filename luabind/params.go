@@ -162,7 +162,7 @@ func isParam(e ast.Expr) bool {
 // checkParams refuses a --set key the script cannot read: neither a
 // literal llm.param key in the source nor a key its top level read.
 func (s *Script) checkParams(use Params, readAtInit map[string]bool) error {
-	if use.Dynamic > 0 || len(s.params) == 0 {
+	if use.Dynamic > 0 || len(s.Params) == 0 {
 		return nil
 	}
 	known := maps.Clone(readAtInit)
@@ -173,11 +173,11 @@ func (s *Script) checkParams(use Params, readAtInit map[string]bool) error {
 		known[k] = true
 	}
 	read := slices.Sorted(maps.Keys(known))
-	for _, key := range slices.Sorted(maps.Keys(s.params)) {
+	for _, key := range slices.Sorted(maps.Keys(s.Params)) {
 		if known[key] {
 			continue
 		}
-		msg := fmt.Sprintf("--set %s: no llm.param in %s reads this key", key, s.path)
+		msg := fmt.Sprintf("--set %s: no llm.param in %s reads this key", key, s.Path)
 		if best, ok := luaval.Nearest(key, read); ok {
 			msg += fmt.Sprintf(" (did you mean %s?)", best)
 		}

@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
 
 func TestSandboxDenies(t *testing.T) {
 	s := mustCompile(t, "testdata/sandbox.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	probes := []string{"os_execute", "os_exit", "os_getenv", "os_remove", "io", "load", "loadstring",
 		"loadfile", "dofile", "require_file", "require_module", "loadlib", "debug", "channel",
 		"coroutine", "collectgarbage"}
@@ -37,7 +38,7 @@ func TestSandboxDenies(t *testing.T) {
 
 func TestRequireFileMessage(t *testing.T) {
 	s := mustCompile(t, "testdata/sandbox.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	err := run(t, v, "probe_require_file")
 	want := "testdata/sandbox.lua:14: module testdata.evil not found: no field package.preload['testdata.evil'] llmload scripts can require only llmload (the sandbox leaves out"
 	if got := errString(err); !strings.HasPrefix(got, want) {
@@ -47,7 +48,7 @@ func TestRequireFileMessage(t *testing.T) {
 
 func TestSandboxAllows(t *testing.T) {
 	s := mustCompile(t, "testdata/sandbox.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	mustRun(t, v, "allowed")
 	want := map[string]lua.LValue{
 		"time": lua.LString("number"), "clock": lua.LString("number"), "date": lua.LString("1970"),

@@ -1,10 +1,11 @@
-// Package luabind runs llmload scenarios written in Lua. Compile reads,
-// parses and compiles a scenario once and validates its options table
-// (scenarios of every executor, thresholds) and its custom metrics into an
-// engine.Plan; the Runner it makes gives every VU its own sandboxed LState
-// that runs the shared compiled chunk and exposes require("llmload"). The
-// Runner is also an engine.Lifecycle: the script's setup() runs once in an
-// LState of its own and its result reaches every iteration read-only.
+// Package luabind compiles llmload scenarios written in Lua. Compile
+// reads, parses and compiles a scenario once, runs its top level in a
+// throwaway sandbox, and validates its options table (scenarios of every
+// executor, thresholds, the target, cost, export) and its custom metrics
+// into a plan.Plan; it also checks the source (llm.param keys, duplicate
+// names, the APIs used) and dry-runs the iterations for the lints. The
+// Program it compiles runs in luabind/vm, whose VUs expose the llm module of
+// luabind/api, each in its own luabind/sandbox LState.
 //
 // The plan lists scenarios and thresholds sorted by name, because Lua
 // tables have no order; within a scenario, stages keep the order the
@@ -27,6 +28,7 @@ import (
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/tokenize"
 	"github.com/llmload/llmload/engine/verdict"
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
@@ -57,7 +59,7 @@ const DefaultInitTimeout = 30 * time.Second
 // Script is a compiled, validated scenario. It is immutable after Compile
 // and safe for concurrent use.
 type Script struct {
-	*Program
+	*api.Program
 	plan plan.Plan
 	// onUnreachable is options.target.on_unreachable, verdict's default
 	// when the script does not say.
@@ -79,10 +81,10 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{Program: &Program{path: path, linePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
-		proto: proto, params: opts.Params, env: opts.Env, stop: opts.Stop}}
-	if s.env == nil {
-		s.env = os.LookupEnv
+	s := &Script{Program: &api.Program{Path: path, LinePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
+		Proto: proto, Params: opts.Params, Env: opts.Env, Stop: opts.Stop}}
+	if s.Env == nil {
+		s.Env = os.LookupEnv
 	}
 	readAtInit, err := s.loadPlan(opts.Seed, cmpOr(opts.InitTimeout, DefaultInitTimeout))
 	if err != nil {
@@ -142,64 +144,64 @@ func syntaxError(path string, src []byte, err error) error {
 // options it left behind, with the metrics and functions it declared. It
 // returns the llm.param keys the top level read.
 func (s *Script) loadPlan(seed int64, timeout time.Duration) (map[string]bool, error) {
-	m := newModule(s.Program, nil, 0, seed)
-	L := m.newState()
+	m := api.NewModule(s.Program, nil, 0, seed)
+	L := m.NewState()
 	defer L.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := s.runInit(ctx, L, m); err != nil {
+	if err := s.RunInit(ctx, L, m); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			if m.loading != "" {
-				return nil, fmt.Errorf("%s: the top level did not finish within %v: still loading %s (too large a file?)", s.path, timeout, m.loading)
+			if m.Loading != "" {
+				return nil, fmt.Errorf("%s: the top level did not finish within %v: still loading %s (too large a file?)", s.Path, timeout, m.Loading)
 			}
-			return nil, fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.path, timeout)
+			return nil, fmt.Errorf("%s: the top level did not finish within %v (an endless loop, or a long llm.sleep at init?)", s.Path, timeout)
 		}
 		return nil, err
 	}
 	d := &decoder{}
-	opts := d.decodeOptions(L.GetGlobal("options"), filepath.Dir(s.path))
+	opts := d.decodeOptions(L.GetGlobal("options"), filepath.Dir(s.Path))
 	noteTargetTokenizer(m, L)
 	funcs := globalFunctions(L)
 	d.checkExecs(opts.plan.Scenarios, opts.shorthand, funcs)
 	d.checkLifecycle(L)
-	opts.plan.Metrics = m.declaredMetrics()
+	opts.plan.Metrics = m.DeclaredMetrics()
 	d.checkThresholds(opts.plan)
 	ignore := d.lintOptions(L.GetGlobal("options"))
-	if err := d.Err(s.path); err != nil {
+	if err := d.Err(s.Path); err != nil {
 		return nil, err
 	}
 	s.setPlan(opts, seed, funcs)
 	s.lintIgnore = ignore
-	return m.paramsRead, nil
+	return m.ParamsRead, nil
 }
 
 // setPlan keeps a validated plan and the lookups VUs need from it.
 func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	s.plan = opts.plan
-	s.plan.Script = s.path
+	s.plan.Script = s.Path
 	s.plan.Seed = chooseSeed(seed, opts)
-	s.seed = s.plan.Seed
-	s.dirty = opts.dirty
+	s.Seed = s.plan.Seed
+	s.DirtyMix = opts.dirty
 	s.onUnreachable = opts.onUnreachable
 	if s.onUnreachable == "" {
 		s.onUnreachable = verdict.OnUnreachableFail
 	}
-	s.tags = make(map[string]map[string]string, len(s.plan.Scenarios))
-	s.envs = make(map[string]map[string]string, len(s.plan.Scenarios))
+	s.Tags = make(map[string]map[string]string, len(s.plan.Scenarios))
+	s.Envs = make(map[string]map[string]string, len(s.plan.Scenarios))
 	for _, sc := range s.plan.Scenarios {
-		s.tags[sc.Name] = sc.Tags
-		s.envs[sc.Name] = sc.Env
+		s.Tags[sc.Name] = sc.Tags
+		s.Envs[sc.Name] = sc.Env
 	}
-	s.traces = make(map[string]*scenarioTrace, len(opts.traces))
+	s.ScenarioTraces = make(map[string]*api.ScenarioTrace, len(opts.traces))
 	for _, st := range opts.traces {
-		s.traces[st.scenario] = st
+		s.ScenarioTraces[st.Scenario] = st
 	}
-	s.metrics = make(map[string]string, len(s.plan.Metrics))
+	s.Metrics = make(map[string]string, len(s.plan.Metrics))
 	for _, md := range s.plan.Metrics {
-		s.metrics[md.Name] = md.Kind
+		s.Metrics[md.Name] = md.Kind
 	}
-	s.hasSetup = luaval.Contains(funcs, "setup")
-	s.hasTeardown = luaval.Contains(funcs, "teardown")
+	s.HasSetup = luaval.Contains(funcs, "setup")
+	s.HasTeardown = luaval.Contains(funcs, "teardown")
 }
 
 // checkLifecycle reports a global setup or teardown that is not a
@@ -251,8 +253,8 @@ func (s *Script) OnUnreachable() string { return s.onUnreachable }
 func (s *Script) Traces() []result.Trace {
 	var out []result.Trace
 	for _, sc := range s.plan.Scenarios {
-		if st := s.traces[sc.Name]; st != nil {
-			out = append(out, st.report())
+		if st := s.ScenarioTraces[sc.Name]; st != nil {
+			out = append(out, traceReport(st))
 		}
 	}
 	return out
@@ -306,7 +308,7 @@ func cmpOr(d, def time.Duration) time.Duration {
 // noteTargetTokenizer lists a tokenizer.json that options.target.tokenizer
 // names among the script's data files (Script.Files), as the script names
 // it, so that it travels with the script like the pools' files.
-func noteTargetTokenizer(m *module, L *lua.LState) {
+func noteTargetTokenizer(m *api.Module, L *lua.LState) {
 	opts, _ := L.GetGlobal("options").(*lua.LTable)
 	if opts == nil {
 		return
@@ -316,6 +318,6 @@ func noteTargetTokenizer(m *module, L *lua.LState) {
 		return
 	}
 	if name, ok := target.RawGetString("tokenizer").(lua.LString); ok && tokenize.IsFile(string(name)) {
-		m.noteFile(string(name))
+		m.NoteFile(string(name))
 	}
 }

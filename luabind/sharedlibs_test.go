@@ -5,7 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/sandbox"
+	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -33,12 +35,12 @@ function look(vu)
 end
 `
 	s := mustCompile(t, writeScript(t, "libs.lua", src), Options{})
-	a, b := newVU(t, s, RunnerConfig{}, 1), newVU(t, s, RunnerConfig{}, 2)
+	a, b := newVU(t, s, api.RunnerConfig{}, 1), newVU(t, s, api.RunnerConfig{}, 2)
 	mustRun(t, a, "add")
 	mustRun(t, a, "look")
 	mustRun(t, b, "look")
 	for _, tt := range []struct {
-		v          *vu
+		v          *vm.VU
 		key, want  string
 		whoseTable string
 	}{
@@ -56,7 +58,7 @@ end
 
 func TestSharedOSExplainsRemoved(t *testing.T) {
 	src := "options = { vus = 1, duration = \"1s\" }\nfunction iteration(vu)\n  os.execute(\"true\")\nend\n"
-	v := newVU(t, mustCompile(t, writeScript(t, "os.lua", src), Options{}), RunnerConfig{}, 1)
+	v := newVU(t, mustCompile(t, writeScript(t, "os.lua", src), Options{}), api.RunnerConfig{}, 1)
 	if err := run(t, v, "iteration"); err == nil || !strings.Contains(err.Error(), "os.lua:3: os.execute is not available") {
 		t.Errorf("err = %v", err)
 	}
@@ -80,7 +82,7 @@ end
 	s := mustCompile(t, writeScript(t, "busy.lua", src), Options{})
 	var wg sync.WaitGroup
 	for id := 1; id <= 4; id++ {
-		v := newVU(t, s, RunnerConfig{}, id)
+		v := newVU(t, s, api.RunnerConfig{}, id)
 		wg.Go(func() {
 			if err := run(t, v, "busy"); err != nil {
 				t.Error(err)
@@ -93,7 +95,7 @@ end
 // The shared tables are never the ones a VU sees.
 func TestSharedTablesUnreachable(t *testing.T) {
 	v := newVU(t, mustCompile(t, writeScript(t, "x.lua", "options = { vus = 1, duration = \"1s\" }\nfunction iteration(vu) end\n"),
-		Options{}), RunnerConfig{}, 1)
+		Options{}), api.RunnerConfig{}, 1)
 	for _, name := range sandbox.SharedNames {
 		if v.L.GetGlobal(name) == lua.LValue(sandbox.Shared().Tables[name]) {
 			t.Errorf("%s: the VU holds the shared table itself", name)

@@ -6,29 +6,9 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
 	lua "github.com/yuin/gopher-lua"
 )
-
-func TestNormalDraw(t *testing.T) {
-	tests := []struct {
-		z            float64
-		mean, stddev time.Duration
-		want         time.Duration
-	}{
-		{0, time.Second, 100 * time.Millisecond, time.Second},
-		{1, time.Second, 100 * time.Millisecond, 1100 * time.Millisecond},
-		{-2, time.Second, 100 * time.Millisecond, 800 * time.Millisecond},
-		{-20, time.Second, 100 * time.Millisecond, 0}, // clamped, never negative
-		{-1, 0, time.Second, 0},
-		{3, time.Second, 0, time.Second},
-		{1e300, time.Second, time.Second, time.Duration(maxThink)},
-	}
-	for _, tt := range tests {
-		if got := normalDraw(tt.z, tt.mean, tt.stddev); got != tt.want {
-			t.Errorf("normalDraw(%v, %v, %v) = %v, want %v", tt.z, tt.mean, tt.stddev, got, tt.want)
-		}
-	}
-}
 
 const thinkScript = `local llm = require("llmload")
 options = { vus = 1, duration = "1s" }
@@ -44,7 +24,7 @@ function pacing_zero(vu) llm.think.constant_pacing(0) end
 
 func TestConstantPacing(t *testing.T) {
 	s := mustCompile(t, writeScript(t, "t.lua", thinkScript), Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	start := time.Now()
 	for range 3 {
 		mustRun(t, v, "paced")
@@ -55,9 +35,9 @@ func TestConstantPacing(t *testing.T) {
 	}
 	// An iteration already past its pace does not sleep: pretend this one
 	// began an hour ago and pace it at an hour.
-	v.m.begin(testContext(t), &engine.Iteration{Exec: "iteration", VUID: 1})
-	defer v.m.end()
-	v.m.iterStart = time.Now().Add(-time.Hour)
+	v.Module.Begin(testContext(t), &engine.Iteration{Exec: "iteration", VUID: 1})
+	defer v.Module.End()
+	v.Module.IterStart = time.Now().Add(-time.Hour)
 	start = time.Now()
 	if err := v.L.CallByParam(lua.P{Fn: v.L.GetGlobal("hourly"), Protect: true}); err != nil {
 		t.Fatal(err)
@@ -69,7 +49,7 @@ func TestConstantPacing(t *testing.T) {
 
 func TestThinkNormal(t *testing.T) {
 	s := mustCompile(t, writeScript(t, "t.lua", thinkScript), Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	start := time.Now()
 	mustRun(t, v, "normal") // 20 draws of N(1ms, 50ms), about half clamped to 0
 	if took := time.Since(start); took > 10*time.Second {

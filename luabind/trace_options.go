@@ -6,6 +6,7 @@ import (
 	"github.com/llmload/llmload/engine/dataset"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -17,13 +18,13 @@ type replayOptions = dataset.ReplayOptions
 const time1ms = time.Millisecond
 
 // traceSource reads a trace scenario's trace option.
-func (d *decoder) traceSource(path string, v lua.LValue) *traceValue {
+func (d *decoder) traceSource(path string, v lua.LValue) *api.TraceValue {
 	if v == nil {
 		d.Errorf(path, "required (e.g. trace = llm.trace.mooncake(\"data/trace.jsonl\"))")
 		return nil
 	}
 	if ud, ok := v.(*lua.LUserData); ok {
-		if tv, ok := ud.Value.(*traceValue); ok {
+		if tv, ok := ud.Value.(*api.TraceValue); ok {
 			return tv
 		}
 	}
@@ -53,7 +54,7 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 	if src == nil {
 		return
 	}
-	tr, err := src.trace.Replay(opts)
+	tr, err := src.Trace.Replay(opts)
 	if err != nil {
 		d.Errorf(path, "%v", err)
 		return
@@ -61,7 +62,7 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 	// The slice is kept for the report, which says which part of the file ran.
 	tr.TimeOffset, tr.Limit = opts.TimeOffset, opts.Limit
 	sc.Trace = tr
-	d.traces = append(d.traces, &scenarioTrace{scenario: sc.Name, src: src, replay: tr})
+	d.traces = append(d.traces, &api.ScenarioTrace{Scenario: sc.Name, Src: src, Replay: tr})
 	// One stage, the whole replay: it ends when the last record is due;
 	// a one-record trace still gets a window to measure its request in.
 	span := max(tr.Duration(), time1ms)
@@ -74,23 +75,23 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 // records' prompts count what the trace says in that tokenizer.
 func (d *decoder) prepareTraces(p plan.Plan) {
 	for _, st := range d.traces {
-		path := luaval.Child(luaval.Child("options.scenarios", st.scenario), "trace")
-		tok := st.src.tokenizer
+		path := luaval.Child(luaval.Child("options.scenarios", st.Scenario), "trace")
+		tok := st.Src.Tokenizer
 		if tok == "" {
 			tok = p.Target.Tokenizer
 		}
 		if tok == "" || tok == "none" {
 			tok = plan.DefaultTokenizer // prompts need a tokenizer to be built to length
 		}
-		pr, err := dataset.NewTracePrompter(tok, st.src.trace.Format.BlockTokens, st.src.salt)
+		pr, err := dataset.NewTracePrompter(tok, st.Src.Trace.Format.BlockTokens, st.Src.Salt)
 		if err != nil {
 			d.Errorf(path, "%v", err)
 			continue
 		}
-		st.prompter = pr
-		st.stats = replayStats(st.src.trace, st.replay)
-		for _, a := range st.replay.Arrivals[:min(len(st.replay.Arrivals), 3)] {
-			rec := &st.src.trace.Records[a.Record]
+		st.Prompter = pr
+		st.Stats = replayStats(st.Src.Trace, st.Replay)
+		for _, a := range st.Replay.Arrivals[:min(len(st.Replay.Arrivals), 3)] {
+			rec := &st.Src.Trace.Records[a.Record]
 			if rec.Text != "" || rec.Messages != nil {
 				continue
 			}
@@ -118,11 +119,11 @@ func replayStats(t *dataset.Trace, r *plan.Trace) dataset.TraceStats {
 
 // report describes the replay for the run's result: its slice and pace,
 // and the replayed records' lengths and prefix reuse.
-func (st *scenarioTrace) report() result.Trace {
-	r, s := st.replay, st.stats
+func traceReport(st *api.ScenarioTrace) result.Trace {
+	r, s := st.Replay, st.Stats
 	var span time.Duration
 	if n := len(r.Arrivals); n > 0 {
-		recs := st.src.trace.Records
+		recs := st.Src.Trace.Records
 		span = recs[r.Arrivals[n-1].Record].At - recs[r.Arrivals[0].Record].At
 	}
 	lengths := func(l dataset.Lengths) result.TraceLengths {
@@ -130,8 +131,8 @@ func (st *scenarioTrace) report() result.Trace {
 	}
 	// The path as the script gave it, which the user knows, not as it
 	// was opened (relative to the script's directory).
-	source := st.src.name + " (" + st.src.trace.Format.Kind + ")"
-	return result.Trace{Scenario: st.scenario, Source: source, Digest: r.Digest, Speedup: r.Speedup,
+	source := st.Src.Name + " (" + st.Src.Trace.Format.Kind + ")"
+	return result.Trace{Scenario: st.Scenario, Source: source, Digest: r.Digest, Speedup: r.Speedup,
 		TimeOffsetS: r.TimeOffset.Seconds(), Limit: r.Limit, Records: len(r.Arrivals),
 		SpanS: span.Seconds(), DurationS: r.Duration().Seconds(), Sessions: s.Sessions, Conversations: r.Sessions > 0,
 		Input: lengths(s.Input), Output: lengths(s.Output), BlockTokens: s.BlockTokens,

@@ -11,6 +11,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
+	"github.com/llmload/llmload/luabind/api"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -67,7 +68,7 @@ func TestTraceScenarioPlan(t *testing.T) {
 func TestTraceRecordTable(t *testing.T) {
 	path := traceScript(t, smallTrace, `llm.trace.mooncake("t.jsonl", { block_tokens = 16 })`, `pre_allocated_vus = 1`)
 	s := mustCompile(t, path, Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	codec, err := tokenize.Get("cl100k_base")
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +171,7 @@ function iteration(vu) end
 		t.Fatal(err)
 	}
 	s := mustCompile(t, path, Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	// Record 1 opens with record 0's two blocks (ids 1 and 2, 16 tokens
 	// each): 32 of the 20 + 40 + 5 input tokens of the records that give a
 	// length; the others share nothing.

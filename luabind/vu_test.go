@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -43,7 +44,7 @@ func TestCompileErrors(t *testing.T) {
 
 func TestIterationErrors(t *testing.T) {
 	s := mustCompile(t, "testdata/errors.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	tests := []struct {
 		exec, want string
 	}{
@@ -83,7 +84,7 @@ func TestIterationErrors(t *testing.T) {
 // promptly wherever it is, with an error that is a context error.
 func TestIterationInterrupted(t *testing.T) {
 	s := mustCompile(t, "testdata/errors.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	for _, exec := range []string{"spin", "spin_pcall", "nap", "think"} {
 		t.Run(exec, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -103,7 +104,7 @@ func TestIterationInterrupted(t *testing.T) {
 
 func TestIterationCanceledWithCause(t *testing.T) {
 	s := mustCompile(t, "testdata/errors.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	stop := errors.New("run stopped by user")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(20*time.Millisecond, func() { cancel(stop) })
@@ -129,7 +130,7 @@ func TestNewVUInitInterrupted(t *testing.T) {
 	spin.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := s.NewRunner(RunnerConfig{}).NewVU(ctx, 1)
+	_, err := s.NewRunner(api.RunnerConfig{}).NewVU(ctx, 1)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error = %v, want one wrapping context.DeadlineExceeded", err)
 	}
@@ -143,7 +144,7 @@ func TestNewVUInitError(t *testing.T) {
 		"if llm.env('FAIL') then\n  error('init failed')\nend\n")
 	s := mustCompile(t, path, Options{Env: env})
 	fail.Store(true)
-	_, err := s.NewRunner(RunnerConfig{}).NewVU(testContext(t), 1)
+	_, err := s.NewRunner(api.RunnerConfig{}).NewVU(testContext(t), 1)
 	if got, want := errString(err), path+":5: init failed"; got != want {
 		t.Errorf("error = %q, want %q", got, want)
 	}
@@ -171,8 +172,8 @@ func TestCompiledOnce(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	a := newVU(t, s, RunnerConfig{}, 1)
-	b := newVU(t, s, RunnerConfig{}, 2)
+	a := newVU(t, s, api.RunnerConfig{}, 1)
+	b := newVU(t, s, api.RunnerConfig{}, 2)
 	fa := a.L.GetGlobal("chat").(*lua.LFunction)
 	fb := b.L.GetGlobal("chat").(*lua.LFunction)
 	if fa == fb {
@@ -182,7 +183,7 @@ func TestCompiledOnce(t *testing.T) {
 		t.Errorf("VUs have different prototypes for chat: compiled more than once")
 	}
 	found := false
-	for _, p := range s.proto.FunctionPrototypes {
+	for _, p := range s.Proto.FunctionPrototypes {
 		found = found || p == fa.Proto
 	}
 	if !found {
@@ -194,7 +195,7 @@ func TestIterationTable(t *testing.T) {
 	path := writeScript(t, "it.lua", "options = { vus = 1, duration = '1s' }\n"+
 		"function iteration(vu) out = vu end\n")
 	s := mustCompile(t, path, Options{})
-	v := newVU(t, s, RunnerConfig{}, 3)
+	v := newVU(t, s, api.RunnerConfig{}, 3)
 	err := v.RunIteration(testContext(t), engine.Iteration{
 		Scenario: "sweep", Stage: "c4", Exec: "iteration", VUID: 3, Iteration: 11, RequestID: 42,
 	})
@@ -216,7 +217,7 @@ func TestConcurrentVUs(t *testing.T) {
 	s := mustCompile(t, "testdata/basic.lua", Options{})
 	client := &fakeClient{result: engine.Result{Status: 200}}
 	sink := &fakeSink{}
-	r := s.NewRunner(RunnerConfig{Client: client, Sink: sink, Model: "m"})
+	r := s.NewRunner(api.RunnerConfig{Client: client, Sink: sink, Model: "m"})
 	const vus, iterations = 4, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, vus)
@@ -254,7 +255,7 @@ func TestConcurrentVUs(t *testing.T) {
 
 func TestCloseTwice(t *testing.T) {
 	s := mustCompile(t, "testdata/errors.lua", Options{})
-	v := newVU(t, s, RunnerConfig{}, 1)
+	v := newVU(t, s, api.RunnerConfig{}, 1)
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}

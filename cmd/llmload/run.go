@@ -20,6 +20,7 @@ import (
 	"github.com/llmload/llmload/engine/result"
 	enginerun "github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/luabind"
+	"github.com/llmload/llmload/luabind/api"
 )
 
 const runUsage = `Usage: llmload run [flags] SCENARIO.lua
@@ -238,7 +239,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	cfg := enginerun.Config{
 		Plan: plan, Thresholds: set, OnUnreachable: script.OnUnreachable(),
 		NewRunner: func(d enginerun.RunnerDeps) engine.Runner {
-			return script.NewRunner(luabind.RunnerConfig{Client: d.Client, Sink: d.Sink, Model: d.Model,
+			return script.NewRunner(api.RunnerConfig{Client: d.Client, Sink: d.Sink, Model: d.Model,
 				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop, Observe: d.Observe})
 		},
 		Outputs: f.out,

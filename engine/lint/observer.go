@@ -107,7 +107,7 @@ func NewObserver(perStage int) *Observer {
 // Observe notes req, which iteration it is about to send; dirty is its
 // dirty-data kind ("" for a clean request). Warmup iterations, dirty and
 // embeddings requests are left out: they never enter the clean latency
-// figures the rules protect. Its signature is luabind.RunnerConfig's
+// figures the rules protect. Its signature is api.RunnerConfig's
 // Observe hook.
 func (o *Observer) Observe(it *engine.Iteration, req *engine.ChatRequest, dirty string) {
 	if it == nil || req == nil || it.Warmup || dirty != "" || req.Raw != nil || req.Endpoint == engine.EndpointEmbeddings {

@@ -95,7 +95,7 @@ type RunnerDeps struct {
 	// started with a fresh context after the load ended.
 	Stop context.Context
 	// Observe, when set, is to be called with each request a VU is about
-	// to send (luabind.RunnerConfig's Observe): the lints' observer.
+	// to send (api.RunnerConfig's Observe): the lints' observer.
 	Observe func(it *engine.Iteration, req *engine.ChatRequest, dirty string)
 }
 

@@ -164,7 +164,7 @@ func mathRandom(L *lua.LState, rng *rand.Rand) int {
 	return 1
 }
 
-// checkInteger reads argument n as an integer a Lua number holds exactly.
+// CheckInteger reads argument n as an integer a Lua number holds exactly.
 func CheckInteger(L *lua.LState, n int) int64 {
 	f := float64(L.CheckNumber(n))
 	if f != math.Trunc(f) || math.Abs(f) > luaval.MaxExactInt {

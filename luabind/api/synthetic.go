@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"strconv"
@@ -29,8 +29,8 @@ var syntheticKeys = []string{"input_tokens", "output_tokens", "prefix_tokens", "
 // reuse); unique_prefix = true puts "[req_<vu.request_id>] " first, so no
 // two requests share a prefix at all. A script that builds its own content
 // gets the same effect from vu.request_id.
-func (m *module) newSynthetic(L *lua.LState) int {
-	d := &argDecoder{}
+func (m *Module) newSynthetic(L *lua.LState) int {
+	d := &ArgDecoder{}
 	const path = "llm.synthetic"
 	f := d.Record(path, L.CheckTable(1), syntheticKeys)
 	var cfg dataset.SyntheticConfig
@@ -47,7 +47,7 @@ func (m *module) newSynthetic(L *lua.LState) int {
 	if v := f["unique_prefix"]; v != nil {
 		s.uniquePrefix = d.Boolean(luaval.Child(path, "unique_prefix"), v)
 	}
-	if err := d.joined(); err != nil {
+	if err := d.Joined(); err != nil {
 		L.RaiseError("%v", err)
 	}
 	gen, err := dataset.NewSynthetic(cfg)
@@ -60,7 +60,7 @@ func (m *module) newSynthetic(L *lua.LState) int {
 }
 
 // dist reads a distribution made by llm.dist.*.
-func (d *argDecoder) dist(path string, v lua.LValue, required bool) dataset.Dist {
+func (d *ArgDecoder) dist(path string, v lua.LValue, required bool) dataset.Dist {
 	if v == nil {
 		if required {
 			d.Errorf(path, "required (e.g. llm.dist.normal(512, 64))")
@@ -76,7 +76,7 @@ func (d *argDecoder) dist(path string, v lua.LValue, required bool) dataset.Dist
 	return nil
 }
 
-func (m *module) syntheticValue(L *lua.LState, s *synthetic) *lua.LUserData {
+func (m *Module) syntheticValue(L *lua.LState, s *synthetic) *lua.LUserData {
 	ud := L.NewUserData()
 	ud.Value = s
 	methods := L.SetFuncs(L.CreateTable(0, 1), map[string]lua.LGFunction{"next": m.syntheticNext})
@@ -90,7 +90,7 @@ func (m *module) syntheticValue(L *lua.LState, s *synthetic) *lua.LUserData {
 // syntheticNext implements gen:next() -> { prompt = "...", input_tokens = n,
 // max_tokens = m }, drawn from the VU's seeded source, so a run with the
 // same seed sends the same prompts.
-func (m *module) syntheticNext(L *lua.LState) int {
+func (m *Module) syntheticNext(L *lua.LState) int {
 	ud, ok := L.Get(1).(*lua.LUserData)
 	s, isGen := (*synthetic)(nil), false
 	if ok {
@@ -110,12 +110,12 @@ func (m *module) syntheticNext(L *lua.LState) int {
 
 // uniquePrefix is "[req_<request_id>] " when the generator asks for one;
 // outside an iteration there is no request id, and the VU id stands in.
-func (m *module) uniquePrefix(s *synthetic) string {
+func (m *Module) uniquePrefix(s *synthetic) string {
 	if !s.uniquePrefix {
 		return ""
 	}
 	if m.it != nil {
 		return "[req_" + strconv.FormatInt(m.it.RequestID, 10) + "] "
 	}
-	return "[vu_" + strconv.Itoa(m.vuID) + "] "
+	return "[vu_" + strconv.Itoa(m.VUID) + "] "
 }

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"errors"
@@ -11,9 +11,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// argDecoder decodes the arguments of the llm.* calls: a Decoder with the
+// ArgDecoder decodes the arguments of the llm.* calls: a Decoder with the
 // request fields' own readers.
-type argDecoder struct {
+type ArgDecoder struct {
 	luaval.Decoder
 }
 
@@ -30,25 +30,25 @@ var (
 
 // chatRequest validates a llm.chat table into a request and the dirty
 // kind it forces ("" for none).
-func (m *module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+func (m *Module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.chat"
-	d := &argDecoder{}
+	d := &ArgDecoder{}
 	f := d.Record(path, tbl, chatKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
-		req.Messages = d.messages(luaval.Child(path, "messages"), v)
+		req.Messages = d.Messages(luaval.Child(path, "messages"), v)
 	} else if f != nil {
 		d.Errorf(luaval.Child(path, "messages"), "required")
 	}
 	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
-	return req, kind, d.joined()
+	return req, kind, d.Joined()
 }
 
 // tools reads a request's tools (a list of tool tables, in the endpoint's
 // own shape) and tool_choice (a string such as "auto", "required",
 // "none", or a table).
-func (d *argDecoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+func (d *ArgDecoder) tools(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
 	if v := f["tools"]; v != nil {
 		items := d.List(luaval.Child(path, "tools"), v)
 		for i, item := range items {
@@ -70,20 +70,20 @@ func (d *argDecoder) tools(path string, f map[string]lua.LValue, req *engine.Cha
 
 // convFields reads conv:send's table: the fields of llm.chat but the
 // messages, which the conversation supplies.
-func (m *module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, string, error) {
-	d := &argDecoder{}
+func (m *Module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+	d := &ArgDecoder{}
 	f := d.Record(path, tbl, commonKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	kind := d.commonFields(path, f, req)
-	return req, kind, d.joined()
+	return req, kind, d.Joined()
 }
 
 // completeRequest validates a llm.complete table into a request for the
 // legacy completions endpoint. An empty prompt is allowed: sending one is
 // a legitimate test of the server.
-func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+func (m *Module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.complete"
-	d := &argDecoder{}
+	d := &ArgDecoder{}
 	f := d.Record(path, tbl, completeKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: m.cfg.Model}
 	if v := f["prompt"]; v != nil {
@@ -92,12 +92,12 @@ func (m *module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, 
 		d.Errorf(luaval.Child(path, "prompt"), "required")
 	}
 	kind := d.commonFields(path, f, req)
-	return req, kind, d.joined()
+	return req, kind, d.Joined()
 }
 
 // commonFields reads the fields both endpoints share into req and returns
 // the dirty kind the request forces, "" for none.
-func (d *argDecoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) string {
+func (d *ArgDecoder) commonFields(path string, f map[string]lua.LValue, req *engine.ChatRequest) string {
 	if v := f["model"]; v != nil {
 		if s := d.Str(luaval.Child(path, "model"), v); s != "" {
 			req.Model = s
@@ -135,29 +135,30 @@ func (d *argDecoder) commonFields(path string, f map[string]lua.LValue, req *eng
 }
 
 // forcedDirty reads a request's dirty = "kind".
-func (d *argDecoder) forcedDirty(path string, v lua.LValue) string {
+func (d *ArgDecoder) forcedDirty(path string, v lua.LValue) string {
 	if v == nil {
 		return ""
 	}
 	kind := d.Str(path, v)
 	if kind != "" && !dirty.Valid(kind) {
-		d.Errorf(path, "%s", unknownDirtyKind(kind))
+		d.Errorf(path, "%s", UnknownDirtyKind(kind))
 		return ""
 	}
 	return kind
 }
 
-// joined is the recorded problems as one error, nil when there are none;
+// Joined is the recorded problems as one error, nil when there are none;
 // a request table's errors are raised in Lua, where the script line
 // already says where.
-func (d *argDecoder) joined() error {
+func (d *ArgDecoder) Joined() error {
 	if len(d.Errs) == 0 {
 		return nil
 	}
 	return errors.New(strings.Join(d.Errs, "; "))
 }
 
-func (d *argDecoder) messages(path string, v lua.LValue) []engine.Message {
+// Messages reads a messages list: roles, contents, tool calls.
+func (d *ArgDecoder) Messages(path string, v lua.LValue) []engine.Message {
 	items := d.List(path, v)
 	if items != nil && len(items) == 0 {
 		d.Errorf(path, "needs at least one message")
@@ -195,7 +196,7 @@ func (d *argDecoder) messages(path string, v lua.LValue) []engine.Message {
 // toolCalls reads an assistant message's tool_calls: { {id=, name=,
 // arguments=}, ... }, the shape a result's tool_calls has, so a script
 // can hand a call back in the next turn.
-func (d *argDecoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
+func (d *ArgDecoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
 	items := d.List(path, v)
 	calls := make([]engine.ToolCall, 0, len(items))
 	for i, item := range items {
@@ -226,7 +227,7 @@ func (d *argDecoder) toolCalls(path string, v lua.LValue) []engine.ToolCall {
 
 // optNumber reads an optional number; 0 is kept, because temperature = 0
 // (greedy decoding) differs from leaving the server's default.
-func (d *argDecoder) optNumber(path string, v lua.LValue) *float64 {
+func (d *ArgDecoder) optNumber(path string, v lua.LValue) *float64 {
 	if v == nil {
 		return nil
 	}
@@ -244,7 +245,7 @@ func (d *argDecoder) optNumber(path string, v lua.LValue) *float64 {
 }
 
 // stop accepts one stop string or a list of them.
-func (d *argDecoder) stop(path string, v lua.LValue) []string {
+func (d *ArgDecoder) stop(path string, v lua.LValue) []string {
 	if s, ok := v.(lua.LString); ok {
 		return []string{string(s)}
 	}

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// stopWith is ctx, also ended with stop's cause when stop ends; nil stop
+// StopWith is ctx, also ended with stop's cause when stop ends; nil stop
 // leaves ctx as it is.
-func stopWith(ctx, stop context.Context) (context.Context, func()) {
+func StopWith(ctx, stop context.Context) (context.Context, func()) {
 	if stop == nil {
 		return ctx, func() {}
 	}
@@ -22,35 +22,35 @@ func stopWith(ctx, stop context.Context) (context.Context, func()) {
 	return ctx, func() { unhook(); cancel(nil) }
 }
 
-// runInit runs the compiled chunk in L: the script's top level. Cut by
+// RunInit runs the compiled chunk in L: the script's top level. Cut by
 // ctx (or Options.Stop), its error names the line it stopped at.
-func (s *Program) runInit(ctx context.Context, L *lua.LState, m *module) error {
-	if s.stop != nil {
+func (s *Program) RunInit(ctx context.Context, L *lua.LState, m *Module) error {
+	if s.Stop != nil {
 		var release func()
-		ctx, release = stopWith(ctx, s.stop)
+		ctx, release = StopWith(ctx, s.Stop)
 		defer release()
 	}
 	if ctx.Done() != nil {
 		L.SetContext(ctx)
 		defer L.RemoveContext()
 	}
-	m.ctx, m.phase = ctx, phaseInit
-	defer func() { m.ctx, m.phase = context.Background(), phaseIdle }()
-	L.Push(L.NewFunctionFromProto(s.proto))
+	m.Ctx, m.Phase = ctx, phaseInit
+	defer func() { m.Ctx, m.Phase = context.Background(), PhaseIdle }()
+	L.Push(L.NewFunctionFromProto(s.Proto))
 	err := L.PCall(0, 0, nil)
 	if ctx.Err() != nil {
-		return s.at(err, interrupted(ctx, "init"))
+		return s.At(err, Interrupted(ctx, "init"))
 	}
 	if err != nil {
-		return s.scriptError(err)
+		return s.ScriptError(err)
 	}
 	return nil
 }
 
-// scriptError keeps the "file:line: message" of a Lua error and drops
+// ScriptError keeps the "file:line: message" of a Lua error and drops
 // gopher-lua's stack traceback, which points into Go more than into the
 // script.
-func (s *Program) scriptError(err error) error {
+func (s *Program) ScriptError(err error) error {
 	msg := err.Error()
 	var apiErr *lua.ApiError
 	if errors.As(err, &apiErr) && apiErr.Object != nil {
@@ -59,7 +59,7 @@ func (s *Program) scriptError(err error) error {
 			// error({}) and friends: a table's address would make every
 			// occurrence a distinct error in the summary.
 			msg = fmt.Sprintf("error raised with a %s value (raise a string for a message)", apiErr.Object.Type())
-			if m := s.linePos.FindString(apiErr.StackTrace); m != "" {
+			if m := s.LinePos.FindString(apiErr.StackTrace); m != "" {
 				msg = m + ": " + msg
 			}
 		}
@@ -68,8 +68,8 @@ func (s *Program) scriptError(err error) error {
 	if len(msg) > maxErrorLen {
 		msg = msg[:maxErrorLen] + "… (cut)"
 	}
-	if !strings.HasPrefix(msg, s.path+":") {
-		msg = s.path + ": " + msg
+	if !strings.HasPrefix(msg, s.Path+":") {
+		msg = s.Path + ": " + msg
 	}
 	return explainOverflow(errors.New(msg))
 }
@@ -92,21 +92,21 @@ func oneLine(msg string) string {
 // linePrefix matches the "file:line:" that starts a Lua error message.
 var linePrefix = regexp.MustCompile(`^(.+?:\d+):`)
 
-// at prefixes err with the script line luaErr was raised at, if any, so an
+// At prefixes err with the script line luaErr was raised at, if any, so an
 // iteration canceled inside an endless loop points at the loop.
-func (s *Program) at(luaErr, err error) error {
+func (s *Program) At(luaErr, err error) error {
 	if luaErr == nil {
 		return err
 	}
-	if m := linePrefix.FindStringSubmatch(s.scriptError(luaErr).Error()); m != nil {
+	if m := linePrefix.FindStringSubmatch(s.ScriptError(luaErr).Error()); m != nil {
 		return fmt.Errorf("%s: %w", m[1], err)
 	}
 	return err
 }
 
-// interrupted is the error for work cut short by ctx; it wraps ctx.Err()
+// Interrupted is the error for work cut short by ctx; it wraps ctx.Err()
 // and, when different, the cause, so errors.Is finds either.
-func interrupted(ctx context.Context, what string) error {
+func Interrupted(ctx context.Context, what string) error {
 	err, cause := ctx.Err(), context.Cause(ctx)
 	if cause != nil && cause != err {
 		return fmt.Errorf("%s interrupted: %w (%w)", what, err, cause)
@@ -119,22 +119,22 @@ func interrupted(ctx context.Context, what string) error {
 // scenario's tags, env and trace, the custom metrics and the dirty-data
 // mix). Immutable once Compile returns; safe for concurrent use.
 type Program struct {
-	path    string
-	linePos *regexp.Regexp // "path:line" in a Lua stack trace
-	proto   *lua.FunctionProto
-	params  map[string]string
-	env     func(string) (string, bool)
-	seed    int64                        // the run seed, as the plan has it
-	tags    map[string]map[string]string // scenario name → its tags
-	envs    map[string]map[string]string // scenario name → its env
-	traces  map[string]*scenarioTrace    // trace scenario name → its trace
-	metrics map[string]string            // custom metric name → kind; nil while Compile runs init
-	dirty   dirtyConfig
+	Path           string
+	LinePos        *regexp.Regexp // "path:line" in a Lua stack trace
+	Proto          *lua.FunctionProto
+	Params         map[string]string
+	Env            func(string) (string, bool)
+	Seed           int64                        // the run seed, as the plan has it
+	Tags           map[string]map[string]string // scenario name → its tags
+	Envs           map[string]map[string]string // scenario name → its env
+	ScenarioTraces map[string]*ScenarioTrace    // trace scenario name → its trace
+	Metrics        map[string]string            // custom metric name → kind; nil while Compile runs init
+	DirtyMix       DirtyConfig
 	// hasSetup and hasTeardown tell whether the script defines the
 	// lifecycle functions, so a Runner skips the extra LState otherwise.
-	hasSetup, hasTeardown bool
-	// stop is Options.Stop; nil when none.
-	stop context.Context
+	HasSetup, HasTeardown bool
+	// Stop is Options.Stop; nil when none.
+	Stop context.Context
 }
 
 // explainOverflow says what gopher-lua's "file:line: stack overflow"

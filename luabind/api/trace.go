@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"hash/fnv"
@@ -10,24 +10,24 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// traceValue is a loaded trace as llm.trace.* returns it: the records
+// TraceValue is a loaded trace as llm.trace.* returns it: the records
 // (shared by every VU) and how its prompts are to be built. The prompter
 // is made when the plan is known, with the plan's tokenizer unless the
 // loader named one.
-type traceValue struct {
-	name      string // the path as the script gave it
-	trace     *dataset.Trace
-	tokenizer string // the loader's tokenizer option; "" for the plan's
-	salt      uint64
+type TraceValue struct {
+	Name      string // the path as the script gave it
+	Trace     *dataset.Trace
+	Tokenizer string // the loader's tokenizer option; "" for the plan's
+	Salt      uint64
 }
 
-// scenarioTrace is a trace scenario's trace with its prompter.
-type scenarioTrace struct {
-	scenario string
-	src      *traceValue
-	prompter *dataset.TracePrompter
-	replay   *plan.Trace
-	stats    dataset.TraceStats
+// ScenarioTrace is a trace scenario's trace with its prompter.
+type ScenarioTrace struct {
+	Scenario string
+	Src      *TraceValue
+	Prompter *dataset.TracePrompter
+	Replay   *plan.Trace
+	Stats    dataset.TraceStats
 }
 
 var (
@@ -39,7 +39,7 @@ var (
 )
 
 // traceTable is llm.trace: one loader per format.
-func (m *module) traceTable(L *lua.LState) *lua.LTable {
+func (m *Module) traceTable(L *lua.LState) *lua.LTable {
 	funcs := make(map[string]lua.LGFunction, len(traceKinds))
 	for _, kind := range traceKinds {
 		funcs[kind] = func(L *lua.LState) int { return m.loadTrace(L, kind) }
@@ -52,33 +52,33 @@ func (m *module) traceTable(L *lua.LState) *lua.LTable {
 // session =, text =, messages = }]) -> trace, for a trace scenario's
 // trace option. Paths are relative to the script's directory; the file
 // loads once per process.
-func (m *module) loadTrace(L *lua.LState, kind string) int {
+func (m *Module) loadTrace(L *lua.LState, kind string) int {
 	name := "llm.trace." + kind
 	given := L.CheckString(1)
-	m.noteFile(given)
+	m.NoteFile(given)
 	path := given
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(m.prog.path), path)
+		path = filepath.Join(filepath.Dir(m.prog.Path), path)
 	}
-	tv := &traceValue{name: given}
+	tv := &TraceValue{Name: given}
 	f := dataset.TraceFormat{Kind: kind}
 	if L.GetTop() >= 2 {
 		m.traceOptions(L, name, &f, tv)
 	}
-	m.loading = path
-	tr, err := dataset.LoadTraceContext(m.ctx, path, f)
-	if m.ctx.Err() == nil {
-		m.loading = ""
+	m.Loading = path
+	tr, err := dataset.LoadTraceContext(m.Ctx, path, f)
+	if m.Ctx.Err() == nil {
+		m.Loading = ""
 	}
 	if err != nil {
 		L.RaiseError("%s(%q): %v", name, given, err)
 	}
-	tv.trace = tr
+	tv.Trace = tr
 	ud := L.NewUserData()
 	ud.Value = tv
 	methods := L.SetFuncs(L.CreateTable(0, 2), map[string]lua.LGFunction{
-		"len":   func(L *lua.LState) int { L.Push(lua.LNumber(len(tv.trace.Records))); return 1 },
-		"stats": func(L *lua.LState) int { L.Push(traceStatsTable(L, tv.trace.Stats())); return 1 },
+		"len":   func(L *lua.LState) int { L.Push(lua.LNumber(len(tv.Trace.Records))); return 1 },
+		"stats": func(L *lua.LState) int { L.Push(traceStatsTable(L, tv.Trace.Stats())); return 1 },
 	})
 	mt := L.CreateTable(0, 2)
 	mt.RawSetString("__index", methods)
@@ -89,8 +89,8 @@ func (m *module) loadTrace(L *lua.LState, kind string) int {
 }
 
 // traceOptions reads a loader's options, raising every problem at once.
-func (m *module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat, tv *traceValue) {
-	d := &argDecoder{}
+func (m *Module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat, tv *TraceValue) {
+	d := &ArgDecoder{}
 	path := name + " options"
 	o := d.Record(path, L.Get(2), traceOptionKeys)
 	if v := o["block_tokens"]; v != nil {
@@ -100,10 +100,10 @@ func (m *module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat
 		f.TimeUnit = d.Str(luaval.Child(path, "time_unit"), v)
 	}
 	if v := o["tokenizer"]; v != nil {
-		tv.tokenizer = m.tokenizerOption(&d.Decoder, luaval.Child(path, "tokenizer"), v)
+		tv.Tokenizer = m.tokenizerOption(&d.Decoder, luaval.Child(path, "tokenizer"), v)
 	}
 	if v := o["salt"]; v != nil {
-		tv.salt = d.salt(luaval.Child(path, "salt"), v)
+		tv.Salt = d.salt(luaval.Child(path, "salt"), v)
 	}
 	for _, fld := range []struct {
 		key string
@@ -117,13 +117,13 @@ func (m *module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat
 			}
 		}
 	}
-	if err := d.joined(); err != nil {
+	if err := d.Joined(); err != nil {
 		L.RaiseError("%v", err)
 	}
 }
 
 // salt reads a salt: a whole number, or a string hashed to one.
-func (d *argDecoder) salt(path string, v lua.LValue) uint64 {
+func (d *ArgDecoder) salt(path string, v lua.LValue) uint64 {
 	switch s := v.(type) {
 	case lua.LString:
 		h := fnv.New64a()

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"github.com/llmload/llmload/engine"
@@ -18,10 +18,10 @@ type pool struct {
 // different item for each VU (offset by the VU id), so VUs that start
 // together do not all send the first prompt, which would flatter a
 // server's prefix cache.
-func (m *module) newPoolValue(L *lua.LState, src *dataset.Pool) *lua.LUserData {
+func (m *Module) newPoolValue(L *lua.LState, src *dataset.Pool) *lua.LUserData {
 	p := &pool{src: src}
-	if m.vuID > 0 {
-		p.next = (m.vuID - 1) % src.Len()
+	if m.VUID > 0 {
+		p.next = (m.VUID - 1) % src.Len()
 	}
 	ud := L.NewUserData()
 	ud.Value = p
@@ -31,7 +31,7 @@ func (m *module) newPoolValue(L *lua.LState, src *dataset.Pool) *lua.LUserData {
 
 // poolTable is the callable llm.pool table: llm.pool{...} makes an inline
 // pool, llm.pool.text/jsonl/sharegpt/csv load one from a file.
-func (m *module) poolTable(L *lua.LState) *lua.LTable {
+func (m *Module) poolTable(L *lua.LState) *lua.LTable {
 	t := L.SetFuncs(L.CreateTable(0, 4), map[string]lua.LGFunction{
 		"text": m.poolText, "jsonl": m.poolJSONL, "sharegpt": m.poolShareGPT, "csv": m.poolCSV,
 	})
@@ -47,7 +47,7 @@ func (m *module) poolTable(L *lua.LState) *lua.LTable {
 
 // pool implements llm.pool{ "a", "b", ... } -> pool with :next() (round
 // robin), :random() and :len().
-func (m *module) pool(L *lua.LState) int {
+func (m *Module) pool(L *lua.LState) int {
 	tbl := luaval.PlainTable(L.CheckTable(1))
 	n := tbl.Len()
 	if n == 0 {
@@ -75,7 +75,7 @@ func (m *module) pool(L *lua.LState) int {
 }
 
 // poolMetatable is made once per VU and shared by its pools.
-func (m *module) poolMetatable(L *lua.LState) *lua.LTable {
+func (m *Module) poolMetatable(L *lua.LState) *lua.LTable {
 	if m.poolMeta == nil {
 		methods := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
 			"next": m.poolNext, "random": m.poolRandom, "len": poolLen,
@@ -100,7 +100,7 @@ func checkPool(L *lua.LState) *pool {
 
 // poolNext implements pool:next() -> item, the items in turn: a string
 // for a text item, a messages table for a conversation.
-func (m *module) poolNext(L *lua.LState) int {
+func (m *Module) poolNext(L *lua.LState) int {
 	p := checkPool(L)
 	L.Push(itemValue(L, p.src.Item(p.next)))
 	p.next = (p.next + 1) % p.src.Len()
@@ -109,7 +109,7 @@ func (m *module) poolNext(L *lua.LState) int {
 
 // poolRandom implements pool:random() -> item, uniformly drawn from the
 // VU's seeded source.
-func (m *module) poolRandom(L *lua.LState) int {
+func (m *Module) poolRandom(L *lua.LState) int {
 	p := checkPool(L)
 	L.Push(itemValue(L, p.src.Item(m.rng.IntN(p.src.Len()))))
 	return 1

@@ -1,4 +1,10 @@
-package luabind
+// Package api is the llm module a script requires ("llmload"): one Module
+// per VU whose functions — chat, complete, respond, messages, embed,
+// pools, traces, synthetic prompts, conversations, think times, checks,
+// custom metrics, dirty data — build requests, send them through the
+// engine's client and record what came back. The Program is the compiled
+// script every Module reads.
+package api
 
 import (
 	"context"
@@ -16,72 +22,74 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// phase is what a module's LState is running, which decides what the API
+// Phase is what a module's LState is running, which decides what the API
 // may do: declare metrics only at init, record only in iterations.
-type phase int
+type Phase int
 
 const (
-	phaseInit      phase = iota // the script's top level
-	phaseIdle                   // between iterations
-	phaseLifecycle              // setup() or teardown()
+	phaseInit      Phase = iota // the script's top level
+	PhaseIdle                   // between iterations
+	PhaseLifecycle              // setup() or teardown()
 	phaseIteration              // an exec function
 )
 
-// module is one VU's instance of require("llmload"): the API functions
+// Module is one VU's instance of require("llmload"): the API functions
 // close over it, so they see this VU's random source, context and current
 // iteration. Used only by the VU's goroutine.
-type module struct {
+type Module struct {
 	prog       *Program
 	cfg        *RunnerConfig // nil while Compile reads the options
-	vuID       int
+	VUID       int
 	src        *rand.PCG
 	rng        *rand.Rand
-	ctx        context.Context
-	phase      phase
+	Ctx        context.Context
+	Phase      Phase
 	it         *engine.Iteration // nil outside an iteration
-	iterStart  time.Time         // when the current iteration began
+	IterStart  time.Time         // when the current iteration began
 	scheduled  bool              // Scheduled went out on a sample of this iteration
 	poolMeta   *lua.LTable
 	convMeta   *lua.LTable
 	metrics    map[string]string // custom metrics declared at init: name → kind
 	metricMeta *lua.LTable
-	views      *luaval.ReadOnlyViews
-	// paramsRead are the keys llm.param was asked for, so Compile can tell
+	Views      *luaval.ReadOnlyViews
+	// ParamsRead are the keys llm.param was asked for, so Compile can tell
 	// a --set key the script never reads.
-	paramsRead map[string]bool
-	// loading is the data file being read when init ran out of time.
-	loading string
+	ParamsRead map[string]bool
+	// Loading is the data file being read when init ran out of time.
+	Loading string
 }
 
-// newModule seeds the VU's random source from the run seed and the VU id,
+// NewModule seeds the VU's random source from the run seed and the VU id,
 // so every VU draws a different, reproducible sequence.
-func newModule(s *Program, cfg *RunnerConfig, vuID int, seed int64) *module {
+func NewModule(s *Program, cfg *RunnerConfig, vuID int, seed int64) *Module {
 	src := rand.NewPCG(uint64(seed), uint64(vuID))
-	return &module{prog: s, cfg: cfg, vuID: vuID, src: src, rng: rand.New(src), ctx: context.Background(),
+	return &Module{prog: s, cfg: cfg, VUID: vuID, src: src, rng: rand.New(src), Ctx: context.Background(),
 		metrics: map[string]string{}}
 }
 
-// newState returns the VU's sandbox with require("llmload") available.
-func (m *module) newState() *lua.LState {
-	L := sandbox.New(m.src, uint64(m.vuID))
-	m.views = sandbox.Shared().Views
+// NewState returns the VU's sandbox with require("llmload") available.
+func (m *Module) NewState() *lua.LState {
+	L := sandbox.New(m.src, uint64(m.VUID))
+	m.Views = sandbox.Shared().Views
 	L.PreloadModule(sandbox.ModuleName, m.loader)
 	return L
 }
 
-func (m *module) begin(ctx context.Context, it *engine.Iteration) {
-	m.ctx, m.it, m.phase = ctx, it, phaseIteration
-	m.iterStart, m.scheduled = time.Now(), false
+// Begin enters an iteration: the API may record from now until End.
+func (m *Module) Begin(ctx context.Context, it *engine.Iteration) {
+	m.Ctx, m.it, m.Phase = ctx, it, phaseIteration
+	m.IterStart, m.scheduled = time.Now(), false
 }
 
-func (m *module) end() { m.ctx, m.it, m.phase = context.Background(), nil, phaseIdle }
+// End leaves the iteration: the module idles until the next Begin.
+func (m *Module) End() { m.Ctx, m.it, m.Phase = context.Background(), nil, PhaseIdle }
 
 // loader builds the module table, gopher-lua-libs style. Its members are
 // made on first use (an __index on the module table): a VU holds only the
 // functions its script touches, where building all of them cost 28 KB a
 // VU, a third of an idle VU. pairs(llm) lists only the members used so
 // far; every other access behaves as if the table were full.
-func (m *module) loader(L *lua.LState) int {
+func (m *Module) loader(L *lua.LState) int {
 	mod := L.CreateTable(0, 8)
 	mt := L.CreateTable(0, 2)
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
@@ -102,49 +110,49 @@ func (m *module) loader(L *lua.LState) int {
 }
 
 // members builds each member of the module table for one VU's module.
-var members = map[string]func(m *module, L *lua.LState) lua.LValue{
-	"env":          fn((*module).env),
-	"param":        fn((*module).param),
-	"synthetic":    fn((*module).newSynthetic),
-	"conversation": fn((*module).newConversation),
-	"weighted":     fn((*module).weighted),
-	"rand_int":     fn((*module).randInt),
-	"sleep":        fn((*module).sleep),
-	"check":        fn((*module).check),
-	"chat":         fn((*module).chat),
-	"complete":     fn((*module).complete),
-	"respond":      fn((*module).respond),
-	"messages":     fn((*module).messagesAPI),
-	"embed":        fn((*module).embed),
-	"think": table(func(m *module) map[string]lua.LGFunction {
+var members = map[string]func(m *Module, L *lua.LState) lua.LValue{
+	"env":          fn((*Module).env),
+	"param":        fn((*Module).param),
+	"synthetic":    fn((*Module).newSynthetic),
+	"conversation": fn((*Module).newConversation),
+	"weighted":     fn((*Module).weighted),
+	"rand_int":     fn((*Module).randInt),
+	"sleep":        fn((*Module).sleep),
+	"check":        fn((*Module).check),
+	"chat":         fn((*Module).chat),
+	"complete":     fn((*Module).complete),
+	"respond":      fn((*Module).respond),
+	"messages":     fn((*Module).messagesAPI),
+	"embed":        fn((*Module).embed),
+	"think": table(func(m *Module) map[string]lua.LGFunction {
 		return map[string]lua.LGFunction{
 			"constant": m.thinkConstant, "between": m.thinkBetween, "exponential": m.thinkExponential,
 			"normal": m.thinkNormal, "constant_pacing": m.thinkConstantPacing,
 		}
 	}),
-	"metric": table(func(m *module) map[string]lua.LGFunction {
+	"metric": table(func(m *Module) map[string]lua.LGFunction {
 		return map[string]lua.LGFunction{
 			"trend":   m.declareMetric(engine.MetricTrend),
 			"counter": m.declareMetric(engine.MetricCounter),
 			"rate":    m.declareMetric(engine.MetricRate),
 		}
 	}),
-	"pool":  func(m *module, L *lua.LState) lua.LValue { return m.poolTable(L) },
-	"trace": func(m *module, L *lua.LState) lua.LValue { return m.traceTable(L) },
-	"dist":  func(m *module, L *lua.LState) lua.LValue { return m.distTable(L) },
-	"dirty": func(m *module, L *lua.LState) lua.LValue { return m.dirtyTable(L) },
+	"pool":  func(m *Module, L *lua.LState) lua.LValue { return m.poolTable(L) },
+	"trace": func(m *Module, L *lua.LState) lua.LValue { return m.traceTable(L) },
+	"dist":  func(m *Module, L *lua.LState) lua.LValue { return m.distTable(L) },
+	"dirty": func(m *Module, L *lua.LState) lua.LValue { return m.dirtyTable(L) },
 }
 
 // fn builds a member that is one function of the module.
-func fn(f func(*module, *lua.LState) int) func(*module, *lua.LState) lua.LValue {
-	return func(m *module, L *lua.LState) lua.LValue {
+func fn(f func(*Module, *lua.LState) int) func(*Module, *lua.LState) lua.LValue {
+	return func(m *Module, L *lua.LState) lua.LValue {
 		return L.NewFunction(func(L *lua.LState) int { return f(m, L) })
 	}
 }
 
 // table builds a member that is a table of the module's functions.
-func table(funcs func(*module) map[string]lua.LGFunction) func(*module, *lua.LState) lua.LValue {
-	return func(m *module, L *lua.LState) lua.LValue {
+func table(funcs func(*Module) map[string]lua.LGFunction) func(*Module, *lua.LState) lua.LValue {
+	return func(m *Module, L *lua.LState) lua.LValue {
 		f := funcs(m)
 		return L.SetFuncs(L.CreateTable(0, len(f)), f)
 	}
@@ -154,15 +162,15 @@ func table(funcs func(*module) map[string]lua.LGFunction) func(*module, *lua.LSt
 // the current scenario's env value, else the environment variable, else
 // default (nil when there is none). At init and in setup/teardown no
 // scenario is current, so only the process environment is seen.
-func (m *module) env(L *lua.LState) int {
+func (m *Module) env(L *lua.LState) int {
 	name := L.CheckString(1)
 	if m.it != nil {
-		if v, ok := m.prog.envs[m.it.Scenario][name]; ok {
+		if v, ok := m.prog.Envs[m.it.Scenario][name]; ok {
 			L.Push(lua.LString(v))
 			return 1
 		}
 	}
-	if v, ok := m.prog.env(name); ok {
+	if v, ok := m.prog.Env(name); ok {
 		L.Push(lua.LString(v))
 		return 1
 	}
@@ -173,14 +181,14 @@ func (m *module) env(L *lua.LState) int {
 // param implements llm.param(key [, default]) -> value: the --set value
 // for key, else default. A number or boolean default makes the value a
 // number or boolean too, so `llm.param("vus", 4)` can be used as a count.
-func (m *module) param(L *lua.LState) int {
+func (m *Module) param(L *lua.LState) int {
 	key := L.CheckString(1)
 	def := L.Get(2)
-	if m.paramsRead == nil {
-		m.paramsRead = map[string]bool{}
+	if m.ParamsRead == nil {
+		m.ParamsRead = map[string]bool{}
 	}
-	m.paramsRead[key] = true
-	raw, ok := m.prog.params[key]
+	m.ParamsRead[key] = true
+	raw, ok := m.prog.Params[key]
 	if !ok {
 		L.Push(def)
 		return 1
@@ -208,7 +216,7 @@ func (m *module) param(L *lua.LState) int {
 
 // randInt implements llm.rand_int([lo, hi]) -> integer, uniform in
 // [lo, hi], by default [0, 2^31-1]; drawn from the VU's seeded source.
-func (m *module) randInt(L *lua.LState) int {
+func (m *Module) randInt(L *lua.LState) int {
 	lo, hi := int64(0), int64(math.MaxInt32)
 	switch L.GetTop() {
 	case 0:
@@ -227,7 +235,7 @@ func (m *module) randInt(L *lua.LState) int {
 // weighted implements llm.weighted{ key = weight, ... } -> key, chosen
 // with probability proportional to its weight. Keys are visited in sorted
 // order so a seeded run draws the same keys.
-func (m *module) weighted(L *lua.LState) int {
+func (m *Module) weighted(L *lua.LState) int {
 	tbl := luaval.PlainTable(L.CheckTable(1))
 	keys := make([]string, 0, 4)
 	weights := map[string]float64{}
@@ -266,19 +274,19 @@ func pickWeighted(keys []string, weights map[string]float64, r float64) string {
 
 // sleep implements llm.sleep(d): d is a duration string ("500ms") or a
 // number of seconds. It returns early when the VU's context ends.
-func (m *module) sleep(L *lua.LState) int {
-	m.pause(checkDuration(L, 1))
+func (m *Module) sleep(L *lua.LState) int {
+	m.Pause(checkDuration(L, 1))
 	return 0
 }
 
-// pause waits d or until the VU's context ends, whichever comes first;
+// Pause waits d or until the VU's context ends, whichever comes first;
 // in a dry run it returns at once, noting d.
-func (m *module) pause(d time.Duration) {
-	if m.cfg != nil && m.cfg.dry != nil {
-		m.cfg.dry.think += max(d, 0)
+func (m *Module) Pause(d time.Duration) {
+	if m.cfg != nil && m.cfg.Dry != nil {
+		m.cfg.Dry.Think += max(d, 0)
 		return
 	}
-	stopping.Sleep(m.ctx, d)
+	stopping.Sleep(m.Ctx, d)
 }
 
 // checkDuration reads argument n as a duration string or seconds.
@@ -310,7 +318,7 @@ func checkDuration(L *lua.LState, n int) time.Duration {
 // counts; one that raises an error fails. Failing checks never raise. In
 // an iteration each check sends a "checks" rate sample (1 pass, 0 fail)
 // tagged check = name; at init and in setup/teardown nothing is recorded.
-func (m *module) check(L *lua.LState) int {
+func (m *Module) check(L *lua.LState) int {
 	res := L.Get(1)
 	checks := luaval.PlainTable(L.CheckTable(2))
 	all := true
@@ -325,7 +333,7 @@ func (m *module) check(L *lua.LState) int {
 	return 1
 }
 
-func (m *module) evalCheck(L *lua.LState, v, res lua.LValue) bool {
+func (m *Module) evalCheck(L *lua.LState, v, res lua.LValue) bool {
 	fn, isFn := v.(*lua.LFunction)
 	if !isFn {
 		return lua.LVAsBool(v)
@@ -338,7 +346,7 @@ func (m *module) evalCheck(L *lua.LState, v, res lua.LValue) bool {
 	return ok
 }
 
-func (m *module) recordCheck(name string, ok bool) {
+func (m *Module) recordCheck(name string, ok bool) {
 	value := 0.0
 	if ok {
 		value = 1
@@ -346,7 +354,7 @@ func (m *module) recordCheck(name string, ok bool) {
 	m.cfg.Sink.Metric(engine.MetricSample{
 		Name: checksMetric, Kind: engine.MetricRate, Value: value,
 		Scenario: m.it.Scenario, Stage: m.it.Stage, Warmup: m.it.Warmup,
-		Tags: mergeTags(m.prog.tags[m.it.Scenario], map[string]string{"check": name}),
+		Tags: mergeTags(m.prog.Tags[m.it.Scenario], map[string]string{"check": name}),
 	})
 }
 
@@ -357,6 +365,6 @@ const checksMetric = "checks"
 // in iterations not cut short (a check of a canceled request judges the
 // cut, not the server) and when there is a sink. Warmup iterations are
 // recorded, flagged, for the metrics package to set apart.
-func (m *module) recording() bool {
-	return m.phase == phaseIteration && m.ctx.Err() == nil && m.cfg != nil && m.cfg.Sink != nil
+func (m *Module) recording() bool {
+	return m.Phase == phaseIteration && m.Ctx.Err() == nil && m.cfg != nil && m.cfg.Sink != nil
 }

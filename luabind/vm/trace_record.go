@@ -1,15 +1,16 @@
-package luabind
+package vm
 
 import (
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/luabind/api"
 	lua "github.com/yuin/gopher-lua"
 )
 
 // recordTable is vu.record in a trace scenario's iteration: the record to
 // replay and the request it describes.
-func (v *vu) recordTable(a *plan.TraceArrival, st *scenarioTrace) *lua.LTable {
+func (v *VU) recordTable(a *plan.TraceArrival, st *api.ScenarioTrace) *lua.LTable {
 	L := v.L
-	rec := &st.src.trace.Records[a.Record]
+	rec := &st.Src.Trace.Records[a.Record]
 	t := L.CreateTable(0, 14)
 	t.RawSetString("index", lua.LNumber(a.Record))
 	t.RawSetString("line", lua.LNumber(rec.Line))
@@ -43,7 +44,7 @@ func (v *vu) recordTable(a *plan.TraceArrival, st *scenarioTrace) *lua.LTable {
 			msgs.Append(mt)
 		}
 	} else {
-		prompt, n := st.prompter.Prompt(rec, a.Record)
+		prompt, n := st.Prompter.Prompt(rec, a.Record)
 		t.RawSetString("prompt", lua.LString(prompt))
 		t.RawSetString("input_tokens", lua.LNumber(n))
 		um := L.CreateTable(0, 2)

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"fmt"
@@ -26,11 +26,11 @@ type customMetric struct {
 // and llm.metric.rate(name) -> metric with :add(value [, tags]). Metrics
 // are declared at the top level, so every VU and the plan agree on them;
 // declaring one name twice with the same kind returns an equal object.
-func (m *module) declareMetric(kind string) lua.LGFunction {
+func (m *Module) declareMetric(kind string) lua.LGFunction {
 	return func(L *lua.LState) int {
 		name := L.CheckString(1)
 		fn := fmt.Sprintf("llm.metric.%s(%q)", kind, name)
-		if m.phase != phaseInit {
+		if m.Phase != phaseInit {
 			L.RaiseError("%s: declare metrics at the top level of the script, not inside a function", fn)
 		}
 		if err := m.checkMetric(name, kind); err != "" {
@@ -46,7 +46,7 @@ func (m *module) declareMetric(kind string) lua.LGFunction {
 }
 
 // checkMetric returns why name cannot be declared as kind, or "".
-func (m *module) checkMetric(name, kind string) string {
+func (m *Module) checkMetric(name, kind string) string {
 	if !metricNamePattern.MatchString(name) {
 		return "names are lower-case letters, digits and _, starting with a letter or _"
 	}
@@ -58,14 +58,14 @@ func (m *module) checkMetric(name, kind string) string {
 	}
 	// VUs run the top level again; a metric the plan lacks (declared
 	// under a condition that changed) would reach no threshold or report.
-	if m.prog.metrics != nil && m.prog.metrics[name] != kind {
+	if m.prog.Metrics != nil && m.prog.Metrics[name] != kind {
 		return "not declared when the script was compiled (declare metrics unconditionally)"
 	}
 	return ""
 }
 
-// declaredMetrics lists the metrics declared at init, sorted by name.
-func (m *module) declaredMetrics() []plan.MetricDef {
+// DeclaredMetrics lists the metrics declared at init, sorted by name.
+func (m *Module) DeclaredMetrics() []plan.MetricDef {
 	out := make([]plan.MetricDef, 0, len(m.metrics))
 	for name, kind := range m.metrics {
 		out = append(out, plan.MetricDef{Name: name, Kind: kind})
@@ -78,7 +78,7 @@ func (m *module) declaredMetrics() []plan.MetricDef {
 }
 
 // metricMetatable is made once per VU and shared by its metric objects.
-func (m *module) metricMetatable(L *lua.LState) *lua.LTable {
+func (m *Module) metricMetatable(L *lua.LState) *lua.LTable {
 	if m.metricMeta == nil {
 		methods := L.SetFuncs(L.CreateTable(0, 1), map[string]lua.LGFunction{"add": m.metricAdd})
 		m.metricMeta = L.CreateTable(0, 2)
@@ -103,15 +103,15 @@ func checkCustomMetric(L *lua.LState) *customMetric {
 // value as 1 (0 is a failure as in k6, although Lua deems it true). Tags
 // are merged over the scenario's. In setup/teardown the value is checked
 // but not recorded, like llm.chat's samples there.
-func (m *module) metricAdd(L *lua.LState) int {
+func (m *Module) metricAdd(L *lua.LState) int {
 	c := checkCustomMetric(L)
-	if m.phase == phaseInit || m.phase == phaseIdle {
+	if m.Phase == phaseInit || m.Phase == PhaseIdle {
 		L.RaiseError("%s:add can only be called inside an iteration, not at the top level", c.name)
 	}
 	value := metricValue(L, c)
 	var tags map[string]string
 	if t := L.Get(3); t != lua.LNil {
-		d := &argDecoder{}
+		d := &ArgDecoder{}
 		tags = d.StringMap("tags", t)
 		if len(d.Errs) > 0 {
 			L.ArgError(3, strings.Join(d.Errs, "; "))
@@ -123,7 +123,7 @@ func (m *module) metricAdd(L *lua.LState) int {
 	m.cfg.Sink.Metric(engine.MetricSample{
 		Name: c.name, Kind: c.kind, Value: value,
 		Scenario: m.it.Scenario, Stage: m.it.Stage, Warmup: m.it.Warmup,
-		Tags: mergeTags(m.prog.tags[m.it.Scenario], tags),
+		Tags: mergeTags(m.prog.Tags[m.it.Scenario], tags),
 	})
 	return 0
 }

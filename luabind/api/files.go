@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"runtime"
@@ -19,10 +19,10 @@ type fileLog struct {
 // Files, its only reader, runs once per command at most.
 var compiledFiles sync.Map // weak.Pointer[Program] → *fileLog
 
-// noteFile records a data file the script's top level reads at Compile
+// NoteFile records a data file the script's top level reads at Compile
 // (m.cfg is nil there and only there). The VUs read the same files again
 // when they run the top level, which adds nothing.
-func (m *module) noteFile(name string) {
+func (m *Module) NoteFile(name string) {
 	if m.cfg != nil {
 		return
 	}
@@ -35,4 +35,21 @@ func (m *module) noteFile(name string) {
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	log.names[name] = true
+}
+
+// FilesRead lists the data files p's top level read at Compile, as the
+// script named them, in no order.
+func FilesRead(p *Program) []string {
+	v, ok := compiledFiles.Load(weak.Make(p))
+	if !ok {
+		return nil
+	}
+	log := v.(*fileLog)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	out := make([]string, 0, len(log.names))
+	for name := range log.names {
+		out = append(out, name)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"fmt"
@@ -10,17 +10,19 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// dirtyConfig is options.dirty: the share of an iteration's requests that
+// DirtyConfig is options.dirty: the share of an iteration's requests that
 // are deliberately malformed, and the weight of each kind. It is applied
 // here, in luabind, because the requests are built here.
-type dirtyConfig struct {
-	ratio   float64
-	kinds   []string // sorted, so a seeded run picks the same kinds
-	weights map[string]float64
-	total   float64
+type DirtyConfig struct {
+	Ratio   float64
+	Kinds   []string // sorted, so a seeded run picks the same kinds
+	Weights map[string]float64
+	Total   float64
 }
 
-func unknownDirtyKind(name string) string {
+// UnknownDirtyKind is the error text for a dirty-data kind llmload does
+// not know, naming the nearest one that it does.
+func UnknownDirtyKind(name string) string {
 	msg := fmt.Sprintf("unknown dirty-data kind %q", name)
 	if best, ok := luaval.Nearest(name, dirty.Names()); ok {
 		msg += fmt.Sprintf(" (did you mean %s?)", best)
@@ -32,25 +34,25 @@ func unknownDirtyKind(name string) string {
 // how: forced is the request's own dirty key, which always wins; otherwise
 // only measured iterations (not warmup, not setup or teardown) draw, with
 // probability options.dirty.ratio, from the VU's seeded source.
-func (m *module) dirtyKind(forced string) string {
+func (m *Module) dirtyKind(forced string) string {
 	if forced != "" {
 		return forced
 	}
-	c := &m.prog.dirty
-	if c.ratio <= 0 || m.phase != phaseIteration || m.it == nil || m.it.Warmup {
+	c := &m.prog.DirtyMix
+	if c.Ratio <= 0 || m.Phase != phaseIteration || m.it == nil || m.it.Warmup {
 		return ""
 	}
-	if m.rng.Float64() >= c.ratio {
+	if m.rng.Float64() >= c.Ratio {
 		return ""
 	}
-	return pickWeighted(c.kinds, c.weights, m.rng.Float64()*c.total)
+	return pickWeighted(c.Kinds, c.Weights, m.rng.Float64()*c.Total)
 }
 
 // maybeMalform returns the request to send and its dirty kind. A kind the
 // script forces must apply, or it is the script's error; a kind drawn for
 // options.dirty that cannot express this request (a chat-only kind on a
 // completion) leaves it clean rather than failing the iteration.
-func (m *module) maybeMalform(req *engine.ChatRequest, forced string) (*engine.ChatRequest, string, error) {
+func (m *Module) maybeMalform(req *engine.ChatRequest, forced string) (*engine.ChatRequest, string, error) {
 	if req.Endpoint == engine.EndpointEmbeddings {
 		return req, "", nil // options.dirty malforms generation requests only (see errEmbedDirty)
 	}
@@ -70,7 +72,7 @@ func (m *module) maybeMalform(req *engine.ChatRequest, forced string) (*engine.C
 
 // malform applies kind to req and labels it, so its sample goes to the
 // dirty-data table rather than the clean statistics.
-func (m *module) malform(kind string, req *engine.ChatRequest) error {
+func (m *Module) malform(kind string, req *engine.ChatRequest) error {
 	if err := dirty.Apply(kind, req, m.rng); err != nil {
 		return fmt.Errorf("dirty kind %q: %w", kind, err)
 	}
@@ -84,7 +86,7 @@ func (m *module) malform(kind string, req *engine.ChatRequest) error {
 }
 
 // dirtyTable is llm.dirty.
-func (m *module) dirtyTable(L *lua.LState) *lua.LTable {
+func (m *Module) dirtyTable(L *lua.LState) *lua.LTable {
 	return L.SetFuncs(L.CreateTable(0, 2), map[string]lua.LGFunction{
 		"kinds": dirtyKinds,
 		"apply": dirtyApply,
@@ -116,7 +118,7 @@ func dirtyKinds(L *lua.LState) int {
 func dirtyApply(L *lua.LState) int {
 	kind := L.CheckString(1)
 	if !dirty.Valid(kind) {
-		L.ArgError(1, unknownDirtyKind(kind))
+		L.ArgError(1, UnknownDirtyKind(kind))
 	}
 	src := luaval.PlainTable(L.CheckTable(2))
 	t := L.CreateTable(0, 8)

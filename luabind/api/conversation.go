@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"strconv"
@@ -26,9 +26,9 @@ var conversationKeys = []string{"system", "tags", "messages"}
 // ShareGPT item) to replay: its leading system message starts the history
 // and conv:replay_next() feeds its user turns one by one, while the
 // answers come from the server under test, not from the recording.
-func (m *module) newConversation(L *lua.LState) int {
+func (m *Module) newConversation(L *lua.LState) int {
 	const path = "llm.conversation"
-	d := &argDecoder{}
+	d := &ArgDecoder{}
 	f := d.Record(path, L.OptTable(1, L.CreateTable(0, 0)), conversationKeys)
 	c := &conversation{}
 	if v := f["system"]; v != nil {
@@ -38,13 +38,13 @@ func (m *module) newConversation(L *lua.LState) int {
 		c.tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
 	if v := f["messages"]; v != nil {
-		c.source = d.messages(luaval.Child(path, "messages"), v)
+		c.source = d.Messages(luaval.Child(path, "messages"), v)
 		if f["system"] == nil && len(c.source) > 0 && c.source[0].Role == "system" {
 			c.history = append(c.history, c.source[0])
 			c.cursor = 1
 		}
 	}
-	if err := d.joined(); err != nil {
+	if err := d.Joined(); err != nil {
 		L.RaiseError("%v", err)
 	}
 	ud := L.NewUserData()
@@ -54,7 +54,7 @@ func (m *module) newConversation(L *lua.LState) int {
 	return 1
 }
 
-func (m *module) conversationMetatable(L *lua.LState) *lua.LTable {
+func (m *Module) conversationMetatable(L *lua.LState) *lua.LTable {
 	if m.convMeta == nil {
 		methods := L.SetFuncs(L.CreateTable(0, 5), map[string]lua.LGFunction{
 			"user": convUser, "send": m.convSend, "turns": convTurns,
@@ -118,7 +118,7 @@ func convMessages(L *lua.LState) int {
 // path, tagged turn = "<n>" (1-based) and with the conversation's tags,
 // and on success appends the answer, completing the turn. A failed turn
 // leaves the history as it was, so the script may retry it or stop.
-func (m *module) convSend(L *lua.LState) int {
+func (m *Module) convSend(L *lua.LState) int {
 	c := checkConversation(L)
 	if len(c.history) == 0 || c.history[len(c.history)-1].Role != "user" {
 		L.RaiseError("conv:send: the last message is not the user's (call conv:user(text) or conv:replay_next() first)")

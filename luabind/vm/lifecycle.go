@@ -1,4 +1,4 @@
-package luabind
+package vm
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -16,7 +17,7 @@ import (
 type lifecycle struct {
 	mu   sync.Mutex // Setup and Teardown may come from different goroutines
 	L    *lua.LState
-	m    *module
+	m    *api.Module
 	data atomic.Pointer[setupData] // read by every VU
 }
 
@@ -35,13 +36,13 @@ type setupData struct {
 // Without a setup function it does nothing. Call it once, before any iteration; when it
 // fails, its LState is closed (a later Teardown makes a new one). It ends
 // early when ctx or RunnerConfig.Stop ends.
-func (r *runner) Setup(ctx context.Context) error {
-	ctx, release := stopWith(ctx, r.cfg.Stop)
+func (r *Runner) Setup(ctx context.Context) error {
+	ctx, release := api.StopWith(ctx, r.cfg.Stop)
 	defer release()
 	lc := &r.life
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	if !r.prog.hasSetup {
+	if !r.prog.HasSetup {
 		return nil
 	}
 	if err := r.lifecycleState(ctx); err != nil {
@@ -54,7 +55,7 @@ func (r *runner) Setup(ctx context.Context) error {
 			lc.data.Store(&setupData{value: value})
 			return nil
 		}
-		err = fmt.Errorf("%s: setup() returned %w", r.prog.path, err)
+		err = fmt.Errorf("%s: setup() returned %w", r.prog.Path, err)
 	}
 	// A run whose setup failed ends without teardown; nothing else would
 	// close the LState.
@@ -68,14 +69,14 @@ func (r *runner) Setup(ctx context.Context) error {
 // LState. Without a teardown function it only releases setup's LState.
 // It ends early when ctx or RunnerConfig.Stop ends: an interrupt cuts a
 // teardown the executor runs after an interrupted load, as it cuts setup.
-func (r *runner) Teardown(ctx context.Context) error {
-	ctx, release := stopWith(ctx, r.cfg.Stop)
+func (r *Runner) Teardown(ctx context.Context) error {
+	ctx, release := api.StopWith(ctx, r.cfg.Stop)
 	defer release()
 	lc := &r.life
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	defer lc.close()
-	if !r.prog.hasTeardown {
+	if !r.prog.HasTeardown {
 		return nil
 	}
 	if err := r.lifecycleState(ctx); err != nil {
@@ -83,7 +84,7 @@ func (r *runner) Teardown(ctx context.Context) error {
 	}
 	var data lua.LValue = lua.LNil
 	if d := lc.data.Load(); d != nil {
-		data = lc.m.views.Value(lc.L, d.value)
+		data = lc.m.Views.Value(lc.L, d.value)
 	}
 	_, err := r.callLifecycle(ctx, "teardown", 0, data)
 	return err
@@ -93,16 +94,16 @@ func (r *runner) Teardown(ctx context.Context) error {
 // level in it, unless that was done already. Its module has no sink, so
 // nothing it sends is recorded; VU id 0 gives it a random stream of its
 // own.
-func (r *runner) lifecycleState(ctx context.Context) error {
+func (r *Runner) lifecycleState(ctx context.Context) error {
 	lc := &r.life
 	if lc.L != nil {
 		return nil
 	}
 	cfg := r.cfg
 	cfg.Sink = nil
-	m := newModule(r.prog, &cfg, 0, r.prog.seed)
-	L := m.newState()
-	if err := r.prog.runInit(ctx, L, m); err != nil {
+	m := api.NewModule(r.prog, &cfg, 0, r.prog.Seed)
+	L := m.NewState()
+	if err := r.prog.RunInit(ctx, L, m); err != nil {
 		L.Close()
 		return err
 	}
@@ -115,27 +116,27 @@ const LifecycleTimeout = 60 * time.Second
 
 // callLifecycle calls the global function name with args and returns its
 // first result when nret is 1.
-func (r *runner) callLifecycle(ctx context.Context, name string, nret int, args ...lua.LValue) (lua.LValue, error) {
+func (r *Runner) callLifecycle(ctx context.Context, name string, nret int, args ...lua.LValue) (lua.LValue, error) {
 	lc := &r.life
 	fn, ok := lc.L.GetGlobal(name).(*lua.LFunction)
 	if !ok {
-		return nil, fmt.Errorf("%s: no global function %s to run", r.prog.path, name)
+		return nil, fmt.Errorf("%s: no global function %s to run", r.prog.Path, name)
 	}
 	// Like k6's setupTimeout: a setup or teardown that never returns must
 	// not hang a CI job.
 	ctx, cancel := context.WithTimeoutCause(ctx, LifecycleTimeout,
 		fmt.Errorf("%s() did not return within %v", name, LifecycleTimeout))
 	defer cancel()
-	lc.m.ctx, lc.m.phase = ctx, phaseLifecycle
-	defer func() { lc.m.ctx, lc.m.phase = context.Background(), phaseIdle }()
+	lc.m.Ctx, lc.m.Phase = ctx, api.PhaseLifecycle
+	defer func() { lc.m.Ctx, lc.m.Phase = context.Background(), api.PhaseIdle }()
 	lc.L.SetContext(ctx)
 	defer lc.L.RemoveContext()
 	err := lc.L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
 	if ctx.Err() != nil {
-		return nil, interrupted(ctx, name+"()")
+		return nil, api.Interrupted(ctx, name+"()")
 	}
 	if err != nil {
-		return nil, r.prog.scriptError(err)
+		return nil, r.prog.ScriptError(err)
 	}
 	if nret == 0 {
 		return nil, nil
@@ -145,9 +146,25 @@ func (r *runner) callLifecycle(ctx context.Context, name string, nret int, args 
 	return ret, nil
 }
 
+// CloseLifecycle releases the LState that setup() ran in, for a runner
+// whose teardown will not run (the dry run's).
+func (r *Runner) CloseLifecycle() {
+	r.life.mu.Lock()
+	defer r.life.mu.Unlock()
+	r.life.close()
+}
+
 func (lc *lifecycle) close() {
 	if lc.L != nil {
 		lc.L.Close()
 		lc.L, lc.m = nil, nil
 	}
+}
+
+// SetupStateOpen reports whether the LState setup() ran in is still held:
+// from Setup until Teardown, or CloseLifecycle.
+func (r *Runner) SetupStateOpen() bool {
+	r.life.mu.Lock()
+	defer r.life.mu.Unlock()
+	return r.life.L != nil
 }

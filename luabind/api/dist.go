@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"github.com/llmload/llmload/engine/dataset"
@@ -12,7 +12,7 @@ type distValue struct {
 }
 
 // distTable is llm.dist: the distributions synthetic prompt lengths follow.
-func (m *module) distTable(L *lua.LState) *lua.LTable {
+func (m *Module) distTable(L *lua.LState) *lua.LTable {
 	return L.SetFuncs(L.CreateTable(0, 4), map[string]lua.LGFunction{
 		"fixed":     m.distFixed,
 		"normal":    m.distNormal,
@@ -22,7 +22,7 @@ func (m *module) distTable(L *lua.LState) *lua.LTable {
 }
 
 // distFixed implements llm.dist.fixed(v) -> dist: always v tokens.
-func (m *module) distFixed(L *lua.LState) int {
+func (m *Module) distFixed(L *lua.LState) int {
 	v := float64(L.CheckNumber(1))
 	d, err := dataset.Fixed(v)
 	return pushDist(L, "llm.dist.fixed", d, err)
@@ -30,7 +30,7 @@ func (m *module) distFixed(L *lua.LState) int {
 
 // distNormal implements llm.dist.normal(mean, sd) -> dist, truncated to
 // at least one token.
-func (m *module) distNormal(L *lua.LState) int {
+func (m *Module) distNormal(L *lua.LState) int {
 	d, err := dataset.Normal(float64(L.CheckNumber(1)), float64(L.CheckNumber(2)))
 	return pushDist(L, "llm.dist.normal", d, err)
 }
@@ -38,14 +38,14 @@ func (m *module) distNormal(L *lua.LState) int {
 // distLognormal implements llm.dist.lognormal(mean, sd) -> dist, whose
 // mean and standard deviation are those of the lengths themselves (not of
 // their logarithm), as request-length statistics are usually quoted.
-func (m *module) distLognormal(L *lua.LState) int {
+func (m *Module) distLognormal(L *lua.LState) int {
 	d, err := dataset.Lognormal(float64(L.CheckNumber(1)), float64(L.CheckNumber(2)))
 	return pushDist(L, "llm.dist.lognormal", d, err)
 }
 
 // distUniform implements llm.dist.uniform(lo, hi) -> dist, uniform in
 // [lo, hi].
-func (m *module) distUniform(L *lua.LState) int {
+func (m *Module) distUniform(L *lua.LState) int {
 	d, err := dataset.Uniform(float64(L.CheckNumber(1)), float64(L.CheckNumber(2)))
 	return pushDist(L, "llm.dist.uniform", d, err)
 }

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"github.com/llmload/llmload/engine"
@@ -20,7 +20,7 @@ import (
 // options.dirty may pick a kind. A failed request is data, not a Lua
 // error; a malformed table is a Lua error. It works in iterations and in
 // setup/teardown, whose samples are not recorded; at init it is an error.
-func (m *module) chat(L *lua.LState) int {
+func (m *Module) chat(L *lua.LState) int {
 	m.sendRequest(L, "llm.chat", L.CheckTable(1), m.chatRequest)
 	return 1
 }
@@ -30,7 +30,7 @@ func (m *module) chat(L *lua.LState) int {
 // ignore_eos=?, min_tokens=?, dirty=? } -> result: llm.chat for the legacy
 // completions endpoint, with a prompt instead of messages and the same
 // sample and result table.
-func (m *module) complete(L *lua.LState) int {
+func (m *Module) complete(L *lua.LState) int {
 	m.sendRequest(L, "llm.complete", L.CheckTable(1), m.completeRequest)
 	return 1
 }
@@ -43,8 +43,8 @@ type requestBuilder func(*lua.LTable) (*engine.ChatRequest, string, error)
 // options.dirty or the table asks, sends it, records its sample, pushes
 // the result table and returns the result; name is the Lua function for
 // errors.
-func (m *module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build requestBuilder) *engine.Result {
-	if m.phase != phaseIteration && m.phase != phaseLifecycle {
+func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build requestBuilder) *engine.Result {
+	if m.Phase != phaseIteration && m.Phase != PhaseLifecycle {
 		L.RaiseError("%s can only be called inside an iteration, setup() or teardown()", name)
 	}
 	if m.cfg == nil || m.cfg.Client == nil {
@@ -61,7 +61,7 @@ func (m *module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	if m.cfg.Observe != nil {
 		m.cfg.Observe(m.it, req, kind)
 	}
-	res := m.cfg.Client.Chat(m.ctx, req)
+	res := m.cfg.Client.Chat(m.Ctx, req)
 	if res == nil {
 		L.RaiseError("%s: the client returned no result", name)
 	}
@@ -75,14 +75,14 @@ func (m *module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 // A dirty request's sample carries its kind, so it stays out of the
 // clean statistics. Only the iteration's first request carries its intended start: later
 // ones were not scheduled, they follow the first.
-func (m *module) recordSample(req *engine.ChatRequest, dirtyKind string, res *engine.Result) {
+func (m *Module) recordSample(req *engine.ChatRequest, dirtyKind string, res *engine.Result) {
 	if m.cfg.Sink == nil || m.it == nil || res.NotSent {
 		return // a request that never reached the connection is no sample
 	}
 	s := engine.Sample{
 		Scenario: m.it.Scenario,
 		Stage:    m.it.Stage,
-		Tags:     mergeTags(m.prog.tags[m.it.Scenario], req.Tags),
+		Tags:     mergeTags(m.prog.Tags[m.it.Scenario], req.Tags),
 		Warmup:   m.it.Warmup,
 		Dirty:    dirtyKind,
 		Result:   *res,

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/llmload/llmload/engine/dataset"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/tokenize"
-	"github.com/llmload/llmload/engine/verdict"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -67,42 +66,42 @@ var (
 
 // poolText implements llm.pool.text(path [, {min_tokens=, max_tokens=,
 // tokenizer=}]) -> pool: one prompt per non-empty line.
-func (m *module) poolText(L *lua.LState) int { return m.loadPoolArg(L, "text") }
+func (m *Module) poolText(L *lua.LState) int { return m.loadPoolArg(L, "text") }
 
 // poolJSONL implements llm.pool.jsonl(path [, {field="prompt", min_tokens=,
 // max_tokens=, tokenizer=}]) -> pool: one JSON object per line, the prompt
 // in field.
-func (m *module) poolJSONL(L *lua.LState) int { return m.loadPoolArg(L, "jsonl") }
+func (m *Module) poolJSONL(L *lua.LState) int { return m.loadPoolArg(L, "jsonl") }
 
 // poolShareGPT implements llm.pool.sharegpt(path [, {conversations=false,
 // min_tokens=, max_tokens=, tokenizer=}]) -> pool: each conversation's
 // first human turn as a string, or with conversations = true each whole
 // conversation as a messages table.
-func (m *module) poolShareGPT(L *lua.LState) int { return m.loadPoolArg(L, "sharegpt") }
+func (m *Module) poolShareGPT(L *lua.LState) int { return m.loadPoolArg(L, "sharegpt") }
 
 // poolCSV implements llm.pool.csv(path [, {column="prompt", min_tokens=,
 // max_tokens=, tokenizer=}]) -> pool: the prompt column of each row.
-func (m *module) poolCSV(L *lua.LState) int { return m.loadPoolArg(L, "csv") }
+func (m *Module) poolCSV(L *lua.LState) int { return m.loadPoolArg(L, "csv") }
 
 // loadPoolArg reads a loader's arguments, loads (or reuses) the pool and
 // pushes this VU's cursor over it. Paths are relative to the script's
 // directory, so a scenario runs the same from any working directory.
-func (m *module) loadPoolArg(L *lua.LState, format string) int {
+func (m *Module) loadPoolArg(L *lua.LState, format string) int {
 	name := "llm.pool." + format
 	spec := poolSpec{format: format, path: L.CheckString(1), tokenizer: m.initTokenizer(L)}
-	m.noteFile(spec.path)
+	m.NoteFile(spec.path)
 	if !filepath.IsAbs(spec.path) {
-		spec.path = filepath.Join(filepath.Dir(m.prog.path), spec.path)
+		spec.path = filepath.Join(filepath.Dir(m.prog.Path), spec.path)
 	}
 	if L.GetTop() >= 2 {
 		m.poolOptions(L, name, &spec)
 	}
 	// dataset memoises loads and filters per process, so the VUs, which
 	// all run this top level, share the *Pool that Compile loaded.
-	m.loading = spec.path
-	p, err := loadPool(m.ctx, spec)
-	if m.ctx.Err() == nil {
-		m.loading = "" // kept when cut short, for Compile's time-limit message
+	m.Loading = spec.path
+	p, err := loadPool(m.Ctx, spec)
+	if m.Ctx.Err() == nil {
+		m.Loading = "" // kept when cut short, for Compile's time-limit message
 	}
 	if err != nil {
 		L.RaiseError("%s(%q): %v", name, L.CheckString(1), err)
@@ -115,8 +114,8 @@ func (m *module) loadPoolArg(L *lua.LState, format string) int {
 }
 
 // poolOptions reads argument 2 into spec, raising every problem at once.
-func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
-	d := &argDecoder{}
+func (m *Module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
+	d := &ArgDecoder{}
 	path := name + " options"
 	f := d.Record(path, L.Get(2), append(append([]string(nil), poolOptionKeys...), formatKeys[spec.format]...))
 	if v := f["field"]; v != nil {
@@ -143,7 +142,7 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 	if (spec.minTokens > 0 || spec.maxTokens > 0) && spec.tokenizer == "none" {
 		d.Errorf(path, `min_tokens and max_tokens need a tokenizer, not "none"`)
 	}
-	if err := d.joined(); err != nil {
+	if err := d.Joined(); err != nil {
 		L.RaiseError("%v", err)
 	}
 }
@@ -153,7 +152,7 @@ func (m *module) poolOptions(L *lua.LState, name string, spec *poolSpec) {
 // options by the time it loads the pool (a tokenizer.json resolved against
 // the script's directory), else engine.DefaultTokenizer. A bad value is
 // left to the options check, which reports it.
-func (m *module) initTokenizer(L *lua.LState) string {
+func (m *Module) initTokenizer(L *lua.LState) string {
 	opts, ok := luaval.Plain(L.GetGlobal("options")).(*lua.LTable)
 	if !ok {
 		return plan.DefaultTokenizer
@@ -167,8 +166,8 @@ func (m *module) initTokenizer(L *lua.LState) string {
 	case ok && luaval.Contains(tokenizers, string(s)):
 		return string(s)
 	case ok && tokenize.IsFile(string(s)):
-		m.noteFile(string(s))
-		return resolveData(filepath.Dir(m.prog.path), string(s))
+		m.NoteFile(string(s))
+		return resolveData(filepath.Dir(m.prog.Path), string(s))
 	}
 	return plan.DefaultTokenizer
 }
@@ -176,34 +175,24 @@ func (m *module) initTokenizer(L *lua.LState) string {
 // tokenizerOption reads a loader's tokenizer = option, noting a
 // tokenizer.json as one of the script's data files so that it travels
 // with the scenario.
-func (m *module) tokenizerOption(d *luaval.Decoder, path string, v lua.LValue) string {
+func (m *Module) tokenizerOption(d *luaval.Decoder, path string, v lua.LValue) string {
 	if s, ok := v.(lua.LString); ok && tokenize.IsFile(string(s)) {
-		m.noteFile(string(s))
+		m.NoteFile(string(s))
 	}
-	return decodeTokenizer(d, path, v, filepath.Dir(m.prog.path))
+	return DecodeTokenizer(d, path, v, filepath.Dir(m.prog.Path))
 }
 
-var (
-	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
-		"dirty", "cost", "lints", "export"}
-	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
-		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
-	// onUnreachableValues are what options.target.on_unreachable may say.
-	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
-	warmupKeys          = []string{"requests", "duration"}
-	sloKeys             = []string{"ttft", "tpot", "e2e"}
-	// tokenizers are the offline tokenizers options.target.tokenizer may
-	// name: tiktoken encodings, or "none" to count no tokens client-side;
-	// it may also give the path of a tokenizer.json (tokenize.IsFile).
-	tokenizers = append(tokenize.Names(), "none")
-)
+// tokenizers are the offline tokenizers options.target.tokenizer may
+// name: tiktoken encodings, or "none" to count no tokens client-side; it
+// may also give the path of a tokenizer.json (tokenize.IsFile).
+var tokenizers = append(tokenize.Names(), "none")
 
-// decodeTokenizer reads the name of an offline tokenizer, or the path of a
+// DecodeTokenizer reads the name of an offline tokenizer, or the path of a
 // tokenizer.json, which it resolves against dir (the script's directory)
 // and loads now: a missing or malformed file is an error of the script,
 // naming the option and the file, not of the run. A misspelt name is
 // caught here rather than silently counting with another.
-func decodeTokenizer(d *luaval.Decoder, path string, v lua.LValue, dir string) string {
+func DecodeTokenizer(d *luaval.Decoder, path string, v lua.LValue, dir string) string {
 	name := d.Str(path, v)
 	if _, isStr := v.(lua.LString); !isStr || luaval.Contains(tokenizers, name) {
 		return name

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"context"
@@ -37,13 +37,13 @@ type RunnerConfig struct {
 	// before t0. lint.Observer's Observe is one.
 	Observe func(it *engine.Iteration, req *engine.ChatRequest, dirty string)
 
-	// dry, set by DryRun, makes every sleep return at once, noting how
+	// Dry, set by DryRun, makes every sleep return at once, noting how
 	// long it asked for.
-	dry *dryState
+	Dry *DryState
 }
 
-// dryState is what a dry run's sleeps asked for.
-type dryState struct {
-	think time.Duration // in all
-	pace  time.Duration // the longest constant_pacing
+// DryState is what a dry run's sleeps asked for.
+type DryState struct {
+	Think time.Duration // in all
+	Pace  time.Duration // the longest constant_pacing
 }

@@ -1,18 +1,19 @@
-package luabind
+package vm
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/luabind/api"
 	lua "github.com/yuin/gopher-lua"
 )
 
 // vu is one virtual user: its own LState, used by one goroutine at a time.
-type vu struct {
-	prog   *Program
+type VU struct {
+	prog   *api.Program
 	L      *lua.LState
-	m      *module
+	Module *api.Module
 	life   *lifecycle
 	closed bool
 	// dataFrom is the setup result data was built from; data is rebuilt
@@ -25,34 +26,34 @@ type vu struct {
 // setup's data (nil without setup), read-only. A Lua
 // error comes back as "file:line: message"; once ctx is done it returns an
 // error wrapping ctx.Err() instead, even from inside an endless loop.
-func (v *vu) RunIteration(ctx context.Context, it engine.Iteration) error {
+func (v *VU) RunIteration(ctx context.Context, it engine.Iteration) error {
 	if v.closed {
-		return fmt.Errorf("%s: VU %d is closed", v.prog.path, v.m.vuID)
+		return fmt.Errorf("%s: VU %d is closed", v.prog.Path, v.Module.VUID)
 	}
 	if ctx.Err() != nil {
-		return interrupted(ctx, "iteration")
+		return api.Interrupted(ctx, "iteration")
 	}
 	fn, ok := v.L.GetGlobal(it.Exec).(*lua.LFunction)
 	if !ok {
-		return fmt.Errorf("%s: no global function %q to run", v.prog.path, it.Exec)
+		return fmt.Errorf("%s: no global function %q to run", v.prog.Path, it.Exec)
 	}
-	v.m.begin(ctx, &it)
-	defer v.m.end()
+	v.Module.Begin(ctx, &it)
+	defer v.Module.End()
 	v.L.SetContext(ctx)
 	defer v.L.RemoveContext()
 	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it), v.setupData())
 	if ctx.Err() != nil {
-		return v.prog.at(err, interrupted(ctx, "iteration"))
+		return v.prog.At(err, api.Interrupted(ctx, "iteration"))
 	}
 	if err != nil {
-		return v.prog.scriptError(err)
+		return v.prog.ScriptError(err)
 	}
 	return nil
 }
 
 // iterationTable is the vu argument of the exec function. It is new for
 // every iteration so a script may keep it without seeing it change.
-func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
+func (v *VU) iterationTable(it *engine.Iteration) *lua.LTable {
 	t := v.L.CreateTable(0, 5)
 	t.RawSetString("id", lua.LNumber(it.VUID))
 	t.RawSetString("iteration", lua.LNumber(it.Iteration))
@@ -60,7 +61,7 @@ func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
 	t.RawSetString("scenario", lua.LString(it.Scenario))
 	t.RawSetString("stage", lua.LString(it.Stage))
 	if it.Trace != nil {
-		if st := v.prog.traces[it.Scenario]; st != nil && st.prompter != nil {
+		if st := v.prog.ScenarioTraces[it.Scenario]; st != nil && st.Prompter != nil {
 			t.RawSetString("record", v.recordTable(it.Trace, st))
 		}
 	}
@@ -68,19 +69,19 @@ func (v *vu) iterationTable(it *engine.Iteration) *lua.LTable {
 }
 
 // setupData is the VU's read-only view of setup's data, built once.
-func (v *vu) setupData() lua.LValue {
+func (v *VU) setupData() lua.LValue {
 	d := v.life.data.Load()
 	if d == nil {
 		return lua.LNil
 	}
 	if d != v.dataFrom {
-		v.dataFrom, v.data = d, v.m.views.Value(v.L, d.value)
+		v.dataFrom, v.data = d, v.Module.Views.Value(v.L, d.value)
 	}
 	return v.data
 }
 
 // Close releases the LState; later calls do nothing.
-func (v *vu) Close() error {
+func (v *VU) Close() error {
 	if !v.closed {
 		v.closed = true
 		v.L.Close()

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"math"
@@ -9,14 +9,14 @@ import (
 
 // thinkConstant implements llm.think.constant(d) -> function that sleeps d.
 // Like every think function it returns early when the VU's context ends.
-func (m *module) thinkConstant(L *lua.LState) int {
+func (m *Module) thinkConstant(L *lua.LState) int {
 	d := checkDuration(L, 1)
 	return m.pushThink(L, func() time.Duration { return d })
 }
 
 // thinkBetween implements llm.think.between(a, b) -> function that sleeps
 // a duration drawn uniformly from [a, b].
-func (m *module) thinkBetween(L *lua.LState) int {
+func (m *Module) thinkBetween(L *lua.LState) int {
 	a, b := checkDuration(L, 1), checkDuration(L, 2)
 	if a > b {
 		L.ArgError(2, "upper bound "+b.String()+" is below the lower bound "+a.String())
@@ -33,7 +33,7 @@ func (m *module) thinkBetween(L *lua.LState) int {
 // thinkExponential implements llm.think.exponential(mean) -> function that
 // sleeps an exponentially distributed duration with that mean, the gaps of
 // a Poisson arrival process.
-func (m *module) thinkExponential(L *lua.LState) int {
+func (m *Module) thinkExponential(L *lua.LState) int {
 	mean := checkDuration(L, 1)
 	if mean <= 0 {
 		L.ArgError(1, "mean must be > 0")
@@ -47,9 +47,9 @@ func (m *module) thinkExponential(L *lua.LState) int {
 // to a Duration cannot overflow.
 const maxThink = float64(1 << 62)
 
-func (m *module) pushThink(L *lua.LState, draw func() time.Duration) int {
+func (m *Module) pushThink(L *lua.LState, draw func() time.Duration) int {
 	L.Push(L.NewFunction(func(*lua.LState) int {
-		m.pause(draw())
+		m.Pause(draw())
 		return 0
 	}))
 	return 1
@@ -58,7 +58,7 @@ func (m *module) pushThink(L *lua.LState, draw func() time.Duration) int {
 // thinkNormal implements llm.think.normal(mean, stddev) -> function that
 // sleeps a normally distributed duration, clamped at 0 because a negative
 // draw cannot be slept.
-func (m *module) thinkNormal(L *lua.LState) int {
+func (m *Module) thinkNormal(L *lua.LState) int {
 	mean, stddev := checkDuration(L, 1), checkDuration(L, 2)
 	return m.pushThink(L, func() time.Duration {
 		return normalDraw(m.rng.NormFloat64(), mean, stddev)
@@ -77,21 +77,21 @@ func normalDraw(z float64, mean, stddev time.Duration) time.Duration {
 // iterations start every d however long their requests took (no sleep
 // when the iteration already took longer). Calling it outside an
 // iteration is an error: there is no start to pace from.
-func (m *module) thinkConstantPacing(L *lua.LState) int {
+func (m *Module) thinkConstantPacing(L *lua.LState) int {
 	d := checkDuration(L, 1)
 	if d <= 0 {
 		L.ArgError(1, "pace must be > 0")
 	}
 	L.Push(L.NewFunction(func(L *lua.LState) int {
-		if m.phase != phaseIteration {
+		if m.Phase != phaseIteration {
 			L.RaiseError("llm.think.constant_pacing: the pacer can only be called inside an iteration")
 		}
-		if m.cfg != nil && m.cfg.dry != nil {
+		if m.cfg != nil && m.cfg.Dry != nil {
 			// A dry run's iteration takes no time: the pace is what it asks.
-			m.cfg.dry.pace = max(m.cfg.dry.pace, d)
+			m.cfg.Dry.Pace = max(m.cfg.Dry.Pace, d)
 			return 0
 		}
-		m.pause(time.Until(m.iterStart.Add(d)))
+		m.Pause(time.Until(m.IterStart.Add(d)))
 		return 0
 	}))
 	return 1

@@ -1,4 +1,4 @@
-package luabind
+package api
 
 import (
 	"github.com/llmload/llmload/engine"
@@ -21,7 +21,7 @@ var (
 // its sample and the result table of llm.chat. TTFT counts reasoning
 // (reasoning text or summary deltas), TTFC the first answer text or
 // function-call argument; output usage comes from response.completed.
-func (m *module) respond(L *lua.LState) int {
+func (m *Module) respond(L *lua.LState) int {
 	m.sendRequest(L, "llm.respond", L.CheckTable(1), m.respondRequest)
 	return 1
 }
@@ -33,7 +33,7 @@ func (m *module) respond(L *lua.LState) int {
 // in x-api-key, anthropic-version 2023-06-01), its sample and the result
 // table of llm.chat. max_tokens is required, as the API requires it;
 // thinking counts for TTFT, not TTFC.
-func (m *module) messagesAPI(L *lua.LState) int {
+func (m *Module) messagesAPI(L *lua.LState) int {
 	m.sendRequest(L, "llm.messages", L.CheckTable(1), m.messagesRequest)
 	return 1
 }
@@ -45,15 +45,15 @@ func (m *module) messagesAPI(L *lua.LState) int {
 // inputs (how many were embedded) and dimensions; nothing is generated,
 // so there is no TTFT, TPOT or text. Dirty-data kinds malform generation
 // requests and are refused here.
-func (m *module) embed(L *lua.LState) int {
+func (m *Module) embed(L *lua.LState) int {
 	m.sendRequest(L, "llm.embed", L.CheckTable(1), m.embedRequest)
 	return 1
 }
 
 // respondRequest validates a llm.respond table.
-func (m *module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+func (m *Module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.respond"
-	d := &argDecoder{}
+	d := &ArgDecoder{}
 	f := d.Record(path, tbl, respondKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: m.cfg.Model}
 	switch v := f["input"].(type) {
@@ -64,7 +64,7 @@ func (m *module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, e
 	case lua.LString:
 		req.Prompt = string(v)
 	default:
-		req.Messages = d.messages(luaval.Child(path, "input"), v)
+		req.Messages = d.Messages(luaval.Child(path, "input"), v)
 	}
 	if v := f["instructions"]; v != nil {
 		req.System = d.Str(luaval.Child(path, "instructions"), v)
@@ -74,17 +74,17 @@ func (m *module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, e
 	}
 	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
-	return req, kind, d.joined()
+	return req, kind, d.Joined()
 }
 
 // messagesRequest validates a llm.messages table.
-func (m *module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+func (m *Module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.messages"
-	d := &argDecoder{}
+	d := &ArgDecoder{}
 	f := d.Record(path, tbl, messagesKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointMessages, Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
-		req.Messages = d.messages(luaval.Child(path, "messages"), v)
+		req.Messages = d.Messages(luaval.Child(path, "messages"), v)
 	} else if f != nil {
 		d.Errorf(luaval.Child(path, "messages"), "required")
 	}
@@ -96,13 +96,13 @@ func (m *module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, 
 	}
 	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
-	return req, kind, d.joined()
+	return req, kind, d.Joined()
 }
 
 // embedRequest validates a llm.embed table; a dirty kind is an error.
-func (m *module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
+func (m *Module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.embed"
-	d := &argDecoder{}
+	d := &ArgDecoder{}
 	f := d.Record(path, tbl, embedKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointEmbeddings, Model: m.cfg.Model}
 	switch v := f["input"].(type) {
@@ -134,7 +134,7 @@ func (m *module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, err
 	if v := f["tags"]; v != nil {
 		req.Tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
-	return req, "", d.joined()
+	return req, "", d.Joined()
 }
 
 // errEmbedDirty says why llm.embed takes no dirty kind.
@@ -143,7 +143,7 @@ const errEmbedDirty = "dirty-data kinds malform generation requests (llm.chat, l
 
 // embedExtra reads extra, dimensions and encoding_format into the body's
 // extra fields: they are the embeddings API's own.
-func (m *module) embedExtra(d *argDecoder, path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+func (m *Module) embedExtra(d *ArgDecoder, path string, f map[string]lua.LValue, req *engine.ChatRequest) {
 	if v := f["extra"]; v != nil {
 		req.Extra = d.JsonObject(luaval.Child(path, "extra"), v)
 	}
