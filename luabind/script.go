@@ -60,7 +60,8 @@ const DefaultInitTimeout = 30 * time.Second
 // and safe for concurrent use.
 type Script struct {
 	*api.Program
-	plan plan.Plan
+	source []byte // the file as Compile read it
+	plan   plan.Plan
 	// onUnreachable is options.target.on_unreachable, verdict's default
 	// when the script does not say.
 	onUnreachable string
@@ -81,7 +82,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{Program: &api.Program{Path: path, LinePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
+	s := &Script{source: src, Program: &api.Program{Path: path, LinePos: regexp.MustCompile(regexp.QuoteMeta(path) + `:\d+`),
 		Proto: proto, Params: opts.Params, Env: opts.Env, Stop: opts.Stop}}
 	if s.Env == nil {
 		s.Env = os.LookupEnv
@@ -259,6 +260,11 @@ func (s *Script) Traces() []result.Trace {
 	}
 	return out
 }
+
+// Source is the scenario file as Compile read it, for the plan's
+// fingerprint and for shipping the scenario: the file is read once, so a
+// later edit cannot make the two disagree.
+func (s *Script) Source() []byte { return bytes.Clone(s.source) }
 
 // Plan returns the validated plan, scenarios sorted by name. Target holds
 // what options.target says, without defaults (but for Tokenizer, which is

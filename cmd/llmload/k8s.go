@@ -161,14 +161,11 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 // its seed and its load.
 func (f *k8sFlags) fillSpec(script *luabind.Script, path string) error {
 	s := &f.spec
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	s.Script = kube.File{Path: filepath.Base(path), Data: src}
+	s.Script = kube.File{Path: filepath.Base(path), Data: script.Source()}
 	for _, name := range script.Files() {
 		file := kube.File{Path: name}
 		if !filepath.IsAbs(name) { // an absolute one is refused by name in Build
+			var err error
 			if file.Data, err = os.ReadFile(filepath.Join(filepath.Dir(path), filepath.FromSlash(name))); err != nil {
 				return err
 			}

@@ -220,10 +220,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
 	plan.Segment, plan.StartAt = f.segment, f.startAt
 	f.export.apply(&plan.Export)
-	source, err := os.ReadFile(path)
-	if err != nil {
-		return err // Compile just read it
-	}
 	if err := checkMetricsURL(plan.Target.MetricsURL); err != nil {
 		return fmt.Errorf("%s: options.target.metrics_url: %w", path, err)
 	}
@@ -244,7 +240,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		},
 		Outputs: f.out,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
-		Fingerprint: plan.Fingerprint(source), Traces: script.Traces(),
+		Fingerprint: plan.Fingerprint(script.Source()), Traces: script.Traces(),
 		Progress: func(l enginerun.Live) func() {
 			p := newProgress(stderr, l, f.quiet)
 			p.start()
