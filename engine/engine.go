@@ -1,7 +1,9 @@
-// Package engine holds llmload's plain domain types and the seams between
-// its parts: a Runner makes VUs, a VU runs iterations, and every measurement
-// flows into a Sink. It imports nothing of llmload's and knows no Lua, so
-// executors, clients and aggregators can be tested with fakes.
+// Package engine holds the seams between llmload's parts: the request a
+// client sends and the Result it measures, the Sample and marks every
+// measurement flows into a Sink as, and the Runner that makes VUs that run
+// iterations. It imports only engine/plan (an iteration carries its trace
+// record) and knows no Lua, so executors, clients and aggregators can be
+// tested with fakes.
 package engine
 
 import (
