@@ -59,3 +59,17 @@ func TestParseVocabulary(t *testing.T) {
 	}
 }
 
+// BenchmarkFirstUse measures what the first Get of an encoding costs a
+// process: decompressing and indexing its vocabulary, compiling its split.
+func BenchmarkFirstUse(b *testing.B) {
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newBPE(name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
