@@ -3,17 +3,29 @@ package tokenize
 import (
 	"strings"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/dlclark/regexp2/v2"
 )
 
-// bpe adapts a tiktoken-go codec to Codec. The wrapped codec only reads its
-// vocabulary after loading and its error mode is never changed, so sharing
-// it between goroutines is safe. It is third-party code fed with whatever a
-// server or a dirty-data scenario produced: a failure inside it must cost
-// accuracy, never the run, hence the recovers.
+// bpe is the Codec of a tiktoken encoding: the text is split by the
+// encoding's regex, and each piece that is no token is byte-pair merged.
+// It gives tiktoken-go/tokenizer's ids exactly (the tests compare them),
+// from a vocabulary loaded when first asked for instead of four linked in
+// as map literals. Safe for concurrent use: the vocabulary is read-only,
+// and regexp2 keeps per-call state. The regex engine is third-party code
+// fed whatever a server or a dirty-data scenario produced: a failure in it
+// must cost accuracy, never the run, hence the recovers.
 type bpe struct {
-	c    tokenizer.Codec
-	name string
+	name  string
+	split *regexp2.Regexp
+	v     *vocabulary
+}
+
+func newBPE(name string) (*bpe, error) {
+	v, err := loadVocabulary(name)
+	if err != nil {
+		return nil, err
+	}
+	return &bpe{name: name, split: regexp2.MustCompile(splits[name], regexp2.None), v: v}, nil
 }
 
 // Name implements Codec.
@@ -31,18 +43,18 @@ func (b *bpe) Count(s string) (n int) {
 			n = estimate(s)
 		}
 	}()
-	n, err := b.c.Count(s)
-	if err != nil {
+	if !b.tokens(s, func(uint) { n++ }) {
 		return estimate(s)
 	}
 	return n + strings.Count(s, "\x7f")
 }
 
-// tiktoken-go v0.10.0's generated pre-tokenizer matches no piece at DEL
-// (U+007F) and drops it, so "\x7f" counts 0 tokens where tiktoken counts 1
-// (cl100k_base id 221: every byte has a token). DEL is a piece of its own
-// or ends a punctuation piece whose merges never include it, so adding one
-// token per DEL gives tiktoken's count; Count adds it.
+// The split regexes are matched by the code tiktoken-go/tokenizer
+// generated for them, which matches no piece at DEL (U+007F) and so drops
+// it: "\x7f" has no ids where tiktoken has 1 (cl100k_base id 221: every
+// byte has a token). DEL is a piece of its own or ends a punctuation piece
+// whose merges never include it, so adding one token per DEL gives
+// tiktoken's count; Count adds it, Encode keeps the library's ids.
 
 func estimate(s string) int { return (len(s) + 3) / 4 }
 
@@ -56,31 +68,30 @@ func (b *bpe) Encode(s string) (ids []uint) {
 			ids = nil
 		}
 	}()
-	ids, _, err := b.c.Encode(s)
-	if err != nil {
+	if !b.tokens(s, func(id uint) { ids = append(ids, id) }) {
 		return nil
 	}
 	return ids
 }
 
-// Decode implements Codec.
-func (b *bpe) Decode(ids []uint) string {
-	if len(ids) == 0 {
-		return ""
-	}
-	if s, err := b.c.Decode(ids); err == nil {
-		return s
-	}
-	// One unknown id fails the whole slice; decode the rest one by one.
-	// Pieces are raw bytes in the default error mode, so concatenating them
-	// equals decoding them together.
-	var out []byte
-	one := make([]uint, 1)
-	for _, id := range ids {
-		one[0] = id
-		if s, err := b.c.Decode(one); err == nil {
-			out = append(out, s...)
+// tokens yields the ids of s in order; false if the regex failed, which
+// only a match timeout does, and none is set.
+func (b *bpe) tokens(s string, yield func(uint)) bool {
+	m, err := b.split.FindStringMatch(s)
+	for ; m != nil && err == nil; m, err = b.split.FindNextMatch(m) {
+		// String, not the offsets: the match is of runes, so invalid
+		// UTF-8 is merged as the U+FFFD it was read as, as the library
+		// does.
+		piece := m.String()
+		if id, ok := b.v.ids[piece]; ok {
+			yield(id)
+		} else {
+			b.v.merge(piece, yield)
 		}
 	}
-	return string(out)
+	return err == nil
 }
+
+// Decode implements Codec: the tokens' bytes, skipping ids of no token
+// (a special token's or out of range).
+func (b *bpe) Decode(ids []uint) string { return joinPieces(b.v.pieces, ids) }

@@ -1,7 +1,9 @@
 // Package tokenize gives every part of llmload the same offline
 // tokenizers, each built once per process: tiktoken's encodings by name,
 // or a model's own Hugging Face tokenizer.json by path. Both are a Codec,
-// so no caller tells them apart.
+// so no caller tells them apart. The tiktoken vocabularies are embedded
+// compressed and built into tables on first use, so a binary carries no
+// more than 2 MB of them and a run builds only the one it counts with.
 package tokenize
 
 import (
@@ -9,7 +11,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	// Registers the regexp2 code generated for the split regexes below,
+	// keyed by their exact text: compiled from the same text, ours run
+	// it, so the pieces are the library's, DEL quirk included, twice as
+	// fast as regexp2's interpreter finds them. Nothing else of the
+	// package is linked.
+	_ "github.com/tiktoken-go/tokenizer/codec"
 )
 
 // DefaultName is the encoding Get uses for "".
@@ -17,6 +24,17 @@ const DefaultName = "cl100k_base"
 
 // names are the encodings Get accepts, in the order errors list them.
 var names = []string{"cl100k_base", "o200k_base", "p50k_base", "r50k_base"}
+
+// splits are the encodings' pre-tokenizer regexes as tiktoken-go/tokenizer
+// v0.10.0 spells them; a test holds the pieces to the library's.
+var splits = map[string]string{
+	"cl100k_base": `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"o200k_base": `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+		`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|` +
+		`\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	"p50k_base": gpt2Split,
+	"r50k_base": gpt2Split,
+}
 
 // Names returns the encoding names Get accepts.
 func Names() []string { return append([]string(nil), names...) }
@@ -35,8 +53,8 @@ type Codec interface {
 }
 
 // codecs holds one entry per encoding or file for the whole process:
-// building a codec fills a vocabulary of up to 200k entries (tens of MB),
-// which must happen once, not per caller.
+// building a codec fills a vocabulary of up to 200k entries (tens of MB,
+// tens of milliseconds), which must happen once, not per caller.
 var (
 	mu     sync.Mutex
 	codecs = map[string]*entry{}
@@ -86,9 +104,5 @@ func build(name string) (Codec, error) {
 	if IsFile(name) {
 		return loadFile(name)
 	}
-	c, err := tokenizer.Get(tokenizer.Encoding(name))
-	if err != nil {
-		return nil, fmt.Errorf("tokenize: loading %s: %w", name, err)
-	}
-	return &bpe{c: c, name: name}, nil
+	return newBPE(name)
 }
