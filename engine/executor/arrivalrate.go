@@ -45,39 +45,11 @@ func (r *arrivalRateRun) progress(st *ScenarioStatus) {
 	}
 }
 
-// run schedules every arrival, then lets in-flight iterations finish within
-// GracefulStop before canceling them.
-func (r *arrivalRateRun) run(ctx context.Context) {
-	r.pool.start(ctx)
-	r.schedule(ctx)
-	r.done.Store(true)
-	r.pool.stop(r.sc.GracefulStop)
-}
+func (r *arrivalRateRun) run(ctx context.Context) { r.runOpen(ctx, r) }
 
-// schedule walks the stages, marking their windows, and dispatches each
-// arrival at its intended time.
-func (r *arrivalRateRun) schedule(ctx context.Context) {
-	s := newSleeper()
-	defer s.stop()
-	start := r.begin()
-	next, ok := r.next()
-	for i := range r.sc.Stages {
-		mark := r.stageStarted(i, start.Add(r.profile.stageStart(i)))
-		for ok && next.stage == i {
-			at := start.Add(next.at)
-			if !s.until(ctx, at) {
-				break
-			}
-			r.dispatch(i, at)
-			next, ok = r.next()
-		}
-		end := start.Add(r.profile.stageEnds[i])
-		reached := s.until(ctx, end)
-		r.stageEnded(mark, end, reached)
-		if !reached {
-			return
-		}
-	}
+// window is stage i's window in the rate profile.
+func (r *arrivalRateRun) window(i int) (start, end time.Duration) {
+	return r.profile.stageStart(i), r.profile.stageEnds[i]
 }
 
 // next is the segment's next arrival. Every segment draws the whole
@@ -92,8 +64,8 @@ func (r *arrivalRateRun) next() (arrival, bool) {
 	}
 }
 
-// dispatch hands the iteration due at at to the pool.
-func (r *arrivalRateRun) dispatch(stage int, at time.Time) {
-	it := engine.Iteration{Scenario: r.sc.Name, Stage: r.sc.Stages[stage].Name, Exec: r.sc.Exec, Scheduled: at}
+// dispatch hands the iteration of a, due at at, to the pool.
+func (r *arrivalRateRun) dispatch(a arrival, at time.Time) {
+	it := engine.Iteration{Scenario: r.sc.Name, Stage: r.sc.Stages[a.stage].Name, Exec: r.sc.Exec, Scheduled: at}
 	r.pool.dispatch(openJob{it: it})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
@@ -34,6 +35,9 @@ type traceRun struct {
 	arrivals []plan.TraceArrival   // the segment's own, in order of At
 	sessions map[int]*traceSession // by Session; read-only once run starts
 	pool     *openPool
+	// due is the index in arrivals of the next record to schedule; only
+	// the scheduler's goroutine uses it.
+	due      int
 	then     func(w *openVU, it engine.Iteration) (openJob, bool) // r.ended, bound once
 	finished atomic.Int64                                         // records run to their end or dropped
 }
@@ -113,29 +117,25 @@ func (r *traceRun) progress(st *ScenarioStatus) {
 
 // run dispatches every record at its time, then lets in-flight iterations
 // (and held session records) finish within GracefulStop.
-func (r *traceRun) run(ctx context.Context) {
-	r.pool.start(ctx)
-	r.schedule(ctx)
-	r.done.Store(true)
-	r.pool.stop(r.sc.GracefulStop)
+func (r *traceRun) run(ctx context.Context) { r.runOpen(ctx, r) }
+
+// window is the one stage's: from the start to its Duration, at least the
+// last record's time.
+func (r *traceRun) window(int) (start, end time.Duration) { return 0, r.sc.Stages[0].Duration }
+
+// next is the next record as an arrival of the one stage; its seq is the
+// record's index in r.arrivals.
+func (r *traceRun) next() (arrival, bool) {
+	i := r.due
+	if i >= len(r.arrivals) {
+		return arrival{}, false
+	}
+	r.due++
+	return arrival{at: r.arrivals[i].At, seq: int64(i)}, true
 }
 
-// schedule marks the stage's window and dispatches each record at its time.
-func (r *traceRun) schedule(ctx context.Context) {
-	s := newSleeper()
-	defer s.stop()
-	start := r.begin()
-	mark := r.stageStarted(0, start)
-	for i := range r.arrivals {
-		a := &r.arrivals[i]
-		if !s.until(ctx, start.Add(a.At)) {
-			break
-		}
-		r.arrive(a)
-	}
-	end := start.Add(r.sc.Stages[0].Duration)
-	r.stageEnded(mark, end, s.until(ctx, end))
-}
+// dispatch hands a's record, which is due, to arrive.
+func (r *traceRun) dispatch(a arrival, _ time.Time) { r.arrive(&r.arrivals[a.seq]) }
 
 // arrive dispatches a record that is due, or holds it while its session's
 // previous record runs (or waits for a VU).

@@ -179,40 +179,33 @@ func (r *recorder) Sample(s engine.Sample) {
 // reqSeries returns rk's series, making them on first use; a tag value
 // beyond its bound is folded first.
 func (r *recorder) reqSeries(rk reqKey) reqSeries {
-	r.mu.RLock()
-	rs, ok := r.reqs[rk]
-	r.mu.RUnlock()
-	if ok {
+	if rs, ok := cached(&r.mu, r.reqs, rk); ok {
 		return rs
 	}
 	if r.limit.fold(&rk.tags) {
 		// Folded values are looked up again: only admitted values enter
 		// the cache, so a request id in a tag cannot grow it either.
-		r.mu.RLock()
-		rs, ok = r.reqs[rk]
-		r.mu.RUnlock()
-		if ok {
+		if rs, ok := cached(&r.mu, r.reqs, rk); ok {
 			return rs
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rs, ok := r.reqs[rk]; ok {
-		return rs
-	}
+	return cache(&r.mu, r.reqs, rk, func() reqSeries { return r.newReqSeries(rk) })
+}
+
+// newReqSeries makes rk's series. Called with mu held.
+func (r *recorder) newReqSeries(rk reqKey) reqSeries {
 	vals := r.labelValues(rk.key)
 	status := StatusOK
 	if rk.failed {
 		status = StatusError
 	}
-	rs = reqSeries{requests: r.requests.WithLabelValues(append(vals, status, rk.class, rk.api, rk.dirty)...)}
+	rs := reqSeries{requests: r.requests.WithLabelValues(append(vals, status, rk.class, rk.api, rk.dirty)...)}
 	if rk.dirty != "" {
 		rs.dirty = r.dirty.WithLabelValues(append(vals, rk.dirty, rk.verdict)...)
 	}
 	if !rk.failed && rk.dirty == "" {
 		rs.lat = r.latSeries(rk.key)
 	}
-	r.reqs[rk] = rs
 	return rs
 }
 
@@ -240,20 +233,35 @@ func (r *recorder) labelValues(k key) []string {
 
 // stage returns the per-stage series, making them on first use.
 func (r *recorder) stage(sk stageKey) stageSeries {
-	r.mu.RLock()
-	ss, ok := r.stages[sk]
-	r.mu.RUnlock()
-	if ok {
+	if ss, ok := cached(&r.mu, r.stages, sk); ok {
 		return ss
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ss, ok := r.stages[sk]; ok {
-		return ss
+	return cache(&r.mu, r.stages, sk, func() stageSeries {
+		return stageSeries{lag: r.lag.WithLabelValues(sk.scenario, sk.stage), dropped: r.dropped.WithLabelValues(sk.scenario, sk.stage)}
+	})
+}
+
+// cached is m[k] under mu's read lock: once a key's series exist, every
+// request finds them without contending for the write lock.
+func cached[K comparable, V any](mu *sync.RWMutex, m map[K]V, k K) (V, bool) {
+	mu.RLock()
+	v, ok := m[k]
+	mu.RUnlock()
+	return v, ok
+}
+
+// cache returns m[k], made by mk and stored under mu's write lock unless
+// another goroutine stored it between cached's look and this one: series
+// are made once per key.
+func cache[K comparable, V any](mu *sync.RWMutex, m map[K]V, k K, mk func() V) V {
+	mu.Lock()
+	defer mu.Unlock()
+	if v, ok := m[k]; ok {
+		return v
 	}
-	ss = stageSeries{lag: r.lag.WithLabelValues(sk.scenario, sk.stage), dropped: r.dropped.WithLabelValues(sk.scenario, sk.stage)}
-	r.stages[sk] = ss
-	return ss
+	v := mk()
+	m[k] = v
+	return v
 }
 
 // IterationStarted records an open-model iteration's schedule lag.
@@ -279,20 +287,15 @@ func (r *recorder) Metric(m engine.MetricSample) {
 		return
 	}
 	ck := checkKey{stageKey: stageKey{m.Scenario, m.Stage}, check: m.Tags["check"], pass: m.Value != 0}
-	r.mu.RLock()
-	c := r.checked[ck]
-	r.mu.RUnlock()
-	if c == nil {
-		result := ResultFail
-		if ck.pass {
-			result = ResultPass
-		}
-		r.mu.Lock()
-		if c = r.checked[ck]; c == nil {
-			c = r.checks.WithLabelValues(ck.scenario, ck.stage, ck.check, result)
-			r.checked[ck] = c
-		}
-		r.mu.Unlock()
+	c, ok := cached(&r.mu, r.checked, ck)
+	if !ok {
+		c = cache(&r.mu, r.checked, ck, func() prometheus.Counter {
+			result := ResultFail
+			if ck.pass {
+				result = ResultPass
+			}
+			return r.checks.WithLabelValues(ck.scenario, ck.stage, ck.check, result)
+		})
 	}
 	c.Inc()
 }

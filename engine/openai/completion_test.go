@@ -15,6 +15,7 @@ import (
 // sent is what a fake endpoint received.
 type sent struct {
 	path, accept string
+	header       http.Header
 	body         map[string]json.RawMessage
 }
 
@@ -22,7 +23,7 @@ type sent struct {
 func recording(h http.Handler, got chan<- sent) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
-		s := sent{path: r.URL.Path, accept: r.Header.Get("Accept")}
+		s := sent{path: r.URL.Path, accept: r.Header.Get("Accept"), header: r.Header.Clone()}
 		_ = json.Unmarshal(raw, &s.body)
 		select {
 		case got <- s:

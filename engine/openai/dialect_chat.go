@@ -53,8 +53,7 @@ func (chatDialect) event(s *stream, ev event) (delta, *engine.Error) {
 		return noText, nil
 	}
 	if err := s.dec.decode(ev.Data, s.chunk); err != nil {
-		return noText, &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable event: " + err.Error() + "; data: " + truncate(string(ev.Data), 100)}
+		return noText, undecodableEvent(err, ev.Data)
 	}
 	if msg, ok := s.chunk.apiError(ev.Data); ok {
 		return noText, &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
@@ -125,8 +124,7 @@ func (chatDialect) complete(c *Client, res *engine.Result, data []byte, req *eng
 		err = json.Unmarshal(data, &completionWithoutUsage{completion: &cr})
 	}
 	if err != nil {
-		return &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable completion: " + err.Error() + "; body: " + truncate(string(data), 100)}
+		return undecodable("completion", err, data)
 	}
 	if msg, ok := errorObject(cr.Error, cr.Message, bool(cr.Object)); ok {
 		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}

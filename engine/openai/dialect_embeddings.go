@@ -38,11 +38,7 @@ func (embeddingsDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
 	if req.Inputs != nil {
 		b.Input = req.Inputs
 	}
-	body, err := json.Marshal(&b)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request: %w", err)
-	}
-	return withExtra(body, req.Extra)
+	return encode(&b, req.Extra)
 }
 
 // inputs is how many inputs req sends.
@@ -121,8 +117,7 @@ func (d embeddingsDialect) complete(c *Client, res *engine.Result, data []byte, 
 		}{embeddingsAnswer: &a})
 	}
 	if err != nil {
-		return &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable embeddings answer: " + err.Error() + "; body: " + truncate(string(data), 100)}
+		return undecodable("embeddings answer", err, data)
 	}
 	if msg, ok := errorObject(a.Error, a.Message, bool(a.Object)); ok {
 		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}

@@ -3,11 +3,8 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
-
-	gojson "github.com/goccy/go-json"
 
 	"github.com/llmload/llmload/engine"
 )
@@ -78,14 +75,9 @@ func (messagesDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
 	if err := unsupported(req, "Messages API", true); err != nil {
 		return nil, err
 	}
-	b := messagesBody{Model: req.Model, MaxTokens: req.MaxTokens, System: req.System, Stream: !req.NoStream,
+	return encode(&messagesBody{Model: req.Model, MaxTokens: req.MaxTokens, System: req.System, Stream: !req.NoStream,
 		Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice,
-		Messages: anthropicMessages(req.Messages)}
-	body, err := json.Marshal(&b)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request: %w", err)
-	}
-	return withExtra(body, req.Extra)
+		Messages: anthropicMessages(req.Messages)}, req.Extra)
 }
 
 // anthropicMessages turns chat messages into Anthropic's: an assistant's
@@ -231,16 +223,10 @@ func addUsage(u *usage, raw json.RawMessage, output bool) {
 
 // event applies one typed event.
 func (messagesDialect) event(s *stream, ev event) (delta, *engine.Error) {
-	if len(bytes.TrimSpace(ev.Data)) == 0 {
-		return noText, nil
-	}
 	e := s.mev
-	*e = messagesEvent{}
-	if err := gojson.Unmarshal(ev.Data, e); err != nil {
-		return noText, &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable event: " + err.Error() + "; data: " + truncate(string(ev.Data), 100)}
+	if ok, err := decodeTyped(s, ev, e); !ok {
+		return noText, err
 	}
-	s.events++
 	switch e.Type {
 	case mtMessageStart:
 		if e.Message != nil {
@@ -280,10 +266,9 @@ func blockStart(s *stream, e *messagesEvent) delta {
 	case "tool_use":
 		s.tools.at(e.Index).named(b.ID, b.Name)
 	case "text":
-		s.text.WriteString(b.Text)
-		return delta{gen: len(b.Text), content: true, tokens: -1}
+		return s.answerText(b.Text)
 	case "thinking":
-		return thinking(s, b.Thinking)
+		return s.reasoningText(b.Thinking)
 	}
 	return noText
 }
@@ -293,25 +278,13 @@ func blockDelta(s *stream, e *messagesEvent) delta {
 	d := &e.Delta
 	switch d.Type {
 	case "text_delta":
-		s.text.WriteString(d.Text)
-		return delta{gen: len(d.Text), content: true, tokens: -1}
+		return s.answerText(d.Text)
 	case "thinking_delta":
-		return thinking(s, d.Thinking)
+		return s.reasoningText(d.Thinking)
 	case "input_json_delta":
-		s.tools.at(e.Index).arg(d.PartialJSON)
-		s.other.WriteString(d.PartialJSON)
-		return delta{gen: len(d.PartialJSON), content: true, tokens: -1}
+		return s.toolArgs(e.Index, d.PartialJSON)
 	}
 	return noText // signature_delta, citations_delta: no generated text
-}
-
-func thinking(s *stream, text string) delta {
-	if text == "" {
-		return noText
-	}
-	s.reasoning.WriteString(text)
-	s.tally.reasoningEvents++
-	return delta{gen: len(text), tokens: -1}
 }
 
 // messagesFinish names a stop reason in chat's words.
@@ -370,39 +343,25 @@ type anthropicAnswer struct {
 func (d messagesDialect) complete(c *Client, res *engine.Result, data []byte, req *engine.ChatRequest) *engine.Error {
 	var a anthropicAnswer
 	if err := json.Unmarshal(data, &a); err != nil {
-		return &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable message: " + err.Error() + "; body: " + truncate(string(data), 100)}
+		return undecodable("message", err, data)
 	}
 	if a.Type == "error" || (len(a.Error) > 0 && string(a.Error) != "null") {
 		return &engine.Error{Class: engine.ErrAPI, Message: anthropicError(a.Error)}
 	}
 	var t tally
 	addUsage(&t.usage, a.Usage, true)
-	var text, reasoning, other strings.Builder
-	var calls toolCalls
+	var w wholeAnswer
 	for i := range a.Content {
 		b := &a.Content[i]
 		switch b.Type {
 		case "text":
-			text.WriteString(b.Text)
+			w.text.WriteString(b.Text)
 		case "thinking":
-			reasoning.WriteString(b.Thinking)
+			w.reasoning.WriteString(b.Thinking)
 		case "tool_use":
-			tc := calls.at(i)
-			tc.named(b.ID, b.Name)
-			tc.arg(string(b.Input))
-			other.Write(b.Input)
+			w.call(i, b.ID, b.Name, string(b.Input))
 		}
 	}
-	t.content, t.reasoning, t.other = text.String(), reasoning.String(), other.String()
-	if t.bytes() > 0 {
-		t.textEvents = 1
-	}
-	if t.reasoning != "" {
-		t.reasoningEvents = 1
-	}
-	res.Text, res.TextEvents, res.ToolCalls = t.content, t.textEvents, calls.list()
-	res.FinishReason = messagesFinish(a.StopReason)
-	c.countTokens(res, &t, d.prompt(req))
+	w.fill(c, res, &t, messagesFinish(a.StopReason), d.prompt(req))
 	return nil
 }

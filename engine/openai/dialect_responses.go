@@ -1,9 +1,7 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -68,11 +66,7 @@ func (responsesDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
 	} else {
 		b.Input = responsesInput(req.Messages)
 	}
-	body, err := json.Marshal(&b)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request: %w", err)
-	}
-	return withExtra(body, req.Extra)
+	return encode(&b, req.Extra)
 }
 
 // responsesInput turns chat messages into input items: an assistant's
@@ -262,33 +256,19 @@ func (responsesDialect) event(s *stream, ev event) (delta, *engine.Error) {
 		}
 		return noText, &engine.Error{Class: engine.ErrStreamTruncated, Message: "stream ended with [DONE] before response.completed"}
 	}
-	if len(bytes.TrimSpace(ev.Data)) == 0 {
-		return noText, nil
-	}
 	e := s.rev
-	*e = responsesEvent{}
-	if err := gojson.Unmarshal(ev.Data, e); err != nil {
-		return noText, &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable event: " + err.Error() + "; data: " + truncate(string(ev.Data), 100)}
+	if ok, err := decodeTyped(s, ev, e); !ok {
+		return noText, err
 	}
-	s.events++
 	switch e.Type {
 	case rtText:
-		s.text.WriteString(string(e.Delta))
-		return delta{gen: len(e.Delta), content: true, tokens: -1}, nil
+		return s.answerText(string(e.Delta)), nil
 	case rtRefusal:
-		s.other.WriteString(string(e.Delta))
-		return delta{gen: len(e.Delta), content: true, tokens: -1}, nil
+		return s.otherText(string(e.Delta)), nil
 	case rtReasoning:
-		if e.Delta != "" {
-			s.reasoning.WriteString(string(e.Delta))
-			s.tally.reasoningEvents++
-		}
-		return delta{gen: len(e.Delta), tokens: -1}, nil
+		return s.reasoningText(string(e.Delta)), nil
 	case rtArguments:
-		s.tools.at(e.OutputIndex).arg(string(e.Delta))
-		s.other.WriteString(string(e.Delta))
-		return delta{gen: len(e.Delta), content: true, tokens: -1}, nil
+		return s.toolArgs(e.OutputIndex, string(e.Delta)), nil
 	case rtItemAdded:
 		if e.Item.Type == "function_call" {
 			s.tools.at(e.OutputIndex).named(e.Item.CallID, e.Item.Name)
@@ -373,8 +353,7 @@ func (responsesDialect) cutEnd(data []byte) bool {
 func (d responsesDialect) complete(c *Client, res *engine.Result, data []byte, req *engine.ChatRequest) *engine.Error {
 	var r responseObject
 	if err := json.Unmarshal(data, &r); err != nil {
-		return &engine.Error{Class: engine.ErrStreamMalformed,
-			Message: "undecodable response: " + err.Error() + "; body: " + truncate(string(data), 100)}
+		return undecodable("response", err, data)
 	}
 	if r.Status == "failed" {
 		return &engine.Error{Class: engine.ErrAPI, Message: responsesFailure(&r)}
@@ -383,38 +362,26 @@ func (d responsesDialect) complete(c *Client, res *engine.Result, data []byte, r
 		return &engine.Error{Class: engine.ErrAPI, Message: truncate(msg, maxMessageLen)}
 	}
 	t := tally{usage: responsesUsageOf(r.Usage)}
-	var text, reasoning, other strings.Builder
-	var calls toolCalls
+	var w wholeAnswer
 	for i, item := range r.Output {
 		switch item.Type {
 		case "message":
 			for _, p := range item.Content {
-				text.WriteString(p.Text)
-				other.WriteString(p.Refusal)
+				w.text.WriteString(p.Text)
+				w.other.WriteString(p.Refusal)
 			}
 		case "reasoning":
 			for _, p := range item.Summary {
-				reasoning.WriteString(p.Text)
+				w.reasoning.WriteString(p.Text)
 			}
 			for _, p := range item.Content {
-				reasoning.WriteString(p.Text)
+				w.reasoning.WriteString(p.Text)
 			}
 		case "function_call":
-			tc := calls.at(i)
-			tc.named(item.CallID, item.Name)
-			tc.arg(item.Arguments)
-			other.WriteString(item.Arguments)
+			w.call(i, item.CallID, item.Name, item.Arguments)
 		}
 	}
-	t.content, t.reasoning, t.other = text.String(), reasoning.String(), other.String()
-	if t.bytes() > 0 {
-		t.textEvents = 1
-	}
-	if t.reasoning != "" {
-		t.reasoningEvents = 1
-	}
-	res.Text, res.TextEvents, res.ToolCalls = t.content, t.textEvents, calls.list()
-	res.FinishReason = responsesFinish(&r, res.ToolCalls != nil)
-	c.countTokens(res, &t, d.prompt(req))
+	// Whether it called tools is asked as responsesEnd asks it of a stream.
+	w.fill(c, res, &t, responsesFinish(&r, len(w.calls.calls) > 0), d.prompt(req))
 	return nil
 }

@@ -2,10 +2,7 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -48,27 +45,17 @@ func messagesReq() *engine.ChatRequest {
 		Messages: []engine.Message{{Role: "user", Content: "hi"}}}
 }
 
-func messagesCases() map[string]struct {
-	script script
-	want   want
-	calls  []engine.ToolCall
-} {
+// messagesCases are Messages streams; the input tokens are
+// message_start's, the cached ones included, even when the stream fails.
+func messagesCases() map[string]streamCase {
 	ok := func(text string, events, tokens, client int) want {
-		return want{status: 200, text: text, textEvents: events, outputTokens: tokens, source: engine.TokensFromUsage,
-			client: client, inputTokens: 15, inputSource: engine.TokensFromUsage, finish: "stop", ttft: true, ttfc: true,
-			e2e: true, streamed: true}
+		return streamedOK(text, events, tokens, client, 15)
 	}
 	failed := func(class, message, text string, events int) want {
-		return want{class: class, message: message, status: 200, text: text, textEvents: events, outputTokens: events,
-			source: engine.TokensFromTokenizer, client: events, inputTokens: 15, inputSource: engine.TokensFromUsage,
-			ttft: events > 0, ttfc: events > 0, streamed: true}
+		return streamedFailed(class, message, text, events, 15, engine.TokensFromUsage)
 	}
 	head := []string{mStart(10, 5), mBlock(0, `{"type":"text","text":""}`), mev("ping", "")}
-	return map[string]struct {
-		script script
-		want   want
-		calls  []engine.ToolCall
-	}{
+	return map[string]streamCase{
 		"complete stream": {
 			script: script{steps: steps(time.Millisecond, append(append(head, mText("Hello"), mText(","), mText(" world")),
 				mStop("end_turn", 3)...)...)},
@@ -114,33 +101,6 @@ func messagesCases() map[string]struct {
 	}
 }
 
-func TestMessagesStreams(t *testing.T) {
-	for name, tt := range messagesCases() {
-		t.Run(name, func(t *testing.T) {
-			runBoth(t, tt.script, messagesReq(), func(t *testing.T, r *engine.Result) {
-				checkResult(t, r, tt.want)
-				checkCalls(t, r, tt.calls...)
-				if r.API != engine.EndpointMessages {
-					t.Errorf("API = %q, want %q", r.API, engine.EndpointMessages)
-				}
-			})
-		})
-	}
-}
-
-func TestMessagesNotStreamed(t *testing.T) {
-	body := `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"thinking","thinking":"Hmm."},` +
-		`{"type":"text","text":"Hi there"},{"type":"tool_use","id":"toolu_2","name":"f","input":{"a":1}}],` +
-		`"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":9}}`
-	srv := serve(t, script{header: map[string]string{"Content-Type": "application/json"}, steps: steps(0, body)})
-	req := messagesReq()
-	req.NoStream = true
-	r := testClient(t, srv.URL+"/v1").Chat(context.Background(), req)
-	checkResult(t, r, want{status: 200, text: "Hi there", textEvents: 1, outputTokens: 9, source: engine.TokensFromUsage,
-		client: 9, reasoning: 2, inputTokens: 5, inputSource: engine.TokensFromUsage, finish: "tool_calls", e2e: true})
-	checkCalls(t, r, engine.ToolCall{ID: "toolu_2", Name: "f", Arguments: `{"a":1}`})
-}
-
 // TestMessagesHTTPErrors: Anthropic's error bodies keep their type, and
 // its 529 is a 5xx class with an overload message.
 func TestMessagesHTTPErrors(t *testing.T) {
@@ -167,20 +127,8 @@ func TestMessagesHTTPErrors(t *testing.T) {
 // turn in its blocks.
 func TestMessagesSendsRequest(t *testing.T) {
 	const key = "sk-ant-test-key"
-	type seen struct {
-		header http.Header
-		body   map[string]json.RawMessage
-		path   string
-	}
-	got := make(chan seen, 1)
-	h := script{steps: steps(0, append([]string{mStart(1, 0), mText("a")}, mStop("end_turn", 1)...)...)}
-	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := seen{header: r.Header.Clone(), path: r.URL.Path}
-		raw, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(raw, &s.body)
-		got <- s
-		h.ServeHTTP(w, r)
-	}))
+	got := make(chan sent, 1)
+	srv := serve(t, recording(script{steps: steps(0, append([]string{mStart(1, 0), mText("a")}, mStop("end_turn", 1)...)...)}, got))
 	c := testClient(t, srv.URL+"/v1", func(c *Config) { c.APIKey = key })
 	req := messagesReq()
 	req.System, req.Stop = "Be brief.", []string{"END"}

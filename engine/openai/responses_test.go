@@ -48,28 +48,16 @@ func respondReq() *engine.ChatRequest {
 	return &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: "m", Prompt: "hi", MaxTokens: 16}
 }
 
-func responsesCases() map[string]struct {
-	script script
-	want   want
-	calls  []engine.ToolCall
-} {
-	ok := func(text string, events, tokens, client int) want {
-		return want{status: 200, text: text, textEvents: events, outputTokens: tokens, source: engine.TokensFromUsage,
-			client: client, inputTokens: 7, inputSource: engine.TokensFromUsage, finish: "stop", ttft: true, ttfc: true,
-			e2e: true, streamed: true}
-	}
+// responsesCases are Responses streams; only the end carries usage, so a
+// failed stream's input tokens are the tokenizer's.
+func responsesCases() map[string]streamCase {
+	ok := func(text string, events, tokens, client int) want { return streamedOK(text, events, tokens, client, 7) }
 	failed := func(class, message, text string, events int) want {
-		return want{class: class, message: message, status: 200, text: text, textEvents: events, outputTokens: events,
-			source: engine.TokensFromTokenizer, client: events, inputTokens: 1, inputSource: engine.TokensFromTokenizer,
-			ttft: events > 0, ttfc: events > 0, streamed: true}
+		return streamedFailed(class, message, text, events, 1, engine.TokensFromTokenizer)
 	}
 	hello := append(rHead(), rText("Hello"), rText(","), rText(" world"),
 		rev("response.output_text.done", `"item_id":"msg_1","output_index":0,"content_index":0,"text":"Hello, world"`))
-	return map[string]struct {
-		script script
-		want   want
-		calls  []engine.ToolCall
-	}{
+	return map[string]streamCase{
 		"complete stream": {
 			script: script{steps: steps(time.Millisecond, append(hello, rEnd("response.completed", "completed", "", 7, 3, 0))...)},
 			want:   ok("Hello, world", 3, 3, 3),
@@ -133,20 +121,6 @@ func responsesCases() map[string]struct {
 	}
 }
 
-func TestRespondStreams(t *testing.T) {
-	for name, tt := range responsesCases() {
-		t.Run(name, func(t *testing.T) {
-			runBoth(t, tt.script, respondReq(), func(t *testing.T, r *engine.Result) {
-				checkResult(t, r, tt.want)
-				checkCalls(t, r, tt.calls...)
-				if r.API != engine.EndpointResponses {
-					t.Errorf("API = %q, want %q", r.API, engine.EndpointResponses)
-				}
-			})
-		})
-	}
-}
-
 // TestRespondReasoningTimes: TTFT is the first reasoning delta, TTFC the
 // first answer text.
 func TestRespondReasoningTimes(t *testing.T) {
@@ -160,19 +134,11 @@ func TestRespondReasoningTimes(t *testing.T) {
 	})
 }
 
-func TestRespondNotStreamed(t *testing.T) {
-	body := `{"id":"resp_1","object":"response","status":"completed","output":[` +
-		`{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Thinking."}]},` +
-		`{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Hi there","annotations":[]}]},` +
-		`{"type":"function_call","id":"fc_1","call_id":"call_2","name":"f","arguments":"{}"}],` +
-		`"usage":{"input_tokens":5,"output_tokens":9,"output_tokens_details":{"reasoning_tokens":4},"total_tokens":14}}`
-	srv := serve(t, script{header: map[string]string{"Content-Type": "application/json"}, steps: steps(0, body)})
+// TestRespondNotStreamedFails: a failed response, or an error object in
+// its place, is an api_error.
+func TestRespondNotStreamedFails(t *testing.T) {
 	req := respondReq()
 	req.NoStream = true
-	r := testClient(t, srv.URL+"/v1").Chat(context.Background(), req)
-	checkResult(t, r, want{status: 200, text: "Hi there", textEvents: 1, outputTokens: 9, source: engine.TokensFromUsage,
-		client: 5, reasoning: 4, inputTokens: 5, inputSource: engine.TokensFromUsage, finish: "tool_calls", e2e: true})
-	checkCalls(t, r, engine.ToolCall{ID: "call_2", Name: "f", Arguments: "{}"})
 	for name, body := range map[string]string{
 		"failed": `{"status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}`,
 		"error":  `{"error":{"message":"bad input","type":"invalid_request_error"}}`,

@@ -65,7 +65,7 @@ func (ex *exporting) sink(s engine.Sink) engine.Sink {
 	if ex == nil {
 		return s
 	}
-	return exportSink{s, ex.x}
+	return tee{s, ex.x}
 }
 
 // start starts the pushes once the executor exists.
@@ -119,44 +119,24 @@ func (ex *exporting) record(res *result.Result) {
 	res.AddExports(exports, ex.x.Warnings())
 }
 
-// exportSink passes each event to the run's sink, then to the exporter,
-// which only touches memory.
-type exportSink struct {
-	engine.Sink
-	x *export.Exporter
+// tee passes each event to its sinks in order: the run's sink first, then
+// the exporter, which only touches memory. engine.Sink has a method per
+// event, so each method only names its event and fan does the rest: no
+// event can be forwarded differently from the others.
+type tee []engine.Sink
+
+// fan sends v to every sink of t, in order, through send: a method
+// expression of engine.Sink, which costs no allocation.
+func fan[T any](t tee, send func(engine.Sink, T), v T) {
+	for _, s := range t {
+		send(s, v)
+	}
 }
 
-func (s exportSink) Sample(x engine.Sample) {
-	s.Sink.Sample(x)
-	s.x.Sample(x)
-}
-
-func (s exportSink) IterationError(e engine.IterationError) {
-	s.Sink.IterationError(e)
-	s.x.IterationError(e)
-}
-
-func (s exportSink) StageStarted(m engine.StageMark) {
-	s.Sink.StageStarted(m)
-	s.x.StageStarted(m)
-}
-
-func (s exportSink) StageEnded(m engine.StageMark) {
-	s.Sink.StageEnded(m)
-	s.x.StageEnded(m)
-}
-
-func (s exportSink) IterationStarted(m engine.IterationMark) {
-	s.Sink.IterationStarted(m)
-	s.x.IterationStarted(m)
-}
-
-func (s exportSink) Dropped(m engine.DropMark) {
-	s.Sink.Dropped(m)
-	s.x.Dropped(m)
-}
-
-func (s exportSink) Metric(m engine.MetricSample) {
-	s.Sink.Metric(m)
-	s.x.Metric(m)
-}
+func (t tee) Sample(x engine.Sample)                  { fan(t, engine.Sink.Sample, x) }
+func (t tee) IterationError(e engine.IterationError)  { fan(t, engine.Sink.IterationError, e) }
+func (t tee) StageStarted(m engine.StageMark)         { fan(t, engine.Sink.StageStarted, m) }
+func (t tee) StageEnded(m engine.StageMark)           { fan(t, engine.Sink.StageEnded, m) }
+func (t tee) IterationStarted(m engine.IterationMark) { fan(t, engine.Sink.IterationStarted, m) }
+func (t tee) Dropped(m engine.DropMark)               { fan(t, engine.Sink.Dropped, m) }
+func (t tee) Metric(m engine.MetricSample)            { fan(t, engine.Sink.Metric, m) }

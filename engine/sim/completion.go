@@ -137,6 +137,23 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 	return c, nil
 }
 
+// checkTranslated judges a Messages or Responses request translated into
+// chat's words, as a chat request is. Both APIs report usage in every
+// stream, where chat does only when asked, so the answer always carries it.
+func checkTranslated(cfg *Config, chat *openai.ChatCompletionRequest) (*completion, *apiError) {
+	c, aerr := checkChat(cfg, chat, extensions{})
+	if c != nil {
+		c.includeUsage = true
+	}
+	return c, aerr
+}
+
+// functionTool is a tool a Messages or Responses request declares, as the
+// chat function it amounts to.
+func functionTool(name string, params any) openai.Tool {
+	return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: name, Parameters: params}}
+}
+
 // promptTokens validates the messages and estimates their tokens with
 // CountTokens, chat template included.
 func promptTokens(msgs []openai.ChatCompletionMessage) (int, *apiError) {

@@ -113,14 +113,9 @@ func parseMessages(cfg *Config, body []byte) (*completion, *apiError) {
 		chat.TopP = *req.TopP
 	}
 	for _, t := range req.Tools {
-		chat.Tools = append(chat.Tools, openai.Tool{Type: openai.ToolTypeFunction,
-			Function: &openai.FunctionDefinition{Name: t.Name, Parameters: t.InputSchema}})
+		chat.Tools = append(chat.Tools, functionTool(t.Name, t.InputSchema))
 	}
-	c, aerr := checkChat(cfg, &chat, extensions{})
-	if c != nil {
-		c.includeUsage = true // message_start and message_delta always carry usage
-	}
-	return c, aerr
+	return checkTranslated(cfg, &chat) // message_start and message_delta always carry usage
 }
 
 // anthropicChoice is a Messages tool_choice in the Chat API's words: any

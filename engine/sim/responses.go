@@ -73,15 +73,11 @@ func parseResponses(cfg *Config, body []byte) (*completion, *apiError) {
 		chat.TopP = *req.TopP
 	}
 	for _, t := range req.Tools {
-		chat.Tools = append(chat.Tools, openai.Tool{Type: openai.ToolTypeFunction,
-			Function: &openai.FunctionDefinition{Name: t.Name, Parameters: t.Parameters}})
+		chat.Tools = append(chat.Tools, functionTool(t.Name, t.Parameters))
 	}
-	c, aerr := checkChat(cfg, &chat, extensions{})
+	c, aerr := checkTranslated(cfg, &chat) // a Responses stream always ends with its usage
 	if aerr != nil && aerr.param == "max_tokens" {
 		aerr.param, aerr.message = "max_output_tokens", strings.ReplaceAll(aerr.message, "max_tokens", "max_output_tokens")
-	}
-	if c != nil {
-		c.includeUsage = true // a Responses stream always ends with its usage
 	}
 	return c, aerr
 }
