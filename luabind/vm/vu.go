@@ -9,7 +9,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// vu is one virtual user: its own LState, used by one goroutine at a time.
+// VU is one virtual user: its own LState, used by one goroutine at a time.
 type VU struct {
 	prog   *api.Program
 	L      *lua.LState
