@@ -76,8 +76,18 @@ func TestE2ECapacitySearch(t *testing.T) {
 		want   int
 	}{{0.85, 0}, {1.25, 99}} {
 		rate := c.Capacity * tt.factor
-		out, errOut, code := runBinary(t, nil, "run", scenario, "--target", target, "--set", fmt.Sprintf("rate=%.3f", rate), "-q")
-		t.Logf("%.2f× capacity (%.2f req/s): exit %d", tt.factor, rate, code)
+		var out, errOut string
+		var code int
+		// A run that llmload itself flags MACHINE-BUSY (go test ./...
+		// runs other packages beside this one on two cores) measured the
+		// machine, not the server: it is run again, at most twice more.
+		for attempt := 1; attempt <= 3; attempt++ {
+			out, errOut, code = runBinary(t, nil, "run", scenario, "--target", target, "--set", fmt.Sprintf("rate=%.3f", rate), "-q")
+			t.Logf("%.2f× capacity (%.2f req/s): exit %d", tt.factor, rate, code)
+			if code == tt.want || !strings.Contains(out, "MACHINE-BUSY") {
+				break
+			}
+		}
 		if code != tt.want {
 			t.Errorf("at %.2f× the capacity (%.2f req/s) the fixed-rate run exited %d, want %d:\n%s\n%s",
 				tt.factor, rate, code, tt.want, out, errOut)
