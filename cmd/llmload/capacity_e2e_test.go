@@ -71,18 +71,28 @@ func TestE2ECapacitySearch(t *testing.T) {
 	}
 
 	scenario := writeFile(t, dir, "fixed.lua", fixedRateScenario)
+	checkAroundCapacity(t, c.Capacity, func(rate float64) []string {
+		return []string{"run", scenario, "--target", target, "--set", fmt.Sprintf("rate=%.3f", rate), "-q"}
+	})
+}
+
+// checkAroundCapacity holds a search's answer against independent
+// fixed-rate runs (args gives the command line for a rate) judged by the
+// same SLO: at 0.85× the capacity they pass, at 1.25× they fail (99). A
+// run that llmload itself flags MACHINE-BUSY (go test ./... runs other
+// packages beside this one on two cores) measured the machine, not the
+// server: it is run again, at most twice more.
+func checkAroundCapacity(t *testing.T, capacity float64, args func(rate float64) []string) {
+	t.Helper()
 	for _, tt := range []struct {
 		factor float64
 		want   int
 	}{{0.85, 0}, {1.25, 99}} {
-		rate := c.Capacity * tt.factor
+		rate := capacity * tt.factor
 		var out, errOut string
 		var code int
-		// A run that llmload itself flags MACHINE-BUSY (go test ./...
-		// runs other packages beside this one on two cores) measured the
-		// machine, not the server: it is run again, at most twice more.
 		for attempt := 1; attempt <= 3; attempt++ {
-			out, errOut, code = runBinary(t, nil, "run", scenario, "--target", target, "--set", fmt.Sprintf("rate=%.3f", rate), "-q")
+			out, errOut, code = runBinary(t, nil, args(rate)...)
 			t.Logf("%.2f× capacity (%.2f req/s): exit %d", tt.factor, rate, code)
 			if code == tt.want || !strings.Contains(out, "MACHINE-BUSY") {
 				break

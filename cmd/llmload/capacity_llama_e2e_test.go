@@ -92,17 +92,9 @@ func TestLlamaServerCapacitySearch(t *testing.T) {
 		}
 	}
 
-	for _, tt := range []struct {
-		factor float64
-		want   int
-	}{{0.85, 0}, {1.25, 99}} {
-		rate := c.Capacity * tt.factor
-		out, errOut, code := runBinary(t, nil, "run", scenario, "--target", base+"/v1", "--set", fmt.Sprintf("fixed=%.3f", rate), "-q")
-		t.Logf("%.2f× capacity (%.2f req/s): exit %d", tt.factor, rate, code)
-		if code != tt.want {
-			t.Errorf("at %.2f× the capacity (%.2f req/s) the fixed-rate run exited %d, want %d:\n%s\n%s", tt.factor, rate, code, tt.want, out, errOut)
-		}
-	}
+	checkAroundCapacity(t, c.Capacity, func(rate float64) []string {
+		return []string{"run", scenario, "--target", base + "/v1", "--set", fmt.Sprintf("fixed=%.3f", rate), "-q"}
+	})
 	if d := time.Since(began); d > 10*time.Minute {
 		t.Errorf("search and checks took %v, want within 10 minutes", d)
 	}
