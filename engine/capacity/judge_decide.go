@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/textfmt"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -98,7 +99,7 @@ func goodShare(src *probeSource, want float64) (decision, string, error) {
 	lo, hi := wilson(hits, n)
 	p := ratio(hits, n)
 	text := fmt.Sprintf("good %.1f%% [%.1f, %.1f]", 100*p, 100*lo, 100*hi)
-	bound := fmt.Sprintf("%s%%", trimFloat(100*want))
+	bound := fmt.Sprintf("%s%%", textfmt.Load(100*want))
 	switch {
 	case want >= 1 && hits == n:
 		return passed, text + " = " + bound, nil
@@ -203,6 +204,3 @@ func wilson(hits, n int64) (lo, hi float64) {
 	half := metrics.Z95 / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
 	return max(center-half, 0), min(center+half, 1)
 }
-
-// trimFloat prints 95 as "95" and 99.5 as "99.5".
-func trimFloat(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".0") }
