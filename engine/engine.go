@@ -126,6 +126,17 @@ type ChatRequest struct {
 	ContentType string
 	// Tags label the resulting sample; they are never sent.
 	Tags map[string]string
+	// Target names the endpoint of options.targets the request goes to;
+	// "" lets the run's balancer choose.
+	Target string
+	// Headers are sent on this request after the target's own, each
+	// replacing the target's header of the same name.
+	Headers []Header
+}
+
+// Header is one HTTP header of a request.
+type Header struct {
+	Name, Value string
 }
 
 // Client sends one request and measures it. Failures are data: they come
@@ -189,14 +200,20 @@ type Result struct {
 	// client itself queues cannot inflate TTFT; a slow accept or
 	// handshake shows here instead.
 	Connect time.Duration
-	Status  int // HTTP status, 0 when no response arrived
-	Err     *Error
-	TTFB    time.Duration
-	TTFT    time.Duration // first text of any kind, reasoning included
-	TTFC    time.Duration // first content (answer) text; equals TTFT without reasoning
-	E2E     time.Duration
-	TPOT    time.Duration
-	ITL     []time.Duration // one per gap between text-carrying events
+	// TLS is the TLS handshake's part of Connect; 0 on a plain or reused
+	// connection.
+	TLS time.Duration
+	// Target is the name of the options.targets endpoint that served the
+	// request; "" in a run with one target.
+	Target string
+	Status int // HTTP status, 0 when no response arrived
+	Err    *Error
+	TTFB   time.Duration
+	TTFT   time.Duration // first text of any kind, reasoning included
+	TTFC   time.Duration // first content (answer) text; equals TTFT without reasoning
+	E2E    time.Duration
+	TPOT   time.Duration
+	ITL    []time.Duration // one per gap between text-carrying events
 	// TokenITL holds one gap per token, a chunk's gap divided by the tokens
 	// it carried, when per-chunk usage says how many; nil otherwise.
 	TokenITL          []time.Duration

@@ -47,8 +47,15 @@ const (
 
 // Plan is a whole run, as compiled from a scenario.
 type Plan struct {
-	Script    string
-	Target    Target
+	Script string
+	Target Target
+	// Targets are several endpoints under test (options.targets), each a
+	// full Target with its Name, sorted by name; nil when the run has the
+	// one Target. With Targets, Target holds only the settings they share.
+	Targets []Target `json:",omitempty"`
+	// Balance spreads requests that name no target across Targets:
+	// BalanceRoundRobin ("" too), BalanceRandom or BalanceWeighted.
+	Balance   string `json:",omitempty"`
 	Warmup    Warmup
 	Scenarios []Scenario
 	Seed      int64
@@ -112,7 +119,70 @@ type Target struct {
 	// can be matched to latency; "" means none.
 	MetricsURL   string
 	MetricsEvery time.Duration
+	// MetricsURLs are further Prometheus endpoints (one per replica, from
+	// --metrics-url), scraped beside MetricsURL and kept apart.
+	MetricsURLs []string `json:",omitempty"`
+	// NoMetrics turns off the discovery of /metrics at the target's
+	// origin (options.target.metrics_url = false).
+	NoMetrics bool `json:",omitempty"`
+
+	// Name is the target's name in options.targets; "" for the one target
+	// of options.target.
+	Name string `json:",omitempty"`
+	// Weight is its share of the load under BalanceWeighted and
+	// BalanceRandom (1 when unset).
+	Weight float64 `json:",omitempty"`
+	// Headers are sent on every request, after the auth header; a
+	// request's own headers replace those of the same name. Their values
+	// are kept out of the plan's JSON: they often carry credentials.
+	Headers []Header `json:"-"`
+	// Query parameters are added to every request's URL (Azure's
+	// api-version); kept out of the JSON for the same reason.
+	Query []Header `json:"-"`
+	// Auth is how APIKey is sent: AuthBearer (the default, ""), AuthAPIKey,
+	// AuthXAPIKey or AuthNone; AuthHeader overrides the header's name.
+	Auth       string `json:",omitempty"`
+	AuthHeader string `json:",omitempty"`
+	// TLS configures the connection's TLS; its zero value is the system's
+	// roots and verification.
+	TLS TLS `json:",omitzero"`
+	// HTTP2 negotiates HTTP/2 over TLS (ALPN); H2C speaks it in clear text
+	// to an http:// URL (prior knowledge). Off by default: HTTP/1.1 gives
+	// each stream its own connection.
+	HTTP2 bool `json:",omitempty"`
+	H2C   bool `json:",omitempty"`
 }
+
+// Header is one name and value (a header, or a query parameter).
+type Header struct {
+	Name, Value string
+}
+
+// How Target.APIKey is sent.
+const (
+	AuthBearer  = "bearer"    // Authorization: Bearer <key>
+	AuthAPIKey  = "api-key"   // api-key: <key> (Azure OpenAI)
+	AuthXAPIKey = "x-api-key" // x-api-key: <key> (Anthropic, some gateways)
+	AuthNone    = "none"      // not sent
+)
+
+// TLS is a target's TLS configuration: file paths, read when the client
+// is made.
+type TLS struct {
+	CACert             string `json:",omitempty"` // PEM bundle of roots to trust instead of the system's
+	ClientCert         string `json:",omitempty"` // PEM certificate (chain) for mTLS, with ClientKey
+	ClientKey          string `json:",omitempty"`
+	ServerName         string `json:",omitempty"` // SNI and the name verified, when not the URL's host
+	InsecureSkipVerify bool   `json:",omitempty"` // no verification at all: warned loudly
+}
+
+// Balancing policies of options.balance: how requests that name no target
+// are spread across options.targets.
+const (
+	BalanceRoundRobin = "round_robin" // in turn, weights ignored (the default)
+	BalanceRandom     = "random"      // at random (seeded by the run's seed), by weight
+	BalanceWeighted   = "weighted"    // smooth weighted round robin: exact shares, interleaved
+)
 
 // DefaultMetricsEvery is how often MetricsURL is scraped.
 const DefaultMetricsEvery = 2 * time.Second
