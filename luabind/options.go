@@ -20,7 +20,7 @@ const (
 )
 
 var (
-	optionKeys = []string{"target", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
+	optionKeys = []string{"target", "targets", "balance", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
 		"dirty", "cost", "lints", "export"}
 	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
 		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
@@ -75,6 +75,16 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 		out.plan.Target = d.target("options.target", t, dir)
 		out.onUnreachable = d.onUnreachable("options.target.on_unreachable", t)
 	}
+	if ts := f["targets"]; ts != nil {
+		dir := ""
+		if len(scriptDir) > 0 {
+			dir = scriptDir[0]
+		}
+		out.plan.Targets = d.targets("options.targets", ts, f["target"], dir)
+	}
+	if b := f["balance"]; b != nil {
+		out.plan.Balance = d.balance("options.balance", b, len(out.plan.Targets))
+	}
 	if w := f["warmup"]; w != nil {
 		out.plan.Warmup = d.warmup("options.warmup", w)
 	}
@@ -101,6 +111,7 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 		out.plan.Export = d.export("options.export", e)
 	}
 	d.checkGoodShare(out.plan)
+	d.checkScenarioTargets(out.plan)
 	d.prepareTraces(out.plan)
 	out.traces = d.traces
 	return out

@@ -25,7 +25,7 @@ func TestOptionsErrors(t *testing.T) {
 		name, options, want string
 	}{
 		{"unknown top key", `{ scenarois = {} }`, "options.scenarois: unknown key (did you mean scenarios?)"},
-		{"far unknown key", `{ zzzzzzzzzz = 1, vus = 1, duration = "1s" }`, "options.zzzzzzzzzz: unknown key (valid keys: cost, dirty, duration, export, lints, scenarios, seed, slo, stages, target, thresholds, vus, warmup)"},
+		{"far unknown key", `{ zzzzzzzzzz = 1, vus = 1, duration = "1s" }`, "options.zzzzzzzzzz: unknown key (valid keys: balance, cost, dirty, duration, export, lints, scenarios, seed, slo, stages, target, targets, thresholds, vus, warmup)"},
 		{"stage typo", stages(`{ target = 1, duration = "1m" }, { target = 2, durtion = "1m" }`),
 			"options.scenarios.s.stages[2].durtion: unknown key (did you mean duration?)"},
 		{"target typo", `{ target = { base_ur = "x" }, vus = 1, duration = "1s" }`, "options.target.base_ur: unknown key (did you mean base_url?)"},

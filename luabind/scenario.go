@@ -14,7 +14,7 @@ import (
 
 var (
 	// commonScenarioKeys apply to every executor.
-	commonScenarioKeys = []string{"executor", "exec", "tags", "env", "start_time", "graceful_stop"}
+	commonScenarioKeys = []string{"executor", "exec", "tags", "env", "start_time", "graceful_stop", "target"}
 	// executorKeys are the keys each executor adds to the common ones.
 	executorKeys = map[string][]string{
 		plan.ExecutorConstantVUs: {"vus", "duration"},
@@ -126,6 +126,9 @@ func (d *decoder) scenarioExtras(path string, f map[string]lua.LValue, sc *plan.
 	}
 	if e := f["env"]; e != nil {
 		sc.Env = d.StringMap(luaval.Child(path, "env"), e)
+	}
+	if t := f["target"]; t != nil {
+		sc.Target = d.Str(luaval.Child(path, "target"), t)
 	}
 }
 

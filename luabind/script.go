@@ -189,9 +189,14 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	}
 	s.Tags = make(map[string]map[string]string, len(s.plan.Scenarios))
 	s.Envs = make(map[string]map[string]string, len(s.plan.Scenarios))
+	s.Targets = plan.TargetNames(s.plan.Targets)
+	s.ScenarioTargets = map[string]string{}
 	for _, sc := range s.plan.Scenarios {
 		s.Tags[sc.Name] = sc.Tags
 		s.Envs[sc.Name] = sc.Env
+		if sc.Target != "" {
+			s.ScenarioTargets[sc.Name] = sc.Target
+		}
 	}
 	s.ScenarioTraces = make(map[string]*api.ScenarioTrace, len(opts.traces))
 	for _, st := range opts.traces {

@@ -16,6 +16,7 @@ import (
 )
 
 const compareUsage = `Usage: llmload compare [flags] BASE.json NEW.json
+       llmload compare [flags] --targets A,B RESULT.json
 
 Compares two result files stage by stage (matched by name): each metric side by
 side with its change in %, and a verdict from an exact test on the files' data
@@ -25,7 +26,8 @@ Capacity searches (executor = "capacity") are compared on the capacity each
 found, within its interval, not probe by probe. Exits 99 when a metric got
 significantly worse by more than --max-regression, when a capacity dropped by
 more than --max-capacity-drop, or, with --inconclusive fail, when any
-comparison is inconclusive.
+comparison is inconclusive. With --targets, the two sides are two targets of
+one run (options.targets): target A is the base, B the new.
 
 Flags:
 `
@@ -115,11 +117,15 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, compareUsage+fs.FlagUsages()) }
 	g.register(fs)
+	targets := fs.StringSlice("targets", nil, "compare two targets of one result: BASE,NEW (names of options.targets)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
 		}
 		return usagef("compare: %v", err)
+	}
+	if fs.Changed("targets") {
+		return compareTargets(fs, *targets, &g, stdout)
 	}
 	if fs.NArg() != 2 {
 		return usagef("compare: expected BASE.json and NEW.json, got %s", arguments(fs.NArg()))
@@ -137,6 +143,34 @@ func compareCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return gate(base, next, fs.Arg(0), fs.Arg(1), opts, &g, stdout)
+}
+
+// compareTargets compares two targets of one result file.
+func compareTargets(fs *pflag.FlagSet, targets []string, g *gateFlags, stdout io.Writer) error {
+	if len(targets) != 2 || targets[0] == "" || targets[1] == "" {
+		return usagef("compare: --targets wants two target names, BASE,NEW (got %q)", strings.Join(targets, ","))
+	}
+	if targets[0] == targets[1] {
+		return usagef("compare: --targets %s,%s names one target twice", targets[0], targets[1])
+	}
+	if fs.NArg() != 1 {
+		return usagef("compare: --targets compares two targets of one RESULT.json, got %s", arguments(fs.NArg()))
+	}
+	opts, err := g.options()
+	if err != nil {
+		return err
+	}
+	res, err := readResult(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	var sides [2]*result.Result
+	for i, name := range targets {
+		if sides[i], err = res.ForTarget(name); err != nil {
+			return fmt.Errorf("%s: --targets: %w", fs.Arg(0), err)
+		}
+	}
+	return gate(sides[0], sides[1], fs.Arg(0)+" target "+targets[0], fs.Arg(0)+" target "+targets[1], opts, g, stdout)
 }
 
 // gate compares and renders; regressions beyond the bound exit 99, and

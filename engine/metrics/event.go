@@ -58,6 +58,7 @@ type event struct {
 	clientTok, reasoning int
 	inputs, toolCalls    int               // inputs embedded (embeddings), tool calls made
 	api                  string            // the sample's endpoint (engine.Result.API)
+	targetName           string            // the options.targets endpoint that served it (engine.Result.Target)
 	source               string            // source of outTok; a drop's reason
 	inSource             string            // source of inTok
 	class                string            // error class of a failed sample; a metric sample's kind
@@ -97,7 +98,7 @@ func sampleEvent(s *engine.Sample) event {
 		itl: s.ITL, tokenITL: s.TokenITL,
 		inTok: s.InputTokens, outTok: s.OutputTokens, cached: s.CachedTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
-		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API,
+		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API, targetName: s.Target,
 		tags: s.Tags,
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)

@@ -325,6 +325,9 @@ func (m *merger) tags(stages []StageSummary) error {
 		if stages[i].ByAPI, err = g.apis(); err != nil {
 			return fmt.Errorf("%w: %w", ErrMerge, err)
 		}
+		if stages[i].ByTarget, err = g.targets(); err != nil {
+			return fmt.Errorf("%w: %w", ErrMerge, err)
+		}
 	}
 	return nil
 }

@@ -176,6 +176,7 @@ var (
 func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 	s := engine.Sample{Scenario: p.scenario, Stage: p.stage, Tags: prompts[r.IntN(len(prompts))]}
 	s.Start, s.Status = at(atS), 200
+	s.Target = []string{"a", "b", "c"}[r.IntN(3)]
 	if r.IntN(8) == 0 {
 		s.Status, s.TTFB, s.E2E = 503, msD(5+20*r.Float64()), msD(30+100*r.Float64())
 		s.Err = &engine.Error{Class: errorClasses[r.IntN(len(errorClasses))], Message: "boom"}

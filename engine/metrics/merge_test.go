@@ -230,13 +230,14 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 	}
 	compareTags(t, name, want.ByTag, got.ByTag)
 	compareTags(t, name+" by api", map[string]map[string]TagSummary{"api": want.ByAPI}, map[string]map[string]TagSummary{"api": got.ByAPI})
+	compareTargets(t, name, want.ByTarget, got.ByTarget)
 	compareMetrics(t, name, want.Metrics, got.Metrics)
 	if !relClose(want.TokenCheck.MeanRelDiff, got.TokenCheck.MeanRelDiff, 1e-12) {
 		t.Errorf("%s: token check mean = %v, want %v", name, got.TokenCheck.MeanRelDiff, want.TokenCheck.MeanRelDiff)
 	}
 	w, g := *want, *got
 	for _, s := range []*StageSummary{&w, &g} {
-		s.Start, s.End, s.DurationS, s.ByTag, s.ByAPI, s.Metrics = time.Time{}, time.Time{}, 0, nil, nil, nil
+		s.Start, s.End, s.DurationS, s.ByTag, s.ByAPI, s.ByTarget, s.Metrics = time.Time{}, time.Time{}, 0, nil, nil, nil, nil
 		s.ReqPerSec, s.OutputTokPerSec, s.InputTokPerSec, s.Goodput, s.AchievedRate, s.ScheduledRate = 0, 0, 0, 0, 0, 0
 		s.InputsPerSec = 0
 		s.TokenCheck.MeanRelDiff = 0
@@ -324,6 +325,25 @@ func compareTags(t *testing.T, name string, want, got map[string]map[string]TagS
 			compareDist(t, tag+" tpot", w.TPOT, g.TPOT)
 			compareDist(t, tag+" e2e", w.E2E, g.E2E)
 		}
+	}
+}
+
+// compareTargets holds the merged breakdown by target to the single
+// collector's: counts exactly, distributions as compareDist does.
+func compareTargets(t *testing.T, name string, want, got map[string]TargetSummary) {
+	t.Helper()
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(got))) {
+		t.Errorf("%s: targets %v, want %v", name, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+	for target, w := range want {
+		g := got[target]
+		compareTags(t, name+" target", map[string]map[string]TagSummary{"target": {target: w.TagSummary}},
+			map[string]map[string]TagSummary{"target": {target: g.TagSummary}})
+		w.TagSummary, g.TagSummary = TagSummary{}, TagSummary{}
+		diffFields(t, name+" target "+target, w, g)
 	}
 }
 

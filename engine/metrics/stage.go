@@ -29,6 +29,7 @@ type stageAgg struct {
 	prefix          prefixCounts
 	tags            tagBreakdown
 	apis            tagBreakdown // by apiKey: the endpoints' requests
+	targets         targetBreakdown
 
 	cells  [numBuiltin]cell
 	checks map[string]*cell // by check name
@@ -99,6 +100,7 @@ func (s *stageAgg) sample(e *event) {
 	}
 	s.tags.add(e)
 	s.apis.addAPI(e)
+	s.targets.add(e)
 	for _, id := range sampleMetrics {
 		feed(id, &s.cells[id], e)
 	}
@@ -340,6 +342,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	}
 	st.ByTag, st.TagKeysOverflow = s.tags.summary(), s.tags.overflow
 	st.ByAPI = s.apis.byAPI()
+	st.ByTarget = s.targets.summary()
 	s.tokenFigures(&st, ss)
 	latencies(&st, ss)
 	goodput(&st, ss)

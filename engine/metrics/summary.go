@@ -184,6 +184,9 @@ type StageSummary struct {
 	// embeddings request's E2E never blurs a chat request's; nil when the
 	// stage sent only chat completions, or only completions.
 	ByAPI map[string]TagSummary `json:"by_api,omitempty"`
+	// ByTarget breaks the stage's requests down by the endpoint of
+	// options.targets that served them; nil in a run with one target.
+	ByTarget map[string]TargetSummary `json:"by_target,omitempty"`
 
 	Checks  []CheckSummary           `json:"checks"`  // by name
 	Metrics map[string]MetricSummary `json:"metrics"` // custom metrics with values in this stage

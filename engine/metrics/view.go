@@ -30,6 +30,17 @@ func (v *view) match(e *event) bool {
 			got = e.scenario
 		case "stage":
 			got = e.stage
+		case TargetTag:
+			// The endpoint of options.targets that served a request; a
+			// run with one target keeps a user tag of that name.
+			got = e.targetName
+			if got == "" {
+				t, ok := e.tags[p.key]
+				if !ok {
+					return false
+				}
+				got = t
+			}
 		default:
 			t, ok := e.tags[p.key]
 			if !ok {

@@ -225,6 +225,9 @@ type Scenario struct {
 	StartTime time.Duration
 	// Env are environment values llm.env sees first in this scenario.
 	Env map[string]string
+	// Target names the endpoint of Plan.Targets this scenario's requests
+	// go to unless a request names its own; "" lets the balancer choose.
+	Target string `json:",omitempty"`
 
 	// Arrival-rate executors: a stage's Rate is iterations per TimeUnit.
 	TimeUnit        time.Duration

@@ -44,6 +44,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeTail(b, r.Stages, labels)
 		writeByTag(b, r.Stages, labels, starred)
 		writeByAPI(b, r.Stages, labels, starred)
+		writeByTarget(b, r, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
 		writeRobustness(b, r, labels)
 		writeClientHealth(b, r.Stages, labels)
@@ -96,7 +97,11 @@ func writeHeader(b *bytes.Buffer, r *result.Result) {
 		version = " " + m.Version
 	}
 	fmt.Fprintf(b, "run     %s, %s, seed %d (llmload%s)\n", cmp.Or(m.Scenario, "(no script)"), dur, m.Seed, version)
-	fmt.Fprintf(b, "target  %s, model %s\n", target, cmp.Or(m.Model, "(default)"))
+	if len(m.Targets) > 0 {
+		writeTargets(b, m)
+	} else {
+		fmt.Fprintf(b, "target  %s, model %s\n", target, cmp.Or(m.Model, "(default)"))
+	}
 	writeSegments(b, m)
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
 		fmt.Fprintf(b, "warmup: %s, %d failed, %s (excluded from all figures)\n",

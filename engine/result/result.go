@@ -81,18 +81,29 @@ type Result struct {
 	Mergeable *Mergeable `json:"mergeable,omitempty"`
 }
 
+// TargetMeta is one endpoint of a run with several targets.
+type TargetMeta struct {
+	Name   string  `json:"name"`
+	URL    string  `json:"url"` // without credentials
+	Model  string  `json:"model"`
+	Weight float64 `json:"weight"`
+}
+
 // Meta describes the run as a whole.
 type Meta struct {
-	Scenario  string    `json:"scenario"` // script path as given
-	Target    string    `json:"target"`   // base URL, without credentials
-	Model     string    `json:"model"`
-	Simulator bool      `json:"simulator"` // the built-in simulator served the run
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
-	Version   string    `json:"version"`           // llmload's version
-	Complete  bool      `json:"complete"`          // false when the run was interrupted
-	Aborted   string    `json:"aborted,omitempty"` // why a threshold stopped the run
-	Seed      int64     `json:"seed"`
+	Scenario string `json:"scenario"` // script path as given
+	Target   string `json:"target"`   // base URL, without credentials
+	Model    string `json:"model"`
+	// Targets are the endpoints of options.targets, when the run spread
+	// its load across several; Target and Model then list them all.
+	Targets   []TargetMeta `json:"targets,omitempty"`
+	Simulator bool         `json:"simulator"` // the built-in simulator served the run
+	Start     time.Time    `json:"start"`
+	End       time.Time    `json:"end"`
+	Version   string       `json:"version"`           // llmload's version
+	Complete  bool         `json:"complete"`          // false when the run was interrupted
+	Aborted   string       `json:"aborted,omitempty"` // why a threshold stopped the run
+	Seed      int64        `json:"seed"`
 	// RunID is the run_id label of the exported series; "" when the run
 	// exported nothing.
 	RunID string `json:"run_id,omitempty"`
@@ -245,6 +256,10 @@ func SLOFrom(o plan.SLO) *SLO {
 // that a Result equals what ReadJSON later reads back.
 func New(meta Meta, s *metrics.Summary) *Result {
 	meta.Target = redact.URL(meta.Target)
+	meta.Targets = slices.Clone(meta.Targets)
+	for i := range meta.Targets {
+		meta.Targets[i].URL = redact.URL(meta.Targets[i].URL)
+	}
 	meta.Start, meta.End = meta.Start.UTC(), meta.End.UTC()
 	r := &Result{
 		SchemaVersion: SchemaVersion,
@@ -278,4 +293,32 @@ func New(meta Meta, s *metrics.Summary) *Result {
 	}
 	r.Warnings = warnings(r.Stages)
 	return r
+}
+
+// ForTarget is r as one of its targets saw it: every stage that target
+// served, narrowed to its requests (metrics.StageSummary.ForTarget), so
+// that two targets of one run compare as two runs do. The run-level
+// tables (checks, thresholds, server metrics) are left out: they are the
+// whole run's. Errors: the run has no target of that name.
+func (r *Result) ForTarget(name string) (*Result, error) {
+	names := make([]string, len(r.Run.Targets))
+	found := false
+	for i, t := range r.Run.Targets {
+		names[i] = t.Name
+		found = found || t.Name == name
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("target %q: the run had one target (no options.targets)", name)
+	}
+	if !found {
+		return nil, fmt.Errorf("no target named %q in the run (targets: %s)", name, strings.Join(names, ", "))
+	}
+	out := &Result{SchemaVersion: r.SchemaVersion, Run: r.Run, SLOSet: r.SLOSet}
+	out.Run.Target, out.Run.Targets = name, nil
+	for i := range r.Stages {
+		if v, ok := r.Stages[i].ForTarget(name); ok {
+			out.Stages = append(out.Stages, v)
+		}
+	}
+	return out, nil
 }

@@ -78,7 +78,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	lines := &culprit{mem: c.Memory}
 	spent := c.newSpend(cancel)
 	vuRunner := spent.wrap(lines.wrap(c.NewRunner(RunnerDeps{Client: spent.client(c.Client), Sink: runSink,
-		Model: c.Plan.Target.Model, Policy: &policy, Reach: reach, Stop: stop, Observe: c.observe()})))
+		Model: c.runnerModel(), Policy: &policy, Reach: reach, Stop: stop, Observe: c.observe()})))
 	eng := executor.New(c.Plan, vuRunner, runSink)
 	exports.start(eng)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
@@ -188,6 +188,10 @@ func (c *Config) meta(simulated bool, start, end time.Time, e *ending) result.Me
 		Simulator: simulated, Start: start, End: end, Version: c.Version, Seed: c.Plan.Seed,
 		SLO: result.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
 		Complete: e.err == nil, Plan: c.Fingerprint,
+		Targets: c.targetsMeta(),
+	}
+	if len(meta.Targets) > 0 {
+		meta.Target, meta.Model = targetsLine(meta.Targets)
 	}
 	if e.err != nil && !e.aborted && !errors.Is(e.err, context.Canceled) {
 		meta.Aborted = "stopped by an error: " + e.err.Error()

@@ -135,15 +135,31 @@ func Run(ctx context.Context, cfg Config) (*result.Result, Outcome, error) {
 	if err := executor.CheckSplit(cfg.Plan, cfg.Plan.Segment.Count); err != nil {
 		return nil, Outcome{}, err
 	}
-	simulated := cfg.Client == nil && cfg.Plan.Target.BaseURL == ""
-	if simulated {
-		srv, err := cfg.startSimulator()
+	simulated := cfg.Client == nil && cfg.simulatedTargets()
+	switch {
+	case cfg.Client != nil:
+	case cfg.severalTargets():
+		servers, err := cfg.startTargetSimulators()
+		for _, srv := range servers {
+			defer srv.Close()
+		}
 		if err != nil {
 			return nil, Outcome{}, err
 		}
-		defer srv.Close()
-	}
-	if cfg.Client == nil {
+		client, closeIdle, err := cfg.connectTargets(ctx)
+		if err != nil {
+			return nil, Outcome{}, err
+		}
+		defer closeIdle()
+		cfg.Client = client
+	default:
+		if simulated {
+			srv, err := cfg.startSimulator()
+			if err != nil {
+				return nil, Outcome{}, err
+			}
+			defer srv.Close()
+		}
 		client, err := cfg.connect(ctx)
 		if err != nil {
 			return nil, Outcome{}, err
@@ -184,12 +200,7 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 // which settles the model.
 func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	t := c.Plan.Target
-	client, err := openai.New(openai.Config{
-		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: maxVUs(c.Plan) + 4,
-		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
-		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
-		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
-	})
+	client, err := openai.New(clientConfig(t, maxVUs(c.Plan)+4))
 	if err != nil {
 		return nil, fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
 	}
@@ -205,6 +216,16 @@ func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	}
 	c.log("target %s, model %s: %s", redact.URL(t.BaseURL), info.Model, ok)
 	return client, nil
+}
+
+// clientConfig is the client's configuration for target t.
+func clientConfig(t plan.Target, conns int) openai.Config {
+	return openai.Config{
+		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: conns,
+		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
+		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
+		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
+	}
 }
 
 func (c *Config) log(format string, a ...any) {

@@ -9,9 +9,9 @@ import (
 // Request keys of the APIs beyond chat: each takes the fields its API has,
 // so a key it would not send is a Lua error rather than dropped.
 var (
-	respondKeys  = []string{"input", "instructions", "max_output_tokens", "model", "temperature", "top_p", "extra", "tags", "stream", "tools", "tool_choice", "dirty"}
-	messagesKeys = []string{"messages", "system", "max_tokens", "model", "temperature", "top_p", "stop", "extra", "tags", "stream", "tools", "tool_choice", "dirty"}
-	embedKeys    = []string{"input", "model", "dimensions", "encoding_format", "extra", "tags", "dirty"}
+	respondKeys  = []string{"input", "instructions", "max_output_tokens", "model", "temperature", "top_p", "extra", "tags", "target", "stream", "tools", "tool_choice", "dirty"}
+	messagesKeys = []string{"messages", "system", "max_tokens", "model", "temperature", "top_p", "stop", "extra", "tags", "target", "stream", "tools", "tool_choice", "dirty"}
+	embedKeys    = []string{"input", "model", "dimensions", "encoding_format", "extra", "tags", "target", "dirty"}
 )
 
 // respond implements llm.respond{ input = "..." or {{role=, content=},
@@ -134,6 +134,7 @@ func (m *Module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, err
 	if v := f["tags"]; v != nil {
 		req.Tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
+	d.target(path, f, req)
 	return req, "", d.Joined()
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -54,6 +55,9 @@ func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
+	if err := m.routeTarget(req); err != nil {
+		L.RaiseError("%s: target: %v", name, err)
+	}
 	req, kind, err := m.maybeMalform(req, forced)
 	if err != nil {
 		L.RaiseError("%s: %v", name, err)
@@ -68,6 +72,18 @@ func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	m.recordSample(req, kind, res)
 	L.Push(resultTable(L, res))
 	return res
+}
+
+// routeTarget gives a request that names no target its scenario's, and
+// refuses a target the plan does not have: sent, it could only fail.
+func (m *Module) routeTarget(req *engine.ChatRequest) error {
+	if req.Target == "" && m.it != nil {
+		req.Target = m.prog.ScenarioTargets[m.it.Scenario]
+	}
+	if req.Target == "" {
+		return nil
+	}
+	return plan.CheckTargetName(m.prog.Targets, req.Target)
 }
 
 // recordSample hands the request's sample to the sink, labelled with the

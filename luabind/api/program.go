@@ -127,6 +127,10 @@ type Program struct {
 	Seed           int64                        // the run seed, as the plan has it
 	Tags           map[string]map[string]string // scenario name → its tags
 	Envs           map[string]map[string]string // scenario name → its env
+	// Targets are the names of options.targets (nil with one target), and
+	// ScenarioTargets the target each scenario's requests default to.
+	Targets         []string
+	ScenarioTargets map[string]string
 	ScenarioTraces map[string]*ScenarioTrace    // trace scenario name → its trace
 	Metrics        map[string]string            // custom metric name → kind; nil while Compile runs init
 	DirtyMix       DirtyConfig

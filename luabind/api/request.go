@@ -18,7 +18,7 @@ type ArgDecoder struct {
 }
 
 // commonKeys are the request fields llm.chat and llm.complete share.
-var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "stream",
+var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "target", "stream",
 	"ignore_eos", "min_tokens", "dirty"}
 
 var (
@@ -122,6 +122,7 @@ func (d *ArgDecoder) commonFields(path string, f map[string]lua.LValue, req *eng
 	if v := f["tags"]; v != nil {
 		req.Tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
+	d.target(path, f, req)
 	if v := f["stream"]; v != nil {
 		req.NoStream = !d.Boolean(luaval.Child(path, "stream"), v)
 	}
@@ -259,4 +260,12 @@ func (d *ArgDecoder) stop(path string, v lua.LValue) []string {
 		out = append(out, d.Str(luaval.Index(path, i+1), item))
 	}
 	return out
+}
+
+// target reads a request's target, the endpoint of options.targets it
+// goes to; whether that target exists is checked when it is sent.
+func (d *ArgDecoder) target(path string, f map[string]lua.LValue, req *engine.ChatRequest) {
+	if v := f["target"]; v != nil {
+		req.Target = d.Str(luaval.Child(path, "target"), v)
+	}
 }

@@ -1,0 +1,143 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/balance"
+	"github.com/llmload/llmload/engine/openai"
+	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
+	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/sim"
+)
+
+// severalTargets reports whether the plan spreads its load across
+// options.targets rather than one target.
+func (c *Config) severalTargets() bool { return len(c.Plan.Targets) > 0 }
+
+// simulatedTargets reports whether the built-in simulator serves the
+// whole run: no target has a base URL.
+func (c *Config) simulatedTargets() bool {
+	if !c.severalTargets() {
+		return c.Plan.Target.BaseURL == ""
+	}
+	for _, t := range c.Plan.Targets {
+		if t.BaseURL != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// startTargetSimulators starts a simulator of its own for each of
+// options.targets that has no base URL, so that an A/B scenario runs
+// anywhere, each side with its own queue and metrics. The servers are
+// returned for the caller to close, also on error.
+func (c *Config) startTargetSimulators() ([]*sim.Server, error) {
+	var servers []*sim.Server
+	for i := range c.Plan.Targets {
+		t := &c.Plan.Targets[i]
+		if t.BaseURL != "" {
+			continue
+		}
+		cfg := sim.Config{Seed: c.Plan.Seed + int64(i), APIKey: t.APIKey, Model: t.Model, Tokenizer: t.Tokenizer}
+		if cfg.Tokenizer == "" {
+			cfg.Tokenizer = plan.DefaultTokenizer
+		}
+		if err := cfg.Validate(); err != nil {
+			return servers, fmt.Errorf("built-in simulator for target %q: %w", t.Name, err)
+		}
+		srv := sim.New(cfg)
+		url, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			return servers, fmt.Errorf("start built-in simulator for target %q: %w", t.Name, err)
+		}
+		servers = append(servers, srv)
+		t.BaseURL = url
+		if t.MetricsURL == "" {
+			t.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
+		}
+		c.log("target %s has no base_url: running it against a built-in simulator at %s", t.Name, url)
+	}
+	return servers, nil
+}
+
+// connectTargets makes a client for each of options.targets, runs each
+// one's preflight (which settles its model) and spreads the load across
+// them. One target that fails its preflight fails the run, named: an A/B
+// with one side down measures nothing worth comparing.
+func (c *Config) connectTargets(ctx context.Context) (engine.Client, func(), error) {
+	var clients []*openai.Client
+	closeAll := func() {
+		for _, cl := range clients {
+			cl.CloseIdle()
+		}
+	}
+	targets := make([]balance.Target, 0, len(c.Plan.Targets))
+	for i := range c.Plan.Targets {
+		t := &c.Plan.Targets[i]
+		where := fmt.Sprintf("target %q (options.targets.%s)", t.Name, t.Name)
+		client, err := openai.New(clientConfig(*t, maxVUs(c.Plan)+4))
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("%s: %w", where, err)
+		}
+		clients = append(clients, client)
+		info, err := client.Preflight(ctx, t.Model, c.Plan.APIs...)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("%s: preflight failed, no load sent: %w", where, err)
+		}
+		t.Model = info.Model
+		c.log("target %s at %s, model %s: preflight ok in %v", t.Name, redact.URL(t.BaseURL), info.Model,
+			info.Latency.Round(1e6))
+		targets = append(targets, balance.Target{Name: t.Name, Weight: t.Weight, Model: t.Model, Client: client})
+	}
+	b, err := balance.New(c.Plan.Balance, c.Plan.Seed, targets)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return b, closeAll, nil
+}
+
+// targetsMeta describes options.targets for the result; nil with one
+// target.
+func (c *Config) targetsMeta() []result.TargetMeta {
+	if !c.severalTargets() {
+		return nil
+	}
+	out := make([]result.TargetMeta, len(c.Plan.Targets))
+	for i, t := range c.Plan.Targets {
+		out[i] = result.TargetMeta{Name: t.Name, URL: redact.URL(t.BaseURL), Model: t.Model, Weight: t.Weight}
+	}
+	return out
+}
+
+// runnerModel is the model a request that names none asks for: the
+// preflight's, or with several targets none, so that each target fills
+// in its own.
+func (c *Config) runnerModel() string {
+	if c.severalTargets() {
+		return ""
+	}
+	return c.Plan.Target.Model
+}
+
+// targetsLine is the result's one-line target and model with several
+// targets: "a=URL, b=URL" and their models, each once.
+func targetsLine(ts []result.TargetMeta) (target, model string) {
+	urls := make([]string, len(ts))
+	var models []string
+	for i, t := range ts {
+		urls[i] = t.Name + "=" + t.URL
+		if !slices.Contains(models, t.Model) {
+			models = append(models, t.Model)
+		}
+	}
+	return strings.Join(urls, ", "), strings.Join(models, ", ")
+}
