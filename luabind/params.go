@@ -70,8 +70,8 @@ func (p Params) Keys() []string {
 // keys a scenario reads without loading its data. Its errors are
 // Compile's for the same source ("path:line: message").
 func ScanParams(path string, src []byte) (Params, error) {
-	_, params, _, err := compileChunk(path, src)
-	return params, err
+	_, found, err := compileChunk(path, src)
+	return found.params, err
 }
 
 // scanParams finds the llm.param calls in a chunk. Any x.param counts, as

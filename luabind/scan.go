@@ -1,9 +1,11 @@
 package luabind
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/luabind/sandbox"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -89,4 +91,56 @@ func requiresModule(e ast.Expr) bool {
 	fn, isIdent := call.Func.(*ast.IdentExpr)
 	arg, isStr := call.Args[0].(*ast.StringExpr)
 	return isIdent && fn.Value == "require" && isStr && arg.Value == sandbox.ModuleName
+}
+
+// targetUse is a request call whose table names its target with a
+// literal string: llm.chat { target = "b", ... }.
+type targetUse struct {
+	line     int
+	function string // "llm.chat"
+	target   string
+}
+
+// literalTargets finds the request calls of src that name a target
+// literally, so that a misspelt one is an error at compile time rather
+// than a script error in every iteration of the run.
+func literalTargets(chunk []ast.Stmt) []targetUse {
+	names := moduleNames(chunk)
+	var uses []targetUse
+	inspectStmts(chunk, func(n ast.PositionHolder) bool {
+		call, ok := n.(*ast.FuncCallExpr)
+		if !ok || call.Func == nil || len(call.Args) != 1 {
+			return true
+		}
+		get, ok := call.Func.(*ast.AttrGetExpr)
+		if !ok {
+			return true
+		}
+		obj, isIdent := get.Object.(*ast.IdentExpr)
+		key, isStr := get.Key.(*ast.StringExpr)
+		tbl, isTable := call.Args[0].(*ast.TableExpr)
+		if !isIdent || !isStr || !isTable || !names[obj.Value] || apiMembers[key.Value] == "" {
+			return true
+		}
+		for _, f := range tbl.Fields {
+			k, kOK := f.Key.(*ast.StringExpr)
+			v, vOK := f.Value.(*ast.StringExpr)
+			if kOK && vOK && k.Value == "target" {
+				uses = append(uses, targetUse{line: f.Value.Line(), function: obj.Value + "." + key.Value, target: v.Value})
+			}
+		}
+		return true
+	})
+	return uses
+}
+
+// checkTargetUses reports the first literal target that the plan's
+// targets do not include.
+func checkTargetUses(path string, uses []targetUse, targets []string) error {
+	for _, u := range uses {
+		if err := plan.CheckTargetName(targets, u.target); err != nil {
+			return fmt.Errorf("%s:%d: %s: target: %w", path, u.line, u.function, err)
+		}
+	}
+	return nil
 }

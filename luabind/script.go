@@ -78,7 +78,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
-	proto, params, apis, err := compileChunk(path, src)
+	proto, found, err := compileChunk(path, src)
 	if err != nil {
 		return nil, err
 	}
@@ -91,29 +91,39 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkParams(params, readAtInit); err != nil {
+	if err := s.checkParams(found.params, readAtInit); err != nil {
 		return nil, err
 	}
-	s.plan.APIs = apis
+	if err := checkTargetUses(path, found.targets, s.Targets); err != nil {
+		return nil, err
+	}
+	s.plan.APIs = found.apis
 	return s, nil
+}
+
+// scanned is what the source shows before it runs: the llm.param calls,
+// the endpoints it sends to beyond chat (scanAPIs), and the request calls
+// that name a target literally.
+type scanned struct {
+	params  Params
+	apis    []string
+	targets []targetUse
 }
 
 // compileChunk parses and compiles src; the chunk is named after path, so
 // every later error message carries the file name as the user gave it.
 // Duplicate scenario and threshold names are caught here, in the source,
-// because the table constructor keeps only the last of them. It also
-// returns the llm.param calls the source shows and the endpoints it sends
-// to beyond chat (scanAPIs).
-func compileChunk(path string, src []byte) (*lua.FunctionProto, Params, []string, error) {
+// because the table constructor keeps only the last of them.
+func compileChunk(path string, src []byte) (*lua.FunctionProto, scanned, error) {
 	chunk, err := parse.Parse(bytes.NewReader(src), path)
 	if err != nil {
-		return nil, Params{}, nil, syntaxError(path, src, err)
+		return nil, scanned{}, syntaxError(path, src, err)
 	}
 	if err := duplicateKeys(path, chunk); err != nil {
-		return nil, Params{}, nil, err
+		return nil, scanned{}, err
 	}
 	proto, err := compileAST(path, chunk)
-	return proto, scanParams(chunk), scanAPIs(chunk), err
+	return proto, scanned{params: scanParams(chunk), apis: scanAPIs(chunk), targets: literalTargets(chunk)}, err
 }
 
 func compileAST(path string, chunk []ast.Stmt) (*lua.FunctionProto, error) {

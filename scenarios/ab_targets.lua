@@ -55,15 +55,18 @@ options = {
   },
   thresholds = {
     ["errors.rate"] = "< 1%",
-    -- Each side must hold its own tail, not only the two blended.
-    ["ttft{target:a}.p99"] = "< 5s",
-    ["ttft{target:b}.p99"] = "< 5s",
+    -- Each side must hold its own, not only the two blended (a p50: a
+    -- few seconds of load give a p99 nothing to stand on).
+    ["ttft{target:a}.p50"] = "< 2s",
+    ["ttft{target:b}.p50"] = "< 2s",
   },
 }
 
 function ask(vu)
   local res = llm.chat {
-    messages = { { role = "user", content = prompts:next() } },
+    -- A unique head per request: both sides' prefix caches see the same
+    -- traffic, and neither serves it from a hit the other had.
+    messages = { { role = "user", content = ("[req_%d] %s"):format(vu.request_id, prompts:next()) } },
     max_tokens = max_tokens,
   }
   llm.check(res, { ["status 200"] = res.ok })

@@ -217,7 +217,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return enginerun.MemoryError(mem, err)
 	}
 	plan := script.Plan()
-	plan.Target = resolveTarget(plan.Target, f, os.LookupEnv)
+	if err := resolveTargets(&plan, f, os.LookupEnv); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	plan.Segment, plan.StartAt = f.segment, f.startAt
 	f.export.apply(&plan.Export)
 	if err := checkMetricsURL(plan.Target.MetricsURL); err != nil {
@@ -308,6 +310,27 @@ func watchMemory(flag string) (*memlimit.Watcher, error) {
 		}
 	}
 	return memlimit.Start(limit, memlimit.Options{}), nil
+}
+
+// resolveTargets applies the target flags and environment to the plan's
+// target, or the flags alone to each of options.targets: --target cannot
+// choose among several targets, so it is refused there, and the
+// LLMLOAD_* variables, which a CI may set for every scenario, would
+// overwrite what each target's own entry says.
+func resolveTargets(p *plan.Plan, f *runFlags, env func(string) (string, bool)) error {
+	if len(p.Targets) == 0 {
+		p.Target = resolveTarget(p.Target, f, env)
+		return nil
+	}
+	if f.target != "" {
+		return usagef("--target: the scenario names several targets (options.targets %s); set each one's base_url in the script, e.g. from llm.env",
+			strings.Join(plan.TargetNames(p.Targets), ", "))
+	}
+	noEnv := func(string) (string, bool) { return "", false }
+	for i := range p.Targets {
+		p.Targets[i] = resolveTarget(p.Targets[i], f, noEnv)
+	}
+	return nil
 }
 
 // resolveTarget applies the precedence flag > environment > script.

@@ -70,6 +70,19 @@ func stageDetailOf(s *metrics.StageSummary, i int, label string) stageDetail {
 	for _, key := range keys {
 		d.Tags = append(d.Tags, tagTableOf(key, s.ByTag[key]))
 	}
+	if len(s.ByTarget) > 0 {
+		d.Tags = append(d.Tags, targetTableOf(s))
+		byTarget := targetTags(s.ByTarget)
+		for _, m := range histMetrics {
+			base := histSeries{Name: label + " all", Buckets: m.dist(s).Histogram}
+			if tc, ok := tagHistChart(byTarget, base, m.tag); ok && len(base.Buckets) > 0 {
+				tc.Name = fmt.Sprintf("hist-%d-%s-by-target", i, lower(m.name))
+				tc.Metric = m.name
+				tc.Title = fmt.Sprintf("%s: %s by target", label, m.name)
+				d.Charts = append(d.Charts, tc.render())
+			}
+		}
+	}
 	if len(s.ByAPI) >= 2 {
 		// Each API's requests apart, as the text summary's by-API table.
 		t := tagTableOf("api", s.ByAPI)
@@ -113,4 +126,38 @@ func tagTableOf(key string, values map[string]metrics.TagSummary) tagTable {
 		})
 	}
 	return t
+}
+
+// targetHead is the header of the by-target table: a tag table's, with
+// the rates an A/B is decided on.
+var targetHead = []string{"target", "requests", "failed", "req/s", "out tok/s", "goodput", "TTFT p50", "TTFT p99",
+	"TPOT p50", "TPOT p99", "E2E p50", "E2E p99", "errors"}
+
+// targetTableOf is a stage's breakdown by target, as the text summary's
+// by-target table.
+func targetTableOf(s *metrics.StageSummary) tagTable {
+	t := tagTable{Key: "target", Title: "by target", Table: htmlTable{Head: targetHead}}
+	for _, name := range slices.Sorted(maps.Keys(s.ByTarget)) {
+		ts := s.ByTarget[name]
+		t.Table.Rows = append(t.Table.Rows, []htmlCell{
+			{Text: name, Left: true}, intCellH(ts.Requests), intCellH(ts.Failed),
+			{Text: fmt.Sprintf("%.2f", ts.ReqPerSec(s.DurationS))}, {Text: fmt.Sprintf("%.1f", ts.OutputTokPerSec(s.DurationS))},
+			{Text: fmt.Sprintf("%.2f", ts.Goodput(s.DurationS))},
+			pCell(ts.TTFT, "p50", ts.TTFT.P50), pCell(ts.TTFT, "p99", ts.TTFT.P99),
+			pCell(ts.TPOT, "p50", ts.TPOT.P50), pCell(ts.TPOT, "p99", ts.TPOT.P99),
+			pCell(ts.E2E, "p50", ts.E2E.P50), pCell(ts.E2E, "p99", ts.E2E.P99),
+			{Text: topErrors(ts.Errors), Left: true},
+		})
+	}
+	return t
+}
+
+// targetTags views the breakdown by target as tag values, for the
+// overlaid histograms.
+func targetTags(by map[string]metrics.TargetSummary) map[string]metrics.TagSummary {
+	out := make(map[string]metrics.TagSummary, len(by))
+	for name, t := range by {
+		out[name] = t.TagSummary
+	}
+	return out
 }

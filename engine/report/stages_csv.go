@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -78,6 +79,11 @@ var stageTrailer = []struct {
 	{"tail_requests", func(s *metrics.StageSummary) string { return csvInt(s.TailRequests) }},
 }
 
+// targetColumn is the last column: empty on a stage's own row, and on
+// the rows that follow it in a run with several targets, the target whose
+// share of the stage the row is (metrics.StageSummary.ForTarget).
+const targetColumn = "target"
+
 // stageColumns is the header of StagesCSV, built once.
 var stageColumns = func() []string {
 	var cols []string
@@ -92,7 +98,7 @@ var stageColumns = func() []string {
 	for _, f := range stageTrailer {
 		cols = append(cols, f.name)
 	}
-	return cols
+	return append(cols, targetColumn)
 }()
 
 // StageColumns returns the header of StagesCSV in order. The list is
@@ -102,7 +108,9 @@ var stageColumns = func() []string {
 func StageColumns() []string { return slices.Clone(stageColumns) }
 
 // StagesCSV renders r as CSV with one row per stage and every statistic
-// (StageColumns), for spreadsheets and plotting scripts. A distribution
+// (StageColumns), for spreadsheets and plotting scripts; in a run with
+// several targets each stage's row is followed by one row per target
+// (named in the last column). A distribution
 // with no samples has empty cells, not zeros, so that "not measured"
 // cannot be read as "instant".
 func StagesCSV(r *result.Result) Reporter {
@@ -112,8 +120,15 @@ func StagesCSV(r *result.Result) Reporter {
 			return err
 		}
 		for i := range r.Stages {
-			if err := cw.Write(stageRecord(&r.Stages[i])); err != nil {
+			s := &r.Stages[i]
+			if err := cw.Write(append(stageRecord(s), "")); err != nil {
 				return err
+			}
+			for _, name := range slices.Sorted(maps.Keys(s.ByTarget)) {
+				v, _ := s.ForTarget(name)
+				if err := cw.Write(append(stageRecord(&v), name)); err != nil {
+					return err
+				}
 			}
 		}
 		cw.Flush()

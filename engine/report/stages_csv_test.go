@@ -63,11 +63,11 @@ func TestStageColumnsStable(t *testing.T) {
 	if got := cols[:len(head)]; !slices.Equal(got, head) {
 		t.Errorf("columns start %v, want %v", got, head)
 	}
-	if got, want := len(cols), 14+7*11+2; got != want {
+	if got, want := len(cols), 14+7*11+3; got != want {
 		t.Errorf("%d columns, want %d", got, want)
 	}
 	// Columns added later come last, so readers by position keep working.
-	if got, want := cols[14+7*11:], []string{"planned_s", "tail_requests"}; !slices.Equal(got, want) {
+	if got, want := cols[14+7*11:], []string{"planned_s", "tail_requests", "target"}; !slices.Equal(got, want) {
 		t.Errorf("columns after the distributions %v, want %v", got, want)
 	}
 	cols[0] = "changed"

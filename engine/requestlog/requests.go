@@ -72,8 +72,11 @@ const (
 	// colTraceRecord is the 0-based index of the record a trace scenario's
 	// iteration replayed, in the trace file's order (its first record is
 	// 0, as in engine.TraceArrival.Record); empty outside trace scenarios.
-	colTraceRecord    = "trace_record"
-	numRequestColumns = 32
+	colTraceRecord = "trace_record"
+	// colTarget names the endpoint of options.targets that served the
+	// request; empty in a run with one target.
+	colTarget         = "target"
+	numRequestColumns = 33
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -81,7 +84,7 @@ var requestColumns = [numRequestColumns]string{
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
-	colAPI, colToolCalls, colInputs, colCached, colTraceRecord,
+	colAPI, colToolCalls, colInputs, colCached, colTraceRecord, colTarget,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

@@ -42,7 +42,7 @@ func requestSamples() []engine.Sample {
 		{Scenario: "chat", Stage: "warmup", Warmup: true,
 			Result: engine.Result{Start: t0.Add(-time.Second), Err: &engine.Error{Class: engine.ErrConnRefused, Message: "dial tcp 127.0.0.1:1: connect: connection refused"}}},
 		{Scenario: "rag", Stage: "steady", Scheduled: t0.Add(10 * time.Second), TraceRecord: 1, // the trace's first record
-			Result: engine.Result{Start: t0.Add(10*time.Second + 250*time.Microsecond), Status: 200,
+			Result: engine.Result{Start: t0.Add(10*time.Second + 250*time.Microsecond), Status: 200, Target: "replica-b",
 				TTFB: 5 * ms, TTFT: 5 * ms, TTFC: 5 * ms, E2E: 9 * ms, InputTokens: 0, InputTokensSource: engine.TokensFromTokenizer,
 				OutputTokens: 1, TokensSource: engine.TokensFromEvents, Streamed: false}},
 		{Scenario: "rag", Stage: "steady",

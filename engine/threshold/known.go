@@ -23,5 +23,8 @@ func KnownOf(p plan.Plan) Known {
 			known.Stages[sc.Name] = append(known.Stages[sc.Name], st.Name)
 		}
 	}
+	if len(p.Targets) > 0 {
+		known.Targets = plan.TargetNames(p.Targets)
+	}
 	return known
 }

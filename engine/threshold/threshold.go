@@ -21,6 +21,9 @@ type Known struct {
 	// (engine.CapacityRate or CapacityVUs); nil: capacity thresholds are
 	// not checked against the plan.
 	Capacity map[string]string
+	// Targets are the names of options.targets; nil with one target,
+	// where a target filter matches a user tag of that name.
+	Targets []string
 }
 
 // Threshold is one parsed entry of options.thresholds. Immutable.
@@ -59,6 +62,11 @@ func Parse(spec plan.ThresholdSpec, known Known) (*Threshold, error) {
 	}
 	if err := checkFilter(filter, known.Stages); err != nil {
 		return nil, err
+	}
+	if name, ok := filter[metrics.TargetTag]; ok && known.Targets != nil {
+		if err := plan.CheckTargetName(known.Targets, name); err != nil {
+			return nil, fmt.Errorf("tag filter: %w", err)
+		}
 	}
 	if len(spec.Conditions) == 0 {
 		return nil, fmt.Errorf("no condition (write e.g. %q)", "< 1s")
