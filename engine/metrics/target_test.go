@@ -73,4 +73,3 @@ func TestByTarget(t *testing.T) {
 		t.Errorf("one target: ByTarget %v, want nil", st.ByTarget)
 	}
 }
-

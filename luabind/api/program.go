@@ -119,21 +119,21 @@ func Interrupted(ctx context.Context, what string) error {
 // scenario's tags, env and trace, the custom metrics and the dirty-data
 // mix). Immutable once Compile returns; safe for concurrent use.
 type Program struct {
-	Path           string
-	LinePos        *regexp.Regexp // "path:line" in a Lua stack trace
-	Proto          *lua.FunctionProto
-	Params         map[string]string
-	Env            func(string) (string, bool)
-	Seed           int64                        // the run seed, as the plan has it
-	Tags           map[string]map[string]string // scenario name → its tags
-	Envs           map[string]map[string]string // scenario name → its env
+	Path    string
+	LinePos *regexp.Regexp // "path:line" in a Lua stack trace
+	Proto   *lua.FunctionProto
+	Params  map[string]string
+	Env     func(string) (string, bool)
+	Seed    int64                        // the run seed, as the plan has it
+	Tags    map[string]map[string]string // scenario name → its tags
+	Envs    map[string]map[string]string // scenario name → its env
 	// Targets are the names of options.targets (nil with one target), and
 	// ScenarioTargets the target each scenario's requests default to.
 	Targets         []string
 	ScenarioTargets map[string]string
-	ScenarioTraces map[string]*ScenarioTrace    // trace scenario name → its trace
-	Metrics        map[string]string            // custom metric name → kind; nil while Compile runs init
-	DirtyMix       DirtyConfig
+	ScenarioTraces  map[string]*ScenarioTrace // trace scenario name → its trace
+	Metrics         map[string]string         // custom metric name → kind; nil while Compile runs init
+	DirtyMix        DirtyConfig
 	// hasSetup and hasTeardown tell whether the script defines the
 	// lifecycle functions, so a Runner skips the extra LState otherwise.
 	HasSetup, HasTeardown bool
