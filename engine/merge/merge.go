@@ -181,7 +181,7 @@ func meta(in []Input, version string) result.Meta {
 	m := result.Meta{
 		Scenario: first.Scenario, Model: first.Model, Simulator: true, Start: first.Start, End: first.End,
 		Version: version, Complete: true, Seed: first.Seed, SLO: first.SLO, Tokenizer: first.Tokenizer,
-		Plan: first.Plan,
+		Plan: first.Plan, Targets: first.Targets,
 	}
 	var targets []string
 	for _, x := range in {

@@ -46,7 +46,26 @@ func writePlanHeader(b *bytes.Buffer, p plan.Plan) {
 	if model == "" {
 		model = "(the server's first model)"
 	}
-	fmt.Fprintf(b, "script  %s\ntarget  %s, model %s\nseed    %d\n", p.Script, target, model, p.Seed)
+	fmt.Fprintf(b, "script  %s\n", p.Script)
+	if len(p.Targets) == 0 {
+		fmt.Fprintf(b, "target  %s, model %s\n", target, model)
+	}
+	for i, t := range p.Targets {
+		head := "        "
+		if i == 0 {
+			head = "targets "
+		}
+		url := "built-in simulator (no base_url set)"
+		if t.BaseURL != "" {
+			url = redact.URL(t.BaseURL)
+		}
+		fmt.Fprintf(b, "%s%s: %s, model %s, weight %s\n", head, t.Name, url, cmp.Or(t.Model, "(the server's first model)"),
+			textfmt.Load(t.Weight))
+		if i == len(p.Targets)-1 {
+			fmt.Fprintf(b, "        spread %s\n", cmp.Or(p.Balance, plan.BalanceRoundRobin))
+		}
+	}
+	fmt.Fprintf(b, "seed    %d\n", p.Seed)
 	if p.Warmup.Requests > 0 {
 		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", textfmt.Count(int64(p.Warmup.Requests), "request", "requests"))
 	} else if p.Warmup.Duration > 0 {

@@ -43,6 +43,9 @@ func resultTable(L *lua.LState, r *engine.Result) *lua.LTable {
 	if r.API != "" {
 		t.RawSetString("api", lua.LString(r.API))
 	}
+	if r.Target != "" {
+		t.RawSetString("target", lua.LString(r.Target))
+	}
 	if len(r.ToolCalls) > 0 {
 		t.RawSetString("tool_calls", toolCallsTable(L, r.ToolCalls))
 	}
