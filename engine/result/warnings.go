@@ -52,6 +52,9 @@ func warnings(stages []metrics.StageSummary) []string {
 		if w := connectWarning(name, &s); w != "" {
 			out = append(out, w)
 		}
+		if w := bufferedWarning(name, &s); w != "" {
+			out = append(out, w)
+		}
 	}
 	if w := robustnessWarning(metrics.MergeRobustness(stages)); w != "" {
 		out = append(out, w)
@@ -221,4 +224,36 @@ func short(achieved, target, seconds float64) bool {
 	expected := target * seconds
 	gap := (target - achieved) * seconds
 	return gap > 0.01*expected && gap > 3*math.Sqrt(expected)
+}
+
+// Bounds of a buffered stream: a stage whose streamed answers carry at
+// least BufferedMinTokens tokens, whose median TTFT is BufferedShare of
+// its median E2E or more, and whose events arrive together (ITL p50 below
+// BufferedITLMS), was delivered all at once after the server finished.
+const (
+	BufferedMinTokens = 8
+	BufferedShare     = 0.9
+	BufferedITLMS     = 0.5
+	bufferedMinOK     = 5
+)
+
+// bufferedWarning says that the stage's streams arrived in one piece: a
+// proxy or gateway between llmload and the server buffered them, so TTFT
+// is the proxy's, close to E2E, and ITL measures nothing; "" otherwise.
+func bufferedWarning(name string, s *metrics.StageSummary) string {
+	ttft, e2e, itl := s.TTFT, s.E2E, s.ITL
+	if ttft.Count < bufferedMinOK || e2e.P50 <= 0 || itl.Count == 0 || s.OK == 0 {
+		return ""
+	}
+	if float64(s.OutputTokens)/float64(s.OK) < BufferedMinTokens {
+		return "" // a short answer fits one chunk of any server
+	}
+	if ttft.P50 < BufferedShare*e2e.P50 || itl.P50 >= BufferedITLMS {
+		return ""
+	}
+	return fmt.Sprintf("%s: TTFT ≈ E2E (p50 %s of %s) and the tokens arrived together (ITL p50 %s): the streams "+
+		"were delivered in one piece once the answer was complete. A proxy or gateway between llmload and the server "+
+		"is most likely buffering them (nginx: proxy_buffering off; or the response header X-Accel-Buffering: no; "+
+		"a CDN or load balancer with response buffering): TTFT, TPOT and ITL here are the gateway's, not the server's",
+		name, textfmt.MS(ttft.P50), textfmt.MS(e2e.P50), textfmt.MS(itl.P50))
 }

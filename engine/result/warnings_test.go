@@ -101,3 +101,35 @@ func TestConnectWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestBufferedWarning: streams that arrive in one piece, long answers
+// with TTFT ≈ E2E and no gaps between their events, are flagged as a
+// buffering proxy; a streamed server, short answers or too few requests
+// are not.
+func TestBufferedWarning(t *testing.T) {
+	stage := func(ok, tokens int64, ttft, e2e, itl float64) *metrics.StageSummary {
+		return &metrics.StageSummary{OK: ok, OutputTokens: tokens,
+			TTFT: metrics.Dist{Count: ok, P50: ttft}, E2E: metrics.Dist{Count: ok, P50: e2e},
+			ITL: metrics.Dist{Count: ok * 10, P50: itl}}
+	}
+	for _, tt := range []struct {
+		name string
+		s    *metrics.StageSummary
+		want bool
+	}{
+		{"buffered by a gateway", stage(50, 50*64, 1290, 1300, 0.01), true},
+		{"streamed", stage(50, 50*64, 200, 1300, 17), false},
+		{"one-token answers", stage(50, 50*2, 300, 301, 0), false},
+		{"too few requests", stage(3, 3*64, 1290, 1300, 0), false},
+		{"late first token, then a stream", stage(50, 50*64, 1250, 1300, 0.8), false},
+		{"not streamed", &metrics.StageSummary{OK: 50, OutputTokens: 3200, E2E: metrics.Dist{Count: 50, P50: 1300}}, false},
+	} {
+		got := bufferedWarning("s/c1", tt.s)
+		if (got != "") != tt.want {
+			t.Errorf("%s: warning %q, want one: %v", tt.name, got, tt.want)
+		}
+		if tt.want && (!strings.HasPrefix(got, "s/c1: TTFT ≈ E2E") || !strings.Contains(got, "proxy_buffering off")) {
+			t.Errorf("%s: warning %q should name the stage and buffering", tt.name, got)
+		}
+	}
+}
