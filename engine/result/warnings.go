@@ -226,34 +226,47 @@ func short(achieved, target, seconds float64) bool {
 	return gap > 0.01*expected && gap > 3*math.Sqrt(expected)
 }
 
-// Bounds of a buffered stream: a stage whose streamed answers carry at
-// least BufferedMinTokens tokens, whose median TTFT is BufferedShare of
-// its median E2E or more, and whose events arrive together (ITL p50 below
-// BufferedITLMS), was delivered all at once after the server finished.
+// Bounds of a buffered stream. A stage whose streamed answers carry at
+// least BufferedMinTokens tokens, and whose events mostly arrive together
+// (ITL p50 below BufferedITLMS), was delivered in pieces: in one piece
+// when its median TTFT is BufferedShare of its median E2E or more (and
+// E2E is long enough, BufferedMinE2EMS, for that to mean anything), in
+// bursts when time still passes per token on average (TPOT p50 at least
+// BufferedBurstTPOTMS) though most gaps are nil.
 const (
-	BufferedMinTokens = 8
-	BufferedShare     = 0.9
-	BufferedITLMS     = 0.5
-	bufferedMinOK     = 5
+	BufferedMinTokens   = 8
+	BufferedITLMS       = 0.5
+	BufferedShare       = 0.9
+	BufferedMinE2EMS    = 10.0
+	BufferedBurstTPOTMS = 2.0
+	bufferedMinOK       = 5
 )
 
-// bufferedWarning says that the stage's streams arrived in one piece: a
+// bufferedWarning says that the stage's streams arrived in pieces: a
 // proxy or gateway between llmload and the server buffered them, so TTFT
-// is the proxy's, close to E2E, and ITL measures nothing; "" otherwise.
+// is the proxy's and ITL measures its buffer; "" otherwise.
 func bufferedWarning(name string, s *metrics.StageSummary) string {
-	ttft, e2e, itl := s.TTFT, s.E2E, s.ITL
-	if ttft.Count < bufferedMinOK || e2e.P50 <= 0 || itl.Count == 0 || s.OK == 0 {
+	ttft, e2e, itl, tpot := s.TTFT, s.E2E, s.ITL, s.TPOT
+	if ttft.Count < bufferedMinOK || itl.Count == 0 || s.OK == 0 || itl.P50 >= BufferedITLMS {
 		return ""
 	}
 	if float64(s.OutputTokens)/float64(s.OK) < BufferedMinTokens {
 		return "" // a short answer fits one chunk of any server
 	}
-	if ttft.P50 < BufferedShare*e2e.P50 || itl.P50 >= BufferedITLMS {
+	var how string
+	switch {
+	case e2e.P50 >= BufferedMinE2EMS && ttft.P50 >= BufferedShare*e2e.P50:
+		how = fmt.Sprintf("TTFT ≈ E2E (p50 %s of %s) and the tokens arrived together (ITL p50 %s): the streams were "+
+			"delivered in one piece once the answer was complete", textfmt.MS(ttft.P50), textfmt.MS(e2e.P50), textfmt.MS(itl.P50))
+	case tpot.P50 >= BufferedBurstTPOTMS:
+		how = fmt.Sprintf("the tokens arrived in bursts (ITL p50 %s while TPOT p50 is %s; TTFT p50 %s of E2E %s): "+
+			"the streams were delivered a buffer at a time", textfmt.MS(itl.P50), textfmt.MS(tpot.P50),
+			textfmt.MS(ttft.P50), textfmt.MS(e2e.P50))
+	default:
 		return ""
 	}
-	return fmt.Sprintf("%s: TTFT ≈ E2E (p50 %s of %s) and the tokens arrived together (ITL p50 %s): the streams "+
-		"were delivered in one piece once the answer was complete. A proxy or gateway between llmload and the server "+
-		"is most likely buffering them (nginx: proxy_buffering off; or the response header X-Accel-Buffering: no; "+
+	return fmt.Sprintf("%s: %s. A proxy or gateway between llmload and the server is most likely buffering them "+
+		"(nginx: proxy_buffering off and proxy_http_version 1.1, or the response header X-Accel-Buffering: no; "+
 		"a CDN or load balancer with response buffering): TTFT, TPOT and ITL here are the gateway's, not the server's",
-		name, textfmt.MS(ttft.P50), textfmt.MS(e2e.P50), textfmt.MS(itl.P50))
+		name, how)
 }

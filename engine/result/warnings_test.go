@@ -107,28 +107,30 @@ func TestConnectWarning(t *testing.T) {
 // buffering proxy; a streamed server, short answers or too few requests
 // are not.
 func TestBufferedWarning(t *testing.T) {
-	stage := func(ok, tokens int64, ttft, e2e, itl float64) *metrics.StageSummary {
+	stage := func(ok, tokens int64, ttft, e2e, itl, tpot float64) *metrics.StageSummary {
 		return &metrics.StageSummary{OK: ok, OutputTokens: tokens,
 			TTFT: metrics.Dist{Count: ok, P50: ttft}, E2E: metrics.Dist{Count: ok, P50: e2e},
-			ITL: metrics.Dist{Count: ok * 10, P50: itl}}
+			ITL: metrics.Dist{Count: ok * 10, P50: itl}, TPOT: metrics.Dist{Count: ok, P50: tpot}}
 	}
 	for _, tt := range []struct {
 		name string
 		s    *metrics.StageSummary
-		want bool
+		want string // "" for no warning
 	}{
-		{"buffered by a gateway", stage(50, 50*64, 1290, 1300, 0.01), true},
-		{"streamed", stage(50, 50*64, 200, 1300, 17), false},
-		{"one-token answers", stage(50, 50*2, 300, 301, 0), false},
-		{"too few requests", stage(3, 3*64, 1290, 1300, 0), false},
-		{"late first token, then a stream", stage(50, 50*64, 1250, 1300, 0.8), false},
-		{"not streamed", &metrics.StageSummary{OK: 50, OutputTokens: 3200, E2E: metrics.Dist{Count: 50, P50: 1300}}, false},
+		{"buffered whole", stage(50, 50*64, 1290, 1300, 0.01, 0.2), "TTFT ≈ E2E"},
+		{"buffered a buffer at a time", stage(50, 50*32, 131, 206, 0.02, 2.4), "arrived in bursts"},
+		{"streamed", stage(50, 50*64, 200, 1300, 17, 17), ""},
+		{"one-token answers", stage(50, 50*2, 300, 301, 0, 0), ""},
+		{"too few requests", stage(3, 3*64, 1290, 1300, 0, 0), ""},
+		{"a simulator without delays", stage(50, 50*64, 0.4, 0.5, 0, 0), ""},
+		{"late first token, then a stream", stage(50, 50*64, 1250, 1300, 0.8, 0.8), ""},
+		{"not streamed", &metrics.StageSummary{OK: 50, OutputTokens: 3200, E2E: metrics.Dist{Count: 50, P50: 1300}}, ""},
 	} {
 		got := bufferedWarning("s/c1", tt.s)
-		if (got != "") != tt.want {
-			t.Errorf("%s: warning %q, want one: %v", tt.name, got, tt.want)
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: warning %q, want %q", tt.name, got, tt.want)
 		}
-		if tt.want && (!strings.HasPrefix(got, "s/c1: TTFT ≈ E2E") || !strings.Contains(got, "proxy_buffering off")) {
+		if tt.want != "" && (!strings.HasPrefix(got, "s/c1: ") || !strings.Contains(got, "proxy_buffering off")) {
 			t.Errorf("%s: warning %q should name the stage and buffering", tt.name, got)
 		}
 	}
