@@ -120,3 +120,42 @@ func TestE2EGatewayStreamsThrough(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaServerThroughGateway: llama.cpp's server behind a real nginx
+// that does not buffer: per request, llmload's TPOT through the gateway
+// is the server's own (its timings), and TTFT never less than the
+// server's prompt processing.
+func TestLlamaServerThroughGateway(t *testing.T) {
+	base := llamaServer(t)
+	port := nginxtest.FreePort(t)
+	nginxtest.Start(t, fmt.Sprintf(`server { listen 127.0.0.1:%d; %s }`, port, proxyTo(base, false)), port)
+	res, recs, _ := runLlama(t, fmt.Sprintf("http://127.0.0.1:%d", port), "api=chat", "stream=true")
+	if res.Stages[0].OK != 16 {
+		t.Fatalf("%d ok through the gateway, want 16", res.Stages[0].OK)
+	}
+	var abs []float64
+	for _, rec := range recs {
+		srvPrompt, ok := num(rec, "server_prompt_ms")
+		ttft, _ := num(rec, "ttft_ms")
+		if !ok || ttft < srvPrompt {
+			t.Errorf("TTFT %.3f ms, server's prompt processing %.3f ms (timings %v): want TTFT ≥ it", ttft, srvPrompt, ok)
+		}
+		tpot, ok1 := num(rec, "tpot_ms")
+		srvTPOT, ok2 := num(rec, "server_tpot_ms")
+		if ok1 && ok2 {
+			abs = append(abs, max(tpot-srvTPOT, srvTPOT-tpot))
+		}
+	}
+	if len(abs) < 12 {
+		t.Fatalf("only %d requests with both TPOTs", len(abs))
+	}
+	t.Logf("through nginx: median |TPOT − server TPOT| %.4f ms over %d requests", median(abs), len(abs))
+	if m := median(abs); m > 0.1 {
+		t.Errorf("through the gateway, median |TPOT − server TPOT| %.4f ms, want ≤ 0.1 ms", m)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "buffering") {
+			t.Errorf("warned of buffering through proxy_buffering off: %s", w)
+		}
+	}
+}
