@@ -46,7 +46,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeByAPI(b, r.Stages, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
 		writeRobustness(b, r, labels)
-		writeClientHealth(b, r.Stages, labels)
+		writeClientHealth(b, r.Stages, labels, serverName(r))
 		writeTokenNotes(b, r, labels)
 	}
 	writeSpend(b, r)
