@@ -459,14 +459,39 @@ type ClientCheck struct {
 	// the window (0–100): low means other processes used it.
 	OwnSharePercent float64 `json:"own_share_percent,omitempty"`
 	// SaturatedSamples counts the samples in which the machine was nearly
-	// saturated while llmload used less than half of its busy CPU.
+	// saturated while other processes (neither llmload nor a local server)
+	// held more than half of its busy CPU.
 	SaturatedSamples int `json:"saturated_samples,omitempty"`
 	Samples          int `json:"samples,omitempty"` // 1 s samples in the window
 	// MachineBusy: other processes (or the hypervisor, or a CPU quota)
-	// held the CPU, so timings may include waits that are neither the
-	// server's nor llmload's own work. MachineReasons says why.
+	// held the CPU and llmload's own timings show delays, so they may
+	// include waits that are neither the server's nor llmload's own work.
+	// MachineReasons says why.
 	MachineBusy    bool     `json:"machine_busy,omitempty"`
 	MachineReasons []string `json:"machine_reasons,omitempty"`
+	// Server is the CPU of the target's own processes when they run on
+	// this machine, told apart from other processes' because the server's
+	// work is what is measured; nil for a remote target, or one whose
+	// process was not found.
+	Server *ServerCPU `json:"local_server,omitempty"`
+}
+
+// ServerCPU is a local server's CPU over a stage window, and the
+// machine's busy CPU split among llmload, the server and everything else
+// in % of all the machine's cores, means of the window's samples.
+type ServerCPU struct {
+	CPUPercent     float64 `json:"cpu_percent"` // the server's processes, % of one core, highest 1 s sample
+	MachinePercent float64 `json:"machine_percent"`
+	OwnPercent     float64 `json:"llmload_percent"`
+	ServerPercent  float64 `json:"server_percent"`
+	OtherPercent   float64 `json:"other_percent"` // machine − llmload − server, never below 0
+	// Disagrees: llmload and the server used more CPU than the machine
+	// counted, beyond what tick rounding explains, so the split is unsound.
+	Disagrees bool `json:"disagrees,omitempty"`
+	// Reasons are delays llmload saw while the local server, not other
+	// processes, held the CPU it did not use: information, not a flag,
+	// since a server sharing llmload's machine shares its cores.
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Robustness verdicts for dirty-data requests.

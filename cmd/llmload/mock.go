@@ -46,6 +46,7 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&cfg.FixedTTFT, "fixed-ttft", 0, "fixed-delay mode: every request's first token this long after it arrived, however many run (needs --fixed-itl)")
 	fs.DurationVar(&cfg.FixedITL, "fixed-itl", 0, "fixed-delay mode: one token this often after the first; answers run to max_tokens (needs --fixed-ttft)")
 	fs.IntVar(&cfg.TokensPerChunk, "tokens-per-chunk", 0, "tokens in each streamed chunk (default 1)")
+	fs.DurationVar(&cfg.CPUPerToken, "cpu-per-token", 0, "CPU to spin on each output token, as a server computing on the CPU does (for runs against a server on llmload's machine; default none)")
 	fs.StringVar(&truthPath, "truth-log", "", "write each request as the server saw it (arrival, TTFT, TPOT, E2E, tokens) to this JSONL file, for `llmload report --truth`")
 	fs.BoolVar(&cfg.TruthPrompts, "truth-log-prompts", false, "also write each request's prompt text to the --truth-log")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "count prompt tokens and cut prefix-cache blocks with this tokenizer: "+

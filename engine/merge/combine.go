@@ -63,6 +63,30 @@ func worst(a, b *engine.ClientCheck, label string) *engine.ClientCheck {
 	for _, r := range b.MachineReasons {
 		out.MachineReasons = append(out.MachineReasons, label+": "+r)
 	}
+	out.Server = worstServer(out.Server, b.Server, label)
+	return out
+}
+
+// worstServer combines two segments' local-server figures: each the
+// highest, so that the split shown is a bound, not a sum of machines.
+func worstServer(a, b *engine.ServerCPU, label string) *engine.ServerCPU {
+	if b == nil {
+		return a
+	}
+	out := &engine.ServerCPU{}
+	if a != nil {
+		*out = *a
+		out.Reasons = slices.Clone(a.Reasons)
+	}
+	out.CPUPercent = max(out.CPUPercent, b.CPUPercent)
+	out.MachinePercent = max(out.MachinePercent, b.MachinePercent)
+	out.OwnPercent = max(out.OwnPercent, b.OwnPercent)
+	out.ServerPercent = max(out.ServerPercent, b.ServerPercent)
+	out.OtherPercent = max(out.OtherPercent, b.OtherPercent)
+	out.Disagrees = out.Disagrees || b.Disagrees
+	for _, r := range b.Reasons {
+		out.Reasons = append(out.Reasons, label+": "+r)
+	}
 	return out
 }
 

@@ -199,6 +199,7 @@ func meta(in []Input, version string) result.Meta {
 		}
 		seg := *r.Segment
 		seg.File, seg.Complete, seg.Aborted, seg.Verdict, seg.Process = x.Path, r.Complete, r.Aborted, r.Verdict, r.Process
+		seg.LocalServer = r.LocalServer
 		m.Segments = append(m.Segments, seg)
 	}
 	m.Target = strings.Join(targets, ", ")

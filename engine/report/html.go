@@ -131,6 +131,9 @@ func metaRows(r *result.Result) [][2]string {
 	if m.Tokenizer != "" {
 		rows = append(rows, [2]string{"tokenizer", m.Tokenizer})
 	}
+	if line := localServerText(r, stageLabels(r.Stages)); line != "" {
+		rows = append(rows, [2]string{"local server", line})
+	}
 	if w := r.Warmup; w.Requests > 0 || w.IterationErrors > 0 {
 		rows = append(rows, [2]string{"warmup", fmt.Sprintf("%s, %d failed, %s (excluded from all figures)",
 			textfmt.Count(w.Requests, "request", "requests"), w.Failed, textfmt.Count(w.IterationErrors, "script error", "script errors"))})

@@ -47,7 +47,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeByTarget(b, r, labels, starred)
 		writeErrorClasses(b, r.Stages, labels)
 		writeRobustness(b, r, labels)
-		writeClientHealth(b, r.Stages, labels)
+		writeClientHealth(b, r.Stages, labels, serverName(r))
 		writeTokenNotes(b, r, labels)
 	}
 	writeSpend(b, r)

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,12 +18,13 @@ import (
 )
 
 // writeClientHealth shows llmload's own health per stage, so a reader can
-// tell a slow server from a slow load generator.
-func writeClientHealth(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
+// tell a slow server from a slow load generator. server names the local
+// server's processes ("" when unknown).
+func writeClientHealth(b *bytes.Buffer, stages []metrics.StageSummary, labels []string, server string) {
 	var names, lines []string
 	for i, s := range stages {
 		if c := s.Client; c != nil {
-			names, lines = append(names, labels[i]), append(lines, clientLine(c))
+			names, lines = append(names, labels[i]), append(lines, clientLine(c, server))
 		}
 	}
 	if len(lines) == 0 {
@@ -37,12 +39,17 @@ func writeClientHealth(b *bytes.Buffer, stages []metrics.StageSummary, labels []
 }
 
 // clientLine reads like top: llmload's CPU is a percentage of one core;
-// the machine's is a percentage of all its cores.
-func clientLine(c *engine.ClientCheck) string {
+// the machine's is a percentage of all its cores. Beside a local server
+// (named by server) the machine's CPU is split into llmload's, the
+// server's and the rest's.
+func clientLine(c *engine.ClientCheck, server string) string {
 	cores := max(c.Cores, 1)
 	line := fmt.Sprintf("client: CPU %.0f%% (of %d%% for %d %s), scheduling p99 %s ms, GC pauses p99 %s ms",
 		c.CPUPercent, 100*cores, cores, textfmt.Plural(int64(cores), "core", "cores"), fmtSmallMS(c.SchedLatencyP99MS), fmtSmallMS(c.GCPauseP99MS))
-	if c.MachineMeasured {
+	switch {
+	case c.MachineMeasured && c.Server != nil:
+		line += "; machine: " + splitText(c, server)
+	case c.MachineMeasured:
 		line += fmt.Sprintf("; machine: CPU %.0f%% busy (llmload %.0f%% of it), steal %.0f%%, run queue %.1f on %d %s",
 			c.MachineCPUPercent, c.OwnSharePercent, c.StealPercent, c.RunQueue, c.MachineCores, textfmt.Plural(int64(c.MachineCores), "core", "cores"))
 	}
@@ -53,6 +60,27 @@ func clientLine(c *engine.ClientCheck) string {
 		line += "  ! MACHINE-BUSY"
 	}
 	return line
+}
+
+// splitText is the machine's CPU beside a local server: the window's mean
+// split into llmload, the server and other processes, with the busiest
+// sample, so that a busy server is not read as a busy machine.
+func splitText(c *engine.ClientCheck, server string) string {
+	s := c.Server
+	who := "server"
+	if server != "" {
+		who += " (" + server + ")"
+	}
+	t := fmt.Sprintf("CPU %.0f%% on average (highest %.0f%%): llmload %.0f%%, %s %.0f%%, other %.0f%%",
+		s.MachinePercent, c.MachineCPUPercent, s.OwnPercent, who, s.ServerPercent, s.OtherPercent)
+	if s.Disagrees {
+		t += fmt.Sprintf(" (llmload and the server add up to %.0f%%, more than the machine counted: the measurements disagree)", s.OwnPercent+s.ServerPercent)
+	}
+	t += fmt.Sprintf(", steal %.0f%%, run queue %.1f on %d %s", c.StealPercent, c.RunQueue, c.MachineCores, textfmt.Plural(int64(c.MachineCores), "core", "cores"))
+	if len(s.Reasons) > 0 {
+		t += "; llmload waited for cores the server held (not flagged: the server's work is what is measured)"
+	}
+	return t
 }
 
 // fmtSmallMS prints a short duration in ms to two decimals below 1 ms,
@@ -128,4 +156,42 @@ func fallbackNote(tokenizer string, n, ok int64) string {
 		return s
 	}
 	return s + ", which may not be the model's: set options.target.tokenizer to the model's tokenizer.json to count exactly"
+}
+
+// serverName names the local server's processes: the run's, or a merged
+// run's segments' (each name once); "" when none was found.
+func serverName(r *result.Result) string {
+	if name := r.Run.LocalServer.Name(); name != "" {
+		return name
+	}
+	var names []string
+	for _, seg := range r.Run.Segments {
+		if name := seg.LocalServer.Name(); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, "; ")
+}
+
+// localServerText is the run's local server in a line: its processes and
+// their mean CPU per stage, or why none was found; "" for a remote target.
+func localServerText(r *result.Result, labels []string) string {
+	l := r.Run.LocalServer
+	if l == nil {
+		return ""
+	}
+	if len(l.Processes) == 0 {
+		return l.Note
+	}
+	var parts []string
+	for i, s := range r.Stages {
+		if c := s.Client; c != nil && c.Server != nil {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", labels[i], c.Server.ServerPercent))
+		}
+	}
+	t := l.Name() + ", on this machine: its CPU is counted apart from other processes'"
+	if len(parts) > 0 {
+		t += "; its mean share of all cores per stage: " + strings.Join(parts, ", ")
+	}
+	return t
 }

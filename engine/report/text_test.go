@@ -227,8 +227,20 @@ func TestClientLine(t *testing.T) {
 			MachineCPUPercent: 97, OwnSharePercent: 3.6, RunQueue: 5.2, MachineBusy: true},
 			"client: CPU 7% (of 200% for 2 cores), scheduling p99 4.1 ms, GC pauses p99 0.08 ms; " +
 				"machine: CPU 97% busy (llmload 4% of it), steal 0%, run queue 5.2 on 2 cores  ! MACHINE-BUSY"},
+		// The run: llama.cpp on loopback, nothing else running.
+		{engine.ClientCheck{CPUPercent: 12, Cores: 2, SchedLatencyP99MS: 0.3, GCPauseP99MS: 0.05, MachineMeasured: true, MachineCores: 2,
+			MachineCPUPercent: 60, OwnSharePercent: 11, RunQueue: 4.5,
+			Server: &engine.ServerCPU{CPUPercent: 95, MachinePercent: 54, OwnPercent: 6, ServerPercent: 46, OtherPercent: 2}},
+			"client: CPU 12% (of 200% for 2 cores), scheduling p99 0.3 ms, GC pauses p99 0.05 ms; " +
+				"machine: CPU 54% on average (highest 60%): llmload 6%, server (llama-server pid 1234) 46%, other 2%, steal 0%, run queue 4.5 on 2 cores"},
+		{engine.ClientCheck{CPUPercent: 10, Cores: 2, SchedLatencyP99MS: 4, MachineMeasured: true, MachineCores: 2, MachineCPUPercent: 52,
+			Server: &engine.ServerCPU{CPUPercent: 190, MachinePercent: 50, OwnPercent: 5, ServerPercent: 95, Disagrees: true, Reasons: []string{"waited"}}},
+			"client: CPU 10% (of 200% for 2 cores), scheduling p99 4.0 ms, GC pauses p99 0 ms; " +
+				"machine: CPU 50% on average (highest 52%): llmload 5%, server (llama-server pid 1234) 95%, other 0% " +
+				"(llmload and the server add up to 100%, more than the machine counted: the measurements disagree), steal 0%, run queue 0.0 on 2 cores; " +
+				"llmload waited for cores the server held (not flagged: the server's work is what is measured)"},
 	} {
-		if got := clientLine(&tc.c); got != tc.want {
+		if got := clientLine(&tc.c, "llama-server pid 1234"); got != tc.want {
 			t.Errorf("clientLine = %q, want %q", got, tc.want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/cost"
 	"github.com/llmload/llmload/engine/lint"
+	"github.com/llmload/llmload/engine/localserver"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
@@ -115,6 +116,9 @@ type Meta struct {
 	// Process is what llmload's own process used while the load ran; nil
 	// where the platform does not say.
 	Process *Process `json:"process,omitempty"`
+	// LocalServer is the target's own processes, when the target listened
+	// on llmload's machine; nil for a remote target.
+	LocalServer *LocalServer `json:"local_server,omitempty"`
 	// Verdict is why the run exits 1 although it ran: "nothing measured:
 	// ..." or "target unreachable: ..."; empty when it measured. Thresholds
 	// and the baseline gate keep their own fields.
@@ -148,6 +152,8 @@ type Segment struct {
 	Aborted  string   `json:"aborted,omitempty"`
 	Verdict  string   `json:"verdict,omitempty"`
 	Process  *Process `json:"process,omitempty"`
+	// LocalServer is the segment's, from its result.
+	LocalServer *LocalServer `json:"local_server,omitempty"`
 }
 
 // Label is "segment i/n".
@@ -231,6 +237,50 @@ type Process struct {
 
 // CPUS is the process's user plus system CPU time in seconds.
 func (p *Process) CPUS() float64 { return p.CPUUserS + p.CPUSystemS }
+
+// LocalServer is what llmload found of a target on its own machine, once
+// at the start of the run: the processes holding the target's listening
+// socket and their descendants, whose CPU each stage's self-check counts
+// apart (engine.ServerCPU). Behind a local proxy they are the proxy's.
+type LocalServer struct {
+	// Processes are by pid and executable name; never their command
+	// lines, which may hold an API key. None when Note says why.
+	Processes []ServerProcess `json:"processes,omitempty"`
+	// Note says why no process was found for a target on this machine.
+	Note string `json:"note,omitempty"`
+}
+
+// ServerProcess is one process of a local server.
+type ServerProcess struct {
+	PID  int    `json:"pid"`
+	Name string `json:"name"`
+}
+
+// LocalServerFrom records the processes found, or why none was; nil when
+// there is nothing to say (a remote target).
+func LocalServerFrom(procs []localserver.Process, note string) *LocalServer {
+	if len(procs) == 0 && note == "" {
+		return nil
+	}
+	l := &LocalServer{Note: note}
+	for _, p := range procs {
+		l.Processes = append(l.Processes, ServerProcess{PID: p.PID, Name: p.Name})
+	}
+	return l
+}
+
+// Name is the processes as a report names them: "llama-server pid 1234";
+// "" when none was found.
+func (l *LocalServer) Name() string {
+	if l == nil {
+		return ""
+	}
+	procs := make([]localserver.Process, len(l.Processes))
+	for i, p := range l.Processes {
+		procs[i] = localserver.Process{PID: p.PID, Name: p.Name}
+	}
+	return localserver.Describe(procs)
+}
 
 // SLO is the service level a request had to meet to count toward goodput,
 // in milliseconds; zero fields were not checked.

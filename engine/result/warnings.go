@@ -163,6 +163,10 @@ func machineFigures(c *engine.ClientCheck) string {
 		return strings.Join(c.MachineReasons, "; ")
 	}
 	f := fmt.Sprintf("machine CPU %.0f%% busy, llmload %.0f%% of it", c.MachineCPUPercent, c.OwnSharePercent)
+	if s := c.Server; s != nil {
+		f = fmt.Sprintf("machine CPU %.0f%% busy (mean %.0f%%: llmload %.0f%%, the local server %.0f%%, other processes %.0f%%)",
+			c.MachineCPUPercent, s.MachinePercent, s.OwnPercent, s.ServerPercent, s.OtherPercent)
+	}
 	if c.StealPercent >= 1 {
 		f += fmt.Sprintf(", steal %.0f%%", c.StealPercent)
 	}

@@ -61,11 +61,15 @@ func TestWarningsGroupStagesOfOneCause(t *testing.T) {
 			MachineCPUPercent: cpu, OwnSharePercent: own, RunQueue: 3.2, MachineReasons: []string{"long reason"}}}
 	}
 	bound := metrics.StageSummary{Scenario: "sweep", Stage: "c16", Client: &engine.ClientCheck{Bound: true, Reasons: []string{"CPU at 190% of 2 cores"}}}
-	got := warnings([]metrics.StageSummary{busy("c1", 100, 1), busy("c4", 98, 3), bound})
+	// Beside a local server, each stage's figures split the machine's CPU.
+	besideServer := busy("c8", 99, 6)
+	besideServer.Client.Server = &engine.ServerCPU{MachinePercent: 97, OwnPercent: 6, ServerPercent: 30, OtherPercent: 61}
+	got := warnings([]metrics.StageSummary{busy("c1", 100, 1), busy("c4", 98, 3), besideServer, bound})
 	want := []string{
 		"sweep/c16: llmload itself was the bottleneck (CPU at 190% of 2 cores): its latencies",
-		"sweep/c1, sweep/c4: the machine running llmload was busy with other processes (sweep/c1: machine CPU 100% busy, " +
-			"llmload 1% of it, run queue 3.2; sweep/c4: machine CPU 98% busy, llmload 3% of it, run queue 3.2): their latencies",
+		"sweep/c1, sweep/c4, sweep/c8: the machine running llmload was busy with other processes (sweep/c1: machine CPU 100% busy, " +
+			"llmload 1% of it, run queue 3.2; sweep/c4: machine CPU 98% busy, llmload 3% of it, run queue 3.2; " +
+			"sweep/c8: machine CPU 99% busy (mean 97%: llmload 6%, the local server 30%, other processes 61%), run queue 3.2): their latencies",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d warnings, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

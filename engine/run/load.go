@@ -82,7 +82,8 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	eng := executor.New(c.Plan, vuRunner, runSink)
 	exports.start(eng)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
-	mon := selfcheck.Start(selfcheck.DefaultInterval)
+	sameBox, localServer := c.localServer(ctx, simulated)
+	mon := selfcheck.Start(selfcheck.DefaultInterval, sameBox...)
 	judgeProbes(eng, probes, mon)
 	var scraper *servermetrics.Scraper
 	if t := c.Plan.Target; t.MetricsURL != "" {
@@ -102,7 +103,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	stopProgress()
 	mon.Stop()
 	meta := c.meta(simulated, start, time.Now(), &end)
-	meta.Process = process
+	meta.Process, meta.LocalServer = process, localServer
 	meta.Segment = c.segment(eng)
 	var server *servermetrics.Result
 	if scraper != nil && !end.aborted { // a scrape in flight could take seconds

@@ -28,8 +28,18 @@ const (
 	// that a CPU quota withholds), so it is never blamed at 7% CPU.
 	ClientBusyShare = 0.25
 	// MinOwnShare is llmload's share of the machine's busy CPU below which
-	// other processes are the machine's main load.
+	// a delay it saw is not its own load's.
 	MinOwnShare = 0.5
+	// MinOtherShare is the share of the machine's busy CPU that processes
+	// other than llmload and the local server must exceed for the
+	// machine's load to be theirs. With no local server it is the
+	// complement of MinOwnShare.
+	MinOtherShare = 0.5
+	// MaxSplitExcess is the share of all the machine's cores by which
+	// llmload and the local server together may exceed what the machine
+	// counted busy (tick rounding, reads a few microseconds apart) before
+	// the split is said to disagree.
+	MaxSplitExcess = 0.05
 	// MaxMachineBusy is the busy share (steal included) of all the
 	// machine's cores beyond which a sample counts as saturated.
 	MaxMachineBusy = 0.90
@@ -45,27 +55,73 @@ const (
 
 // judge classifies a window from its figures: Bound and Reasons for
 // llmload's own load, MachineBusy and MachineReasons for a machine whose
-// CPU other processes (or the hypervisor) held. Scheduling and GC delays
-// are facts about the timings either way; they are blamed on llmload only
-// when it was using the CPU (ClientBusyShare of its cores and, where the
-// machine is measured, MinOwnShare of the machine's busy CPU), else on
-// the machine.
+// CPU other processes (or the hypervisor) held.
+//
+// Scheduling and GC delays beyond the limits are facts about the timings
+// either way; they are blamed on llmload only when it was using the CPU
+// (ClientBusyShare of its cores and, where the machine is measured,
+// MinOwnShare of the machine's busy CPU). Otherwise they are the local
+// server's when it held more of the rest than other processes did (noted
+// in Server.Reasons, not flagged: a server on llmload's machine shares its
+// cores by design), else the machine's.
+//
+// The machine's own signs — samples other processes saturated, steal, a
+// run queue of other processes' threads — make a window machine-busy only
+// when such a delay shows that llmload's timings felt them: a busy machine
+// whose CPU llmload got when it needed it distorted nothing llmload timed.
 func judge(c *engine.ClientCheck, window time.Duration) {
 	cores := max(c.Cores, 1)
 	if c.CPUPercent >= 100*MaxCPUShare*float64(cores) {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("CPU at %.0f%% of the %d%% that %d %s", c.CPUPercent, 100*cores, cores, plural(cores, "core gives", "cores give")))
 	}
-	if delays := delayReasons(c, window); len(delays) > 0 {
-		if ownLoad(c) {
-			c.Reasons = append(c.Reasons, delays...)
-		} else {
-			for _, d := range delays {
-				c.MachineReasons = append(c.MachineReasons, d+" while llmload used only "+ownText(c)+": the wait is not llmload's own load")
-			}
+	delays := delayReasons(c, window)
+	switch {
+	case len(delays) == 0:
+	case ownLoad(c):
+		c.Reasons = append(c.Reasons, delays...)
+	case serverHeld(c):
+		for _, d := range delays {
+			c.Server.Reasons = append(c.Server.Reasons, d+" while llmload used only "+ownText(c)+" and the local server "+
+				fmt.Sprintf("%.0f%% of the machine (other processes %.0f%%)", c.Server.ServerPercent, c.Server.OtherPercent)+
+				": the wait is the server's work sharing the cores, which is what is measured")
+		}
+	default:
+		for _, d := range delays {
+			c.MachineReasons = append(c.MachineReasons, d+" while llmload used only "+ownText(c)+": the wait is not llmload's own load")
 		}
 	}
-	c.MachineReasons = append(c.MachineReasons, machineReasons(c)...)
+	if len(delays) > 0 {
+		c.MachineReasons = append(c.MachineReasons, machineReasons(c)...)
+	}
 	c.Bound, c.MachineBusy = len(c.Reasons) > 0, len(c.MachineReasons) > 0
+}
+
+// serverHeld reports whether the local server, rather than other
+// processes, used the CPU llmload did not.
+func serverHeld(c *engine.ClientCheck) bool {
+	return c.Server != nil && c.Server.ServerPercent >= c.Server.OtherPercent
+}
+
+// otherSharePercent is the share of the machine's busy CPU that neither
+// llmload nor the local server used, over the window.
+func otherSharePercent(c *engine.ClientCheck) float64 {
+	if s := c.Server; s != nil {
+		if s.MachinePercent <= 0 {
+			return 0
+		}
+		return 100 * s.OtherPercent / s.MachinePercent
+	}
+	return 100 - c.OwnSharePercent
+}
+
+// sharesText is who used the machine's busy CPU: llmload's share, and the
+// local server's when there is one.
+func sharesText(c *engine.ClientCheck) string {
+	t := fmt.Sprintf("llmload's share of the busy CPU %.0f%%", c.OwnSharePercent)
+	if s := c.Server; s != nil && s.MachinePercent > 0 {
+		t += fmt.Sprintf(", the local server's %.0f%%", 100*s.ServerPercent/s.MachinePercent)
+	}
+	return t
 }
 
 // ownLoad reports whether llmload itself was busy enough to cause the
@@ -111,22 +167,32 @@ var lateEffect = func() string {
 	return "chunk timestamps may be that late"
 }()
 
-// machineReasons names what shows other processes holding the CPU.
+// runQueueShares is sharesText as the run-queue reason has always
+// worded it without a local server.
+func runQueueShares(c *engine.ClientCheck) string {
+	if c.Server == nil {
+		return fmt.Sprintf("llmload %.0f%% of the busy CPU", c.OwnSharePercent)
+	}
+	return sharesText(c)
+}
+
+// machineReasons names what shows other processes (or the hypervisor)
+// holding the CPU; judge counts them only where llmload felt it.
 func machineReasons(c *engine.ClientCheck) []string {
 	if !c.MachineMeasured {
 		return nil
 	}
 	var out []string
 	if c.SaturatedSamples > 0 {
-		out = append(out, fmt.Sprintf("the machine's CPU was over %.0f%% busy in %d of %d %s (highest %.0f%%), llmload's share of the busy CPU %.0f%%: other processes took the cores",
-			100*MaxMachineBusy, c.SaturatedSamples, c.Samples, plural(c.Samples, "sample", "samples"), c.MachineCPUPercent, c.OwnSharePercent))
+		out = append(out, fmt.Sprintf("the machine's CPU was over %.0f%% busy in %d of %d %s (highest %.0f%%), %s: other processes took the cores",
+			100*MaxMachineBusy, c.SaturatedSamples, c.Samples, plural(c.Samples, "sample", "samples"), c.MachineCPUPercent, sharesText(c)))
 	}
 	if c.StealPercent >= 100*MaxSteal {
 		out = append(out, fmt.Sprintf("the hypervisor withheld %.0f%% of the CPU (steal)", c.StealPercent))
 	}
-	if c.RunQueue > MaxRunQueue*float64(c.MachineCores) && c.OwnSharePercent < 100*MinOwnShare {
-		out = append(out, fmt.Sprintf("%.1f runnable threads on %d %s on average (llmload %.0f%% of the busy CPU): threads queued for a CPU",
-			c.RunQueue, c.MachineCores, plural(c.MachineCores, "core", "cores"), c.OwnSharePercent))
+	if c.RunQueue > MaxRunQueue*float64(c.MachineCores) && otherSharePercent(c) > 100*MinOtherShare {
+		out = append(out, fmt.Sprintf("%.1f runnable threads on %d %s on average (%s): threads queued for a CPU",
+			c.RunQueue, c.MachineCores, plural(c.MachineCores, "core", "cores"), runQueueShares(c)))
 	}
 	return out
 }

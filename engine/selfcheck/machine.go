@@ -78,6 +78,9 @@ type machineDelta struct {
 	running      int     // runnable threads but the one reading /proc/stat
 	cores        int
 	ownShareBusy float64 // llmload's CPU over the machine's busy CPU; filled in by take
+	// otherShareBusy is the share of the busy CPU neither llmload nor
+	// the local server used; filled in by take.
+	otherShareBusy float64
 }
 
 // diff turns two readings into the interval between them; not ok when

@@ -1,6 +1,7 @@
 package selfcheck
 
 import (
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -71,57 +72,99 @@ func TestJudge(t *testing.T) {
 		c.Cores, c.MachineMeasured, c.MachineCores, c.Samples = 2, true, 2, 10
 		return c
 	}
+	// server adds a local server's split of the machine (% of all cores).
+	server := func(c engine.ClientCheck, own, srv, other float64) engine.ClientCheck {
+		c = machine(c)
+		c.Server = &engine.ServerCPU{CPUPercent: 2 * srv, MachinePercent: own + srv + other, OwnPercent: own, ServerPercent: srv, OtherPercent: other}
+		return c
+	}
+	const (
+		client  = "client"
+		mach    = "machine"
+		srvNote = "server" // Server.Reasons: a note, no flag
+	)
 	tests := []struct {
-		name    string
-		c       engine.ClientCheck
-		bound   bool
-		busy    bool
-		why     string // in Reasons or MachineReasons
-		whyNot  string // in neither
-		machine bool   // why is a machine reason
+		name   string
+		c      engine.ClientCheck
+		bound  bool
+		busy   bool
+		why    string // in the reasons named by in
+		whyNot string // in none
+		in     string
 	}{
-		{"healthy", engine.ClientCheck{Cores: 2, CPUPercent: 60, SchedLatencyP99MS: 0.1, GCPauseP99MS: 0.05, GCPauseTotalMS: 2}, false, false, "", "", false},
-		{"cpu", engine.ClientCheck{Cores: 2, CPUPercent: 195}, true, false, "CPU at 195% of the 200% that 2 cores give", "", false},
-		{"scheduling, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 120, SchedLatencyP99MS: 4}, true, false, "waited 4.00 ms", "", false},
-		{"gc pauses, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseP99MS: 3}, true, false, "GC pauses p99 3.00 ms", "", false},
-		{"gc share, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseTotalMS: 200}, true, false, "GC paused the process 2.0%", "", false},
+		{"healthy", engine.ClientCheck{Cores: 2, CPUPercent: 60, SchedLatencyP99MS: 0.1, GCPauseP99MS: 0.05, GCPauseTotalMS: 2}, false, false, "", "", client},
+		{"cpu", engine.ClientCheck{Cores: 2, CPUPercent: 195}, true, false, "CPU at 195% of the 200% that 2 cores give", "", client},
+		{"scheduling, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 120, SchedLatencyP99MS: 4}, true, false, "waited 4.00 ms", "", client},
+		{"gc pauses, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseP99MS: 3}, true, false, "GC pauses p99 3.00 ms", "", client},
+		{"gc share, llmload busy", engine.ClientCheck{Cores: 2, CPUPercent: 80, GCPauseTotalMS: 200}, true, false, "GC paused the process 2.0%", "", client},
 		// The case: never blame llmload at 7% CPU.
 		{"scheduling at 7% CPU, no machine figures", engine.ClientCheck{Cores: 2, CPUPercent: 7, SchedLatencyP99MS: 4}, false, true,
-			"waited 4.00 ms (p99) to run, so " + lateEffect + " while llmload used only 7% CPU", "", true},
+			"waited 4.00 ms (p99) to run, so " + lateEffect + " while llmload used only 7% CPU", "", mach},
 		{"scheduling at 7% CPU, machine saturated by others",
 			machine(engine.ClientCheck{CPUPercent: 7, SchedLatencyP99MS: 4, MachineCPUPercent: 97, OwnSharePercent: 4, SaturatedSamples: 6, RunQueue: 5.2}), false, true,
-			"the machine's CPU was over 90% busy in 6 of 10 samples (highest 97%), llmload's share of the busy CPU 4%", "", true},
+			"the machine's CPU was over 90% busy in 6 of 10 samples (highest 97%), llmload's share of the busy CPU 4%: other processes took the cores", "", mach},
+		{"saturated by others, but llmload ran when it needed to",
+			machine(engine.ClientCheck{CPUPercent: 7, SchedLatencyP99MS: 0.3, MachineCPUPercent: 97, OwnSharePercent: 4, SaturatedSamples: 6, RunQueue: 5.2}), false, false,
+			"", "busy in 6 of 10", mach},
 		{"run queue beyond cores",
-			machine(engine.ClientCheck{CPUPercent: 7, MachineCPUPercent: 80, OwnSharePercent: 5, RunQueue: 5.2}), false, true,
-			"5.2 runnable threads on 2 cores", "", true},
+			machine(engine.ClientCheck{CPUPercent: 7, SchedLatencyP99MS: 2.5, MachineCPUPercent: 80, OwnSharePercent: 5, RunQueue: 5.2}), false, true,
+			"5.2 runnable threads on 2 cores on average (llmload 5% of the busy CPU)", "", mach},
+		{"run queue beyond cores, llmload not delayed",
+			machine(engine.ClientCheck{CPUPercent: 7, MachineCPUPercent: 80, OwnSharePercent: 5, RunQueue: 5.2}), false, false, "", "runnable threads", mach},
 		{"a run queue just above the cores is the sampling's own bias",
-			machine(engine.ClientCheck{CPUPercent: 24, MachineCPUPercent: 68, OwnSharePercent: 15, RunQueue: 2.2}), false, false, "", "runnable threads", false},
+			machine(engine.ClientCheck{CPUPercent: 24, SchedLatencyP99MS: 3, MachineCPUPercent: 68, OwnSharePercent: 15, RunQueue: 2.2}), false, true, "not llmload's own load", "runnable threads", mach},
 		{"run queue of llmload's own threads is no machine trouble",
-			machine(engine.ClientCheck{CPUPercent: 150, MachineCPUPercent: 80, OwnSharePercent: 90, RunQueue: 3}), false, false, "", "runnable threads", false},
-		{"steal", machine(engine.ClientCheck{CPUPercent: 30, MachineCPUPercent: 40, OwnSharePercent: 60, StealPercent: 12}), false, true, "withheld 12% of the CPU (steal)", "", true},
+			machine(engine.ClientCheck{CPUPercent: 150, SchedLatencyP99MS: 3, MachineCPUPercent: 80, OwnSharePercent: 90, RunQueue: 3}), true, false, "waited 3.00 ms", "runnable threads", client},
+		{"steal", machine(engine.ClientCheck{CPUPercent: 30, SchedLatencyP99MS: 3, MachineCPUPercent: 40, OwnSharePercent: 60, StealPercent: 12}), false, true, "withheld 12% of the CPU (steal)", "", mach},
+		{"steal that did not delay llmload", machine(engine.ClientCheck{CPUPercent: 30, MachineCPUPercent: 40, OwnSharePercent: 60, StealPercent: 12}), false, false, "", "steal", mach},
 		{"llmload busy and the main user: its own delay",
-			machine(engine.ClientCheck{CPUPercent: 120, SchedLatencyP99MS: 3, MachineCPUPercent: 70, OwnSharePercent: 85}), true, false, "waited 3.00 ms", "", false},
+			machine(engine.ClientCheck{CPUPercent: 120, SchedLatencyP99MS: 3, MachineCPUPercent: 70, OwnSharePercent: 85}), true, false, "waited 3.00 ms", "", client},
 		{"llmload busy but others busier: the machine's delay",
-			machine(engine.ClientCheck{CPUPercent: 60, SchedLatencyP99MS: 3, MachineCPUPercent: 99, OwnSharePercent: 30, SaturatedSamples: 1}), false, true, "not llmload's own load", "", true},
-		{"both: llmload saturates its cores on a busy machine",
-			machine(engine.ClientCheck{CPUPercent: 190, MachineCPUPercent: 99, OwnSharePercent: 40, SaturatedSamples: 2}), true, true, "CPU at 190%", "", false},
+			machine(engine.ClientCheck{CPUPercent: 60, SchedLatencyP99MS: 3, MachineCPUPercent: 99, OwnSharePercent: 30, SaturatedSamples: 1}), false, true, "not llmload's own load", "", mach},
+		{"both: llmload saturates its cores on a busy machine and waits",
+			machine(engine.ClientCheck{CPUPercent: 190, SchedLatencyP99MS: 5, MachineCPUPercent: 99, OwnSharePercent: 40, SaturatedSamples: 2}), true, true, "over 90% busy in 2 of 10", "", mach},
+		{"llmload saturates its cores on a busy machine, no wait: its own limit only",
+			machine(engine.ClientCheck{CPUPercent: 190, MachineCPUPercent: 99, OwnSharePercent: 40, SaturatedSamples: 2}), true, false, "CPU at 190%", "", client},
+
+		// A server on this machine: its CPU is what is measured.
+		{"the issue's llama.cpp run: a busy local server on a quiet machine",
+			server(engine.ClientCheck{CPUPercent: 12, SchedLatencyP99MS: 0.2, MachineCPUPercent: 60, OwnSharePercent: 11, RunQueue: 4.5}, 6, 46, 2), false, false,
+			"", "runnable threads", mach},
+		{"the local server saturates the machine and llmload waits: a note, no flag",
+			server(engine.ClientCheck{CPUPercent: 12, SchedLatencyP99MS: 4, MachineCPUPercent: 99, OwnSharePercent: 6, RunQueue: 6}, 6, 89, 2), false, false,
+			"waited 4.00 ms (p99) to run, so " + lateEffect + " while llmload used only 12% CPU (6% of the CPU the machine used, machine 99% busy) and the local server 89% of the machine (other processes 2%): the wait is the server's work sharing the cores",
+			"runnable threads", srvNote},
+		{"other processes beside the local server, and llmload waits",
+			server(engine.ClientCheck{CPUPercent: 12, SchedLatencyP99MS: 4, MachineCPUPercent: 99, OwnSharePercent: 6, SaturatedSamples: 5, RunQueue: 5}, 6, 30, 61), false, true,
+			"llmload's share of the busy CPU 6%, the local server's 31%: other processes took the cores", "", mach},
+		{"other processes beside the local server, llmload not delayed",
+			server(engine.ClientCheck{CPUPercent: 12, SchedLatencyP99MS: 0.4, MachineCPUPercent: 99, OwnSharePercent: 6, SaturatedSamples: 5, RunQueue: 5}, 6, 30, 61), false, false,
+			"", "other processes", mach},
+		{"others' run queue beside the local server",
+			server(engine.ClientCheck{CPUPercent: 12, SchedLatencyP99MS: 3, MachineCPUPercent: 80, OwnSharePercent: 8, RunQueue: 5}, 6, 14, 55), false, true,
+			"5.0 runnable threads on 2 cores on average (llmload's share of the busy CPU 8%, the local server's 19%)", "", mach},
+		{"a local server and llmload busy: llmload's own delay",
+			server(engine.ClientCheck{CPUPercent: 120, SchedLatencyP99MS: 3, MachineCPUPercent: 95, OwnSharePercent: 66}, 60, 30, 2), true, false, "waited 3.00 ms", "", client},
 	}
 	for _, tt := range tests {
 		c := tt.c
+		if c.Server != nil {
+			srv := *c.Server
+			c.Server = &srv
+		}
 		judge(&c, 10*time.Second)
-		reasons, machineReasons := strings.Join(c.Reasons, "; "), strings.Join(c.MachineReasons, "; ")
+		got := map[string]string{client: strings.Join(c.Reasons, "; "), mach: strings.Join(c.MachineReasons, "; ")}
+		if c.Server != nil {
+			got[srvNote] = strings.Join(c.Server.Reasons, "; ")
+		}
 		if c.Bound != tt.bound || c.MachineBusy != tt.busy {
-			t.Errorf("%s: bound %v machine-busy %v, want %v %v (reasons %q, machine %q)", tt.name, c.Bound, c.MachineBusy, tt.bound, tt.busy, reasons, machineReasons)
+			t.Errorf("%s: bound %v machine-busy %v, want %v %v (reasons %q)", tt.name, c.Bound, c.MachineBusy, tt.bound, tt.busy, got)
 		}
-		in := reasons
-		if tt.machine {
-			in = machineReasons
+		if !strings.Contains(got[tt.in], tt.why) {
+			t.Errorf("%s: reasons %q, want %q in the %s ones", tt.name, got, tt.why, tt.in)
 		}
-		if !strings.Contains(in, tt.why) {
-			t.Errorf("%s: reasons %q / machine %q, want %q in the %s ones", tt.name, reasons, machineReasons, tt.why, map[bool]string{true: "machine", false: "client"}[tt.machine])
-		}
-		if tt.whyNot != "" && strings.Contains(reasons+machineReasons, tt.whyNot) {
-			t.Errorf("%s: reasons %q / machine %q mention %q", tt.name, reasons, machineReasons, tt.whyNot)
+		if all := got[client] + got[mach] + got[srvNote]; tt.whyNot != "" && strings.Contains(all, tt.whyNot) {
+			t.Errorf("%s: reasons %q mention %q", tt.name, got, tt.whyNot)
 		}
 	}
 }
@@ -131,6 +174,7 @@ func TestJudge(t *testing.T) {
 type script struct {
 	mu      sync.Mutex
 	cpu     time.Duration // cumulative
+	srv     time.Duration // the local server's, cumulative
 	stat    machineStat
 	perStep []step
 	calls   int
@@ -138,6 +182,7 @@ type script struct {
 
 type step struct {
 	ownCores    float64 // llmload's CPU over the step, in cores
+	srvCores    float64 // the local server's
 	busy, steal float64 // the machine's, shares of all cores
 	running     int
 }
@@ -151,6 +196,16 @@ func (s *script) process() (time.Duration, bool) {
 		s.cpu += time.Duration(s.perStep[s.calls-1].ownCores * float64(time.Second))
 	}
 	return s.cpu, true
+}
+
+// server is the local server's CPU; called after process, before machine.
+func (s *script) server() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls > 0 && s.calls <= len(s.perStep) {
+		s.srv += time.Duration(s.perStep[s.calls-1].srvCores * float64(time.Second))
+	}
+	return s.srv, true
 }
 
 // machine advances the counters by the current step; called after process.
@@ -173,10 +228,18 @@ func TestMonitorClassifiesWindows(t *testing.T) {
 	quiet := step{ownCores: 0.1, busy: 0.1, running: 1}
 	hog := step{ownCores: 0.14, busy: 0.97, running: 5} // another process takes both cores
 	own := step{ownCores: 1.9, busy: 0.97, running: 3}  // llmload takes both cores
+	// A local server takes most of both cores: llama.cpp on CPU.
+	server := step{ownCores: 0.12, srvCores: 1.7, busy: 0.93, running: 6}
+	// A local server and another process share the cores.
+	crowded := step{ownCores: 0.12, srvCores: 0.6, busy: 0.97, running: 6}
+	// llmload and the server used more than the machine counted.
+	odd := step{ownCores: 0.1, srvCores: 1.9, busy: 0.5, running: 2}
 	tests := []struct {
 		name          string
 		steps         []step
 		noMachine     bool
+		withServer    bool
+		sched         float64 // the scheduling p99 judged, ms: the test process's own is not scripted
 		bound, busy   bool
 		cpu, machine  float64
 		saturated     int
@@ -184,17 +247,28 @@ func TestMonitorClassifiesWindows(t *testing.T) {
 		wantOwnShare  float64
 		wantRunQueue  float64
 		wantReasonSub string
+		split         *engine.ServerCPU // nil: no local server measured
 	}{
-		{"quiet", []step{quiet, quiet, quiet, quiet}, false, false, false, 10, 10, 0, true, 50, 0, ""},
-		{"another process hogs the machine", []step{quiet, hog, hog, quiet}, false, false, true, 14, 97, 2, true, 0, 2, "other processes took the cores"},
-		{"llmload hogs it", []step{own, own, own, own}, false, true, false, 190, 97, 0, true, 97.9, 2, "CPU at 190%"},
-		{"no /proc: only the process is judged", []step{hog, hog, hog, hog}, true, false, false, 14, 0, 0, false, 0, 0, ""},
+		{"quiet", []step{quiet, quiet, quiet, quiet}, false, false, 0, false, false, 10, 10, 0, true, 50, 0, "", nil},
+		{"another process hogs the machine", []step{quiet, hog, hog, quiet}, false, false, 4, false, true, 14, 97, 2, true, 0, 2, "other processes took the cores", nil},
+		{"another process hogs the machine, llmload never waits", []step{quiet, hog, hog, quiet}, false, false, 0.2, false, false, 14, 97, 2, true, 0, 2, "", nil},
+		{"llmload hogs it", []step{own, own, own, own}, false, false, 4, true, false, 190, 97, 0, true, 97.9, 2, "CPU at 190%", nil},
+		{"no /proc: only the process is judged", []step{hog, hog, hog, hog}, true, false, 0, false, false, 14, 0, 0, false, 0, 0, "", nil},
+		{"a busy local server is no other process", []step{server, server, server, server}, false, true, 4, false, false, 12, 93, 0, true, 0, 2,
+			"", &engine.ServerCPU{CPUPercent: 170, MachinePercent: 93, OwnPercent: 6, ServerPercent: 85, OtherPercent: 2}},
+		{"another process beside the local server", []step{crowded, crowded, crowded, crowded}, false, true, 4, false, true, 12, 97, 4, true, 0, 2,
+			"the local server's 31%: other processes took the cores", &engine.ServerCPU{CPUPercent: 60, MachinePercent: 97, OwnPercent: 6, ServerPercent: 30, OtherPercent: 61}},
+		{"a split that does not add up says so", []step{odd, odd}, false, true, 0, false, false, 10, 50, 0, true, 0, 0,
+			"", &engine.ServerCPU{CPUPercent: 190, MachinePercent: 50, OwnPercent: 5, ServerPercent: 95, OtherPercent: 0, Disagrees: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sc := &script{stat: machineStat{cores: 2}, perStep: tt.steps}
 				src := readers{process: sc.process, machine: sc.machine}
+				if tt.withServer {
+					src.server = sc.server
+				}
 				if tt.noMachine {
 					src.machine = func() (machineStat, bool) { sc.machine(); return machineStat{}, false }
 				}
@@ -207,9 +281,12 @@ func TestMonitorClassifiesWindows(t *testing.T) {
 				c := m.Window(begin, end)
 				// The scheduling and GC delays are this test process's own,
 				// read from the runtime, which the script does not fake and a
-				// busy machine makes long: judge the window without them.
-				c.SchedLatencyP99MS, c.GCPauseP99MS, c.GCPauseTotalMS = 0, 0, 0
+				// busy machine makes long: judge the window with the table's.
+				c.SchedLatencyP99MS, c.GCPauseP99MS, c.GCPauseTotalMS = tt.sched, 0, 0
 				c.Reasons, c.MachineReasons = nil, nil
+				if c.Server != nil {
+					c.Server.Reasons = nil
+				}
 				judge(&c, end.Sub(begin))
 				if c.Bound != tt.bound || c.MachineBusy != tt.busy {
 					t.Errorf("bound %v machine-busy %v, want %v %v (%q / %q)", c.Bound, c.MachineBusy, tt.bound, tt.busy, c.Reasons, c.MachineReasons)
@@ -232,7 +309,28 @@ func TestMonitorClassifiesWindows(t *testing.T) {
 				if !strings.Contains(strings.Join(append(c.Reasons, c.MachineReasons...), "; "), tt.wantReasonSub) {
 					t.Errorf("reasons %q / %q, want %q", c.Reasons, c.MachineReasons, tt.wantReasonSub)
 				}
+				checkSplit(t, c.Server, tt.split)
 			})
 		})
+	}
+}
+
+// checkSplit compares a window's local-server figures with the script's,
+// within the tick rounding of the scripted counters.
+func checkSplit(t *testing.T, got, want *engine.ServerCPU) {
+	t.Helper()
+	if (got == nil) != (want == nil) {
+		t.Fatalf("local server figures %+v, want %+v", got, want)
+	}
+	if got == nil {
+		return
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1 }
+	if !near(got.CPUPercent, want.CPUPercent) || !near(got.MachinePercent, want.MachinePercent) || !near(got.OwnPercent, want.OwnPercent) ||
+		!near(got.ServerPercent, want.ServerPercent) || !near(got.OtherPercent, want.OtherPercent) || got.Disagrees != want.Disagrees {
+		t.Errorf("local server figures %+v, want %+v", *got, *want)
+	}
+	if got.OtherPercent < 0 {
+		t.Errorf("other CPU %v%% below 0", got.OtherPercent)
 	}
 }

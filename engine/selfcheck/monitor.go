@@ -3,7 +3,10 @@
 // whole machine (busy and steal time, runnable threads from /proc/stat),
 // so a stage whose timings the client side may have distorted is marked
 // client-bound (llmload's own load) or machine-busy (other processes held
-// the CPU) instead of being reported as the server's latency.
+// the CPU) instead of being reported as the server's latency. A target
+// served on this machine (engine/localserver) has its processes' CPU
+// sampled on the same ticks and counted apart: its work is what the run
+// measures, never "other processes".
 package selfcheck
 
 import (
@@ -28,6 +31,7 @@ const (
 type sample struct {
 	at    time.Time
 	cpu   float64  // CPU seconds used in the interval / interval seconds (1.0 = one core); -1 not judged
+	srv   float64  // the local server's, likewise; -1 not measured
 	sched []uint64 // histogram count deltas
 	gc    []uint64 // histogram count deltas
 	mach  machineDelta
@@ -37,6 +41,7 @@ type sample struct {
 type readers struct {
 	process func() (time.Duration, bool) // this process's CPU time
 	machine machineReader
+	server  func() (time.Duration, bool) // the local server's CPU time; nil: none
 }
 
 var defaultReaders = readers{process: processCPU, machine: procStat}
@@ -61,13 +66,40 @@ type Monitor struct {
 	cpuOK     bool
 	lastMach  machineStat
 	machOK    bool
+	lastSrv   time.Duration
+	srvOK     bool
 
 	stop chan struct{}
 	done chan struct{}
 }
 
+// CPUReader is a set of processes' cumulative CPU time:
+// localserver.Set. ok is false when it cannot be read.
+type CPUReader interface {
+	CPU() (time.Duration, bool)
+}
+
+// Option configures a Monitor.
+type Option func(*readers)
+
+// WithServer samples the target's local server processes too, so that
+// their CPU is not counted as other processes'. A nil server is none.
+func WithServer(server CPUReader) Option {
+	return func(r *readers) {
+		if server != nil {
+			r.server = server.CPU
+		}
+	}
+}
+
 // Start begins sampling every interval (DefaultInterval when ≤ 0).
-func Start(interval time.Duration) *Monitor { return start(interval, defaultReaders) }
+func Start(interval time.Duration, opts ...Option) *Monitor {
+	src := defaultReaders
+	for _, o := range opts {
+		o(&src)
+	}
+	return start(interval, src)
+}
 
 func start(interval time.Duration, src readers) *Monitor {
 	if interval <= 0 {
@@ -116,8 +148,16 @@ func (m *Monitor) baseline() {
 	m.lastSched, m.schedB = histCounts(m.read[0]), histBuckets(m.read[0])
 	m.lastGC, m.gcB = histCounts(m.read[1]), histBuckets(m.read[1])
 	m.lastCPU, m.cpuOK = m.src.process()
+	m.lastSrv, m.srvOK = m.readServer()
 	m.lastMach, m.machOK = m.src.machine()
 	m.lastAt = time.Now()
+}
+
+func (m *Monitor) readServer() (time.Duration, bool) {
+	if m.src.server == nil {
+		return 0, false
+	}
+	return m.src.server()
 }
 
 // take records one interval.
@@ -126,21 +166,26 @@ func (m *Monitor) take() {
 	metrics.Read(m.read)
 	sched, gc := histCounts(m.read[0]), histCounts(m.read[1])
 	cpu, ok := m.src.process()
+	srv, srvOK := m.readServer()
 	mach, machOK := m.src.machine()
-	s := sample{at: now, sched: delta(sched, m.lastSched), gc: delta(gc, m.lastGC), cpu: -1}
+	s := sample{at: now, sched: delta(sched, m.lastSched), gc: delta(gc, m.lastGC), cpu: -1, srv: -1}
 	// CPU time is accounted in ticks, so a short interval (the last one, at
 	// Stop) would turn one tick into an absurd share: judge CPU only over
 	// intervals of at least half the sampling period, and never above what
 	// the cores can give.
 	if secs := now.Sub(m.lastAt).Seconds(); ok && m.cpuOK && secs >= m.interval.Seconds()/2 {
 		s.cpu = min((cpu-m.lastCPU).Seconds()/secs, float64(runtime.NumCPU()))
+		if srvOK && m.srvOK {
+			s.srv = (srv - m.lastSrv).Seconds() / secs
+		}
 		if machOK && m.machOK {
 			s.mach = diff(mach, m.lastMach)
 			s.mach.ownShareBusy = ownShare(s.cpu, s.mach)
+			s.mach.otherShareBusy = otherShare(s.cpu, max(s.srv, 0), s.mach)
 		}
 	}
 	m.lastSched, m.lastGC, m.lastCPU, m.cpuOK, m.lastAt = sched, gc, cpu, ok, now
-	m.lastMach, m.machOK = mach, machOK
+	m.lastMach, m.machOK, m.lastSrv, m.srvOK = mach, machOK, srv, srvOK
 	m.mu.Lock()
 	m.samples = append(m.samples, s)
 	m.mu.Unlock()
@@ -154,6 +199,17 @@ func ownShare(cpu float64, d machineDelta) float64 {
 		return 1
 	}
 	return min(cpu/busy, 1)
+}
+
+// otherShare is the share of the machine's busy cores that neither
+// llmload nor the local server (both in cores) used; none on a nearly
+// idle machine.
+func otherShare(cpu, server float64, d machineDelta) float64 {
+	busy := d.busy * float64(d.cores)
+	if busy < 0.01 {
+		return 0
+	}
+	return min(max(busy-cpu-server, 0)/busy, 1)
 }
 
 // Window judges the samples taken within [start, end] (an interval that
@@ -172,6 +228,7 @@ func (m *Monitor) Window(start, end time.Time) engine.ClientCheck {
 	c.GCPauseP99MS = 1000 * quantile(gc, m.gcB, 0.99)
 	c.GCPauseTotalMS = 1000 * total(gc, m.gcB)
 	machineFigures(&c, in)
+	c.Server = serverFigures(in)
 	judge(&c, end.Sub(start))
 	return c
 }
@@ -189,7 +246,8 @@ func (m *Monitor) samplesIn(start, end time.Time) []sample {
 }
 
 // machineFigures sums the machine over the window's samples: the busiest
-// sample, the mean run queue, and llmload's share of all the busy CPU.
+// sample, the mean run queue, llmload's share of all the busy CPU, and the
+// samples other processes saturated.
 func machineFigures(c *engine.ClientCheck, in []sample) {
 	var own, busy, running float64
 	for _, s := range in {
@@ -202,7 +260,7 @@ func machineFigures(c *engine.ClientCheck, in []sample) {
 		c.MachineCPUPercent = max(c.MachineCPUPercent, round1(100*d.busy))
 		c.StealPercent = max(c.StealPercent, round1(100*d.steal))
 		own, busy, running = own+s.cpu, busy+d.busy*float64(d.cores), running+float64(d.running)
-		if d.busy+d.steal >= MaxMachineBusy && d.ownShareBusy < MinOwnShare {
+		if d.busy+d.steal >= MaxMachineBusy && d.otherShareBusy > MinOtherShare {
 			c.SaturatedSamples++
 		}
 	}
@@ -217,3 +275,30 @@ func machineFigures(c *engine.ClientCheck, in []sample) {
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// serverFigures are the local server's CPU over the window and the
+// machine's split among llmload, the server and the rest; nil unless some
+// sample measured the server and the machine both.
+func serverFigures(in []sample) *engine.ServerCPU {
+	var c engine.ServerCPU
+	var n int
+	var machine, own, server float64
+	for _, s := range in {
+		if s.srv < 0 || s.cpu < 0 || !s.mach.ok {
+			continue
+		}
+		cores := float64(s.mach.cores)
+		n++
+		c.CPUPercent = max(c.CPUPercent, 100*s.srv)
+		machine, own, server = machine+s.mach.busy, own+s.cpu/cores, server+s.srv/cores
+	}
+	if n == 0 {
+		return nil
+	}
+	machine, own, server = machine/float64(n), own/float64(n), server/float64(n)
+	c.CPUPercent = round1(c.CPUPercent)
+	c.MachinePercent, c.OwnPercent, c.ServerPercent = round1(100*machine), round1(100*own), round1(100*server)
+	c.OtherPercent = round1(100 * max(machine-own-server, 0))
+	c.Disagrees = own+server-machine > MaxSplitExcess
+	return &c
+}

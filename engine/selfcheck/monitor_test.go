@@ -62,3 +62,28 @@ func TestMonitorSeesCPUAndWindows(t *testing.T) {
 	}
 	_ = x
 }
+
+// fixedCPU is a CPUReader that reads a constant.
+type fixedCPU struct{ ok bool }
+
+func (f fixedCPU) CPU() (time.Duration, bool) { return time.Second, f.ok }
+
+func TestWithServer(t *testing.T) {
+	tests := []struct {
+		name   string
+		server CPUReader
+		reads  bool
+	}{
+		{"none", nil, false},
+		{"a server", fixedCPU{true}, true},
+		{"a server that cannot be read", fixedCPU{false}, false},
+	}
+	for _, tt := range tests {
+		var r readers
+		WithServer(tt.server)(&r)
+		m := &Monitor{src: r}
+		if _, ok := m.readServer(); ok != tt.reads {
+			t.Errorf("%s: the server reads %v, want %v", tt.name, ok, tt.reads)
+		}
+	}
+}

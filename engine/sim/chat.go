@@ -181,6 +181,7 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 				return err
 			}
 		}
+		compute(s.cfg.CPUPerToken)
 		chunk.WriteString(words.next())
 		if (i+1)%s.cfg.TokensPerChunk == 0 || i == c.outputTokens-1 {
 			if err := c.emit(emit, chunk.String(), (i%s.cfg.TokensPerChunk)+1); err != nil {
@@ -190,6 +191,13 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 		}
 	}
 	return nil
+}
+
+// compute spins for d, the CPU a token costs a model computed on the
+// CPU: a busy loop, not a sleep, so that the machine is busy for it.
+func compute(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
 }
 
 // emit passes one chunk of n tokens to the answer's writer and, once a

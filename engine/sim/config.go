@@ -125,6 +125,15 @@ type Config struct {
 	// and TokenizerNone keep CountTokens' estimate, which costs a
 	// twentieth as much CPU and no garbage.
 	Tokenizer string
+	// CPUPerToken is CPU time the simulated model spends on each output
+	// token, spun on the request's goroutine when the token is due, so
+	// that the simulator loads its machine as a CPU inference server
+	// (llama.cpp without a GPU) does: for runs against a server on
+	// llmload's own machine. Each token leaves that much later. Zero, the
+	// default, spins nothing; the fixed-delay mode, whose delays are
+	// exact, refuses it. The spin reads the clock, so it never ends in a
+	// synctest bubble.
+	CPUPerToken time.Duration
 
 	codec tokenize.Codec // Tokenizer's, set by withDefaults; nil: estimate
 }
@@ -153,6 +162,8 @@ func (c Config) Validate() error {
 	bad(!(c.PrefillInterference <= 1), "prefill interference %v is not at most 1", c.PrefillInterference)
 	bad(c.FixedTTFT < 0 || c.FixedITL < 0, "fixed delays %s, %s are negative", c.FixedTTFT, c.FixedITL)
 	bad((c.FixedTTFT > 0) != (c.FixedITL > 0), "fixed-delay mode needs both a TTFT and an ITL (got %s, %s)", c.FixedTTFT, c.FixedITL)
+	bad(c.CPUPerToken < 0, "CPU per token %s is negative", c.CPUPerToken)
+	bad(c.CPUPerToken > 0 && c.FixedTTFT > 0, "the fixed-delay mode's delays are exact: no CPU per token (got %s)", c.CPUPerToken)
 	for _, kind := range slices.Sorted(maps.Keys(c.Defects)) {
 		if err := checkDefect(kind, c.Defects[kind]); err != nil {
 			errs = append(errs, fmt.Errorf("sim: defect %s=%s: %w", kind, c.Defects[kind], err))

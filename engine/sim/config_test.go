@@ -30,6 +30,9 @@ func TestValidate(t *testing.T) {
 		{"defect of an unknown kind", Config{Defects: map[string]string{"weird": "500"}}, `unknown dirty-data kind "weird"`},
 		{"defect with an unknown behaviour", Config{Defects: map[string]string{KindBadRole: "explode"}}, `unknown defect behaviour "explode"`},
 		{"defect with a non-error status", Config{Defects: map[string]string{KindBadRole: "302"}}, "unknown defect behaviour"},
+		{"CPU per token", Config{CPUPerToken: time.Millisecond}, ""},
+		{"negative CPU per token", Config{CPUPerToken: -time.Millisecond}, "CPU per token -1ms is negative"},
+		{"CPU per token in the fixed-delay mode", Config{CPUPerToken: time.Millisecond, FixedTTFT: time.Second, FixedITL: time.Millisecond}, "delays are exact"},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Validate()
