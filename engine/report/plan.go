@@ -46,7 +46,9 @@ func writePlanHeader(b *bytes.Buffer, p plan.Plan) {
 	if model == "" {
 		model = "(the server's first model)"
 	}
-	fmt.Fprintf(b, "script  %s\ntarget  %s, model %s\nseed    %d\n", p.Script, target, model, p.Seed)
+	fmt.Fprintf(b, "script  %s\ntarget  %s, model %s\n", p.Script, target, model)
+	writeTargetSettings(b, p.Target)
+	fmt.Fprintf(b, "seed    %d\n", p.Seed)
 	if p.Warmup.Requests > 0 {
 		fmt.Fprintf(b, "warmup  %s, excluded from all statistics\n", textfmt.Count(int64(p.Warmup.Requests), "request", "requests"))
 	} else if p.Warmup.Duration > 0 {
