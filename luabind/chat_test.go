@@ -150,7 +150,7 @@ func TestChatRequestErrors(t *testing.T) {
 		"no_prompt":            "llm.complete.prompt: required",
 		"prompt_number":        "llm.complete.prompt: expected string, got number",
 		"prompt_typo":          "llm.complete.promt: unknown key (did you mean prompt?)",
-		"complete_messages":    "llm.complete.messages: unknown key (valid keys: dirty, extra, ignore_eos, max_tokens, min_tokens, model, prompt, seed, stop, stream, tags, target, temperature, top_p)",
+		"complete_messages":    "llm.complete.messages: unknown key (valid keys: dirty, extra, headers, ignore_eos, max_tokens, min_tokens, model, prompt, seed, stop, stream, tags, target, temperature, top_p)",
 		"complete_bad_stream":  "llm.complete.stream: expected boolean, got number",
 		"complete_not_a_table": "bad argument #1 to complete (table expected, got string)",
 	}

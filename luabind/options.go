@@ -2,7 +2,6 @@ package luabind
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine/plan"
@@ -22,8 +21,6 @@ const (
 var (
 	optionKeys = []string{"target", "targets", "balance", "warmup", "seed", "scenarios", "stages", "vus", "duration", "thresholds", "slo",
 		"dirty", "cost", "lints", "export"}
-	targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
-		"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable"}
 	// onUnreachableValues are what options.target.on_unreachable may say.
 	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
 	warmupKeys          = []string{"requests", "duration"}
@@ -127,38 +124,6 @@ func (d *decoder) checkGoodShare(p plan.Plan) {
 	}
 }
 
-func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
-	f := d.Record(path, v, targetKeys)
-	var t plan.Target
-	strs := []struct {
-		key string
-		dst *string
-	}{{"base_url", &t.BaseURL}, {"api_key", &t.APIKey}, {"model", &t.Model}, {"metrics_url", &t.MetricsURL}}
-	for _, sf := range strs {
-		if v := f[sf.key]; v != nil {
-			*sf.dst = d.Str(luaval.Child(path, sf.key), v)
-		}
-	}
-	durs := []struct {
-		key string
-		dst *time.Duration
-	}{{"connect_timeout", &t.ConnectTimeout}, {"ttft_timeout", &t.TTFTTimeout},
-		{"idle_timeout", &t.IdleTimeout}, {"timeout", &t.TotalTimeout}, {"metrics_every", &t.MetricsEvery}}
-	for _, df := range durs {
-		if v := f[df.key]; v != nil {
-			*df.dst = d.PositiveDuration(luaval.Child(path, df.key), v)
-		}
-	}
-	t.Tokenizer = plan.DefaultTokenizer
-	if v := f["tokenizer"]; v != nil {
-		t.Tokenizer = api.DecodeTokenizer(&d.Decoder, luaval.Child(path, "tokenizer"), v, dir)
-	}
-	if v := f["continuous_usage"]; v != nil {
-		t.ContinuousUsage = d.Boolean(luaval.Child(path, "continuous_usage"), v)
-	}
-	return t
-}
-
 // onUnreachable reads what a run does when the target stops answering;
 // "" when the target table does not say.
 func (d *decoder) onUnreachable(path string, target lua.LValue) string {
@@ -170,16 +135,7 @@ func (d *decoder) onUnreachable(path string, target lua.LValue) string {
 	if v == lua.LNil {
 		return ""
 	}
-	s := d.Str(path, v)
-	if _, isStr := v.(lua.LString); !isStr || luaval.Contains(onUnreachableValues, s) {
-		return s
-	}
-	msg := fmt.Sprintf("%q: want %s", s, strings.Join(onUnreachableValues, " or "))
-	if best, ok := luaval.Nearest(s, onUnreachableValues); ok {
-		msg += fmt.Sprintf(" (did you mean %s?)", best)
-	}
-	d.Errorf(path, "%s", msg)
-	return ""
+	return d.oneOf(path, v, onUnreachableValues)
 }
 
 // slo reads the objectives goodput counts against; each must be > 0,

@@ -58,7 +58,7 @@ func TestOptionsErrors(t *testing.T) {
 		{"tokenizer key typo", `{ vus = 1, duration = "1s", target = { tokeniser = "none" } }`,
 			"options.target.tokeniser: unknown key (did you mean tokenizer?)"},
 		{"metrics_url not a string", `{ vus = 1, duration = "1s", target = { metrics_url = 9 } }`,
-			"options.target.metrics_url: expected string, got number"},
+			"options.target.metrics_url: expected a URL (string) or false, got number"},
 		{"metrics_every bad", `{ vus = 1, duration = "1s", target = { metrics_every = "soon" } }`,
 			"options.target.metrics_every"},
 		{"continuous_usage not a bool", `{ vus = 1, duration = "1s", target = { continuous_usage = "yes" } }`,

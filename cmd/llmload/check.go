@@ -36,6 +36,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() { fmt.Fprint(stderr, checkUsage+fs.FlagUsages()) }
 	fs.StringVar(&f.target, "target", "", "base URL the run would use")
 	fs.StringVar(&f.model, "model", "", "model the run would use")
+	f.reach.register(fs)
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value; repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed")
 	maxMemoryFlag(fs, &f.maxMemory)
@@ -48,6 +49,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() != 1 {
 		return usagef("check: expected one SCENARIO.lua, got %s", arguments(fs.NArg()))
+	}
+	if err := f.reach.parse("check"); err != nil {
+		return err
 	}
 	params, err := parseSets(f.sets)
 	if err != nil {
@@ -64,6 +68,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	p := script.Plan()
 	p.Target = resolveTarget(p.Target, &f, os.LookupEnv)
+	if err := f.reach.applyPlan("check", &p); err != nil {
+		return err
+	}
 	set, err := enginerun.ParseThresholds(p)
 	if err != nil {
 		return err

@@ -56,6 +56,7 @@ type runFlags struct {
 	startAt               time.Time
 	strict                bool
 	export                exportFlags
+	reach                 targetFlags
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -71,6 +72,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.target, "target", "", "base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1")
 	fs.StringVar(&f.model, "model", "", "model name (default: the script's, else the server's first model)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key (prefer LLMLOAD_API_KEY: flags show in process lists)")
+	f.reach.register(fs)
 	fs.StringVar(&f.out.Out, "out", "", "write the results as JSON to this file")
 	fs.StringVar(&f.out.CSV, "csv", "", "write one CSV row per request to this file, as the run goes")
 	fs.StringVar(&f.out.JSONL, "requests-jsonl", "", "write one JSON line per request to this file, as the run goes")
@@ -104,6 +106,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", err
 	}
 	if err := f.export.parse(); err != nil {
+		return nil, "", err
+	}
+	if err := f.reach.parse("run"); err != nil {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
@@ -219,6 +224,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	plan := script.Plan()
 	if err := resolveTargets(&plan, f, os.LookupEnv); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.reach.applyPlan("run", &plan); err != nil {
+		return err
 	}
 	plan.Segment, plan.StartAt = f.segment, f.startAt
 	f.export.apply(&plan.Export)

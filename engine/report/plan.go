@@ -61,9 +61,13 @@ func writePlanHeader(b *bytes.Buffer, p plan.Plan) {
 		}
 		fmt.Fprintf(b, "%s%s: %s, model %s, weight %s\n", head, t.Name, url, cmp.Or(t.Model, "(the server's first model)"),
 			textfmt.Load(t.Weight))
+		writeTargetSettings(b, t)
 		if i == len(p.Targets)-1 {
 			fmt.Fprintf(b, "        spread %s\n", cmp.Or(p.Balance, plan.BalanceRoundRobin))
 		}
+	}
+	if len(p.Targets) == 0 {
+		writeTargetSettings(b, p.Target)
 	}
 	fmt.Fprintf(b, "seed    %d\n", p.Seed)
 	if p.Warmup.Requests > 0 {

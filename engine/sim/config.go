@@ -89,7 +89,8 @@ type Config struct {
 	// Seed makes output lengths and text reproducible; see the package doc.
 	Seed int64
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on
-	// every /v1 route. It never appears in responses or errors.
+	// every /v1 route, or alone in an api-key or x-api-key header (x-api-key
+	// only on /v1/messages). It never appears in responses or errors.
 	APIKey string
 	// TokensPerChunk is the number of tokens in each streamed content chunk.
 	TokensPerChunk int

@@ -12,7 +12,8 @@
 // /metrics. Other paths get 404 and other methods 405, both with an
 // OpenAI-style body: {"error":{"message":...,"type":"invalid_request_error",
 // "code":404}}. With Config.APIKey set, /v1 routes without
-// "Authorization: Bearer <key>" get 401.
+// "Authorization: Bearer <key>" (or the key in an api-key or x-api-key
+// header, as Azure OpenAI and gateways take it) get 401.
 //
 // Gateways' other APIs are served too, each reduced to the chat request it
 // amounts to and generated alike. POST /v1/responses is OpenAI's Responses

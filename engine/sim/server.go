@@ -146,9 +146,9 @@ func (rt route) allows(method string) bool {
 }
 
 // authorized checks the key in constant time: the x-api-key header for
-// the Messages API, as Anthropic wants it, the bearer token for the
-// others. /v1/models takes either, since an Anthropic client lists models
-// with x-api-key.
+// the Messages API, as Anthropic wants it; for the others the bearer
+// token, or the key alone in api-key (Azure OpenAI's) or x-api-key (some
+// gateways'), so that a scenario written for those runs here unchanged.
 func (s *Server) authorized(r *http.Request, api apiKind) bool {
 	if s.cfg.APIKey == "" {
 		return true
@@ -158,8 +158,10 @@ func (s *Server) authorized(r *http.Request, api apiKind) bool {
 	if api == apiMessages {
 		return subtle.ConstantTimeCompare([]byte(xKey), key) == 1
 	}
-	if r.URL.Path == "/v1/models" && xKey != "" {
-		return subtle.ConstantTimeCompare([]byte(xKey), key) == 1
+	for _, alone := range []string{xKey, r.Header.Get("Api-Key")} {
+		if alone != "" {
+			return subtle.ConstantTimeCompare([]byte(alone), key) == 1
+		}
 	}
 	const scheme = "bearer "
 	h := r.Header.Get("Authorization")

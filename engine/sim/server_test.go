@@ -212,10 +212,19 @@ func TestAPIKey(t *testing.T) {
 		{"models need it", "GET", "/v1/models", "", 401},
 		{"models with it", "GET", "/v1/models", "Bearer " + key, 200},
 		{"health is open", "GET", "/health", "", 200},
+		{"azure api-key", "POST", "/v1/chat/completions", "api-key: " + key, 200},
+		{"gateway x-api-key", "POST", "/v1/chat/completions", "x-api-key: " + key, 200},
+		{"wrong api-key", "POST", "/v1/chat/completions", "api-key: sk-wrong", 401},
+		{"api-key with a scheme", "POST", "/v1/chat/completions", "api-key: Bearer " + key, 401},
+		{"models with api-key", "GET", "/v1/models", "api-key: " + key, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := serve(s, tt.method, tt.path, body, map[string]string{"Authorization": tt.auth})
+			header := map[string]string{"Authorization": tt.auth}
+			if name, value, ok := strings.Cut(tt.auth, ": "); ok {
+				header = map[string]string{name: value}
+			}
+			w := serve(s, tt.method, tt.path, body, header)
 			if got, want := w.Code, tt.want; got != want {
 				t.Fatalf("status = %d, want %d", got, want)
 			}
@@ -227,7 +236,7 @@ func TestAPIKey(t *testing.T) {
 			}
 		})
 	}
-	if got, want := s.Stats().Rejected, int64(4); got != want {
+	if got, want := s.Stats().Rejected, int64(6); got != want {
 		t.Errorf("rejected = %d, want %d", got, want)
 	}
 }

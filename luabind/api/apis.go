@@ -9,15 +9,15 @@ import (
 // Request keys of the APIs beyond chat: each takes the fields its API has,
 // so a key it would not send is a Lua error rather than dropped.
 var (
-	respondKeys  = []string{"input", "instructions", "max_output_tokens", "model", "temperature", "top_p", "extra", "tags", "target", "stream", "tools", "tool_choice", "dirty"}
-	messagesKeys = []string{"messages", "system", "max_tokens", "model", "temperature", "top_p", "stop", "extra", "tags", "target", "stream", "tools", "tool_choice", "dirty"}
-	embedKeys    = []string{"input", "model", "dimensions", "encoding_format", "extra", "tags", "target", "dirty"}
+	respondKeys  = []string{"input", "instructions", "max_output_tokens", "model", "temperature", "top_p", "extra", "tags", "target", "stream", "tools", "tool_choice", "dirty", "headers"}
+	messagesKeys = []string{"messages", "system", "max_tokens", "model", "temperature", "top_p", "stop", "extra", "tags", "target", "stream", "tools", "tool_choice", "dirty", "headers"}
+	embedKeys    = []string{"input", "model", "dimensions", "encoding_format", "extra", "tags", "target", "dirty", "headers"}
 )
 
 // respond implements llm.respond{ input = "..." or {{role=, content=},
 // ...}, instructions=?, max_output_tokens=?, model=?, temperature=?,
-// top_p=?, tools=?, tool_choice=?, extra=?, tags=?, stream=?, dirty=? } ->
-// result: one request to OpenAI's Responses API (POST {base}/responses),
+// top_p=?, tools=?, tool_choice=?, extra=?, tags=?, stream=?, dirty=?,
+// headers=? } -> result: one request to OpenAI's Responses API (POST {base}/responses),
 // its sample and the result table of llm.chat. TTFT counts reasoning
 // (reasoning text or summary deltas), TTFC the first answer text or
 // function-call argument; output usage comes from response.completed.
@@ -28,8 +28,8 @@ func (m *Module) respond(L *lua.LState) int {
 
 // messagesAPI implements llm.messages{ messages = {{role=, content=},
 // ...}, max_tokens = n, system=?, model=?, temperature=?, top_p=?, stop=?,
-// tools=?, tool_choice=?, extra=?, tags=?, stream=?, dirty=? } -> result:
-// one request to Anthropic's Messages API (POST {base}/messages, the key
+// tools=?, tool_choice=?, extra=?, tags=?, stream=?, dirty=?, headers=? }
+// -> result: one request to Anthropic's Messages API (POST {base}/messages, the key
 // in x-api-key, anthropic-version 2023-06-01), its sample and the result
 // table of llm.chat. max_tokens is required, as the API requires it;
 // thinking counts for TTFT, not TTFC.
@@ -39,8 +39,8 @@ func (m *Module) messagesAPI(L *lua.LState) int {
 }
 
 // embed implements llm.embed{ input = "..." or { "a", "b", ... },
-// model=?, dimensions=?, encoding_format=?, extra=?, tags=? } -> result:
-// one request to POST {base}/embeddings, never streamed. Its result has
+// model=?, dimensions=?, encoding_format=?, extra=?, tags=?, headers=? }
+// -> result: one request to POST {base}/embeddings, never streamed. Its result has
 // ok, status, error, ttfb_ms, e2e_ms, input_tokens, input_tokens_source,
 // inputs (how many were embedded) and dimensions; nothing is generated,
 // so there is no TTFT, TPOT or text. Dirty-data kinds malform generation
@@ -135,6 +135,7 @@ func (m *Module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, err
 		req.Tags = d.StringMap(luaval.Child(path, "tags"), v)
 	}
 	d.target(path, f, req)
+	d.requestHeaders(path, f, req)
 	return req, "", d.Joined()
 }
 

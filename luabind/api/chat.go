@@ -9,7 +9,7 @@ import (
 // chat implements llm.chat{ messages = {{role=, content=}, ...}, model=?,
 // max_tokens=?, temperature=?, top_p=?, seed=?, stop=?, tools=?,
 // tool_choice=?, extra=?, tags=?, stream=?, ignore_eos=?, min_tokens=?,
-// dirty=? } -> result. It sends one request, records its sample and
+// dirty=?, headers=? } -> result. It sends one request, records its sample and
 // returns the result table resultTable describes. tools (OpenAI's shape,
 // {type="function", function={name=, parameters=}}) and tool_choice are
 // sent as given; an answer's calls are the result's tool_calls, and a
@@ -18,7 +18,9 @@ import (
 // TTFC or ITL. ignore_eos and min_tokens are vLLM's extensions to get
 // exactly the lengths a synthetic workload asks for. dirty = "kind"
 // malforms this request that way (see llm.dirty.kinds()); otherwise
-// options.dirty may pick a kind. A failed request is data, not a Lua
+// options.dirty may pick a kind. headers = { ["X-Tenant"] = "a" } are sent
+// on this request only, each replacing options.target's header of that
+// name (DecodeHeaders checks them). A failed request is data, not a Lua
 // error; a malformed table is a Lua error. It works in iterations and in
 // setup/teardown, whose samples are not recorded; at init it is an error.
 func (m *Module) chat(L *lua.LState) int {
@@ -28,7 +30,7 @@ func (m *Module) chat(L *lua.LState) int {
 
 // complete implements llm.complete{ prompt = "...", model=?, max_tokens=?,
 // temperature=?, top_p=?, seed=?, stop=?, extra=?, tags=?, stream=?,
-// ignore_eos=?, min_tokens=?, dirty=? } -> result: llm.chat for the legacy
+// ignore_eos=?, min_tokens=?, dirty=?, headers=? } -> result: llm.chat for the legacy
 // completions endpoint, with a prompt instead of messages and the same
 // sample and result table.
 func (m *Module) complete(L *lua.LState) int {

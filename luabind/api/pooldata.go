@@ -167,7 +167,7 @@ func (m *Module) initTokenizer(L *lua.LState) string {
 		return string(s)
 	case ok && tokenize.IsFile(string(s)):
 		m.NoteFile(string(s))
-		return resolveData(filepath.Dir(m.prog.Path), string(s))
+		return ResolveData(filepath.Dir(m.prog.Path), string(s))
 	}
 	return plan.DefaultTokenizer
 }
@@ -198,7 +198,7 @@ func DecodeTokenizer(d *luaval.Decoder, path string, v lua.LValue, dir string) s
 		return name
 	}
 	if tokenize.IsFile(name) {
-		file := resolveData(dir, name)
+		file := ResolveData(dir, name)
 		if _, err := tokenize.Get(file); err != nil {
 			d.Errorf(path, "%v", strings.TrimPrefix(err.Error(), "tokenize: "))
 		}
@@ -212,9 +212,9 @@ func DecodeTokenizer(d *luaval.Decoder, path string, v lua.LValue, dir string) s
 	return ""
 }
 
-// resolveData is a data file's path: relative ones are the script
-// directory's.
-func resolveData(dir, name string) string {
+// ResolveData is a data file's path: relative ones are the script
+// directory's (dir; "" for the working directory).
+func ResolveData(dir, name string) string {
 	if filepath.IsAbs(name) || dir == "" {
 		return name
 	}

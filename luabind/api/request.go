@@ -19,7 +19,7 @@ type ArgDecoder struct {
 
 // commonKeys are the request fields llm.chat and llm.complete share.
 var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed", "stop", "extra", "tags", "target", "stream",
-	"ignore_eos", "min_tokens", "dirty"}
+	"ignore_eos", "min_tokens", "dirty", "headers"}
 
 var (
 	chatKeys     = append([]string{"messages", "tools", "tool_choice"}, commonKeys...)
@@ -132,6 +132,7 @@ func (d *ArgDecoder) commonFields(path string, f map[string]lua.LValue, req *eng
 	if v := f["min_tokens"]; v != nil {
 		req.MinTokens = d.Count(luaval.Child(path, "min_tokens"), v, 0)
 	}
+	d.requestHeaders(path, f, req)
 	return d.forcedDirty(luaval.Child(path, "dirty"), f["dirty"])
 }
 
