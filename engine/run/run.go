@@ -184,12 +184,7 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 // which settles the model.
 func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	t := c.Plan.Target
-	client, err := openai.New(openai.Config{
-		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: maxVUs(c.Plan) + 4,
-		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
-		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
-		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
-	})
+	client, err := openai.New(openai.FromTarget(t, maxVUs(c.Plan)+4))
 	if err != nil {
 		return nil, fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
 	}
