@@ -72,8 +72,12 @@ const (
 	// colTraceRecord is the 0-based index of the record a trace scenario's
 	// iteration replayed, in the trace file's order (its first record is
 	// 0, as in engine.TraceArrival.Record); empty outside trace scenarios.
-	colTraceRecord    = "trace_record"
-	numRequestColumns = 32
+	colTraceRecord = "trace_record"
+	// colTLS is the TLS handshake's part of connect_ms; empty on a plain
+	// or reused connection. It belongs beside connect_ms, but columns only
+	// grow at the end.
+	colTLS            = "tls_ms"
+	numRequestColumns = 33
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -81,7 +85,7 @@ var requestColumns = [numRequestColumns]string{
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
-	colAPI, colToolCalls, colInputs, colCached, colTraceRecord,
+	colAPI, colToolCalls, colInputs, colCached, colTraceRecord, colTLS,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in
