@@ -193,3 +193,27 @@ func TestQueryOnEveryEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightSaysHowTheKeyWent: a refused key is described by the way
+// it travelled, and a key kept back by auth = none is named as such.
+func TestPreflightSaysHowTheKeyWent(t *testing.T) {
+	srv := serve(t, &fakeTarget{chatStatus: 401, chatType: "application/json", chatBody: `{"error":{"message":"no"}}`})
+	tests := map[string]struct {
+		auth, header, want string
+	}{
+		"api-key": {plan.AuthAPIKey, "",
+			"target rejected the API key (HTTP 401): llmload sent a 6-character key in api-key; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY (server: no)"},
+		"bearer elsewhere": {plan.AuthBearer, "X-Gw-Auth",
+			"target rejected the API key (HTTP 401): llmload sent a 6-character Bearer key in X-Gw-Auth; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY (server: no)"},
+		"none": {plan.AuthNone, "",
+			"target requires an API key (HTTP 401); llmload sent no key: auth = none; set auth (options.target.auth) to bearer, api-key or x-api-key (server: no)"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := testClient(t, srv.URL+"/v1", func(c *Config) { c.APIKey, c.Auth, c.AuthHeader = "k-1234", tt.auth, tt.header })
+			if _, err := c.Preflight(context.Background(), "m"); errString(err) != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", errString(err), tt.want)
+			}
+		})
+	}
+}
