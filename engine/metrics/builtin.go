@@ -53,6 +53,7 @@ const (
 	mE2E
 	mTTFB
 	mConnect
+	mTLS
 	mScheduleLag
 	mTTFTSched
 	mE2ESched
@@ -100,6 +101,7 @@ var builtins = [numBuiltin]builtinDef{
 	mE2E:         {"e2e", kindTrend, true},
 	mTTFB:        {"ttfb", kindTrend, true},
 	mConnect:     {"connect", kindTrend, true},
+	mTLS:         {"tls", kindTrend, true},
 	mScheduleLag: {"schedule_lag", kindTrend, false},
 	mTTFTSched:   {"ttft_sched", kindTrend, true},
 	mE2ESched:    {"e2e_sched", kindTrend, true},
@@ -130,7 +132,7 @@ var builtins = [numBuiltin]builtinDef{
 
 // sampleMetrics are the built-ins a request sample feeds.
 var sampleMetrics = [...]metricID{
-	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mConnect, mTTFTSched, mE2ESched,
+	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mConnect, mTLS, mTTFTSched, mE2ESched,
 	mRequests, mOutTok, mInTok, mReasoningTok, mInputs, mToolCalls, mGoodput, mErrors, mGoodShare,
 }
 
@@ -153,7 +155,9 @@ var builtinKinds = func() map[string]string {
 // Builtin lists the built-in metrics and their kinds (engine.MetricTrend,
 // MetricCounter or MetricRate). Trends are in milliseconds. itl is one
 // value per gap between text-carrying events (chunk level), itl_token one
-// per token (see engine.Result.TokenITL). goodput counts the requests that
+// per token (see engine.Result.TokenITL). connect is the time from issuing
+// a request to handing it to its connection, tls the TLS handshake's part
+// of it, one value per request that opened a TLS connection. goodput counts the requests that
 // met the SLO (WithSLO) and good_share is their share of all requests,
 // failed ones included; without an SLO both have no data. dirty.requests
 // counts the deliberately malformed requests, and dirty.defects,

@@ -38,6 +38,7 @@ type event struct {
 	at       time.Time // sample or iteration start, the mark's time, a drop's schedule
 	ttfb     time.Duration
 	connect  time.Duration // issue to t0 (engine.Result.Connect)
+	tls      time.Duration // the TLS handshake's part of connect (engine.Result.TLS)
 	ttft     time.Duration
 	ttfc     time.Duration
 	tpot     time.Duration
@@ -94,7 +95,7 @@ type request struct {
 func sampleEvent(s *engine.Sample) event {
 	e := event{
 		kind: evSample, scenario: s.Scenario, stage: s.Stage, at: s.Start,
-		ttfb: s.TTFB, connect: s.Connect, ttft: s.TTFT, ttfc: s.TTFC, tpot: s.TPOT, e2e: s.E2E,
+		ttfb: s.TTFB, connect: s.Connect, tls: s.TLS, ttft: s.TTFT, ttfc: s.TTFC, tpot: s.TPOT, e2e: s.E2E,
 		itl: s.ITL, tokenITL: s.TokenITL,
 		inTok: s.InputTokens, outTok: s.OutputTokens, cached: s.CachedTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,

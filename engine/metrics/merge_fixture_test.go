@@ -208,6 +208,9 @@ func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 		return s
 	}
 	s.Connect = msD(2 * r.Float64())
+	if s.InputTokens%3 == 0 { // a new TLS connection; no draw, so the rest stays as it was
+		s.TLS = s.Connect / 2
+	}
 	s.TTFT = msD(20 + 280*r.Float64())
 	s.TTFB, s.TTFC = s.TTFT/2, s.TTFT
 	if r.IntN(4) == 0 {

@@ -241,13 +241,14 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 		s.ReqPerSec, s.OutputTokPerSec, s.InputTokPerSec, s.Goodput, s.AchievedRate, s.ScheduledRate = 0, 0, 0, 0, 0, 0
 		s.InputsPerSec = 0
 		s.TokenCheck.MeanRelDiff = 0
+		s.TLS = Dist{}
 		s.TTFB, s.Connect, s.TTFT, s.TTFC, s.TPOT, s.ITL, s.ITLToken, s.E2E = Dist{}, Dist{}, Dist{}, Dist{}, Dist{}, Dist{}, Dist{}, Dist{}
 		s.ScheduleLag, s.TTFTSched, s.E2ESched = Dist{}, Dist{}, Dist{}
 	}
 	diffFields(t, name, w, g)
 }
 
-var latencyNames = []string{"ttfb", "connect", "ttft", "ttfc", "tpot", "itl", "itl_token", "e2e", "schedule_lag", "ttft_sched", "e2e_sched"}
+var latencyNames = []string{"ttfb", "connect", "tls", "ttft", "ttfc", "tpot", "itl", "itl_token", "e2e", "schedule_lag", "ttft_sched", "e2e_sched"}
 
 // compareRates checks that every rate is computed again from the merged
 // counts over the merged window, and so within the skew of the whole's.

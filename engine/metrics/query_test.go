@@ -263,7 +263,7 @@ func TestDeclare(t *testing.T) {
 func TestBuiltin(t *testing.T) {
 	b := Builtin()
 	for name, want := range map[string]string{
-		"ttft": "trend", "tpot": "trend", "itl": "trend", "e2e": "trend", "ttfb": "trend", "connect": "trend",
+		"ttft": "trend", "tpot": "trend", "itl": "trend", "e2e": "trend", "ttfb": "trend", "connect": "trend", "tls": "trend",
 		"schedule_lag": "trend", "ttft_sched": "trend", "e2e_sched": "trend",
 		"requests": "counter", "iterations": "counter", "dropped_iterations": "counter",
 		"dropped_max_vus": "counter", "dropped_growing": "counter",
@@ -277,7 +277,7 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 30; got != want {
+	if got, want := len(b), 31; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

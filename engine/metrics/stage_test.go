@@ -430,3 +430,26 @@ func TestConnectDist(t *testing.T) {
 		t.Errorf("connect %+v, TTFT min %v; want 2 values from 0.04 to 3 ms, TTFT untouched", st.Connect, st.TTFT.Min)
 	}
 }
+
+// TestTLSDist: the TLS handshake's time is a stage distribution of the
+// requests that made one, beside Connect, which holds it.
+func TestTLSDist(t *testing.T) {
+	c := NewCollector()
+	c.StageStarted(engine.StageMark{Scenario: "s", Stage: "c1", Target: 1, At: at(0)})
+	for i, hs := range []time.Duration{2 * time.Millisecond, 0, 0, 500 * time.Microsecond} {
+		s := req("s", "c1", float64(i), 100, 200, 0, nil)
+		s.Connect, s.TLS = hs+time.Millisecond, hs
+		c.Sample(s)
+	}
+	failed := req("s", "c1", 5, 0, 0, 0, nil)
+	failed.TLS, failed.Err = 9*time.Millisecond, &engine.Error{Class: engine.ErrConnReset}
+	c.Sample(failed)
+	c.StageEnded(engine.StageMark{Scenario: "s", Stage: "c1", At: at(10)})
+	st := c.Close().Stages[0]
+	if st.TLS.Count != 2 || st.TLS.Max != 2 || st.TLS.Min != 0.5 || st.Connect.Count != 4 {
+		t.Errorf("tls %+v, connect count %d; want 2 values from 0.5 to 2 ms, 4 connects", st.TLS, st.Connect.Count)
+	}
+	if d, ok := st.Latency("tls"); !ok || d.Count != 2 {
+		t.Errorf(`Latency("tls") = %+v, %t`, d, ok)
+	}
+}

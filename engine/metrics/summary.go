@@ -125,9 +125,12 @@ type StageSummary struct {
 	// Connect is the time from issuing a request to t0: obtaining its
 	// connection and the client's own delay in writing it; in no latency.
 	Connect Dist `json:"connect,omitzero"`
-	TTFT    Dist `json:"ttft"` // first text of any kind, reasoning included
-	TTFC    Dist `json:"ttfc"` // first answer (content) text
-	TPOT    Dist `json:"tpot"`
+	// TLS is the TLS handshake's part of Connect, over the requests that
+	// opened a TLS connection (a reused one has none); absent without TLS.
+	TLS  Dist `json:"tls,omitzero"`
+	TTFT Dist `json:"ttft"` // first text of any kind, reasoning included
+	TTFC Dist `json:"ttfc"` // first answer (content) text
+	TPOT Dist `json:"tpot"`
 	// ITL is chunk-level: one value per gap between text-carrying events,
 	// whatever number of tokens each carried. ITLToken is token-level: one
 	// value per token (a gap divided among the tokens its chunk carried),
@@ -236,6 +239,8 @@ func (s *StageSummary) Latency(name string) (Dist, bool) {
 		return s.TTFB, true
 	case "connect":
 		return s.Connect, true
+	case "tls":
+		return s.TLS, true
 	case "ttft":
 		return s.TTFT, true
 	case "ttfc":

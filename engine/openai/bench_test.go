@@ -111,22 +111,69 @@ func BenchmarkBuildBody(b *testing.B) {
 
 // BenchmarkChat measures whole requests of 100 tokens against a loopback
 // server, over a kept-alive connection, with and without the offline
-// tokenizer. The server's own cost is included.
+// tokenizer, and with a gateway's headers: three of the target's, a query
+// parameter and one header of the request's own. The server's own cost
+// is included.
 func BenchmarkChat(b *testing.B) {
 	tokens := make([]string, 100)
 	for i := range tokens {
 		tokens[i] = " tok"
 	}
 	body := strings.Join(okStream(tokens...), "")
-	for _, tok := range []string{plan.DefaultTokenizer, TokenizerNone} {
-		b.Run(tok, func(b *testing.B) {
+	gateway := func(c *Config) {
+		c.Headers = []plan.Header{{Name: "X-Gateway-Token", Value: "gw-0123456789"}, {Name: "X-Tenant", Value: "t1"},
+			{Name: "OpenAI-Organization", Value: "org-1"}}
+		c.Query = []plan.Header{{Name: "api-version", Value: "2024-10-21"}}
+	}
+	for _, tc := range []struct {
+		name, tok string
+		edit      func(*Config)
+		headers   []engine.Header
+	}{
+		{plan.DefaultTokenizer, plan.DefaultTokenizer, func(*Config) {}, nil},
+		{TokenizerNone, TokenizerNone, func(*Config) {}, nil},
+		{"none+headers", TokenizerNone, gateway, []engine.Header{{Name: "X-User", Value: "u-42"}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
 			srv := serve(b, script{steps: []step{{write: body}}})
-			c := testClient(b, srv.URL+"/v1", func(c *Config) { c.Tokenizer = tok })
+			c := testClient(b, srv.URL+"/v1", func(c *Config) { c.Tokenizer = tc.tok; tc.edit(c) })
 			req := chatReq()
+			req.Headers = tc.headers
 			b.ReportAllocs()
 			for b.Loop() {
 				if r := c.Chat(context.Background(), req); r.Err != nil {
 					b.Fatal(r.Err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNewRequest measures building one request's HTTP request, the
+// client's per-request cost of headers: plain, and with a gateway's
+// three target headers, a query parameter and a request's own header.
+func BenchmarkNewRequest(b *testing.B) {
+	body := []byte(`{"model":"m"}`)
+	for _, tc := range []struct {
+		name    string
+		edit    func(*Config)
+		headers []engine.Header
+	}{
+		{"plain", func(*Config) {}, nil},
+		{"headers", func(c *Config) {
+			c.Headers = []plan.Header{{Name: "X-Gateway-Token", Value: "gw-0123456789"}, {Name: "X-Tenant", Value: "t1"},
+				{Name: "OpenAI-Organization", Value: "org-1"}}
+			c.Query = []plan.Header{{Name: "api-version", Value: "2024-10-21"}}
+		}, []engine.Header{{Name: "X-User", Value: "u-42"}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := testClient(b, "http://127.0.0.1:9/v1", func(c *Config) { c.APIKey, c.Tokenizer = "sk-k", TokenizerNone; tc.edit(c) })
+			req := chatReq()
+			req.Headers = tc.headers
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.newRequest(context.Background(), chatDialect{}, req, body); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

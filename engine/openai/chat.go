@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/redact"
 )
 
 // Body size limits: an error body is read for its message only; a
@@ -28,6 +29,10 @@ const (
 type outcome struct {
 	location   string // a redirect's Location header
 	retryAfter string // the Retry-After header
+	protoMajor int    // the response's HTTP major version; 0 without one
+	// handshook says that a TLS handshake completed on the connection
+	// of a request that got no response: the server closed it after.
+	handshook bool
 }
 
 // Chat sends req to its endpoint (chat or legacy completions), streamed
@@ -47,7 +52,20 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 	return res
 }
 
+// chat sends req and keeps its own credential headers (a per-user token)
+// out of the failure's message, as the client's redactor does the
+// target's; the redactor is built only for a failure that needs it.
 func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
+	res, out := c.send(ctx, req)
+	if res.Err != nil && req != nil && len(req.Headers) > 0 {
+		if secrets := requestSecrets(req.Headers); len(secrets) > 0 {
+			res.Err.Message = redact.NewFor(secrets).Redact(res.Err.Message)
+		}
+	}
+	return res, out
+}
+
+func (c *Client) send(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
 	res := &engine.Result{}
 	if req == nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: "nil request"}
@@ -68,7 +86,7 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var t0 stamp
-	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace()), d, req, body)
+	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace(c.base.Scheme == "https")), d, req, body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
@@ -78,13 +96,19 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	defer w.stop()
 	resp, err := c.http.Do(hreq)
 	res.Start, res.Connect = t0.from(issued)
+	res.TLS = t0.handshake()
 	if err != nil {
 		res.Err = c.fail(ctx, rctx, err, phaseRequest)
-		return res, outcome{}
+		return res, outcome{handshook: t0.handshook()}
+	}
+	if resp.ProtoMajor >= 2 {
+		t0.shared()
 	}
 	res.TTFB = t0.now(res.Start).Sub(res.Start)
 	defer resp.Body.Close()
-	return res, c.read(ctx, rctx, res, resp, w, d, req, &t0)
+	out := c.read(ctx, rctx, res, resp, w, d, req, &t0)
+	out.protoMajor = resp.ProtoMajor
+	return res, out
 }
 
 // timeoutsFor returns the deadlines of req. A non-streamed answer sends
@@ -100,31 +124,59 @@ func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
 // newRequest builds the HTTP request. The empty X-Idempotency-Key is not
 // sent; it lets the transport resend a request that met a keep-alive
 // connection the server closed while idle (a race of our pool, not a server
-// failure). A fresh connection is never retried.
+// failure). A fresh connection is never retried. The fixed headers and
+// the target's are values shared by every request; only a request's own
+// content type and headers cost an allocation each.
 func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatRequest, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
+	h := make(http.Header, fixedHeaders+len(c.headers)+len(r.Headers))
+	req.Header = h
+	hdrJSON.set(h)
 	if r.ContentType != "" {
 		if strings.ContainsAny(r.ContentType, "\r\n\x00") {
 			// The transport would reject it only after t0, as a network error.
 			return nil, fmt.Errorf("content type %q contains a line break or NUL", r.ContentType)
 		}
-		h.Set("Content-Type", r.ContentType)
+		h["Content-Type"] = []string{r.ContentType}
 	}
-	h.Set("Accept", "text/event-stream")
+	hdrAcceptStream.set(h)
 	if !streams(r) {
-		h.Set("Accept", "application/json")
+		hdrAcceptJSON.set(h)
 	}
-	h.Set("Accept-Encoding", "identity")
-	h.Set("User-Agent", "llmload")
+	hdrIdentity.set(h)
+	hdrUserAgent.set(h)
 	h["X-Idempotency-Key"] = nil
-	d.auth(c, h)
+	c.setHeaders(h, d)
+	if err := setRequestHeaders(h, r.Headers); err != nil {
+		return nil, err
+	}
 	return req, nil
 }
+
+// setHeaders puts the credentials of dialect d and the target's headers,
+// which come after them, on h.
+func (c *Client) setHeaders(h http.Header, d dialect) {
+	d.auth(c, h)
+	for _, f := range c.headers {
+		f.set(h)
+	}
+}
+
+// The headers of every request, shared read-only; fixedHeaders counts
+// them with the idempotency key and two credential headers, to size a
+// request's header map once.
+var (
+	hdrJSON         = newField("Content-Type", "application/json")
+	hdrAcceptStream = newField("Accept", "text/event-stream")
+	hdrAcceptJSON   = newField("Accept", "application/json")
+	hdrIdentity     = newField("Accept-Encoding", "identity")
+	hdrUserAgent    = newField("User-Agent", "llmload")
+)
+
+const fixedHeaders = 7
 
 // streams reports whether req asks for a stream: embeddings never do.
 func streams(req *engine.ChatRequest) bool {

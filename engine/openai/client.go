@@ -5,7 +5,9 @@
 package openai
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -35,10 +37,32 @@ type Config struct {
 	// "/responses", "/messages", "/embeddings") is tolerated; a query
 	// (Azure's api-version) is kept on every request.
 	BaseURL string
-	// APIKey is sent as "Authorization: Bearer <key>" when non-empty, and
-	// as "x-api-key: <key>" to Anthropic's Messages API. It never appears
-	// in errors or in Config's String.
+	// APIKey is sent as Auth says: by default as "Authorization: Bearer
+	// <key>" when non-empty, and as "x-api-key: <key>" to Anthropic's
+	// Messages API. It never appears in errors or in Config's String.
 	APIKey string
+	// Auth is how APIKey is sent: plan.AuthBearer, AuthAPIKey, AuthXAPIKey
+	// or AuthNone; "" is each dialect's own way (above). AuthHeader, when
+	// set, is the header's name instead of the style's own (Authorization,
+	// api-key, x-api-key); a bearer key keeps its "Bearer " prefix.
+	Auth, AuthHeader string
+	// Headers are sent on every request of every endpoint, after the
+	// credentials (so an Authorization here replaces the key's); a
+	// request's own headers (engine.ChatRequest.Headers) replace those of
+	// the same name. Values of credential headers (redact.SensitiveName)
+	// are kept out of every error.
+	Headers []plan.Header
+	// Query parameters are added to every endpoint's URL; one of the same
+	// name in BaseURL's query is replaced.
+	Query []plan.Header
+	// TLS is the connection's TLS: a CA bundle, a client certificate, the
+	// name verified, or no verification; its files are read by New.
+	TLS plan.TLS
+	// HTTP2 negotiates HTTP/2 over TLS (ALPN) on an https:// BaseURL; H2C
+	// speaks HTTP/2 in clear text (prior knowledge) to an http:// one.
+	// Streams then share connections: their events are stamped when read,
+	// not with the kernel's receive time (see stamp).
+	HTTP2, H2C bool
 	// Timeouts; 0 selects the matching engine.Default*. TTFTTimeout runs
 	// from t0 to the first text; after it, IdleTimeout bounds the gap
 	// between events (keep-alive comments do not count as events).
@@ -58,15 +82,37 @@ type Config struct {
 	ContinuousUsage bool
 }
 
-// String describes c without its API key.
+// String describes c without its API key, and its headers and query
+// by their names alone: their values often are credentials.
 func (c Config) String() string {
 	key := ""
 	if c.APIKey != "" {
 		key = "[redacted]"
 	}
-	return fmt.Sprintf("{BaseURL:%s APIKey:%s ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d Tokenizer:%s ContinuousUsage:%t}",
-		redact.URL(c.BaseURL), key, c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns,
-		c.Tokenizer, c.ContinuousUsage)
+	return fmt.Sprintf("{BaseURL:%s APIKey:%s Auth:%s AuthHeader:%s Headers:%v Query:%v TLS:%+v HTTP2:%t H2C:%t "+
+		"ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d Tokenizer:%s ContinuousUsage:%t}",
+		redact.URL(c.BaseURL), key, c.Auth, c.AuthHeader, names(c.Headers), names(c.Query), c.TLS, c.HTTP2, c.H2C,
+		c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns, c.Tokenizer, c.ContinuousUsage)
+}
+
+// names lists the names of hs.
+func names(hs []plan.Header) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Name
+	}
+	return out
+}
+
+// FromTarget is the Config of a plan's target: every setting it holds,
+// with maxConns idle connections kept (a run passes its VUs and a few).
+func FromTarget(t plan.Target, maxConns int) Config {
+	return Config{
+		BaseURL: t.BaseURL, APIKey: t.APIKey, Auth: t.Auth, AuthHeader: t.AuthHeader,
+		Headers: t.Headers, Query: t.Query, TLS: t.TLS, HTTP2: t.HTTP2, H2C: t.H2C,
+		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout, IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
+		MaxConns: maxConns, Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
+	}
 }
 
 // GoString is String, so that %#v does not print the key either.
@@ -84,14 +130,20 @@ type Client struct {
 	messagesURL    string
 	embeddingsURL  string
 	modelsURL      string
-	auth           string // "Bearer <key>", or empty
 	key            string
-	redactor       *redact.Redactor // the key's and the URLs' credentials, scrubbed from every message
-	t              timeouts
-	tok            *tokenCounter // nil: no offline tokenizer
-	continuous     bool
-	transport      *http.Transport
-	http           *http.Client
+	cred           credential // how the OpenAI dialects send the key
+	messagesCred   credential // how the Messages dialect does
+	headers        []field    // the target's headers, sent after the credentials
+	// http2 is set when HTTP/2 over TLS was asked for, which Preflight
+	// checks the server agreed to; h2c when HTTP/2 in clear text was.
+	http2, h2c bool
+	tlsOpts    plan.TLS         // for Preflight's advice
+	redactor   *redact.Redactor // the key's and the URLs' credentials, scrubbed from every message
+	t          timeouts
+	tok        *tokenCounter // nil: no offline tokenizer
+	continuous bool
+	transport  *http.Transport
+	http       *http.Client
 	// proxy is the transport's proxy function, kept to tell the user in
 	// Preflight when a request went through a proxy.
 	proxy     func(*http.Request) (*url.URL, error)
@@ -101,9 +153,15 @@ type Client struct {
 	now   func() time.Time
 }
 
-// New validates cfg and returns a client with its own connection pool. The
-// tokenizer's vocabulary is loaded on first use of an encoding and shared
-// by every client of the process.
+// New validates cfg and returns a client with its own connection pool,
+// its certificate files read. The tokenizer's vocabulary is loaded on
+// first use of an encoding and shared by every client of the process.
+//
+// An error about the transport's settings starts with the option's name,
+// for the caller to say where the option came from (options.target.NAME,
+// a flag): headers, query, auth, auth_header, ca_cert, client_cert,
+// client_key, server_name, http2, h2c. insecure_skip_verify cannot be
+// wrong; Preflight names it, and these, in its advice.
 func New(cfg Config) (*Client, error) {
 	return newClient(cfg, http.ProxyFromEnvironment, proxyEnvName)
 }
@@ -116,40 +174,50 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.validateProtocols(base); err != nil {
+		return nil, err
+	}
+	tlsConf, err := tlsConfig(cfg.TLS, time.Now())
+	if err != nil {
+		return nil, err
+	}
 	tok, err := loadTokenizer(cfg.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
-	connect := orDefault(cfg.ConnectTimeout, plan.DefaultConnectTimeout)
-	conns := cfg.MaxConns
-	if conns == 0 {
-		conns = DefaultMaxConns
-	}
-	tr := newTransport(connect, conns, proxy)
+	tr := newTransport(cfg, tlsConf, proxy)
 	c := &Client{
-		base:           base,
-		chatURL:        endpoint(base, "/chat/completions"),
-		completionsURL: endpoint(base, "/completions"),
-		responsesURL:   endpoint(base, "/responses"),
-		messagesURL:    endpoint(base, "/messages"),
-		embeddingsURL:  endpoint(base, "/embeddings"),
-		modelsURL:      endpoint(base, "/models"),
-		key:            cfg.APIKey,
-		redactor:       redact.New(cfg.APIKey, cfg.BaseURL, proxyURL(proxy, base)),
-		tok:            tok,
-		continuous:     cfg.ContinuousUsage,
-		t:              cfg.timeouts(),
-		transport:      tr,
-		http:           &http.Client{Transport: tr, CheckRedirect: noRedirect},
-		proxy:          proxy,
-		proxyFrom:      proxyFrom,
-		sleep:          sleepCtx,
-		now:            time.Now,
+		base:       base,
+		key:        cfg.APIKey,
+		cred:       credentialFor(cfg, false),
+		headers:    targetHeaders(cfg.Headers),
+		http2:      cfg.HTTP2 && !cfg.H2C,
+		h2c:        cfg.H2C,
+		tlsOpts:    cfg.TLS,
+		tok:        tok,
+		continuous: cfg.ContinuousUsage,
+		t:          cfg.timeouts(),
+		transport:  tr,
+		http:       &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		proxy:      proxy,
+		proxyFrom:  proxyFrom,
+		sleep:      sleepCtx,
+		now:        time.Now,
 	}
-	if cfg.APIKey != "" {
-		c.auth = "Bearer " + cfg.APIKey
-	}
+	c.messagesCred = credentialFor(cfg, true)
+	c.setEndpoints(withQuery(base, cfg.Query))
+	c.redactor = redact.NewFor(cfg.secrets(), cfg.BaseURL, c.modelsURL, proxyURL(proxy, base))
 	return c, nil
+}
+
+// setEndpoints sets the URL of each endpoint below base, its query kept.
+func (c *Client) setEndpoints(base *url.URL) {
+	c.chatURL = endpoint(base, "/chat/completions")
+	c.completionsURL = endpoint(base, "/completions")
+	c.responsesURL = endpoint(base, "/responses")
+	c.messagesURL = endpoint(base, "/messages")
+	c.embeddingsURL = endpoint(base, "/embeddings")
+	c.modelsURL = endpoint(base, "/models")
 }
 
 // timeouts returns the request deadlines, defaults filled in.
@@ -173,7 +241,40 @@ func (c Config) validate() error {
 	if c.MaxConns < 0 {
 		return fmt.Errorf("openai: negative MaxConns %d", c.MaxConns)
 	}
+	return c.validateRequestOptions()
+}
+
+// validateProtocols checks that HTTP2 and H2C fit base's scheme.
+func (c Config) validateProtocols(base *url.URL) error {
+	switch {
+	case c.H2C && base.Scheme == "https":
+		return fmt.Errorf("h2c: the base URL %s is https://, and h2c is HTTP/2 in clear text (prior knowledge); "+
+			"for HTTP/2 over TLS set http2 instead", redact.URL(base.String()))
+	case c.HTTP2 && !c.H2C && base.Scheme == "http":
+		return fmt.Errorf("http2: the base URL %s is http://, and HTTP/2 is negotiated over TLS; use https://, "+
+			"or set h2c too for HTTP/2 in clear text (prior knowledge)", redact.URL(base.String()))
+	case c.TLS != (plan.TLS{}) && base.Scheme == "http":
+		// Silently ignored, a CA or client certificate would make a user
+		// believe the run went over TLS.
+		return fmt.Errorf("%s: the base URL %s is http://, where no TLS is spoken; use https://, or drop the TLS options",
+			tlsOptionSet(c.TLS), redact.URL(base.String()))
+	}
 	return nil
+}
+
+// tlsOptionSet names the first TLS option t sets.
+func tlsOptionSet(t plan.TLS) string {
+	switch {
+	case t.CACert != "":
+		return "ca_cert"
+	case t.ClientCert != "":
+		return "client_cert"
+	case t.ClientKey != "":
+		return "client_key"
+	case t.ServerName != "":
+		return "server_name"
+	}
+	return "insecure_skip_verify"
 }
 
 // parseBase checks that s is an absolute http(s) URL with a host, written
@@ -268,14 +369,22 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // newTransport builds a transport for many concurrent long-lived streams.
-// HTTP/2 is not attempted (a custom dialer turns it off), so each in-flight
-// stream has its own HTTP/1.1 connection, as most load clients do.
-// Compression is off so that no decoder buffers the stream's chunks.
-func newTransport(connect time.Duration, conns int, proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+// By default it speaks HTTP/1.1 only (a custom dialer turns HTTP/2 off),
+// so each in-flight stream has its own connection, as most load clients
+// do, and its events carry the kernel's receive times (rxtime). With
+// HTTP2 it offers h2 by ALPN and with H2C speaks h2 in clear text; streams
+// then share connections, and a server's limit of concurrent streams
+// opens another connection rather than queueing a request (HTTP2Config's
+// StrictMaxConcurrentRequests stays off). Compression is off so that no
+// decoder buffers the stream's chunks.
+func newTransport(cfg Config, tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+	connect := orDefault(cfg.ConnectTimeout, plan.DefaultConnectTimeout)
+	conns := cmp.Or(cfg.MaxConns, DefaultMaxConns)
 	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
-	return &http.Transport{
+	tr := &http.Transport{
 		Proxy:               proxy,
 		DialContext:         rxtime.Dial(d),
+		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: connect,
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
@@ -286,6 +395,16 @@ func newTransport(connect time.Duration, conns int, proxy func(*http.Request) (*
 		// is 40 MB at 10,000 streams.
 		WriteBufferSize: 1 << 10,
 	}
+	switch {
+	case cfg.H2C:
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true) // alone: prior knowledge on http:// URLs
+	case cfg.HTTP2:
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP1(true) // what ALPN falls back to; Preflight says so
+		tr.Protocols.SetHTTP2(true)
+	}
+	return tr
 }
 
 // noRedirect returns a redirect as the response: following it would hide

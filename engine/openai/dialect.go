@@ -71,9 +71,6 @@ func dialectOf(req *engine.ChatRequest) dialect {
 	return dialects[req.Endpoint]
 }
 
-// bearer sets the API key as "Authorization: Bearer", the OpenAI way.
-func bearer(c *Client, h http.Header) {
-	if c.auth != "" {
-		h.Set("Authorization", c.auth)
-	}
-}
+// bearer sets the API key as Config.Auth says: by default as
+// "Authorization: Bearer", the OpenAI way.
+func bearer(c *Client, h http.Header) { c.cred.set(h) }

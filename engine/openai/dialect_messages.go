@@ -24,14 +24,15 @@ type messagesDialect struct{}
 
 func (messagesDialect) url(c *Client) string { return c.messagesURL }
 
-// auth sends the key as Anthropic wants it, never as a Bearer token, and
-// the API version.
+// auth sends the key as Anthropic wants it (x-api-key) unless Config.Auth
+// says otherwise (a gateway in front of it), and the API version.
 func (messagesDialect) auth(c *Client, h http.Header) {
-	if c.key != "" {
-		h.Set("X-Api-Key", c.key)
-	}
-	h.Set("Anthropic-Version", AnthropicVersion)
+	c.messagesCred.set(h)
+	anthropicVersion.set(h)
 }
+
+// anthropicVersion is the header of every Messages request.
+var anthropicVersion = newField("Anthropic-Version", AnthropicVersion)
 
 func (messagesDialect) endName() string { return "message_stop" }
 

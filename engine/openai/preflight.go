@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
 )
 
@@ -84,7 +85,10 @@ func (c *Client) Preflight(ctx context.Context, model string, apis ...string) (*
 			res, out := c.chat(ctx, req)
 			if res.Err != nil {
 				return attempt{class: res.Err.Class, status: res.Status, retryAfter: out.retryAfter},
-					c.explain(d.url(c), api, model, res.Err, res.Status, out.location)
+					c.explain(d.url(c), api, model, res.Err, res.Status, out)
+			}
+			if c.http2 && out.protoMajor != 2 {
+				return attempt{}, c.noHTTP2(d.url(c), out.protoMajor)
 			}
 			if info == nil {
 				info = &PreflightInfo{Model: model, Latency: res.E2E, TTFT: res.TTFT, Streamed: res.Streamed,
@@ -150,25 +154,25 @@ func (c *Client) firstModel(ctx context.Context, d dialect) (string, attempt, er
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "llmload")
-	d.auth(c, req.Header)
+	c.setHeaders(req.Header, d)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		e := c.fail(ctx, tctx, err, phaseRequest)
 		if e.Class == engine.ErrTimeoutTTFT {
 			e.Message = "no answer within " + c.t.ttft.String()
 		}
-		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, 0, "")
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, 0, outcome{})
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCompletionBody))
 	if err != nil {
 		e := c.fail(ctx, tctx, err, phaseBody)
-		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, "")
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, outcome{})
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.serverMessage(body)}
 		a := attempt{class: e.Class, status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
-		return "", a, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, resp.Header.Get("Location"))
+		return "", a, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, outcome{location: resp.Header.Get("Location")})
 	}
 	m, err := c.parseModels(body)
 	return m, attempt{}, err
@@ -196,7 +200,8 @@ func (c *Client) parseModels(body []byte) (string, error) {
 const apiModels = "models"
 
 // explain turns a failed preflight request to target, of api, into advice.
-func (c *Client) explain(target, api, model string, e *engine.Error, status int, location string) error {
+func (c *Client) explain(target, api, model string, e *engine.Error, status int, out outcome) error {
+	location := out.location
 	// Only what came from outside is redacted: the key may be a plain word
 	// ("wrong") that also appears in llmload's own advice.
 	e = &engine.Error{Class: e.Class, Message: c.redact(e.Message)}
@@ -225,6 +230,11 @@ func (c *Client) explain(target, api, model string, e *engine.Error, status int,
 	case schemeAdvice(e, status) != "":
 		msg = fmt.Sprintf("preflight request to %s failed: %s; try --target %s",
 			redact.URL(target), schemeAdvice(e, status), c.baseWithScheme(otherScheme(c.base.Scheme)))
+	case c.tlsAdvice(e, status, out.handshook) != "":
+		msg = fmt.Sprintf("preflight request to %s failed: %s", redact.URL(target), c.tlsAdvice(e, status, out.handshook))
+	case c.h2c && status == 0:
+		msg = fmt.Sprintf("preflight request to %s failed: %s: %s; the server did not answer HTTP/2 in clear text (h2c, prior knowledge): "+
+			"it may speak HTTP/1.1 only, or HTTP/2 over TLS alone; drop h2c (options.target.h2c)", redact.URL(target), e.Class, e.Message)
 	case isCertError(e.Message):
 		msg = fmt.Sprintf("preflight request to %s failed: the server's TLS certificate is not trusted (%s); "+
 			"for a private CA add it to SSL_CERT_FILE or the system trust store; if the server speaks plain HTTP, use --target %s",
@@ -321,23 +331,37 @@ var versioned = regexp.MustCompile(`(^|/)v[0-9]+[a-z0-9]*(/|$)`)
 
 // keyAdvice explains a 401 or 403 of api by what was sent.
 func (c *Client) keyAdvice(status int, api string) string {
-	sent := c.sentCredentials(api)
+	sent, cred := c.sentCredentials(api), c.credFor(api)
 	switch {
-	case c.auth != "":
+	case cred.sent():
 		return fmt.Sprintf("target rejected the API key (HTTP %d): llmload %s; the key is wrong or lacks access; set --api-key or LLMLOAD_API_KEY", status, sent)
+	case c.key != "":
+		return fmt.Sprintf("target requires an API key (HTTP %d); llmload %s; set auth (options.target.auth) to %s, %s or %s",
+			status, sent, plan.AuthBearer, plan.AuthAPIKey, plan.AuthXAPIKey)
 	case c.base.User != nil:
 		return fmt.Sprintf("target rejected the credentials (HTTP %d): llmload %s; if it wants an API key, set --api-key or LLMLOAD_API_KEY (sent as %s instead)",
-			status, sent, keyHeader(api))
+			status, sent, cred.keyHeader())
 	}
 	return fmt.Sprintf("target requires an API key (HTTP %d); llmload %s; set --api-key or LLMLOAD_API_KEY", status, sent)
 }
 
-// keyHeader names how api's requests carry the key.
-func keyHeader(api string) string {
+// credFor is how requests of api carry the key.
+func (c *Client) credFor(api string) credential {
 	if api == engine.EndpointMessages {
-		return "an x-api-key header"
+		return c.messagesCred
 	}
-	return "a Bearer token"
+	return c.cred
+}
+
+// keyHeader names how a key would travel, as in "sent as a Bearer token".
+func (c credential) keyHeader() string {
+	switch {
+	case c.style == plan.AuthBearer && strings.EqualFold(c.display, "Authorization"):
+		return "a Bearer token"
+	case c.style == plan.AuthBearer:
+		return "a Bearer token in the " + c.display + " header"
+	}
+	return "the " + c.display + " header"
 }
 
 // keySuffixMin is the shortest key whose last keySuffixLen characters are
@@ -353,15 +377,14 @@ const (
 // keys), Basic auth from the base URL by its user name, unless the user
 // name is all there is (then it is the credential).
 func (c *Client) sentCredentials(api string) string {
-	kind := "Bearer key"
-	if api == engine.EndpointMessages {
-		kind = "key in x-api-key"
-	}
+	cred := c.credFor(api)
 	switch {
-	case c.auth != "" && len(c.key) >= keySuffixMin:
-		return "sent a " + kind + " ending …" + c.key[len(c.key)-keySuffixLen:]
-	case c.auth != "":
-		return fmt.Sprintf("sent a %d-character %s", len(c.key), kind)
+	case cred.sent() && len(c.key) >= keySuffixMin:
+		return "sent a " + cred.describe() + " ending …" + c.key[len(c.key)-keySuffixLen:]
+	case cred.sent():
+		return fmt.Sprintf("sent a %d-character %s", len(c.key), cred.describe())
+	case c.key != "":
+		return "sent no key: auth = none"
 	case c.base.User == nil:
 		return "sent no credentials"
 	}

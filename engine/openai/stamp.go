@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"crypto/tls"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
@@ -21,25 +22,70 @@ import (
 //
 // The connection the request got is kept too: where it keeps the kernel's
 // receive times (rxtime.Conn), now stamps the response's bytes with them.
+// That holds only while the connection carries this one stream, as
+// HTTP/1.1 does. An HTTP/2 connection carries many: its reader goroutine
+// reads whichever stream's frames come next, so the kernel's time of the
+// connection's latest read may belong to another stream's bytes, later
+// than this one's. A response over HTTP/2 therefore drops the connection
+// (shared), and its events are stamped when the client reads them, in
+// user space, as on a platform without receive times.
+//
+// The TLS handshake of a new connection is timed too (handshake), with
+// the hooks that tlsTrace adds.
 type stamp struct {
-	wrote atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
-	conn  atomic.Pointer[rxtime.Conn]
+	wrote  atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
+	conn   atomic.Pointer[rxtime.Conn]
+	reused atomic.Bool
+	// tlsStart is the latest TLSHandshakeStart, in Unix ns; tls the
+	// duration of the latest handshake that succeeded.
+	tlsStart, tls atomic.Int64
 }
 
-// trace returns the hooks that stamp s.
-func (s *stamp) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { s.conn.Store(rxtime.Of(info.Conn)) },
+// trace returns the hooks that stamp s; withTLS adds the handshake's,
+// for a client that speaks TLS.
+func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
+	t := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			s.reused.Store(info.Reused)
+			s.conn.Store(rxtime.Of(info.Conn))
+		},
 		WroteHeaders: func() {
 			now := time.Now()
 			s.wrote.Store(&now)
 		},
 	}
+	if withTLS {
+		t.TLSHandshakeStart = func() { s.tlsStart.Store(time.Now().UnixNano()) }
+		t.TLSHandshakeDone = func(_ tls.ConnectionState, err error) {
+			if start := s.tlsStart.Load(); err == nil && start != 0 {
+				s.tls.Store(max(time.Now().UnixNano()-start, 1))
+			}
+		}
+	}
+	return t
 }
 
+// handshake is the TLS handshake's part of Connect: 0 for a connection
+// the request found open, or one without TLS. A request whose own dial
+// lost the race to another connection freed meanwhile gets that one
+// (GotConn's Reused) and no handshake time.
+func (s *stamp) handshake() time.Duration {
+	if s.reused.Load() {
+		return 0
+	}
+	return time.Duration(s.tls.Load())
+}
+
+// handshook reports that a TLS handshake completed for the request.
+func (s *stamp) handshook() bool { return s.tls.Load() > 0 }
+
+// shared says the response came over a connection that other streams
+// share (HTTP/2): from now on, events are stamped in user space.
+func (s *stamp) shared() { s.conn.Store(nil) }
+
 // now is when the bytes of the response's latest read arrived: the
-// kernel's receive time where the connection has one, else the time of
-// the call. It never goes before t0.
+// kernel's receive time where the connection has one (and carries only
+// this stream), else the time of the call. It never goes before t0.
 func (s *stamp) now(t0 time.Time) time.Time { return rxtime.Stamp(s.conn.Load(), t0) }
 
 // from returns t0 and the time from issued to it. A request that never

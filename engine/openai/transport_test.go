@@ -55,8 +55,9 @@ func TestPreflightExplainsTransport(t *testing.T) {
 		"http to https": {"http://" + tlsAddr + "/v1",
 			"preflight request to http://" + tlsAddr + "/v1/chat/completions failed: the server speaks HTTPS, not plain HTTP; try --target https://" + tlsAddr + "/v1"},
 		"untrusted certificate": {"https://" + tlsAddr + "/v1",
-			"preflight request to https://" + tlsAddr + "/v1/chat/completions failed: the server's TLS certificate is not trusted (tls: failed to verify certificate: x509: certificate signed by unknown authority); " +
-				"for a private CA add it to SSL_CERT_FILE or the system trust store; if the server speaks plain HTTP, use --target http://" + tlsAddr + "/v1"},
+			"preflight request to https://" + tlsAddr + "/v1/chat/completions failed: the server's TLS certificate is signed by an authority llmload does not trust " +
+				"(tls: failed to verify certificate: x509: certificate signed by unknown authority): give that CA's PEM file as ca_cert (options.target.ca_cert or --ca-cert), " +
+				"or add it to SSL_CERT_FILE or the system trust store; as a last resort, insecure_skip_verify (options.target.insecure_skip_verify or --insecure) turns verification off"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

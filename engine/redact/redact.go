@@ -85,7 +85,7 @@ func URLSecrets(raw string) []string {
 		out = append(out, p)
 	}
 	for name, vals := range u.Query() {
-		if secretName(name) {
+		if SensitiveName(name) {
 			out = append(out, vals...)
 		}
 	}
@@ -101,22 +101,29 @@ func redactParams(q string) string {
 		if n, err := url.QueryUnescape(name); err == nil {
 			name = n
 		}
-		if hasValue && secretName(name) {
+		if hasValue && SensitiveName(name) {
 			parts[i] = p[:strings.IndexByte(p, '=')] + "=REDACTED"
 		}
 	}
 	return strings.Join(parts, "&")
 }
 
-// secretName reports whether a parameter name denotes a credential.
-func secretName(name string) bool {
+// SensitiveName reports whether a header or query parameter of this name
+// carries a credential, so that its value is kept out of every output: the
+// one rule of every package (the client's redactor, the result writer).
+// Case, '-', '_' and '.' are ignored; authorization, proxy-authorization,
+// api-key, x-api-key, cookie and set-cookie match, and so does any name
+// containing key, token, secret, auth, password, credential or signature.
+// It errs towards hiding: a "keyword" parameter is hidden too, a loss of
+// a value in a message against a leaked credential.
+func SensitiveName(name string) bool {
 	n := strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(name))
 	switch n {
-	case "sig", "auth", "authorization", "credential", "credentials", "passwd", "pwd", "code":
+	case "cookie", "setcookie", "sig", "passwd", "pwd", "code":
 		return true
 	}
-	for _, suffix := range []string{"key", "token", "secret", "password", "signature"} {
-		if strings.HasSuffix(n, suffix) {
+	for _, part := range []string{"key", "token", "secret", "auth", "password", "credential", "signature"} {
+		if strings.Contains(n, part) {
 			return true
 		}
 	}
@@ -143,11 +150,13 @@ type Redactor struct {
 
 // New returns a Redactor for an API key and for the credentials
 // that urls carry (the target's base URL, a proxy's URL).
-func New(apiKey string, urls ...string) *Redactor {
-	var forms []string
-	if apiKey != "" {
-		forms = append(forms, apiKey)
-	}
+func New(apiKey string, urls ...string) *Redactor { return NewFor([]string{apiKey}, urls...) }
+
+// NewFor returns a Redactor for several secrets (an API key, the values
+// of credential headers from HeaderSecrets) and for the credentials that
+// urls carry.
+func NewFor(secrets []string, urls ...string) *Redactor {
+	forms := slices.Clone(secrets)
 	for _, raw := range urls {
 		forms = append(forms, urlCredentialForms(raw)...)
 	}
@@ -171,6 +180,56 @@ func New(apiKey string, urls ...string) *Redactor {
 		r.cut = regexp.MustCompile("(?:" + strings.Join(heads, "|") + ")" + partialEscape + "$")
 	}
 	return r
+}
+
+// HeaderSecrets returns the credentials a header carries, for NewFor:
+// nothing unless SensitiveName(name); else its value and, since a server
+// may quote a part of it, the token after an auth scheme ("Bearer t",
+// "Basic b64" with what b64 decodes to and its password) and each value
+// of a cookie list ("a=1; b=2").
+func HeaderSecrets(name, value string) []string {
+	value = strings.TrimSpace(value)
+	if !SensitiveName(name) || value == "" {
+		return nil
+	}
+	out := []string{value}
+	if scheme, token, ok := strings.Cut(value, " "); ok && !strings.ContainsAny(scheme, "=;") {
+		token = strings.TrimSpace(token)
+		out = append(out, token)
+		if strings.EqualFold(scheme, "basic") {
+			out = append(out, basicPair(token)...)
+		}
+	}
+	if n := strings.ToLower(name); n == "cookie" || n == "set-cookie" {
+		out = append(out, cookieValues(value)...)
+	}
+	return slices.Compact(out)
+}
+
+// cookieValues are the values of a cookie list of 4 bytes or more: a
+// session's secret is long, while scrubbing a flag's "1" or "dark" would
+// garble every message and protect nothing.
+func cookieValues(list string) []string {
+	var out []string
+	for _, pair := range strings.Split(list, ";") {
+		if _, v, ok := strings.Cut(pair, "="); ok && len(strings.TrimSpace(v)) >= 4 {
+			out = append(out, strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+// basicPair is what a Basic credential decodes to, "user:password", and
+// the password, when it decodes; nil otherwise.
+func basicPair(b64 string) []string {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(b64); err == nil {
+			if _, pass, ok := strings.Cut(string(d), ":"); ok && pass != "" {
+				return []string{string(d), pass}
+			}
+		}
+	}
+	return nil
 }
 
 // urlCredentialForms returns the secrets of a URL and, for its userinfo,

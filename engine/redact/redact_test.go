@@ -172,3 +172,53 @@ func TestNewRedactorUserOnly(t *testing.T) {
 		t.Errorf("Redact(%q) = %q", in, got)
 	}
 }
+
+func TestSensitiveName(t *testing.T) {
+	tests := map[string]bool{
+		"Authorization": true, "proxy-authorization": true, "api-key": true, "X-API-KEY": true,
+		"Cookie": true, "Set-Cookie": true, "X-Goog-Api-Key": true, "Ocp-Apim-Subscription-Key": true,
+		"x-auth-token": true, "X-Client-Secret": true, "access_token": true, "sig": true, "X-Amz-Signature": true,
+		"password": true, "Content-Type": false, "api-version": false, "X-Request-Id": false,
+		"anthropic-version": false, "User-Agent": false, "model": false, "": false,
+	}
+	for name, want := range tests {
+		if got := SensitiveName(name); got != want {
+			t.Errorf("SensitiveName(%q) = %t, want %t", name, got, want)
+		}
+	}
+}
+
+func TestHeaderSecrets(t *testing.T) {
+	basic := base64.StdEncoding.EncodeToString([]byte("bob:pw-1234"))
+	tests := map[string]struct {
+		name, value string
+		want        []string
+	}{
+		"plain key":    {"X-Api-Key", " k-123 ", []string{"k-123"}},
+		"bearer":       {"Authorization", "Bearer tok-9", []string{"Bearer tok-9", "tok-9"}},
+		"basic":        {"Proxy-Authorization", "Basic " + basic, []string{"Basic " + basic, basic, "bob:pw-1234", "pw-1234"}},
+		"cookie list":  {"Cookie", "session=s3cr3t-id; theme=dark; x=1", []string{"session=s3cr3t-id; theme=dark; x=1", "s3cr3t-id", "dark"}},
+		"padded token": {"X-Token", "abc==", []string{"abc=="}},
+		"not secret":   {"X-Request-Id", "r-1", nil},
+		"empty":        {"X-Api-Key", "", nil},
+	}
+	for name, tt := range tests {
+		if got := HeaderSecrets(tt.name, tt.value); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: HeaderSecrets(%q, %q) = %q, want %q", name, tt.name, tt.value, got, tt.want)
+		}
+	}
+}
+
+// TestNewForCoversEveryEncoding: a header's secret, as NewFor is given it,
+// is scrubbed in every encoding a server may quote it in.
+func TestNewForCoversEveryEncoding(t *testing.T) {
+	const secret = `gw/Secret+val&<"ue>0123`
+	r := NewFor(HeaderSecrets("X-Gateway-Token", secret), "http://127.0.0.1:9/v1")
+	for _, form := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret), lowerHex(url.QueryEscape(secret)),
+		strings.Trim(mustJSON(secret), `"`), html.EscapeString(secret), allEscaped(secret)} {
+		in := "echo " + form + " end"
+		if got := r.Redact(in); got != "echo "+Redacted+" end" {
+			t.Errorf("Redact(%q) = %q", in, got)
+		}
+	}
+}

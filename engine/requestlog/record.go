@@ -141,7 +141,7 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		boolCell(s.Streamed), lag, strCell(s.Dirty), boolCell(s.Warmup), measuredCell(s.Connect),
 		srvPrompt, srvTPOT, srvPromptN, srvCached,
 		strCell(cmp.Or(s.API, engine.EndpointChat)), countCell(len(s.ToolCalls)), countCell(s.Inputs),
-		countCell(s.CachedTokens), traceRecordCell(s.TraceRecord), strCell(s.Target),
+		countCell(s.CachedTokens), traceRecordCell(s.TraceRecord), strCell(s.Target), measuredCell(s.TLS),
 	}
 }
 

@@ -75,8 +75,12 @@ const (
 	colTraceRecord = "trace_record"
 	// colTarget names the endpoint of options.targets that served the
 	// request; empty in a run with one target.
-	colTarget         = "target"
-	numRequestColumns = 33
+	colTarget = "target"
+	// colTLS is the TLS handshake's part of connect_ms; empty on a plain
+	// or reused connection. It belongs beside connect_ms, but columns only
+	// grow at the end.
+	colTLS            = "tls_ms"
+	numRequestColumns = 34
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -84,7 +88,7 @@ var requestColumns = [numRequestColumns]string{
 	colTTFB, colTTFT, colTTFC, colE2E, colTPOT, colInputTokens, colInputSource, colOutputTokens,
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
-	colAPI, colToolCalls, colInputs, colCached, colTraceRecord, colTarget,
+	colAPI, colToolCalls, colInputs, colCached, colTraceRecord, colTarget, colTLS,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

@@ -31,7 +31,7 @@ func requestSamples() []engine.Sample {
 	return []engine.Sample{
 		{Scenario: "chat", Stage: "c1", Tags: map[string]string{"prompt": "short", "lang": "zh"},
 			Result: engine.Result{Start: t0.Add(1500 * ms), Status: 200,
-				TTFB: 12345 * time.Microsecond, Connect: 1250 * time.Microsecond, TTFT: 31260 * time.Microsecond, TTFC: 250 * ms, E2E: 1234567 * time.Microsecond,
+				TTFB: 12345 * time.Microsecond, Connect: 1250 * time.Microsecond, TLS: 980 * time.Microsecond, TTFT: 31260 * time.Microsecond, TTFC: 250 * ms, E2E: 1234567 * time.Microsecond,
 				TPOT: 8123456, ITL: []time.Duration{ms}, Server: &engine.ServerTimings{PromptN: 40, CachedN: 2, PromptMS: 20.5, PredictedN: 180, PredictedMS: 1450.2, PredictedPerTokenMS: 8.1017}, InputTokens: 42, InputTokensSource: engine.TokensFromUsage, CachedTokens: 2,
 				OutputTokens: 180, TokensSource: engine.TokensFromUsage, ReasoningTokens: 30, ClientOutputTokens: 182,
 				Text: "the answer", Streamed: true}},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine/analysis"
@@ -11,6 +13,8 @@ import (
 	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/servermetrics"
@@ -30,8 +34,10 @@ func (c *Config) result(meta result.Meta, col *metrics.Collector, mon *selfcheck
 		s.Client = &check
 	}
 	res = result.New(meta, summary)
-	if w := LateStart(meta.Segment); w != "" {
-		res.Warnings = append(res.Warnings, w)
+	for _, w := range []string{InsecureTLS(c.Plan), LateStart(meta.Segment)} {
+		if w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
@@ -141,6 +147,23 @@ func LateStart(seg *result.Segment) string {
 	}
 	return fmt.Sprintf("%s started %v after --start-at %s: VU init, setup or warmup outlasted the barrier, so its load overlapped the other segments' for %v less than planned",
 		seg.Label(), late.Round(time.Millisecond), seg.PlannedStart.Format("15:04:05.000 UTC"), late.Round(time.Millisecond))
+}
+
+// InsecureTLS is the warning of a run that did not verify some target's
+// TLS certificate (insecure_skip_verify); "" when every target's was.
+func InsecureTLS(p plan.Plan) string {
+	var off []string
+	for _, t := range append([]plan.Target{p.Target}, p.Targets...) {
+		if u := redact.URL(t.BaseURL); t.TLS.InsecureSkipVerify && u != "" && !slices.Contains(off, u) {
+			off = append(off, u)
+		}
+	}
+	if len(off) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("TLS verification is off (insecure_skip_verify): any certificate was accepted from %s, so nothing proves "+
+		"the figures are the intended server's rather than a machine's in between; give the server's CA as ca_cert (--ca-cert) instead",
+		strings.Join(off, ", "))
 }
 
 // poolFigures are the result's account of the executor's VU pools.

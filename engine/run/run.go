@@ -189,6 +189,7 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 		return nil, fmt.Errorf("start built-in simulator: %w", err)
 	}
 	c.Plan.Target.BaseURL = url
+	c.Plan.Target = plainForSimulator(c.Plan.Target, c.log)
 	if t.MetricsURL == "" {
 		c.Plan.Target.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
 	}
@@ -200,9 +201,9 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 // which settles the model.
 func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	t := c.Plan.Target
-	client, err := openai.New(clientConfig(t, maxVUs(c.Plan)+4))
+	client, err := openai.New(openai.FromTarget(t, maxVUs(c.Plan)+4))
 	if err != nil {
-		return nil, fmt.Errorf("target base URL (--target, LLMLOAD_BASE_URL or options.target.base_url): %w", err)
+		return nil, fmt.Errorf("target (--target and its flags, LLMLOAD_BASE_URL or options.target): %w", err)
 	}
 	info, err := client.Preflight(ctx, t.Model, c.Plan.APIs...)
 	if err != nil {
@@ -216,16 +217,6 @@ func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
 	}
 	c.log("target %s, model %s: %s", redact.URL(t.BaseURL), info.Model, ok)
 	return client, nil
-}
-
-// clientConfig is the client's configuration for target t.
-func clientConfig(t plan.Target, conns int) openai.Config {
-	return openai.Config{
-		BaseURL: t.BaseURL, APIKey: t.APIKey, MaxConns: conns,
-		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout,
-		IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
-		Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
-	}
 }
 
 func (c *Config) log(format string, a ...any) {

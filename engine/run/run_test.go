@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -332,5 +333,59 @@ func TestPreflightRetriesAreLogged(t *testing.T) {
 	}
 	if got := log.String(); !strings.Contains(got, "preflight retried: 503") {
 		t.Errorf("log does not say the preflight was retried:\n%s", got)
+	}
+}
+
+func TestInsecureTLS(t *testing.T) {
+	off := plan.TLS{InsecureSkipVerify: true}
+	tests := map[string]struct {
+		p    plan.Plan
+		want string
+	}{
+		"verified":  {plan.Plan{Target: plan.Target{BaseURL: "https://h/v1"}}, ""},
+		"simulator": {plan.Plan{Target: plan.Target{TLS: off}}, ""},
+		"one target": {plan.Plan{Target: plan.Target{BaseURL: "https://u:pw@h/v1?api_key=k", TLS: off}},
+			"TLS verification is off (insecure_skip_verify): any certificate was accepted from https://h/v1?api_key=REDACTED, " +
+				"so nothing proves the figures are the intended server's rather than a machine's in between; " +
+				"give the server's CA as ca_cert (--ca-cert) instead"},
+		"several targets": {plan.Plan{Targets: []plan.Target{{Name: "a", BaseURL: "https://a/v1", TLS: off},
+			{Name: "b", BaseURL: "https://b/v1"}, {Name: "c", BaseURL: "https://c/v1", TLS: off}}},
+			"TLS verification is off (insecure_skip_verify): any certificate was accepted from https://a/v1, https://c/v1, " +
+				"so nothing proves the figures are the intended server's rather than a machine's in between; " +
+				"give the server's CA as ca_cert (--ca-cert) instead"},
+	}
+	for name, tt := range tests {
+		if got := InsecureTLS(tt.p); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, tt.want)
+		}
+	}
+}
+
+// TestInsecureRunIsWarned: a target whose certificate nobody trusts is
+// reached with insecure_skip_verify, and the summary, the result and its
+// file say loudly that nothing was verified.
+func TestInsecureRunIsWarned(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := testPlan(100 * time.Millisecond)
+	p.Target.BaseURL, p.Target.TLS.InsecureSkipVerify = srv.URL+"/v1", true
+	cfg := testConfig(t, p, &fakeRunner{})
+	cfg.Client = nil // the real client, as the run builds it
+	var summary strings.Builder
+	cfg.Summary = &summary
+	res, _, err := Run(testContext(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := InsecureTLS(p)
+	if !slices.Contains(res.Warnings, want) || !slices.Contains(readBack(t, cfg.Outputs.Out).Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Warnings, want)
+	}
+	if !strings.Contains(summary.String(), "TLS verification is off (insecure_skip_verify)") {
+		t.Errorf("summary lacks the warning:\n%s", summary.String())
 	}
 }

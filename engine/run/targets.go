@@ -58,6 +58,7 @@ func (c *Config) startTargetSimulators() ([]*sim.Server, error) {
 		}
 		servers = append(servers, srv)
 		t.BaseURL = url
+		*t = plainForSimulator(*t, c.log)
 		if t.MetricsURL == "" {
 			t.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
 		}
@@ -81,7 +82,7 @@ func (c *Config) connectTargets(ctx context.Context) (engine.Client, func(), err
 	for i := range c.Plan.Targets {
 		t := &c.Plan.Targets[i]
 		where := fmt.Sprintf("target %q (options.targets.%s)", t.Name, t.Name)
-		client, err := openai.New(clientConfig(*t, maxVUs(c.Plan)+4))
+		client, err := openai.New(openai.FromTarget(*t, maxVUs(c.Plan)+4))
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("%s: %w", where, err)
@@ -140,4 +141,20 @@ func targetsLine(ts []result.TargetMeta) (target, model string) {
 		}
 	}
 	return strings.Join(urls, ", "), strings.Join(models, ", ")
+}
+
+// plainForSimulator drops the TLS and HTTP/2 settings of a target the
+// built-in simulator serves, in plain HTTP/1.1, saying so: a scenario
+// written for a TLS gateway still runs anywhere.
+func plainForSimulator(t plan.Target, log func(string, ...any)) plan.Target {
+	if t.TLS == (plan.TLS{}) && !t.HTTP2 && !t.H2C {
+		return t
+	}
+	t.TLS, t.HTTP2, t.H2C = plan.TLS{}, false, false
+	name := "the target"
+	if t.Name != "" {
+		name = "target " + t.Name
+	}
+	log("%s runs against the built-in simulator, which speaks plain HTTP/1.1: its TLS and HTTP/2 settings are not used", name)
+	return t
 }

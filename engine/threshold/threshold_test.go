@@ -265,3 +265,36 @@ func TestParseProbeCondition(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectAndTLSThresholds: the connection's set-up and its TLS
+// handshake are gated like any latency, from a run's own figures.
+func TestConnectAndTLSThresholds(t *testing.T) {
+	col := metrics.NewCollector()
+	col.StageStarted(engine.StageMark{Scenario: "s", Stage: "c1", Target: 1, At: time.Unix(0, 0)})
+	for i, hs := range []time.Duration{30 * time.Millisecond, 0, 0, 0} {
+		col.Sample(engine.Sample{Scenario: "s", Stage: "c1", Result: engine.Result{Start: time.Unix(int64(i), 0), Status: 200,
+			TTFT: 100 * time.Millisecond, E2E: time.Second, Connect: hs + time.Millisecond, TLS: hs}})
+	}
+	col.StageEnded(engine.StageMark{Scenario: "s", Stage: "c1", At: time.Unix(10, 0)})
+	snap := col.Snapshot()
+	col.Close()
+	tests := []struct {
+		expr, cond string
+		pass       bool
+	}{
+		{"tls.max", "< 50ms", true},
+		{"tls.max", "< 10ms", false},
+		{"tls.count", "== 1", true},
+		{"connect.p50", "< 5ms", true},
+		{"connect.max", "< 10ms", false},
+	}
+	for _, tt := range tests {
+		th, err := Parse(plan.ThresholdSpec{Expr: tt.expr, Conditions: []string{tt.cond}}, KnownOf(plan.Plan{}))
+		if err != nil {
+			t.Fatalf("Parse(%q, %q): %v", tt.expr, tt.cond, err)
+		}
+		if r := th.Evaluate(snap); r.Passed != tt.pass || r.Outcomes[0].NoData {
+			t.Errorf("%s %s: passed %v (no data %v), want %v", tt.expr, tt.cond, r.Passed, r.Outcomes[0].NoData, tt.pass)
+		}
+	}
+}
