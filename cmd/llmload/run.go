@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ type runFlags struct {
 	strict                bool
 	export                exportFlags
 	reach                 targetFlags
+	metricsURLs           []string
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -87,6 +89,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
 	fs.BoolVar(&f.strict, "strict", false, strictUsage)
 	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of llmload itself to this file (go tool pprof reads it)")
+	fs.StringArrayVar(&f.metricsURLs, "metrics-url", nil, "the server's Prometheus endpoint, read during the run (instead of options.target.metrics_url);\n"+
+		"repeat it for each replica: each is kept apart, their queues and token rates summed\n"+
+		"(default: the target's /metrics when it is vLLM's, SGLang's, TGI's or llama.cpp's)")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
@@ -109,6 +114,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", err
 	}
 	if err := f.reach.parse("run"); err != nil {
+		return nil, "", err
+	}
+	if err := checkMetricsFlags(f.metricsURLs); err != nil {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
@@ -230,8 +238,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	plan.Segment, plan.StartAt = f.segment, f.startAt
 	f.export.apply(&plan.Export)
-	if err := checkMetricsURL(plan.Target.MetricsURL); err != nil {
-		return fmt.Errorf("%s: options.target.metrics_url: %w", path, err)
+	if err := checkPlanMetricsURLs(plan); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	set, err := enginerun.ParseThresholds(plan)
 	if err != nil {
@@ -355,6 +363,9 @@ func resolveTarget(t plan.Target, f *runFlags, env func(string) (string, bool)) 
 	t.BaseURL = pick(f.target, "LLMLOAD_BASE_URL", t.BaseURL)
 	t.APIKey = pick(f.apiKey, "LLMLOAD_API_KEY", t.APIKey)
 	t.Model = pick(f.model, "LLMLOAD_MODEL", t.Model)
+	if len(f.metricsURLs) > 0 {
+		t.MetricsURL, t.MetricsURLs = f.metricsURLs[0], slices.Clone(f.metricsURLs[1:])
+	}
 	return t
 }
 
@@ -404,6 +415,42 @@ func checkMetricsURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http(s) URL", redact.URL(raw))
+	}
+	return nil
+}
+
+// checkMetricsFlags rejects a --metrics-url that could never be scraped,
+// or one given twice, as a usage error.
+func checkMetricsFlags(urls []string) error {
+	for i, u := range urls {
+		if err := checkMetricsURL(u); err != nil || u == "" {
+			return usagef("run: --metrics-url %q is not an http(s) URL", redact.URL(u))
+		}
+		if slices.Contains(urls[:i], u) {
+			return usagef("run: --metrics-url %s is given twice", redact.URL(u))
+		}
+	}
+	return nil
+}
+
+// checkPlanMetricsURLs rejects a script's metrics URL that could never
+// be scraped, naming the option it came from.
+func checkPlanMetricsURLs(p plan.Plan) error {
+	check := func(option string, t plan.Target) error {
+		for _, u := range append([]string{t.MetricsURL}, t.MetricsURLs...) {
+			if err := checkMetricsURL(u); err != nil {
+				return fmt.Errorf("%s: %w", option, err)
+			}
+		}
+		return nil
+	}
+	if err := check("options.target.metrics_url", p.Target); err != nil {
+		return err
+	}
+	for _, t := range p.Targets {
+		if err := check("options.targets."+t.Name+".metrics_url", t); err != nil {
+			return err
+		}
 	}
 	return nil
 }

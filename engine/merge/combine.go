@@ -91,20 +91,72 @@ func worstServer(a, b *engine.ServerCPU, label string) *engine.ServerCPU {
 }
 
 // serverMetrics joins the segments' scrapes of the server's metrics. Every
-// segment of one run scrapes the same server, so a series' points from
+// segment of one run scrapes the same servers, so a series' points from
 // all of them are one series sampled more often: they are put on the
-// merged run's clock and in time order.
+// merged run's clock and in time order. Of several endpoints, the sums
+// are joined so, and each endpoint with its own in every segment.
 func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
-	var out *servermetrics.Result
-	index := map[string]int{}
+	var parts []serverPart
 	for _, x := range in {
-		r := x.Result.ServerMetrics
-		if r == nil {
-			continue
+		if r := x.Result.ServerMetrics; r != nil {
+			parts = append(parts, serverPart{r, x.Result.Run.Start.Sub(start).Seconds()})
 		}
-		if out == nil {
-			out = &servermetrics.Result{URL: r.URL, EveryS: r.EveryS, Server: r.Server, Examples: r.Examples, Note: r.Note}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	out := joinServer(parts)
+	for _, key := range endpointKeys(parts) {
+		out.Endpoints = append(out.Endpoints, *joinServer(endpointParts(parts, key)))
+	}
+	return out
+}
+
+// serverPart is one segment's server metrics, with the shift of its
+// series' times onto the merged run's clock.
+type serverPart struct {
+	r     *servermetrics.Result
+	shift float64
+}
+
+// endpointKey tells endpoints apart across segments.
+type endpointKey struct{ target, url string }
+
+// endpointKeys are the segments' endpoints, in the order first seen.
+func endpointKeys(parts []serverPart) []endpointKey {
+	var keys []endpointKey
+	for _, p := range parts {
+		for _, e := range p.r.Endpoints {
+			if k := (endpointKey{e.Target, e.URL}); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
 		}
+	}
+	return keys
+}
+
+// endpointParts are the segments' results of one endpoint.
+func endpointParts(parts []serverPart, key endpointKey) []serverPart {
+	var out []serverPart
+	for _, p := range parts {
+		for i := range p.r.Endpoints {
+			if e := &p.r.Endpoints[i]; e.Target == key.target && e.URL == key.url {
+				out = append(out, serverPart{e, p.shift})
+			}
+		}
+	}
+	return out
+}
+
+// joinServer joins one endpoint's results (or several endpoints' sums)
+// from the segments, without their Endpoints.
+func joinServer(parts []serverPart) *servermetrics.Result {
+	first := parts[0].r
+	out := &servermetrics.Result{URL: first.URL, Target: first.Target, Discovered: first.Discovered,
+		EveryS: first.EveryS, Server: first.Server, Examples: first.Examples, Note: first.Note}
+	index := map[string]int{}
+	for _, p := range parts {
+		r := p.r
 		out.Server = cmp.Or(out.Server, r.Server)
 		out.Families, out.Known = max(out.Families, r.Families), max(out.Known, r.Known)
 		out.Scrapes += r.Scrapes
@@ -114,7 +166,6 @@ func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
 				out.Errors = append(out.Errors, e)
 			}
 		}
-		shift := x.Result.Run.Start.Sub(start).Seconds()
 		for _, s := range r.Series {
 			i, ok := index[s.Name]
 			if !ok {
@@ -124,15 +175,13 @@ func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
 			}
 			dst := &out.Series[i]
 			for k := range min(len(s.T), len(s.V)) {
-				dst.T = append(dst.T, s.T[k]+shift)
+				dst.T = append(dst.T, s.T[k]+p.shift)
 				dst.V = append(dst.V, s.V[k])
 			}
 		}
 	}
-	if out != nil {
-		for i := range out.Series {
-			sortPoints(&out.Series[i])
-		}
+	for i := range out.Series {
+		sortPoints(&out.Series[i])
 	}
 	return out
 }

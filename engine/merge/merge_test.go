@@ -229,3 +229,51 @@ func TestMergeJoinsServerMetrics(t *testing.T) {
 		t.Errorf("V = %v", got)
 	}
 }
+
+// Segments of a run with two replicas: the sums are joined as one
+// server's series, and each replica with its own.
+func TestMergeJoinsEndpoints(t *testing.T) {
+	endpoint := func(url string, v float64, ts ...float64) servermetrics.Result {
+		vs := make([]float64, len(ts))
+		for i := range vs {
+			vs[i] = v
+		}
+		return servermetrics.Result{URL: url, Scrapes: len(ts), Server: "vllm",
+			Series: []servermetrics.Series{{Name: "vllm:num_requests_waiting", Role: "waiting", T: ts, V: vs}}}
+	}
+	mk := func(i int, ts ...float64) seg {
+		s := seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 2, skew: time.Duration(i) * time.Second}
+		s.edit = func(r *result.Result) {
+			a, b := endpoint("http://a/metrics", 1, ts...), endpoint("http://b/metrics", 2, ts...)
+			b.Target, b.Discovered = "b", true
+			sum := endpoint("", 3, ts...).Series[0]
+			sum.Name = "sum(vllm:num_requests_waiting)"
+			r.ServerMetrics = &servermetrics.Result{Scrapes: 2 * len(ts), Server: "vllm",
+				Series: []servermetrics.Series{sum}, Endpoints: []servermetrics.Result{a, b}}
+		}
+		return s
+	}
+	res, _, err := Merge(inputs(t, mk(0, 0, 2), mk(1, 0)), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := res.ServerMetrics
+	if sm == nil || len(sm.Endpoints) != 2 || sm.Scrapes != 6 || sm.URL != "" {
+		t.Fatalf("server metrics %+v, want 2 endpoints of 6 scrapes", sm)
+	}
+	if s := sm.ByRole("waiting"); s == nil || s.Name != "sum(vllm:num_requests_waiting)" || fmt.Sprint(s.T, s.V) != "[0 1 2] [3 3 3]" {
+		t.Errorf("the sum %+v, want 3 at 0, 1, 2", s)
+	}
+	for i, want := range []struct {
+		url, target string
+		v           string
+	}{{"http://a/metrics", "", "[1 1 1]"}, {"http://b/metrics", "b", "[2 2 2]"}} {
+		e := sm.Endpoints[i]
+		if e.URL != want.url || e.Target != want.target || e.Scrapes != 3 || fmt.Sprint(e.Series[0].V) != want.v || len(e.Endpoints) != 0 {
+			t.Errorf("endpoint %d: %+v, want %s's, values %s", i, e, want.url, want.v)
+		}
+	}
+	if !sm.Endpoints[1].Discovered {
+		t.Error("the discovered endpoint lost its mark")
+	}
+}

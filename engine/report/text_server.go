@@ -47,10 +47,10 @@ const serverStagesNote = "server figures: means of the scrapes within each stage
 
 // serverStages are the server's roles over each stage's window: the
 // columns that have a value in some stage, and one row of cells per stage
-// ("-" where no scrape fell within it). No columns when the result has no
+// ("-" where no scrape fell within it), from sm: the result's server
+// metrics, or one of their endpoints. No columns when the result has no
 // run start to place the series on, or no role within any stage.
-func serverStages(r *result.Result, text bool) (cols []serverColumn, rows [][]string) {
-	sm := r.ServerMetrics
+func serverStages(r *result.Result, sm *servermetrics.Result, text bool) (cols []serverColumn, rows [][]string) {
 	if sm == nil || r.Run.Start.IsZero() {
 		return nil, nil
 	}
@@ -120,32 +120,93 @@ func serverKindName(sm *servermetrics.Result) string {
 // why it gave no series when it gave none, then shows the server's roles
 // per stage beside the client's TTFT, so that a cliff and the server's
 // queue sit side by side; the series themselves are drawn in the HTML
-// report.
+// report. Several endpoints get a line each, the table of their sums,
+// then each one's own table.
 func writeServerMetricsNote(b *bytes.Buffer, r *result.Result) {
 	sm := r.ServerMetrics
 	if sm == nil {
 		return
 	}
-	fmt.Fprintf(b, "\nserver metrics: %d series from %s (%s", len(sm.Series), sm.URL, textfmt.Count(int64(sm.Scrapes), "scrape", "scrapes"))
-	if sm.Failures > 0 {
-		fmt.Fprintf(b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
+	if len(sm.Endpoints) > 0 {
+		writeEndpointsNote(b, r)
+		return
 	}
-	b.WriteString(")\n")
+	fmt.Fprintf(b, "\nserver metrics: %s\n", endpointLine(sm))
 	if note := sm.Explain(); note != "" {
 		b.WriteString(wrap(note, "  ", "    ", maxWidth))
 	}
-	writeServerStages(b, r)
+	writeServerStages(b, r, sm, serverKindName(sm), "")
 }
 
-// writeServerStages writes one row per stage: the client's TTFT p50 and
-// p99, then the server's roles over the same window.
-func writeServerStages(b *bytes.Buffer, r *result.Result) {
-	cols, rows := serverStages(r, true)
+// writeEndpointsNote is writeServerMetricsNote for several endpoints.
+func writeEndpointsNote(b *bytes.Buffer, r *result.Result) {
+	sm := r.ServerMetrics
+	fmt.Fprintf(b, "\nserver metrics: %d endpoints, %s; %s\n", len(sm.Endpoints),
+		textfmt.Count(int64(sm.Scrapes), "scrape", "scrapes"), sumsNote)
+	for i := range sm.Endpoints {
+		e := &sm.Endpoints[i]
+		b.WriteString(wrap(fmt.Sprintf("#%d %s", i+1, endpointLine(e)), "  ", "    ", maxWidth))
+		if note := e.Explain(); note != "" {
+			b.WriteString(wrap(note, "    ", "      ", maxWidth))
+		}
+	}
+	if note := sm.Explain(); note != "" {
+		b.WriteString(wrap(note, "  ", "    ", maxWidth))
+	}
+	legend := writeServerStages(b, r, sm, "sum of "+serverKindsName(sm), "")
+	for i := range sm.Endpoints {
+		e := &sm.Endpoints[i]
+		legend = writeServerStages(b, r, e, fmt.Sprintf("#%d %s", i+1, serverKindName(e)), legend)
+	}
+}
+
+// sumsNote says what the sums of several endpoints are.
+const sumsNote = "requests and token rates summed across them, cache use and latencies per endpoint"
+
+// endpointLine says what one endpoint gave and how its scrapes fared:
+// "12 series from http://host:8000/metrics (45 scrapes)", or for one
+// found at the target's origin "found vLLM's at ...: 12 series (...)".
+func endpointLine(sm *servermetrics.Result) string {
+	var b strings.Builder
+	if sm.Target != "" {
+		fmt.Fprintf(&b, "target %s: ", sm.Target)
+	}
+	switch k := sm.ServerKind(); {
+	case sm.Discovered && k != "":
+		fmt.Fprintf(&b, "found %s's at %s: %d series (", servermetrics.ServerName(k), sm.URL, len(sm.Series))
+	case sm.Discovered:
+		fmt.Fprintf(&b, "found at %s: %d series (", sm.URL, len(sm.Series))
+	default:
+		fmt.Fprintf(&b, "%d series from %s (", len(sm.Series), sm.URL)
+	}
+	b.WriteString(textfmt.Count(int64(sm.Scrapes), "scrape", "scrapes"))
+	if sm.Failures > 0 {
+		fmt.Fprintf(&b, ", %d failed: %s", sm.Failures, strings.Join(sm.Errors, "; "))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// serverKindsName names the servers of several endpoints: "2 vLLM
+// servers", or "3 servers" when their kinds differ or are not known.
+func serverKindsName(sm *servermetrics.Result) string {
+	if k := sm.ServerKind(); k != "" {
+		return fmt.Sprintf("%d %s servers", len(sm.Endpoints), servermetrics.ServerName(k))
+	}
+	return fmt.Sprintf("%d servers", len(sm.Endpoints))
+}
+
+// writeServerStages writes one row per stage of sm's figures, headed
+// head: the client's TTFT p50 and p99, then the server's roles over the
+// same window, and the legend of its series unless it is the one
+// written before (prev); it returns the legend written last.
+func writeServerStages(b *bytes.Buffer, r *result.Result, sm *servermetrics.Result, head, prev string) string {
+	cols, rows := serverStages(r, sm, true)
 	if cols == nil {
-		return
+		return prev
 	}
 	tw := newTable(b)
-	head, labels := leftColumn(serverKindName(r.ServerMetrics), stageLabels(r.Stages))
+	head, labels := leftColumn(head, stageLabels(r.Stages))
 	cells := []string{head, "TTFT p50 ", "TTFT p99 "}
 	for _, c := range cols {
 		cells = append(cells, c.head)
@@ -156,7 +217,13 @@ func writeServerStages(b *bytes.Buffer, r *result.Result) {
 		row(tw, append([]string{labels[i], fmtP(d, "p50", d.P50), fmtP(d, "p99", d.P99)}, rows[i]...)...)
 	}
 	tw.Flush()
-	b.WriteString(wrap(serverStagesNote+"; "+seriesLegend(r.ServerMetrics, cols), "", "  ", maxWidth))
+	legend := seriesLegend(sm, cols)
+	if prev == "" {
+		b.WriteString(wrap(serverStagesNote+"; "+legend, "", "  ", maxWidth))
+	} else if legend != prev {
+		b.WriteString(wrap(legend, "", "  ", maxWidth))
+	}
+	return legend
 }
 
 // seriesLegend names the server's own series behind each column, so a

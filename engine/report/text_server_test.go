@@ -55,14 +55,41 @@ func serverEndpoints() map[string]*result.Result {
 	failed := result.New(result.Meta{Complete: true}, nil)
 	failed.ServerMetrics = &servermetrics.Result{URL: "http://127.0.0.1:8080/metrics", EveryS: 5, Scrapes: 12, Failures: 12,
 		Errors: []string{"HTTP 501 Not Implemented (12×)"}, Series: []servermetrics.Series{}}
-	return map[string]*result.Result{"llama.cpp sweep": serverSweep(), "unknown endpoint": unknown, "every scrape failed": failed}
+	found := serverSweep()
+	found.ServerMetrics.Discovered = true
+	return map[string]*result.Result{"llama.cpp sweep": serverSweep(), "unknown endpoint": unknown, "every scrape failed": failed,
+		"found at the origin": found, "two replicas": serverReplicas()}
+}
+
+// serverReplicas is serverSweep's server twice, the second replica found
+// at its target's origin and failing once: their queue and token rate
+// are summed.
+func serverReplicas() *result.Result {
+	r := serverSweep()
+	a := *r.ServerMetrics
+	b := a
+	b.URL, b.Target, b.Discovered, b.Failures, b.Errors = "http://127.0.0.1:8081/metrics", "b", true, 1, []string{"timeout after 2s (1×)"}
+	sums := []servermetrics.Series{}
+	for _, s := range a.Series {
+		if !servermetrics.Additive(&s) {
+			continue
+		}
+		sum := servermetrics.Series{Name: "sum(" + s.Name + ")", Role: servermetrics.RoleOf(&s), Unit: s.Unit, T: s.T}
+		for _, v := range s.V {
+			sum.V = append(sum.V, 2*v)
+		}
+		sums = append(sums, sum)
+	}
+	r.ServerMetrics = &servermetrics.Result{EveryS: 5, Scrapes: 40, Failures: 1, Server: servermetrics.ServerLlamaCpp,
+		Series: sums, Endpoints: []servermetrics.Result{a, b}}
+	return r
 }
 
 // TestServerMetricsNoteGolden: what the text summary says of each
 // endpoint, the server's roles per stage beside the client's TTFT.
 func TestServerMetricsNoteGolden(t *testing.T) {
 	var b bytes.Buffer
-	for _, name := range []string{"llama.cpp sweep", "unknown endpoint", "every scrape failed"} {
+	for _, name := range []string{"llama.cpp sweep", "unknown endpoint", "every scrape failed", "found at the origin", "two replicas"} {
 		fmt.Fprintf(&b, "== %s\n", name)
 		writeServerMetricsNote(&b, serverEndpoints()[name])
 	}
@@ -74,7 +101,7 @@ func TestServerMetricsNoteGolden(t *testing.T) {
 func TestServerStagesColumns(t *testing.T) {
 	r := serverSweep()
 	heads := func(text bool) string {
-		cols, _ := serverStages(r, text)
+		cols, _ := serverStages(r, r.ServerMetrics, text)
 		var out []string
 		for _, c := range cols {
 			out = append(out, c.head)
@@ -88,11 +115,11 @@ func TestServerStagesColumns(t *testing.T) {
 		t.Errorf("HTML columns %s, want %s", got, want)
 	}
 	r.Stages = append(r.Stages, metrics.StageSummary{Scenario: "sweep", Stage: "late", Start: r.Run.Start.Add(time.Hour), End: r.Run.Start.Add(2 * time.Hour)})
-	if _, rows := serverStages(r, true); strings.Join(rows[len(rows)-1], ",") != "-,-,-" {
+	if _, rows := serverStages(r, r.ServerMetrics, true); strings.Join(rows[len(rows)-1], ",") != "-,-,-" {
 		t.Errorf("a stage without scrapes: %q, want dashes", rows[len(rows)-1])
 	}
 	r.Run.Start = time.Time{}
-	if cols, _ := serverStages(r, true); cols != nil {
+	if cols, _ := serverStages(r, r.ServerMetrics, true); cols != nil {
 		t.Error("no run start, yet a table")
 	}
 }
@@ -122,6 +149,28 @@ func TestHTMLServerSection(t *testing.T) {
 		if !strings.Contains(page, "<h2>Server metrics</h2>") || !strings.Contains(page, note) {
 			t.Errorf("%s: page lacks the server section or its note %q", name, note)
 		}
+	}
+}
+
+// TestHTMLServerSectionReplicas: several endpoints get the table of their
+// sums and one of each, and a chart per quantity with a line per
+// endpoint beside their sum; their cache use or latency is never summed.
+func TestHTMLServerSectionReplicas(t *testing.T) {
+	page := string(render(t, HTML(serverReplicas())))
+	for _, want := range []string{
+		`<th class="l">sum of 2 llama.cpp servers</th><th>TTFT p50</th><th>TTFT p99</th><th>running</th><th>waiting</th><th>srv out tok/s</th></tr>`,
+		`<tr><td class="l ">c8</td><td>900</td><td>1500</td><td>8</td><td>10</td><td>240.0</td></tr>`,
+		`<th class="l">#2 llama.cpp server</th><th>TTFT p50</th><th>TTFT p99</th><th>running</th><th>waiting</th><th>srv ITL mean</th>`,
+		"<title>requests waiting: sum(llamacpp:requests_deferred)</title>",
+		"#1 llamacpp:requests_deferred", "#2 llamacpp:requests_deferred",
+		"#2: Target b: found at the target&#39;s origin, http://127.0.0.1:8081/metrics, and scraped every 5s",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "sum(llamacpp:tokens_predicted_seconds_total") {
+		t.Error("a latency was summed")
 	}
 }
 

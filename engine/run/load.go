@@ -1,7 +1,6 @@
 package run
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/metrics"
-	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/selfcheck"
@@ -43,6 +41,10 @@ type ending struct {
 // load runs the plan against c.Client and builds, writes and judges the
 // result, also when interrupted or aborted.
 func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outcome, error) {
+	endpoints, err := c.metricsEndpoints(ctx)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
 	col := metrics.NewCollector(metrics.WithSLO(c.Plan.SLO))
 	// Every return closes the aggregator's goroutine; after the normal
 	// Close below this one does nothing.
@@ -85,13 +87,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	sameBox, localServer := c.localServer(ctx, simulated)
 	mon := selfcheck.Start(selfcheck.DefaultInterval, sameBox...)
 	judgeProbes(eng, probes, mon)
-	var scraper *servermetrics.Scraper
-	if t := c.Plan.Target; t.MetricsURL != "" {
-		scraper = servermetrics.Start(t.MetricsURL, cmp.Or(t.MetricsEvery, plan.DefaultMetricsEvery), start)
-		// A capacity search waits between probes for the server's own
-		// queue to empty.
-		eng.SetServerQueue(scraper)
-	}
+	scraper := c.startScraper(endpoints, eng, start)
 	stopProgress := c.startProgress(eng, col)
 	meter := startProcessMeter()
 	c.announceSegment(start)

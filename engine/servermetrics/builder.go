@@ -22,6 +22,7 @@ type builder struct {
 type track struct {
 	choice
 	series []Series // one, or one per quantile
+	round  int      // of the scrape being added
 
 	havePrev     bool
 	prevT        float64
@@ -37,8 +38,9 @@ func newBuilder() *builder {
 	return b
 }
 
-// add records one successful scrape taken t seconds after the run start.
-func (b *builder) add(t float64, fams families) {
+// add records one successful scrape taken t seconds after the run start,
+// in the given round of the scrape schedule (see poller.roundAt).
+func (b *builder) add(t float64, round int, fams families) {
 	b.families, b.names = len(fams), b.names[:0]
 	for name := range fams {
 		b.names = append(b.names, name)
@@ -46,6 +48,7 @@ func (b *builder) add(t float64, fams families) {
 	for _, tr := range b.tracks {
 		if mf := lookup(fams, tr.name); mf != nil {
 			b.known[tr.name] = true
+			tr.round = round
 			tr.add(t, mf, fams)
 		}
 	}
@@ -160,6 +163,7 @@ func (tr *track) point(i int, t, v float64, help string) {
 	}
 	s.T = append(s.T, math.Round(t*1000)/1000)
 	s.V = append(s.V, v)
+	s.rounds = append(s.rounds, tr.round)
 }
 
 // series returns every series with at least one point, in chosen order.

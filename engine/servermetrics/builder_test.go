@@ -31,7 +31,7 @@ func build(t *testing.T, scrapes ...string) *Result {
 	t.Helper()
 	b := newBuilder()
 	for i, s := range scrapes {
-		b.add(float64(10*i), parse(t, s))
+		b.add(float64(10*i), i, parse(t, s))
 	}
 	return &Result{Series: b.series()}
 }
@@ -122,7 +122,7 @@ func TestBuilderServer(t *testing.T) {
 	for _, tt := range tests {
 		b := newBuilder()
 		for i, f := range tt.files {
-			b.add(float64(10*i), parse(t, f))
+			b.add(float64(10*i), i, parse(t, f))
 		}
 		res := &Result{Scrapes: len(tt.files), Series: b.series()}
 		b.describe(res)
@@ -304,7 +304,7 @@ func TestBuilderLlamaCpp(t *testing.T) {
 // nothing else.
 func TestBuilderLlamaCppIdle(t *testing.T) {
 	b := newBuilder()
-	b.add(0, parse(t, "testdata/llamacpp_real_idle.txt"))
+	b.add(0, 0, parse(t, "testdata/llamacpp_real_idle.txt"))
 	res := &Result{URL: "u", Scrapes: 1, Series: b.series()}
 	b.describe(res)
 	if got, want := strings.Join(names(res), ","), "llamacpp:requests_processing,llamacpp:requests_deferred"; got != want {

@@ -20,7 +20,20 @@
 // a p50 and a p99 per scrape interval, from the change in their buckets,
 // as Prometheus' histogram_quantile does over rate(...[interval]).
 //
-// A scraper never disturbs the load it watches: it has its own HTTP client
-// with a short timeout, reads a bounded body, runs in one goroutine and
-// records failures instead of returning them.
+// A service of several replicas, or a run of several targets, is several
+// endpoints (StartAll): each is scraped on its own and kept apart in
+// Result.Endpoints, and the series that add up across them — requests
+// running and waiting, token and event rates — are summed scrape round by
+// scrape round into the Result's own series, which the analysis, the
+// reports and a capacity search's wait (Scraper.Queue) read. Fractions
+// such as KV-cache use are never averaged into one figure: one full
+// replica would hide behind an idle one.
+//
+// Discover finds a target's metrics at its origin's /metrics when none
+// was named, and keeps them only when they are a known server's (Kind);
+// Probe is the one read that checks a named endpoint before the load.
+//
+// A scraper never disturbs the load it watches: each endpoint has its own
+// HTTP client with a short timeout and its own goroutine, reads a bounded
+// body, and records failures instead of returning them.
 package servermetrics

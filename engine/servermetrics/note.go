@@ -71,6 +71,8 @@ func (r *Result) Explain() string {
 	switch {
 	case r.Scrapes == 0:
 		return ""
+	case len(r.Endpoints) > 0:
+		return r.explainSums()
 	case len(r.Series) > 0:
 		return r.explainRoles()
 	case r.Failures >= r.Scrapes:
@@ -94,6 +96,16 @@ func (r *Result) explainRoles() string {
 		return ""
 	}
 	return fmt.Sprintf("%s has no gauge of running or waiting requests llmload knows: the server's queue cannot corroborate a knee or a cliff", r.URL)
+}
+
+// explainSums warns when the endpoints' queue gauges gave no sum: each
+// endpoint's own note says why it has none, if it has none.
+func (r *Result) explainSums() string {
+	if r.ByRole(RoleWaiting) != nil || r.ByRole(RoleRunning) != nil {
+		return ""
+	}
+	return fmt.Sprintf("no gauge of running or waiting requests was read from all %d endpoints in the same scrapes: "+
+		"their summed queue cannot corroborate a knee or a cliff; each endpoint's series are kept apart", len(r.Endpoints))
 }
 
 // noneOf words the families that are not known: "the one family",

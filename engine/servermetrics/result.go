@@ -16,6 +16,10 @@ type Series struct {
 	Unit string    `json:"unit,omitempty"` // one of the Unit constants
 	T    []float64 `json:"t"`              // seconds since the run start
 	V    []float64 `json:"v"`
+
+	// rounds are the scrape rounds of the points (see poller.roundAt),
+	// by which several endpoints' points are summed; never written.
+	rounds []int
 }
 
 // Units of a Series.
@@ -28,16 +32,26 @@ const (
 	UnitTokens          = "tokens"
 )
 
-// Result is what a Scraper saw over a run.
+// Result is what a Scraper saw over a run: of its one endpoint, or of
+// several, when Endpoints holds each one's own Result and Series their
+// sums (see Additive).
 type Result struct {
-	URL      string   `json:"url"` // credentials removed
-	EveryS   float64  `json:"every_s"`
-	Scrapes  int      `json:"scrapes"`
-	Failures int      `json:"failures"`
-	Errors   []string `json:"errors,omitempty"` // distinct messages with counts, at most MaxErrors
+	// URL is the endpoint's, credentials removed; "" for several.
+	URL string `json:"url"`
+	// Target is the name of the plan's target the endpoint serves; "" for
+	// the one target, and for several endpoints.
+	Target string `json:"target,omitempty"`
+	// Discovered says the endpoint was found at the target's origin
+	// rather than named by --metrics-url or metrics_url.
+	Discovered bool     `json:"discovered,omitempty"`
+	EveryS     float64  `json:"every_s"`
+	Scrapes    int      `json:"scrapes"`
+	Failures   int      `json:"failures"`
+	Errors     []string `json:"errors,omitempty"` // distinct messages with counts, at most MaxErrors
 	// Server is the kind of server the known metrics came from
 	// (ServerVLLM, ServerSGLang, ServerTGI, ServerLlamaCpp); "" when none
-	// was known.
+	// was known. Of several endpoints, their common kind ("" when they
+	// differ).
 	Server string `json:"server,omitempty"`
 	// Families is how many metric families the latest successful scrape
 	// held, Known how many metrics llmload maps were seen in any scrape,
@@ -49,6 +63,11 @@ type Result struct {
 	// when nothing needs saying.
 	Note   string   `json:"note,omitempty"`
 	Series []Series `json:"series"`
+	// Endpoints are each endpoint's own Result when there are several
+	// (replicas, targets), in the order they were given; then the
+	// Series above are the sums across them of the series that add up,
+	// and Scrapes and Failures their totals. Absent for one endpoint.
+	Endpoints []Result `json:"endpoints,omitempty"`
 }
 
 // Lookup returns the series named name, or nil.

@@ -172,7 +172,7 @@ func TestScraperTimeout(t *testing.T) {
 	}))
 	defer close(release)
 	began := time.Now()
-	sc := startWith(srv.URL, MinEvery, time.Now(), 200*time.Millisecond)
+	sc := startAll([]Endpoint{{URL: srv.URL}}, MinEvery, time.Now(), 200*time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
 	res := sc.Stop()
 	if res.Failures == 0 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "timeout after 200ms") {
@@ -300,7 +300,7 @@ func TestScrubCoversEveryEncoding(t *testing.T) {
 		"password s3cr3t%21pw rejected",
 		"user admin:s3cr3t!pw",
 	} {
-		got := s.scrub(msg)
+		got := s.pollers[0].scrub(msg)
 		for _, secret := range []string{basic, "s3cr3t%21pw", "s3cr3t!pw"} {
 			if strings.Contains(got, secret) {
 				t.Errorf("scrub(%q) = %q: still holds %q", msg, got, secret)
