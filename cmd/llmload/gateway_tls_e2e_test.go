@@ -48,21 +48,23 @@ func startGatewayFixture(t *testing.T) *gatewayFixture {
 	stream := `proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off;`
 	f.gw = nginxtest.Start(t, fmt.Sprintf(`
   log_format proto '$server_port $server_protocol $http_x_tenant';
-  access_log %[1]s/access.log proto;
   map $http_x_tenant $replica { default %[2]s; b %[3]s; }
   server {
     listen 127.0.0.1:%[4]d ssl;
     ssl_certificate %[5]s; ssl_certificate_key %[6]s;
     ssl_client_certificate %[7]s; ssl_verify_client on;
+    access_log %[1]s/access.log proto;
     location / { proxy_pass http://%[2]s; %[8]s }
   }
   server {
     listen 127.0.0.1:%[9]d ssl http2;
     ssl_certificate %[5]s; ssl_certificate_key %[6]s;
+    access_log %[1]s/access.log proto;
     location / { proxy_pass http://%[2]s; %[8]s }
   }
   server {
     listen 127.0.0.1:%[10]d;
+    access_log %[1]s/access.log proto;
     location / { proxy_pass http://$replica; %[8]s }
   }`, f.dir, upstreams[0], upstreams[1], f.mtls, srvCert, srvKey, f.ca, stream, f.h2, f.routed), f.mtls, f.h2, f.routed)
 	return f

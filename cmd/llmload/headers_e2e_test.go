@@ -188,7 +188,7 @@ function iteration(vu) llm.chat { messages = { { role = "user", content = "hi" }
 // path wants ?api-version and the key in api-key, never as a Bearer
 // token, and is served by the simulator; the rest (its /metrics) too.
 func azureServer(t *testing.T, deployment string) (*httptest.Server, *atomic.Int64) {
-	simulator := sim.New(sim.Config{DecodeBase: -1, PrefillBase: -1})
+	simulator := sim.New(sim.Config{Model: deployment, DecodeBase: -1, PrefillBase: -1}) // the deployment serves its model, whatever the body names
 	var served atomic.Int64
 	prefix := "/openai/deployments/" + deployment
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

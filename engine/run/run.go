@@ -190,7 +190,7 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 	}
 	c.Plan.Target.BaseURL = url
 	c.Plan.Target = plainForSimulator(c.Plan.Target, c.log)
-	if t.MetricsURL == "" {
+	if t.MetricsURL == "" && !t.NoMetrics {
 		c.Plan.Target.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
 	}
 	c.log("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)

@@ -59,7 +59,7 @@ func (c *Config) startTargetSimulators() ([]*sim.Server, error) {
 		servers = append(servers, srv)
 		t.BaseURL = url
 		*t = plainForSimulator(*t, c.log)
-		if t.MetricsURL == "" {
+		if t.MetricsURL == "" && !t.NoMetrics {
 			t.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
 		}
 		c.log("target %s has no base_url: running it against a built-in simulator at %s", t.Name, url)
