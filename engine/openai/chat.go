@@ -76,7 +76,7 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	issued := time.Now()
 	w := startWatchdog(issued, c.timeoutsFor(req), cancel)
 	defer w.stop()
-	resp, err := c.http.Do(hreq)
+	resp, err := c.send(hreq, &t0)
 	res.Start, res.Connect = t0.from(issued)
 	if err != nil {
 		res.Err = c.fail(ctx, rctx, err, phaseRequest)
@@ -100,7 +100,8 @@ func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
 // newRequest builds the HTTP request. The empty X-Idempotency-Key is not
 // sent; it lets the transport resend a request that met a keep-alive
 // connection the server closed while idle (a race of our pool, not a server
-// failure). A fresh connection is never retried.
+// failure), and send resends the one the transport does not (see send). A
+// fresh connection is never retried.
 func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatRequest, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), bytes.NewReader(body))
 	if err != nil {

@@ -20,16 +20,21 @@ import (
 // server's.
 //
 // The connection the request got is kept too: where it keeps the kernel's
-// receive times (rxtime.Conn), now stamps the response's bytes with them.
+// receive times (rxtime.Conn), now stamps the response's bytes with them;
+// and whether it was a kept-alive one (see send).
 type stamp struct {
-	wrote atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
-	conn  atomic.Pointer[rxtime.Conn]
+	wrote  atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
+	conn   atomic.Pointer[rxtime.Conn]
+	reused atomic.Bool // the latest connection had served a request before
 }
 
 // trace returns the hooks that stamp s.
 func (s *stamp) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { s.conn.Store(rxtime.Of(info.Conn)) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			s.conn.Store(rxtime.Of(info.Conn))
+			s.reused.Store(info.Reused)
+		},
 		WroteHeaders: func() {
 			now := time.Now()
 			s.wrote.Store(&now)
