@@ -42,23 +42,45 @@ func llamaPaths() (bin, model string) {
 	return bin, model
 }
 
-// llama is one llama-server for the tests of this package, started on
-// first use and killed by TestMain when they are done (stopLlama).
-var llama struct {
+// llamaInstance is a llama-server the tests of this package share,
+// started with args on first use and killed by TestMain when they are
+// done (stopLlama).
+type llamaInstance struct {
+	args []string
 	once sync.Once
 	base string // http://127.0.0.1:P
 	err  error
 	proc *started
 }
 
-// llamaServer returns the base URL of a running llama-server with 4 slots
-// and its metrics on, or skips the test when the server is absent.
-func llamaServer(t *testing.T) string {
+// llama is the server of most real-server tests: 4 slots of 2,048
+// tokens, its metrics on.
+var llama = llamaInstance{args: []string{"-c", "8192", "-np", "4", "-t", "1", "--metrics"}}
+
+// llamaServer returns the base URL of the running llama, or skips the
+// test when the server is absent.
+func llamaServer(t *testing.T) string { return llama.serve(t) }
+
+// serve returns the base URL of l, started on first use, or skips the
+// test when the server is absent.
+func (l *llamaInstance) serve(t *testing.T) string {
+	t.Helper()
+	bin, model := llamaPathsOrSkip(t)
+	l.once.Do(func() { l.proc, l.base, l.err = startLlama(bin, model, l.args...) })
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	return l.base
+}
+
+// llamaPathsOrSkip returns the server binary and the model, or skips the
+// test when either is absent (fails it in CI, which always builds them).
+func llamaPathsOrSkip(t *testing.T) (bin, model string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a real llama.cpp server")
 	}
-	bin, model := llamaPaths()
+	bin, model = llamaPaths()
 	for _, p := range []string{bin, model} {
 		if _, err := os.Stat(p); err != nil {
 			if os.Getenv("CI") == "true" {
@@ -67,55 +89,57 @@ func llamaServer(t *testing.T) string {
 			t.Skipf("no real server: %s is missing; run .ci/llama-server.sh (builds llama-server once, about 8 minutes on 2 cores) or set LLMLOAD_LLAMA_SERVER and LLMLOAD_LLAMA_MODEL", p)
 		}
 	}
-	llama.once.Do(func() { llama.base, llama.err = startLlama(bin, model) })
-	if llama.err != nil {
-		t.Fatal(llama.err)
-	}
-	return llama.base
+	return bin, model
 }
 
-// startLlama starts the server on a free loopback port and waits until
-// its model is loaded. It outlives the test that started it: the package's
-// tests share it, and TestMain kills it.
-func startLlama(bin, model string) (string, error) {
+// startLlama starts the server with args on a free loopback port and
+// waits until its model is loaded. The process outlives the test that
+// started it unless that test kills it: the caller owns it.
+func startLlama(bin, model string, args ...string) (*started, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	s := &started{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "-m", model, "--alias", "stories260K", "--host", "127.0.0.1", "--port", fmt.Sprint(port),
-		"-c", "8192", "-np", "4", "-t", "1", "--metrics")
+	s.cmd = exec.Command(bin, append([]string{"-m", model, "--alias", "stories260K", "--host", "127.0.0.1",
+		"--port", fmt.Sprint(port)}, args...)...)
 	s.cmd.Env = cleanEnv()
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	if err := s.cmd.Start(); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	go func() { s.cmd.Wait(); close(s.exited) }()
-	llama.proc = s
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-s.exited:
-			return "", fmt.Errorf("llama-server exited before it was ready:\n%s", s.stderr.String())
+			return s, "", fmt.Errorf("llama-server exited before it was ready:\n%s", s.stderr.String())
 		default:
 		}
 		if resp, err := http.Get(base + "/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base, nil
+				return s, base, nil
 			}
 		}
 	}
-	return "", fmt.Errorf("llama-server not ready within 2 minutes:\n%s", s.stderr.String())
+	s.cmd.Process.Kill()
+	<-s.exited
+	return s, "", fmt.Errorf("llama-server not ready within 2 minutes:\n%s", s.stderr.String())
 }
 
-// stopLlama kills the shared server, if one was started.
+// llamaInstances are the shared servers stopLlama stops.
+var llamaInstances = []*llamaInstance{&llama, &llamaGuarded}
+
+// stopLlama kills the shared servers that were started.
 func stopLlama() {
-	if p := llama.proc; p != nil {
-		p.cmd.Process.Kill()
-		<-p.exited
+	for _, l := range llamaInstances {
+		if p := l.proc; p != nil {
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
 	}
 }
 

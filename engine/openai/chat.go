@@ -56,7 +56,7 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 // out of the failure's message, as the client's redactor does the
 // target's; the redactor is built only for a failure that needs it.
 func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
-	res, out := c.send(ctx, req)
+	res, out := c.exchange(ctx, req)
 	if res.Err != nil && req != nil && len(req.Headers) > 0 {
 		if secrets := requestSecrets(req.Headers); len(secrets) > 0 {
 			res.Err.Message = redact.NewFor(secrets).Redact(res.Err.Message)
@@ -65,7 +65,8 @@ func (c *Client) chat(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	return res, out
 }
 
-func (c *Client) send(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
+// exchange sends req and reads its answer into a Result.
+func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine.Result, outcome) {
 	res := &engine.Result{}
 	if req == nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: "nil request"}
@@ -94,7 +95,7 @@ func (c *Client) send(ctx context.Context, req *engine.ChatRequest) (*engine.Res
 	issued := time.Now()
 	w := startWatchdog(issued, c.timeoutsFor(req), cancel)
 	defer w.stop()
-	resp, err := c.http.Do(hreq)
+	resp, err := c.send(hreq, &t0)
 	res.Start, res.Connect = t0.from(issued)
 	res.TLS = t0.handshake()
 	if err != nil {
@@ -124,9 +125,10 @@ func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
 // newRequest builds the HTTP request. The empty X-Idempotency-Key is not
 // sent; it lets the transport resend a request that met a keep-alive
 // connection the server closed while idle (a race of our pool, not a server
-// failure). A fresh connection is never retried. The fixed headers and
-// the target's are values shared by every request; only a request's own
-// content type and headers cost an allocation each.
+// failure), and send resends the one the transport does not (see send). A
+// fresh connection is never retried. The fixed headers and the target's
+// are values shared by every request; only a request's own content type
+// and headers cost an allocation each.
 func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatRequest, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), bytes.NewReader(body))
 	if err != nil {

@@ -194,6 +194,9 @@ type responsesEvent struct {
 	Code        json.RawMessage `json:"code"`
 	Message     json.RawMessage `json:"message"`
 	Error       json.RawMessage `json:"error"`
+	// Timings is llama.cpp's own timing of the request, which its
+	// response.completed carries beside the response, not in it.
+	Timings *timings `json:"timings"`
 }
 
 // responseObject is a response: whole when not streamed, or as the end
@@ -274,6 +277,9 @@ func (responsesDialect) event(s *stream, ev event) (delta, *engine.Error) {
 			s.tools.at(e.OutputIndex).named(e.Item.CallID, e.Item.Name)
 		}
 	case rtCompleted, rtIncomplete:
+		if e.Timings != nil {
+			s.res.Server = e.Timings.result()
+		}
 		responsesEnd(s, e.Response, ev)
 	case rtFailed:
 		return noText, &engine.Error{Class: engine.ErrAPI, Message: responsesFailure(e.Response)}

@@ -70,7 +70,7 @@ func (c *Client) Preflight(ctx context.Context, model string, apis ...string) (*
 	r := c.newRetries()
 	if model == "" {
 		err := r.do(ctx, func() (a attempt, err error) {
-			model, a, err = c.firstModel(ctx, dialects[apis[0]])
+			model, a, err = c.firstModel(ctx, apis[0])
 			return a, err
 		})
 		if err != nil {
@@ -144,8 +144,9 @@ func preflightRequest(api, model string) *engine.ChatRequest {
 }
 
 // firstModel asks the server which models it serves and returns the
-// first, with the credentials of dialect d.
-func (c *Client) firstModel(ctx context.Context, d dialect) (string, attempt, error) {
+// first, with the credentials of api's dialect.
+func (c *Client) firstModel(ctx context.Context, api string) (string, attempt, error) {
+	d := dialects[api]
 	tctx, cancel := context.WithTimeoutCause(ctx, c.t.ttft, causeTTFT)
 	defer cancel()
 	req, err := http.NewRequestWithContext(tctx, http.MethodGet, c.modelsURL, nil)
@@ -167,12 +168,12 @@ func (c *Client) firstModel(ctx context.Context, d dialect) (string, attempt, er
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCompletionBody))
 	if err != nil {
 		e := c.fail(ctx, tctx, err, phaseBody)
-		return "", attempt{class: e.Class}, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, outcome{})
+		return "", attempt{class: e.Class}, c.explain(c.modelsURL, modelsAPI(api, resp.StatusCode), "", e, resp.StatusCode, outcome{})
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &engine.Error{Class: engine.HTTPErrorClass(resp.StatusCode), Message: c.serverMessage(body)}
 		a := attempt{class: e.Class, status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
-		return "", a, c.explain(c.modelsURL, apiModels, "", e, resp.StatusCode, outcome{location: resp.Header.Get("Location")})
+		return "", a, c.explain(c.modelsURL, modelsAPI(api, resp.StatusCode), "", e, resp.StatusCode, outcome{location: resp.Header.Get("Location")})
 	}
 	m, err := c.parseModels(body)
 	return m, attempt{}, err
@@ -198,6 +199,17 @@ func (c *Client) parseModels(body []byte) (string, error) {
 
 // apiModels stands for the model list in explain: no endpoint's API.
 const apiModels = "models"
+
+// modelsAPI is the API explain names for the model list's answer status:
+// for a refused key, api, whose credentials the list was asked with (a
+// Messages script sends its key in x-api-key there too); otherwise none,
+// since the list's route says nothing about api's.
+func modelsAPI(api string, status int) string {
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return api
+	}
+	return apiModels
+}
 
 // explain turns a failed preflight request to target, of api, into advice.
 func (c *Client) explain(target, api, model string, e *engine.Error, status int, out outcome) error {
