@@ -13,79 +13,17 @@ import (
 	"github.com/llmload/llmload/engine/redact"
 )
 
-// reservedHeaders are the headers the client owns, each with why a
-// scenario may not set it: the client computes it, it is hop-by-hop, or
-// setting it would change what is measured.
-var reservedHeaders = map[string]string{
-	"Content-Length":    "the client computes it from the body",
-	"Host":              "the client sends the base URL's host; put the name the server wants in base_url (and server_name for TLS)",
-	"Transfer-Encoding": "the client frames the body itself",
-	"Connection":        "the client manages its connections (a hop-by-hop header)",
-	"Keep-Alive":        "the client manages its connections (a hop-by-hop header)",
-	"Proxy-Connection":  "the client manages its connections (a hop-by-hop header)",
-	"Upgrade":           "the client switches no protocol mid-connection; set http2 or h2c for HTTP/2",
-	"Te":                "a hop-by-hop header; the client reads no trailers",
-	"Trailer":           "the client sends no trailers",
-	"Accept-Encoding": "the client asks for identity: a compressed stream is buffered by its decoder, " +
-		"which shifts every token's time",
-	"Content-Type": "the client sets it per request: application/json, or a dirty request's own content type",
-	"Accept":       "the client sets it per request: text/event-stream for a stream, application/json otherwise",
-}
-
-// ValidateHeader checks one header a request would carry: its name an
-// RFC 9110 token (letters, digits and !#$%&'*+-.^_`|~; not empty), its
-// value without a line break, NUL or other control character but tab,
-// and not a header the client owns (Content-Length, Host, Connection,
-// ...). The error names the header, never its value (often a
-// credential), and not the option it came from: the caller prefixes
-// that ("headers: ..."). Safe for concurrent use.
+// ValidateHeader checks one header a request would carry, by
+// plan.CheckHeader's rules: its name a token, its value without a control
+// character but tab, and not a header the client owns. The error names
+// the header, never its value (often a credential), and not the option it
+// came from: the caller prefixes that ("headers: ..."). Safe for
+// concurrent use.
 func ValidateHeader(name, value string) error {
-	if err := validateHeaderName(name); err != nil {
-		return err
-	}
-	if why, ok := reservedHeaders[http.CanonicalHeaderKey(name)]; ok {
-		return fmt.Errorf("header %s is the client's own: %s", name, why)
-	}
-	for _, r := range value {
-		switch {
-		case r == '\r' || r == '\n':
-			return fmt.Errorf("header %s: its value holds a line break, which would end the header early", name)
-		case r == 0:
-			return fmt.Errorf("header %s: its value holds a NUL byte", name)
-		case (r < 0x20 && r != '\t') || r == 0x7f:
-			return fmt.Errorf("header %s: its value holds the control character %U", name, r)
-		}
+	if err := plan.CheckHeader(name, value); err != nil {
+		return fmt.Errorf("header %q: %w", name, err)
 	}
 	return nil
-}
-
-// validateHeaderName checks that name is an RFC 9110 token.
-func validateHeaderName(name string) error {
-	if name == "" {
-		return errors.New("a header has an empty name")
-	}
-	for _, r := range name {
-		if tokenChar(r) {
-			continue
-		}
-		what := fmt.Sprintf("the character %q", r)
-		switch {
-		case r == ' ':
-			what = "a space"
-		case r == ':':
-			what = "a colon (write the name alone; its value goes apart)"
-		case r < 0x20 || r == 0x7f:
-			what = fmt.Sprintf("the control character %U", r)
-		}
-		return fmt.Errorf("header name %q has %s; a name is letters, digits and !#$%%&'*+-.^_`|~", name, what)
-	}
-	return nil
-}
-
-// tokenChar reports whether r may appear in an RFC 9110 token.
-func tokenChar(r rune) bool {
-	return r < 0x7f && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-		strings.ContainsRune("!#$%&'*+-.^_`|~", r))
 }
 
 // field is one header every request carries, its name canonical and its

@@ -24,12 +24,18 @@ var ownedHeaders = map[string]string{
 	"Upgrade":           "llmload chooses the protocol (for HTTP/2 set http2 or h2c)",
 	"Te":                "llmload negotiates transfer codings itself (TE is hop-by-hop)",
 	"Trailer":           "llmload sends no trailers",
+	"Proxy-Connection":  "llmload manages its connections (Proxy-Connection is hop-by-hop)",
+	"Accept-Encoding": "llmload asks for identity: a compressed stream is buffered by its decoder, " +
+		"which shifts every token's time",
+	"Content-Type": "llmload sets it per request: application/json, or a dirty request's own content type",
+	"Accept":       "llmload sets it per request: text/event-stream for a stream, application/json otherwise",
 }
 
 // CheckHeader reports why name: value cannot be sent as a header of every
 // request, nil when it can: the name must be an RFC 9110 token, not one of
 // the headers the client owns (Host, Content-Length, Transfer-Encoding,
-// Connection, Upgrade, TE, Trailer, Keep-Alive), and the value must hold no
+// Connection, Upgrade, TE, Trailer, Keep-Alive, Accept-Encoding,
+// Content-Type, Accept), and the value must hold no
 // control character but tab (CR, LF and NUL would split or cut the
 // request). The error names the offending character and its position and
 // never quotes the value: a header can carry a credential its name does

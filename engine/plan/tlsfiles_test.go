@@ -1,42 +1,19 @@
 package plan
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/llmload/llmload/engine/tlstest"
 )
 
-// writePair writes a self-signed certificate and its key as PEM files in
-// dir, named name.pem and name-key.pem.
+// writePair writes a certificate of a CA of its own and its key as PEM
+// files in dir, named name.pem and name-key.pem.
 func writePair(t *testing.T, dir, name string) (cert, key string) {
 	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	writeFile(t, cert, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	writeFile(t, key, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})))
-	return cert, key
+	return tlstest.NewCA(t, name).Issue(t, tlstest.Leaf{CommonName: name, Client: true}).Write(t, dir, name)
 }
 
 func writeFile(t *testing.T, path, text string) {
