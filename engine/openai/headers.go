@@ -99,6 +99,17 @@ func credentialFor(cfg Config, messages bool) credential {
 	return c
 }
 
+// Credential is the header that carries t's API key on its requests
+// (chat's way: a Bearer token unless t.Auth says otherwise), for another
+// client of the same server, such as its /metrics; "" when none is sent.
+func Credential(t plan.Target) (name, value string) {
+	c := credentialFor(FromTarget(t, 0), false)
+	if !c.sent() {
+		return "", ""
+	}
+	return c.name, c.vals[0]
+}
+
 // sent reports whether requests carry the key.
 func (c credential) sent() bool { return c.vals != nil }
 

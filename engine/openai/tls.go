@@ -15,6 +15,10 @@ import (
 	"github.com/llmload/llmload/engine/plan"
 )
 
+// TLSConfig is the TLS configuration a client of t uses, for another
+// client of the same server (its /metrics); nil for the zero value.
+func TLSConfig(t plan.TLS) (*tls.Config, error) { return tlsConfig(t, time.Now()) }
+
 // tlsConfig is the client's TLS configuration from t, its files read and
 // checked at now; nil when t is the zero value (the system's roots and
 // full verification). Each error starts with the option it is about.

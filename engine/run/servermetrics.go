@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/openai"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/servermetrics"
@@ -56,12 +58,14 @@ func (c *Config) targetEndpoints(ctx context.Context, t plan.Target) ([]serverme
 	if len(urls) == 0 {
 		return c.discover(ctx, t), nil
 	}
+	tlsConf, client := targetClient(t)
+	defer client.CloseIdleConnections()
 	eps := make([]servermetrics.Endpoint, 0, len(urls))
 	for _, u := range urls {
-		if _, err := servermetrics.Probe(ctx, u, nil, nil); err != nil {
+		if _, err := servermetrics.Probe(ctx, u, nil, client); err != nil {
 			return nil, fmt.Errorf("%s: %s could not be read as the server's Prometheus metrics, no load sent: %w", metricsSource(t), redact.URL(u), err)
 		}
-		eps = append(eps, servermetrics.Endpoint{Target: t.Name, URL: u})
+		eps = append(eps, servermetrics.Endpoint{Target: t.Name, URL: u, TLS: tlsConf})
 	}
 	return eps, nil
 }
@@ -94,8 +98,10 @@ func (c *Config) discover(ctx context.Context, t plan.Target) []servermetrics.En
 	if t.Name != "" {
 		who = "target " + t.Name + ": "
 	}
-	header := authHeader(t)
-	f, err := servermetrics.Discover(ctx, t.BaseURL, header, nil)
+	header := originHeader(t)
+	tlsConf, client := targetClient(t)
+	defer client.CloseIdleConnections()
+	f, err := servermetrics.Discover(ctx, t.BaseURL, header, client)
 	if err != nil {
 		where := ""
 		if f.URL != "" {
@@ -106,24 +112,36 @@ func (c *Config) discover(ctx context.Context, t plan.Target) []servermetrics.En
 		return nil
 	}
 	c.log("server metrics: %sfound %s", who, f)
-	return []servermetrics.Endpoint{{Target: t.Name, URL: f.URL, Header: header, Discovered: true}}
+	return []servermetrics.Endpoint{{Target: t.Name, URL: f.URL, Header: header, Discovered: true, TLS: tlsConf}}
 }
 
-// authHeader carries the target's API key as its requests do
-// (plan.Target.Auth), so that an origin that guards /metrics as it guards
-// the API answers the look; nil without a key.
-func authHeader(t plan.Target) http.Header {
-	if t.APIKey == "" || t.Auth == plan.AuthNone {
+// originHeader is what the target's requests carry besides their body:
+// its API key as they send it (plan.Target.Auth) and its own headers (a
+// gateway's tenant or token), so that an origin that guards /metrics as
+// it guards the API answers the look; nil when there is neither.
+func originHeader(t plan.Target) http.Header {
+	h := http.Header{}
+	for _, hd := range t.Headers {
+		h.Set(hd.Name, hd.Value)
+	}
+	if name, value := openai.Credential(t); name != "" {
+		h.Set(name, value)
+	}
+	if len(h) == 0 {
 		return nil
 	}
-	name, value := "Authorization", "Bearer "+t.APIKey
-	switch t.Auth {
-	case plan.AuthAPIKey:
-		name, value = "api-key", t.APIKey
-	case plan.AuthXAPIKey:
-		name, value = "x-api-key", t.APIKey
+	return h
+}
+
+// targetClient is a client for the target's metrics that speaks TLS as
+// its requests do; a target whose TLS files cannot be read (its own
+// client refused them first) gets the system's defaults.
+func targetClient(t plan.Target) (*tls.Config, *http.Client) {
+	conf, err := openai.TLSConfig(t.TLS)
+	if err != nil {
+		conf = nil
 	}
-	return http.Header{http.CanonicalHeaderKey(cmp.Or(t.AuthHeader, name)): {value}}
+	return conf, servermetrics.NewClient(conf)
 }
 
 // startScraper scrapes the endpoints from start on, and lets a capacity

@@ -1,9 +1,12 @@
 package run
 
 import (
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -125,8 +128,9 @@ func TestNoMetricsAsksNothing(t *testing.T) {
 	}
 }
 
-// The look at the origin carries the key as the target's requests do.
-func TestAuthHeader(t *testing.T) {
+// The look at the origin carries the key as the target's requests do,
+// and the target's own headers.
+func TestOriginHeader(t *testing.T) {
 	tests := []struct {
 		target plan.Target
 		want   http.Header
@@ -137,10 +141,13 @@ func TestAuthHeader(t *testing.T) {
 		{plan.Target{APIKey: "k", Auth: plan.AuthAPIKey}, http.Header{"Api-Key": {"k"}}},
 		{plan.Target{APIKey: "k", Auth: plan.AuthXAPIKey}, http.Header{"X-Api-Key": {"k"}}},
 		{plan.Target{APIKey: "k", Auth: plan.AuthXAPIKey, AuthHeader: "x-gateway-key"}, http.Header{"X-Gateway-Key": {"k"}}},
+		{plan.Target{APIKey: "k", AuthHeader: "x-gateway-key"}, http.Header{"X-Gateway-Key": {"Bearer k"}}},
 		{plan.Target{APIKey: "k", Auth: plan.AuthNone}, nil},
+		{plan.Target{Headers: []plan.Header{{Name: "X-Tenant", Value: "a"}}, APIKey: "k"},
+			http.Header{"Authorization": {"Bearer k"}, "X-Tenant": {"a"}}},
 	}
 	for _, tt := range tests {
-		if got := authHeader(tt.target); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+		if got := originHeader(tt.target); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%+v: %v, want %v", tt.target, got, tt.want)
 		}
 	}
@@ -167,5 +174,41 @@ func TestRunScrapesEveryReplica(t *testing.T) {
 		if s == nil || len(s.V) == 0 || slices.ContainsFunc(s.V, func(v float64) bool { return v != want }) {
 			t.Errorf("%s: %+v, want the sum %v at every point", role, s, want)
 		}
+	}
+}
+
+// A target behind TLS with a private CA has its metrics found and
+// scraped as its requests reach it: with that CA and its headers.
+func TestMetricsOverTargetTLS(t *testing.T) {
+	var tenant atomic.Value
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant.Store(r.Header.Get("X-Tenant"))
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", promText)
+		fmt.Fprint(w, vllmQueue(1, 2))
+	}))
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testPlan(300 * time.Millisecond)
+	p.Target.BaseURL, p.Target.TLS = srv.URL+"/v1", plan.TLS{CACert: ca}
+	p.Target.Headers = []plan.Header{{Name: "X-Tenant", Value: "a"}}
+	cfg := testConfig(t, p, &fakeRunner{})
+	var logs []string
+	cfg.Log = func(format string, a ...any) { logs = append(logs, fmt.Sprintf(format, a...)) }
+	res, _, err := Run(testContext(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ServerMetrics == nil || res.ServerMetrics.Scrapes == 0 {
+		t.Fatalf("no scrape of the TLS target's metrics; logs:\n%s", strings.Join(logs, "\n"))
+	}
+	if got, _ := tenant.Load().(string); got != "a" {
+		t.Errorf("the metrics request carried X-Tenant %q, want the target's a", got)
 	}
 }

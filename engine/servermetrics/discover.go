@@ -49,7 +49,7 @@ func (f Found) String() string {
 // A nil client is one of the scraper's own with ProbeTimeout.
 func Probe(ctx context.Context, rawURL string, header http.Header, client *http.Client) (Found, error) {
 	if client == nil {
-		client = newClient(ProbeTimeout)
+		client = newClient(ProbeTimeout, nil)
 		defer client.CloseIdleConnections()
 	}
 	f := Found{URL: rawURL}

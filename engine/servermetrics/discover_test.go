@@ -151,7 +151,7 @@ func TestDiscoverSlowOriginTimesOut(t *testing.T) {
 		}
 	}))
 	defer close(release)
-	client := newClient(50 * time.Millisecond)
+	client := newClient(50*time.Millisecond, nil)
 	_, err := Discover(context.Background(), srv.URL+"/v1", nil, client)
 	if err == nil || !strings.Contains(err.Error(), "timeout after 50ms") {
 		t.Errorf("error %v, want a timeout", err)

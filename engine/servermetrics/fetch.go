@@ -3,6 +3,7 @@ package servermetrics
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,12 +24,20 @@ var errHTML = errors.New("an HTML page, not the Prometheus text format")
 
 // newClient returns a client of the scraper's own, so that its connection
 // never queues behind the load's, with the timeout covering the body.
-func newClient(timeout time.Duration) *http.Client {
+func newClient(timeout time.Duration, tlsConf *tls.Config) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 1
 	tr.ResponseHeaderTimeout = timeout
+	if tlsConf != nil {
+		tr.TLSClientConfig = tlsConf.Clone()
+	}
 	return &http.Client{Transport: tr, Timeout: timeout}
 }
+
+// NewClient is a client for Probe and Discover that reaches an https
+// endpoint as the target's own requests do: with its private CA, client
+// certificate or server name (tlsConf; nil: the system's defaults).
+func NewClient(tlsConf *tls.Config) *http.Client { return newClient(ProbeTimeout, tlsConf) }
 
 // get takes one GET of a Prometheus endpoint, with header, and parses it;
 // at is when its headers arrived, the closest the client knows to when

@@ -37,7 +37,7 @@ type poller struct {
 func startPoller(ep Endpoint, every time.Duration, start, began time.Time, timeout time.Duration) *poller {
 	p := &poller{
 		ep: ep, redacted: redact.URL(ep.URL), redactors: redactorsFor(ep.URL, ep.Header),
-		every: every, start: start, began: began, client: newClient(timeout),
+		every: every, start: start, began: began, client: newClient(timeout, ep.TLS),
 		stop: make(chan struct{}), done: make(chan struct{}), b: newBuilder(), lastRound: -1,
 	}
 	p.res = Result{URL: p.redacted, Target: ep.Target, Discovered: ep.Discovered, EveryS: every.Seconds()}

@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"crypto/tls"
 	"net/http"
 	"sync"
 	"time"
@@ -32,6 +33,9 @@ type Endpoint struct {
 	// Discovered says the URL was found at the target's origin (see
 	// Discover), not named by the user.
 	Discovered bool
+	// TLS is the target's TLS configuration (a private CA, a client
+	// certificate), used for an https endpoint; nil: the system's.
+	TLS *tls.Config
 }
 
 // Scraper polls one or more Prometheus endpoints from StartAll until Stop,
