@@ -200,22 +200,34 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 // connect makes the client for the plan's target and runs its preflight,
 // which settles the model.
 func (c *Config) connect(ctx context.Context) (*openai.Client, error) {
-	t := c.Plan.Target
-	client, err := openai.New(openai.FromTarget(t, maxVUs(c.Plan)+4))
+	return c.connectTarget(ctx, &c.Plan.Target)
+}
+
+// connectTarget makes the client for t and runs its preflight, which
+// settles t's model. Errors name the target: its options.targets entry,
+// or for the one target where its settings come from.
+func (c *Config) connectTarget(ctx context.Context, t *plan.Target) (*openai.Client, error) {
+	where, preflight := "target (--target and its flags, LLMLOAD_BASE_URL or options.target): ", ""
+	label := "target " + redact.URL(t.BaseURL)
+	if t.Name != "" {
+		where = fmt.Sprintf("target %q (options.targets.%s): ", t.Name, t.Name)
+		preflight, label = where, "target "+t.Name+" at "+redact.URL(t.BaseURL)
+	}
+	client, err := openai.New(openai.FromTarget(*t, maxVUs(c.Plan)+4))
 	if err != nil {
-		return nil, fmt.Errorf("target (--target and its flags, LLMLOAD_BASE_URL or options.target): %w", err)
+		return nil, fmt.Errorf("%s%w", where, err)
 	}
 	info, err := client.Preflight(ctx, t.Model, c.Plan.APIs...)
 	if err != nil {
 		client.CloseIdle()
-		return nil, fmt.Errorf("preflight failed, no load sent: %w", err)
+		return nil, fmt.Errorf("%spreflight failed, no load sent: %w", preflight, err)
 	}
-	c.Plan.Target.Model = info.Model
+	t.Model = info.Model
 	ok := fmt.Sprintf("preflight ok in %v", info.Latency.Round(time.Millisecond))
 	if info.Retried != "" {
 		ok = "preflight retried: " + info.Retried // a busy server: worth knowing before the load
 	}
-	c.log("target %s, model %s: %s", redact.URL(t.BaseURL), info.Model, ok)
+	c.log("%s, model %s: %s", label, info.Model, ok)
 	return client, nil
 }
 

@@ -81,21 +81,12 @@ func (c *Config) connectTargets(ctx context.Context) (engine.Client, func(), err
 	targets := make([]balance.Target, 0, len(c.Plan.Targets))
 	for i := range c.Plan.Targets {
 		t := &c.Plan.Targets[i]
-		where := fmt.Sprintf("target %q (options.targets.%s)", t.Name, t.Name)
-		client, err := openai.New(openai.FromTarget(*t, maxVUs(c.Plan)+4))
+		client, err := c.connectTarget(ctx, t)
 		if err != nil {
 			closeAll()
-			return nil, nil, fmt.Errorf("%s: %w", where, err)
+			return nil, nil, err
 		}
 		clients = append(clients, client)
-		info, err := client.Preflight(ctx, t.Model, c.Plan.APIs...)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("%s: preflight failed, no load sent: %w", where, err)
-		}
-		t.Model = info.Model
-		c.log("target %s at %s, model %s: preflight ok in %v", t.Name, redact.URL(t.BaseURL), info.Model,
-			info.Latency.Round(1e6))
 		targets = append(targets, balance.Target{Name: t.Name, Weight: t.Weight, Model: t.Model, Client: client})
 	}
 	b, err := balance.New(c.Plan.Balance, c.Plan.Seed, targets)
