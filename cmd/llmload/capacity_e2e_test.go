@@ -84,6 +84,16 @@ func TestE2ECapacitySearch(t *testing.T) {
 // server: it is run again, at most twice more.
 func checkAroundCapacity(t *testing.T, capacity float64, args func(rate float64) []string) {
 	t.Helper()
+	for _, f := range aroundCapacity(t, capacity, args) {
+		t.Error(f)
+	}
+}
+
+// aroundCapacity runs the fixed-rate checks of checkAroundCapacity and
+// returns what failed, for a caller that may search again first.
+func aroundCapacity(t *testing.T, capacity float64, args func(rate float64) []string) []string {
+	t.Helper()
+	var failed []string
 	for _, tt := range []struct {
 		factor float64
 		want   int
@@ -99,10 +109,11 @@ func checkAroundCapacity(t *testing.T, capacity float64, args func(rate float64)
 			}
 		}
 		if code != tt.want {
-			t.Errorf("at %.2f× the capacity (%.2f req/s) the fixed-rate run exited %d, want %d:\n%s\n%s",
-				tt.factor, rate, code, tt.want, out, errOut)
+			failed = append(failed, fmt.Sprintf("at %.2f× the capacity (%.2f req/s) the fixed-rate run exited %d, want %d:\n%s\n%s",
+				tt.factor, rate, code, tt.want, out, errOut))
 		}
 	}
+	return failed
 }
 
 // trimFloat prints v as the summary does: up to three significant
