@@ -116,25 +116,11 @@ func TestE2EHeadersReachTheServer(t *testing.T) {
 // the next failure, quoting the api-key, X-Gateway-Token and Cookie
 // headers it received.
 func headerEchoServer(t *testing.T) *httptest.Server {
-	var n atomic.Int64
-	simulator := sim.New(sim.Config{DecodeBase: -1, PrefillBase: -1})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			simulator.ServeHTTP(w, r)
-			return
-		}
-		i := n.Add(1) - 2
-		if i < 0 { // the preflight
-			simulator.ServeHTTP(w, r)
-			return
-		}
-		echo := secrettest.Echoes[int(i)%len(secrettest.Echoes)]
-		answer := secrettest.Answers[int(i)/len(secrettest.Echoes)%len(secrettest.Answers)]
-		answer.Write(w, echo.Quote(r.Header.Get("Api-Key"))+" and "+echo.Quote(r.Header.Get("X-Gateway-Token"))+
-			" and "+echo.Quote(r.Header.Get("Cookie")))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return echoingServer(t, func(path string) bool { return path == "/v1/chat/completions" },
+		func(echo secrettest.Echo, r *http.Request) string {
+			return echo.Quote(r.Header.Get("Api-Key")) + " and " + echo.Quote(r.Header.Get("X-Gateway-Token")) +
+				" and " + echo.Quote(r.Header.Get("Cookie"))
+		})
 }
 
 // TestE2EHeaderSecretsNeverLeak: a key sent as api-key and sensitive

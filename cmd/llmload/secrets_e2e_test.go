@@ -26,10 +26,21 @@ const (
 // next failure, quoting the Authorization and X-Api-Key headers and the
 // URL it received.
 func hostileServer(t *testing.T) *httptest.Server {
+	return echoingServer(t, func(path string) bool { return strings.HasSuffix(path, "/completions") || path == "/v1/messages" },
+		func(echo secrettest.Echo, r *http.Request) string {
+			return echo.Quote(r.Header.Get("Authorization")) + " and " + echo.Quote(r.Header.Get("X-Api-Key")) +
+				" at " + echo.Quote(r.URL.String())
+		})
+}
+
+// echoingServer is the simulator, but for the requests to the paths api
+// accepts: past the first (the preflight's), each fails with the next of
+// secrettest's answers, its message what quote makes of the request.
+func echoingServer(t *testing.T, api func(path string) bool, quote func(secrettest.Echo, *http.Request) string) *httptest.Server {
 	var n atomic.Int64
 	simulator := sim.New(sim.Config{DecodeBase: -1, PrefillBase: -1})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/completions") && r.URL.Path != "/v1/messages" {
+		if !api(r.URL.Path) {
 			simulator.ServeHTTP(w, r)
 			return
 		}
@@ -40,8 +51,7 @@ func hostileServer(t *testing.T) *httptest.Server {
 		}
 		echo := secrettest.Echoes[int(i)%len(secrettest.Echoes)]
 		answer := secrettest.Answers[int(i)/len(secrettest.Echoes)%len(secrettest.Answers)]
-		answer.Write(w, echo.Quote(r.Header.Get("Authorization"))+" and "+echo.Quote(r.Header.Get("X-Api-Key"))+
-			" at "+echo.Quote(r.URL.String()))
+		answer.Write(w, quote(echo, r))
 	}))
 	t.Cleanup(srv.Close)
 	return srv

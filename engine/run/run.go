@@ -7,6 +7,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -171,30 +172,37 @@ func Run(ctx context.Context, cfg Config) (*result.Result, Outcome, error) {
 }
 
 // startSimulator starts the built-in simulator and points the plan at it.
-// The simulator counts prompt tokens with the plan's tokenizer, so that a
-// run without a target shows the token counts and prefix-cache hits the
-// scenario's own prompts would have on a server of that tokenizer.
 func (c *Config) startSimulator() (*sim.Server, error) {
-	t := c.Plan.Target
-	cfg := sim.Config{Seed: c.Plan.Seed, APIKey: t.APIKey, Model: t.Model, Tokenizer: t.Tokenizer}
-	if cfg.Tokenizer == "" {
-		cfg.Tokenizer = plan.DefaultTokenizer
+	srv, url, err := c.simulate(&c.Plan.Target, c.Plan.Seed, "")
+	if err != nil {
+		return nil, err
 	}
+	c.log("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)
+	return srv, nil
+}
+
+// simulate starts a built-in simulator for t and points t at it (its
+// base URL, and its metrics unless it names its own or turned them off).
+// The simulator counts prompt tokens with t's tokenizer, so that a run
+// without a target shows the token counts and prefix-cache hits the
+// scenario's own prompts would have on a server of that tokenizer. what
+// names the target in errors ("" for the one target).
+func (c *Config) simulate(t *plan.Target, seed int64, what string) (*sim.Server, string, error) {
+	cfg := sim.Config{Seed: seed, APIKey: t.APIKey, Model: t.Model, Tokenizer: cmp.Or(t.Tokenizer, plan.DefaultTokenizer)}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("built-in simulator: %w", err)
+		return nil, "", fmt.Errorf("built-in simulator%s: %w", what, err)
 	}
 	srv := sim.New(cfg)
 	url, err := srv.Start("127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("start built-in simulator: %w", err)
+		return nil, "", fmt.Errorf("start built-in simulator%s: %w", what, err)
 	}
-	c.Plan.Target.BaseURL = url
-	c.Plan.Target = plainForSimulator(c.Plan.Target, c.log)
+	t.BaseURL = url
+	*t = plainForSimulator(*t, c.log)
 	if t.MetricsURL == "" && !t.NoMetrics {
-		c.Plan.Target.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
+		t.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
 	}
-	c.log("no target set: running against the built-in simulator at %s (set --target or LLMLOAD_BASE_URL for a real server)", url)
-	return srv, nil
+	return srv, url, nil
 }
 
 // connect makes the client for the plan's target and runs its preflight,

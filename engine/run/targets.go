@@ -44,24 +44,11 @@ func (c *Config) startTargetSimulators() ([]*sim.Server, error) {
 		if t.BaseURL != "" {
 			continue
 		}
-		cfg := sim.Config{Seed: c.Plan.Seed + int64(i), APIKey: t.APIKey, Model: t.Model, Tokenizer: t.Tokenizer}
-		if cfg.Tokenizer == "" {
-			cfg.Tokenizer = plan.DefaultTokenizer
-		}
-		if err := cfg.Validate(); err != nil {
-			return servers, fmt.Errorf("built-in simulator for target %q: %w", t.Name, err)
-		}
-		srv := sim.New(cfg)
-		url, err := srv.Start("127.0.0.1:0")
+		srv, url, err := c.simulate(t, c.Plan.Seed+int64(i), fmt.Sprintf(" for target %q", t.Name))
 		if err != nil {
-			return servers, fmt.Errorf("start built-in simulator for target %q: %w", t.Name, err)
+			return servers, err
 		}
 		servers = append(servers, srv)
-		t.BaseURL = url
-		*t = plainForSimulator(*t, c.log)
-		if t.MetricsURL == "" && !t.NoMetrics {
-			t.MetricsURL = strings.TrimSuffix(url, "/v1") + "/metrics"
-		}
 		c.log("target %s has no base_url: running it against a built-in simulator at %s", t.Name, url)
 	}
 	return servers, nil
