@@ -2,7 +2,7 @@
 // client sends and the Result it measures, the Sample and marks every
 // measurement flows into a Sink as, and the Runner that makes VUs that run
 // iterations. It imports only engine/plan (an iteration carries its trace
-// record) and knows no Lua, so executors, clients and aggregators can be
+// record) and engine/media (a message's images and audio), and knows no Lua, so executors, clients and aggregators can be
 // tested with fakes.
 package engine
 
@@ -12,17 +12,53 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmload/llmload/engine/media"
 	"github.com/llmload/llmload/engine/plan"
 )
 
 // Message is one chat message. ToolCalls (an assistant's calls) and
 // ToolCallID (a tool's answer to one of them) carry a tool-calling turn;
-// they are left out of the body when empty.
+// they are left out of the body when empty. Parts, when set, are the
+// message's content instead of Content: text, images, audio and video,
+// which each dialect sends in its API's own wire form.
 type Message struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Parts      []Part     `json:"-"`
+}
+
+// Part types of a message's content.
+const (
+	PartText  = "text"
+	PartImage = "image"
+	PartAudio = "audio"
+	PartVideo = "video"
+)
+
+// Part is one part of a message's content: Text for a text part; for a
+// media part either Media (bytes sent inline, as base64) or URL (a link
+// the server fetches itself).
+type Part struct {
+	Type  string // PartText, PartImage, PartAudio or PartVideo
+	Text  string
+	Media *media.Item
+	URL   string
+	// Detail is an image's detail ("low", "high", "auto"; "" not sent).
+	Detail string
+}
+
+// HasMedia reports whether any message of msgs has a media part.
+func HasMedia(msgs []Message) bool {
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			if msgs[i].Parts[j].Type != PartText {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ToolCall is one call of a tool (a function) that a model asked for:
@@ -77,11 +113,19 @@ const (
 	// EndpointEmbeddings is POST /embeddings, never streamed: Inputs, or
 	// Prompt as one string input.
 	EndpointEmbeddings = "embeddings"
+	// EndpointTranscriptions is POST /audio/transcriptions, multipart:
+	// Audio, Model, Language, Prompt; streamed unless NoStream.
+	EndpointTranscriptions = "transcriptions"
+	// EndpointSpeech is POST /audio/speech: Prompt is the text to speak,
+	// Voice and AudioFormat its voice and format; the answer is audio
+	// bytes, timed from the first.
+	EndpointSpeech = "speech"
 )
 
 // Endpoints returns every endpoint, chat first.
 func Endpoints() []string {
-	return []string{EndpointChat, EndpointCompletions, EndpointResponses, EndpointMessages, EndpointEmbeddings}
+	return []string{EndpointChat, EndpointCompletions, EndpointResponses, EndpointMessages, EndpointEmbeddings,
+		EndpointTranscriptions, EndpointSpeech}
 }
 
 // ChatRequest is one request to an inference endpoint as a scenario asks
@@ -132,6 +176,13 @@ type ChatRequest struct {
 	// Headers are sent on this request after the target's own, each
 	// replacing the target's header of the same name.
 	Headers []Header
+	// Audio is the file a transcription transcribes; Language its
+	// language ("" not sent). Voice and AudioFormat are a speech
+	// request's voice and response_format ("" not sent).
+	Audio       *media.Item
+	Language    string
+	Voice       string
+	AudioFormat string
 }
 
 // Header is one HTTP header of a request.
@@ -249,6 +300,27 @@ type Result struct {
 	// Server is the server's own timing of the request, where its answer
 	// carries one (llama.cpp's "timings"); nil otherwise.
 	Server *ServerTimings
+	// Encode is the client's time to build the request body, before the
+	// request was issued and outside every latency; Upload is from t0 to
+	// the body's last byte written, part of TTFT (a large body on a slow
+	// link is part of what users wait for) and reported beside it.
+	Encode time.Duration
+	Upload time.Duration
+	// BodyBytes is the request body's length.
+	BodyBytes int64
+	// Images, Audios and Videos count the media parts sent; AudioIn is
+	// the seconds of audio sent (parts and a transcription's file).
+	Images, Audios, Videos int
+	AudioIn                float64
+	// MediaTokens are the prompt tokens of the media parts: the server's
+	// prompt_tokens less the client's count of the text, when usage said
+	// and media were sent; 0 otherwise.
+	MediaTokens int
+	// AudioOut is the seconds of audio a speech request got (from its WAV
+	// header, or estimated from the bytes for other formats; 0 unknown),
+	// and AudioBytes the bytes of it.
+	AudioOut   float64
+	AudioBytes int64
 }
 
 // ServerTimings is a server's own account of one request, as llama.cpp's
