@@ -153,7 +153,7 @@ func BenchmarkChat(b *testing.B) {
 // client's per-request cost of headers: plain, and with a gateway's
 // three target headers, a query parameter and a request's own header.
 func BenchmarkNewRequest(b *testing.B) {
-	body := []byte(`{"model":"m"}`)
+	pl := single([]byte(`{"model":"m"}`))
 	for _, tc := range []struct {
 		name    string
 		edit    func(*Config)
@@ -172,7 +172,7 @@ func BenchmarkNewRequest(b *testing.B) {
 			req.Headers = tc.headers
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.newRequest(context.Background(), chatDialect{}, req, body); err != nil {
+				if _, err := c.newRequest(context.Background(), chatDialect{}, req, &pl); err != nil {
 					b.Fatal(err)
 				}
 			}

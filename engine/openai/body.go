@@ -18,18 +18,18 @@ import (
 // empty message content, which must be sent as "" (an empty prompt is a
 // dirty-data case worth measuring); and it omits stream=false.
 type requestBody struct {
-	Model         string            `json:"model"`
-	MaxTokens     int               `json:"max_tokens,omitempty"`
-	Stream        bool              `json:"stream"`
-	Stop          []string          `json:"stop,omitempty"`
-	StreamOptions *streamOptions    `json:"stream_options,omitempty"`
-	Messages      *[]engine.Message `json:"messages,omitempty"`
-	Prompt        *string           `json:"prompt,omitempty"`
-	Temperature   *float64          `json:"temperature,omitempty"`
-	TopP          *float64          `json:"top_p,omitempty"`
-	Seed          *int64            `json:"seed,omitempty"`
-	IgnoreEOS     bool              `json:"ignore_eos,omitempty"`
-	MinTokens     int               `json:"min_tokens,omitempty"`
+	Model         string         `json:"model"`
+	MaxTokens     int            `json:"max_tokens,omitempty"`
+	Stream        bool           `json:"stream"`
+	Stop          []string       `json:"stop,omitempty"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	Messages      any            `json:"messages,omitempty"` // *[]engine.Message, or []chatMessage with parts
+	Prompt        *string        `json:"prompt,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	Seed          *int64         `json:"seed,omitempty"`
+	IgnoreEOS     bool           `json:"ignore_eos,omitempty"`
+	MinTokens     int            `json:"min_tokens,omitempty"`
 }
 
 // streamOptions asks for usage: in a final chunk (OpenAI's include_usage)
@@ -142,12 +142,23 @@ func emits(req *engine.ChatRequest, k string) bool {
 func (b *requestBody) setInput(req *engine.ChatRequest) error {
 	switch endpointOf(req) {
 	case engine.EndpointChat:
+		if hasParts(req.Messages) {
+			msgs, err := chatMessages(req.Messages)
+			if err != nil {
+				return err
+			}
+			b.Messages = msgs
+			break
+		}
 		msgs := req.Messages
 		if msgs == nil {
 			msgs = []engine.Message{}
 		}
 		b.Messages = &msgs
 	case engine.EndpointCompletions:
+		if engine.HasMedia(req.Messages) {
+			return fmt.Errorf("completions are text-only: send images, audio and video to chat, messages or responses")
+		}
 		b.Prompt = &req.Prompt
 	default:
 		return fmt.Errorf("unknown endpoint %q (want %q or %q)", req.Endpoint, engine.EndpointChat, engine.EndpointCompletions)

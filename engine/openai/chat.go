@@ -79,25 +79,30 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 		return res, outcome{}
 	}
 	res.API = endpointOf(req)
-	body, err := d.body(req, c.continuous)
+	encodeStart := time.Now()
+	body, err := c.payload(d, req)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(err.Error())}
 		return res, outcome{}
 	}
+	countMedia(req, res)
+	res.BodyBytes = body.n
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var t0 stamp
-	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace(c.base.Scheme == "https")), d, req, body)
+	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace(c.base.Scheme == "https")), d, req, &body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
 	}
 	issued := time.Now()
+	res.Encode = issued.Sub(encodeStart)
 	w := startWatchdog(issued, c.timeoutsFor(req), cancel)
 	defer w.stop()
 	resp, err := c.send(hreq, &t0)
 	res.Start, res.Connect = t0.from(issued)
 	res.TLS = t0.handshake()
+	res.Upload = t0.upload(res.Start)
 	if err != nil {
 		res.Err = c.fail(ctx, rctx, err, phaseRequest)
 		return res, outcome{handshook: t0.handshook()}
@@ -109,7 +114,42 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	defer resp.Body.Close()
 	out := c.read(ctx, rctx, res, resp, w, d, req, &t0)
 	out.protoMajor = resp.ProtoMajor
+	c.mediaTokens(res, d, req)
 	return res, out
+}
+
+// payload builds req's body: the dialect's JSON, its media spliced in as
+// shared segments, or a multipart form the dialect builds as segments.
+func (c *Client) payload(d dialect, req *engine.ChatRequest) (payload, error) {
+	if md, ok := d.(segmentedDialect); ok && req.Raw == nil {
+		return md.payload(req)
+	}
+	body, err := d.body(req, c.continuous)
+	if err != nil {
+		return payload{}, err
+	}
+	if req.Raw != nil || !engine.HasMedia(req.Messages) {
+		return single(body), nil
+	}
+	return splice(body, mediaItems(req))
+}
+
+// mediaTokens sets the prompt tokens of a request's media: usage's
+// prompt count less the offline count of its text (which leaves the chat
+// template's few tokens in), when both are known.
+func (c *Client) mediaTokens(res *engine.Result, d dialect, req *engine.ChatRequest) {
+	if res.Err != nil || res.Images+res.Audios+res.Videos == 0 || res.InputTokensSource != engine.TokensFromUsage {
+		return
+	}
+	if n, ok := c.promptTokens(d.prompt(req)); ok && n <= res.InputTokens {
+		res.MediaTokens = res.InputTokens - n
+	}
+}
+
+// segmentedDialect is a dialect whose body is not JSON (a multipart
+// form): it builds the segments itself.
+type segmentedDialect interface {
+	payload(req *engine.ChatRequest) (payload, error)
 }
 
 // timeoutsFor returns the deadlines of req. A non-streamed answer sends
@@ -129,14 +169,28 @@ func (c *Client) timeoutsFor(req *engine.ChatRequest) timeouts {
 // fresh connection is never retried. The fixed headers and the target's
 // are values shared by every request; only a request's own content type
 // and headers cost an allocation each.
-func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatRequest, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), bytes.NewReader(body))
+func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatRequest, body *payload) (*http.Request, error) {
+	var req *http.Request
+	var err error
+	if len(body.segs) == 1 {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), bytes.NewReader(body.segs[0]))
+	} else {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, d.url(c), body.reader())
+		if err == nil {
+			req.ContentLength = body.n
+			req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	h := make(http.Header, fixedHeaders+len(c.headers)+len(r.Headers))
 	req.Header = h
-	hdrJSON.set(h)
+	if body.ctype != "" {
+		h["Content-Type"] = []string{body.ctype}
+	} else {
+		hdrJSON.set(h)
+	}
 	if r.ContentType != "" {
 		if strings.ContainsAny(r.ContentType, "\r\n\x00") {
 			// The transport would reject it only after t0, as a network error.
@@ -145,7 +199,10 @@ func (c *Client) newRequest(ctx context.Context, d dialect, r *engine.ChatReques
 		h["Content-Type"] = []string{r.ContentType}
 	}
 	hdrAcceptStream.set(h)
-	if !streams(r) {
+	switch {
+	case r.Endpoint == engine.EndpointSpeech:
+		hdrAcceptAny.set(h)
+	case !streams(r):
 		hdrAcceptJSON.set(h)
 	}
 	hdrIdentity.set(h)
@@ -174,6 +231,7 @@ var (
 	hdrJSON         = newField("Content-Type", "application/json")
 	hdrAcceptStream = newField("Accept", "text/event-stream")
 	hdrAcceptJSON   = newField("Accept", "application/json")
+	hdrAcceptAny    = newField("Accept", "*/*")
 	hdrIdentity     = newField("Accept-Encoding", "identity")
 	hdrUserAgent    = newField("User-Agent", "llmload")
 )
@@ -196,6 +254,8 @@ func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *htt
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		c.readHTTPError(res, resp)
+	case req.Endpoint == engine.EndpointSpeech && ctype != "application/json" && ctype != "text/event-stream":
+		c.readAudio(parent, ctx, res, resp.Body, w, req, ctype, t0)
 	case ctype == "application/json":
 		// A non-streamed answer, or a server that ignored stream=true:
 		// generation has finished before the headers; only the body

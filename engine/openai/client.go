@@ -129,11 +129,13 @@ type Client struct {
 	responsesURL   string
 	messagesURL    string
 	embeddingsURL  string
-	modelsURL      string
-	key            string
-	cred           credential // how the OpenAI dialects send the key
-	messagesCred   credential // how the Messages dialect does
-	headers        []field    // the target's headers, sent after the credentials
+	// transcriptionsURL and speechURL are the speech endpoints'.
+	transcriptionsURL, speechURL string
+	modelsURL                    string
+	key                          string
+	cred                         credential // how the OpenAI dialects send the key
+	messagesCred                 credential // how the Messages dialect does
+	headers                      []field    // the target's headers, sent after the credentials
 	// http2 is set when HTTP/2 over TLS was asked for, which Preflight
 	// checks the server agreed to; h2c when HTTP/2 in clear text was.
 	http2, h2c bool
@@ -217,6 +219,8 @@ func (c *Client) setEndpoints(base *url.URL) {
 	c.responsesURL = endpoint(base, "/responses")
 	c.messagesURL = endpoint(base, "/messages")
 	c.embeddingsURL = endpoint(base, "/embeddings")
+	c.transcriptionsURL = endpoint(base, "/audio/transcriptions")
+	c.speechURL = endpoint(base, "/audio/speech")
 	c.modelsURL = endpoint(base, "/models")
 }
 

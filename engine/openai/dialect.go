@@ -61,6 +61,9 @@ var dialects = map[string]dialect{
 	engine.EndpointResponses:   responsesDialect{},
 	engine.EndpointMessages:    messagesDialect{},
 	engine.EndpointEmbeddings:  embeddingsDialect{},
+
+	engine.EndpointTranscriptions: transcriptionsDialect{},
+	engine.EndpointSpeech:         speechDialect{},
 }
 
 // dialectOf returns the dialect of req's endpoint, nil for an unknown one.

@@ -67,6 +67,15 @@ type anthropicBlock struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
+	Source    *imageSource    `json:"source,omitempty"`
+}
+
+// imageSource is an image block's source: base64 data or a URL.
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
 }
 
 func (messagesDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
@@ -76,19 +85,43 @@ func (messagesDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
 	if err := unsupported(req, "Messages API", true); err != nil {
 		return nil, err
 	}
+	msgs, err := anthropicMessages(req.Messages)
+	if err != nil {
+		return nil, err
+	}
 	return encode(&messagesBody{Model: req.Model, MaxTokens: req.MaxTokens, System: req.System, Stream: !req.NoStream,
 		Temperature: req.Temperature, TopP: req.TopP, StopSequences: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice,
-		Messages: anthropicMessages(req.Messages)}, req.Extra)
+		Messages: msgs}, req.Extra)
 }
 
 // anthropicMessages turns chat messages into Anthropic's: an assistant's
 // tool calls become tool_use blocks after its text, a tool message a
-// user's tool_result block; other messages keep their string content.
-func anthropicMessages(msgs []engine.Message) []anthropicMessage {
+// user's tool_result block, parts text and image blocks; other messages
+// keep their string content. The API takes no audio or video.
+func anthropicMessages(msgs []engine.Message) ([]anthropicMessage, error) {
 	out := make([]anthropicMessage, 0, len(msgs))
+	n := 0
 	for i := range msgs {
 		m := &msgs[i]
 		switch {
+		case len(m.Parts) > 0:
+			blocks := make([]anthropicBlock, len(m.Parts))
+			for j := range m.Parts {
+				p := &m.Parts[j]
+				switch p.Type {
+				case engine.PartText:
+					blocks[j] = anthropicBlock{Type: "text", Text: p.Text}
+				case engine.PartImage:
+					src := &imageSource{Type: "url", URL: p.URL}
+					if p.Media != nil {
+						src = &imageSource{Type: "base64", MediaType: p.Media.MIME, Data: mediaRef(p, &n, false)}
+					}
+					blocks[j] = anthropicBlock{Type: "image", Source: src}
+				default:
+					return nil, partsError("Messages API", i, j, p)
+				}
+			}
+			out = append(out, anthropicMessage{Role: m.Role, Content: blocks})
 		case m.Role == "tool":
 			out = append(out, anthropicMessage{Role: "user",
 				Content: []anthropicBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &m.Content}}})
@@ -105,7 +138,7 @@ func anthropicMessages(msgs []engine.Message) []anthropicMessage {
 			out = append(out, anthropicMessage{Role: m.Role, Content: m.Content})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // toolInput is a tool call's arguments as the JSON object a tool_use

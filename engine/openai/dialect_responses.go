@@ -45,7 +45,7 @@ type responsesBody struct {
 type responsesItem struct {
 	Type      string  `json:"type,omitempty"`
 	Role      string  `json:"role,omitempty"`
-	Content   *string `json:"content,omitempty"` // a message's, sent also when empty
+	Content   any     `json:"content,omitempty"` // a message's *string, sent also when empty, or its parts
 	CallID    string  `json:"call_id,omitempty"`
 	Name      string  `json:"name,omitempty"`
 	Arguments string  `json:"arguments,omitempty"`
@@ -64,19 +64,42 @@ func (responsesDialect) body(req *engine.ChatRequest, _ bool) ([]byte, error) {
 	if req.Messages == nil {
 		b.Input = req.Prompt
 	} else {
-		b.Input = responsesInput(req.Messages)
+		items, err := responsesInput(req.Messages)
+		if err != nil {
+			return nil, err
+		}
+		b.Input = items
 	}
 	return encode(&b, req.Extra)
 }
 
 // responsesInput turns chat messages into input items: an assistant's
 // tool calls become function_call items after its text, a tool message a
-// function_call_output.
-func responsesInput(msgs []engine.Message) []responsesItem {
+// function_call_output, parts input_text, input_image and input_audio
+// items of the message's content.
+func responsesInput(msgs []engine.Message) ([]responsesItem, error) {
 	items := make([]responsesItem, 0, len(msgs))
+	n := 0
 	for i := range msgs {
 		m := &msgs[i]
 		switch {
+		case len(m.Parts) > 0:
+			parts := make([]responsesPart, len(m.Parts))
+			for j := range m.Parts {
+				p := &m.Parts[j]
+				switch {
+				case p.Type == engine.PartText:
+					parts[j] = responsesPart{Type: "input_text", Text: &p.Text}
+				case p.Type == engine.PartImage:
+					parts[j] = responsesPart{Type: "input_image", ImageURL: mediaRef(p, &n, true), Detail: p.Detail}
+				case p.Type == engine.PartAudio && p.Media != nil:
+					parts[j] = responsesPart{Type: "input_audio", InputAudio: &audioRef{Data: mediaRef(p, &n, false), Format: p.Media.Format}}
+				default:
+					return nil, partsError("Responses API", i, j, p)
+				}
+			}
+			items = append(items, responsesItem{Role: m.Role, Content: parts})
+			continue
 		case m.Role == "tool":
 			items = append(items, responsesItem{Type: "function_call_output", CallID: m.ToolCallID, Output: &m.Content})
 			continue
@@ -87,7 +110,16 @@ func responsesInput(msgs []engine.Message) []responsesItem {
 			items = append(items, responsesItem{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 		}
 	}
-	return items
+	return items, nil
+}
+
+// responsesPart is one part of a Responses message's content.
+type responsesPart struct {
+	Type       string    `json:"type"`
+	Text       *string   `json:"text,omitempty"`
+	ImageURL   string    `json:"image_url,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+	InputAudio *audioRef `json:"input_audio,omitempty"`
 }
 
 // prompt is the instructions and the input as chat messages.
@@ -106,7 +138,7 @@ func promptView(system string, msgs []engine.Message, prompt string) *engine.Cha
 		return &engine.ChatRequest{Messages: append(view, engine.Message{Role: "user", Content: prompt})}
 	}
 	for _, m := range msgs {
-		view = append(view, engine.Message{Role: m.Role, Content: m.Content + toolText(m.ToolCalls)})
+		view = append(view, engine.Message{Role: m.Role, Content: partsText(&m) + toolText(m.ToolCalls)})
 	}
 	return &engine.ChatRequest{Messages: view}
 }

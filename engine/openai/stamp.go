@@ -33,7 +33,10 @@ import (
 // The TLS handshake of a new connection is timed too (handshake), with
 // the hooks that tlsTrace adds.
 type stamp struct {
-	wrote  atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
+	wrote atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
+	// sent is when the latest request's body was written whole
+	// (WroteRequest without an error); nil before.
+	sent   atomic.Pointer[time.Time]
 	conn   atomic.Pointer[rxtime.Conn]
 	reused atomic.Bool
 	// tlsStart is the latest TLSHandshakeStart, in Unix ns; tls the
@@ -53,6 +56,12 @@ func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
 			now := time.Now()
 			s.wrote.Store(&now)
 		},
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				now := time.Now()
+				s.sent.Store(&now)
+			}
+		},
 	}
 	if withTLS {
 		t.TLSHandshakeStart = func() { s.tlsStart.Store(time.Now().UnixNano()) }
@@ -63,6 +72,16 @@ func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
 		}
 	}
 	return t
+}
+
+// upload is the time from t0 to the body's last byte written; 0 when it
+// was not written whole.
+func (s *stamp) upload(t0 time.Time) time.Duration {
+	at := s.sent.Load()
+	if at == nil || t0.IsZero() {
+		return 0
+	}
+	return max(at.Sub(t0), 0)
 }
 
 // handshake is the TLS handshake's part of Connect: 0 for a connection

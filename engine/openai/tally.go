@@ -159,8 +159,8 @@ func (c *Client) promptTokens(req *engine.ChatRequest) (int, bool) {
 		return c.tok.count(req.Prompt)
 	}
 	total := 0
-	for _, m := range req.Messages {
-		n, ok := c.tok.count(m.Content)
+	for i := range req.Messages {
+		n, ok := c.tok.count(partsText(&req.Messages[i]))
 		if !ok {
 			return 0, false
 		}
