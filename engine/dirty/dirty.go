@@ -39,6 +39,7 @@ type kind struct {
 
 // registry holds every kind, sorted by name (TestRegistrySorted checks).
 var registry = []kind{
+	{Kind{"bad_base64", "an image whose data URL holds characters outside base64's alphabet and lacks its padding", "400 (invalid base64 image data)"}, badBase64},
 	{Kind{"bad_role", `a user message whose role no server knows, such as "wizard"`, "400 (unknown role)"}, badRole},
 	{Kind{"bidi", "bidirectional controls (RLO, LRO, PDF, RLE, LRE, isolates) around and inside the text", "200: served normally, it is valid Unicode"}, bidi},
 	{Kind{"control_chars", `C0 controls (\x00, \a, \b, ESC sequences, \v, \f) and DEL mixed into the text`, "200: served normally, JSON-escaped controls are valid"}, controlChars},
@@ -48,13 +49,18 @@ var registry = []kind{
 	{Kind{"huge_max_tokens", fmt.Sprintf("max_tokens %d", HugeMaxTokens), "400 (max_tokens beyond the context window)"}, hugeMaxTokens},
 	{Kind{"invalid_utf8", "a JSON body whose message text holds bytes that are not UTF-8 (0xff 0xfe, a lone continuation byte, ...)", "400 (body is not valid UTF-8)"}, invalidUTF8},
 	{Kind{"invisible", "zero-width space, non-joiner and joiner, word joiner and BOM mixed into the text", "200: served normally, it is valid Unicode"}, invisible},
+	{Kind{"lying_audio_header", "a WAV file whose header claims ten times the samples it holds (an input_audio part, or a transcription's file)", "400 (unreadable audio), quickly, without waiting for the missing samples"}, lyingAudioHeader},
 	{Kind{"malformed_json", "a broken JSON body: truncated, a trailing comma, or a raw line break inside a string", "400 (invalid JSON)"}, malformedJSON},
+	{Kind{"mislabeled_image", "a PNG image sent as a data URL that says image/jpeg", "400 (image data does not match its type), or 200 from a server that sniffs the bytes"}, mislabeledImage},
 	{Kind{"negative_max_tokens", "max_tokens -1", "400 (max_tokens must be positive)"}, negativeMaxTokens},
 	{Kind{"no_messages", "messages: []", "400 (messages must not be empty)"}, noMessages},
 	{Kind{"overlong", fmt.Sprintf("a user message of %d characters (about %dk tokens), beyond any context window", OverlongChars, OverlongChars/4000), "400 (prompt exceeds the context window) or 413, quickly"}, overlong},
+	{Kind{"oversize_image", "a valid JPEG padded past 20 MB, the usual per-image limit", "400 or 413 (image too large), quickly"}, oversizeImage},
+	{Kind{"truncated_image", "an image cut to half its bytes, its header intact", "400 (undecodable image)"}, truncatedImage},
 	{Kind{"unknown_model", "a model name that no server has", "404 (model not found), or 400"}, unknownModel},
 	{Kind{"whitespace", "a user message of spaces, tabs and newlines only", "400 (nothing to answer)"}, whitespace},
 	{Kind{"wrong_content_type", "a valid JSON body with Content-Type text/plain", "415 (unsupported media type), or 400"}, wrongContentType},
+	{Kind{"zero_pixel_image", "a PNG whose header says 0×0 pixels, with valid checksums", "400 (invalid image dimensions)"}, zeroPixelImage},
 }
 
 // Kinds returns every kind, sorted by name.

@@ -2,6 +2,7 @@ package dirty
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/media"
 )
 
 const prompt = "[req_7] 什么是机器学习？"
@@ -102,10 +104,62 @@ var properties = map[string]func(req *engine.ChatRequest) string{
 		return expect(!utf8.Valid(r) && bytes.Contains(r, []byte("\xff\xfe")) && routable(r) &&
 			json.Valid(bytes.ToValidUTF8(r, []byte("?"))), "raw %q", r)
 	},
+	"truncated_image": func(req *engine.ChatRequest) string {
+		it := lastMedia(req, engine.PartImage)
+		return expect(it != nil && media.CheckWhole(it.Format, it.Data()) != nil, "image %v", it)
+	},
+	"mislabeled_image": func(req *engine.ChatRequest) string {
+		it := lastMedia(req, engine.PartImage)
+		return expect(it != nil && it.MIME == "image/jpeg" && media.Sniff(it.Data()) == "png", "image %v", it)
+	},
+	"zero_pixel_image": func(req *engine.ChatRequest) string {
+		it := lastMedia(req, engine.PartImage)
+		_, err := media.Probe(it.Data())
+		return expect(it != nil && err != nil && media.Sniff(it.Data()) == "png", "image %v: %v", it, err)
+	},
+	"oversize_image": func(req *engine.ChatRequest) string {
+		it := lastMedia(req, engine.PartImage)
+		_, err := media.New("x", it.Data(), media.DefaultMaxBytes)
+		return expect(it.Size() > media.DefaultMaxBytes && err != nil && strings.Contains(err.Error(), "larger"), "%d bytes: %v", it.Size(), err)
+	},
+	"bad_base64": func(req *engine.ChatRequest) string {
+		it := lastMedia(req, engine.PartImage)
+		_, err := base64.StdEncoding.DecodeString(string(it.Base64()))
+		return expect(err != nil, "base64 decodes")
+	},
+	"lying_audio_header": func(req *engine.ChatRequest) string {
+		it := lastMedia(req, engine.PartAudio)
+		_, err := media.Probe(it.Data())
+		return expect(err != nil && strings.Contains(err.Error(), "data chunk says"), "audio: %v", err)
+	},
 	"deep_nesting": func(req *engine.ChatRequest) string {
 		depth, err := nestedValid(req.Raw)
 		return expect(err == nil && depth >= 100_000 && routable(req.Raw), "depth %d, %v", depth, err)
 	},
+}
+
+// lastMedia is the item of the last part of type typ in the last user
+// message, nil when there is none; a text part must remain beside it.
+func lastMedia(req *engine.ChatRequest, typ string) *media.Item {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != "user" {
+			continue
+		}
+		var it *media.Item
+		text := false
+		for _, p := range m.Parts {
+			if p.Type == typ {
+				it = p.Media
+			}
+			text = text || p.Type == engine.PartText && p.Text != ""
+		}
+		if !text {
+			return nil
+		}
+		return it
+	}
+	return nil
 }
 
 func expect(ok bool, format string, args ...any) string {
@@ -252,7 +306,7 @@ func TestApplyCompletions(t *testing.T) {
 func TestKindsDocumented(t *testing.T) {
 	kinds := Kinds()
 	names := Names()
-	if got, want := len(kinds), 16; got != want {
+	if got, want := len(kinds), 22; got != want {
 		t.Errorf("%d kinds, want %d", got, want)
 	}
 	for i, k := range kinds {

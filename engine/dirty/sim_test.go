@@ -39,7 +39,9 @@ func TestEveryKindAgainstTheSimulator(t *testing.T) {
 			for shape, base := range shapes {
 				for _, k := range dirty.Kinds() {
 					req := base()
-					if err := dirty.Apply(k.Name, req, rand.New(rand.NewPCG(1, 2))); err != nil {
+					if err := dirty.Apply(k.Name, req, rand.New(rand.NewPCG(1, 2))); errors.Is(err, dirty.ErrNotForAPI) {
+						continue
+					} else if err != nil {
 						t.Fatalf("%s %s: %v", shape, k.Name, err)
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

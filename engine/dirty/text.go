@@ -31,13 +31,24 @@ var errNeedsChat = errors.New("needs a chat request (messages), not a completion
 // first: a scenario may share one slice between requests, and only this
 // request must turn dirty.
 func target(req *engine.ChatRequest) *string {
-	if req.Endpoint == engine.EndpointCompletions || promptInput(req) {
+	if req.Endpoint == engine.EndpointCompletions || req.Endpoint == engine.EndpointSpeech || promptInput(req) {
 		return &req.Prompt
 	}
 	req.Messages = slices.Clone(req.Messages)
 	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			return &req.Messages[i].Content
+		if m := &req.Messages[i]; m.Role == "user" {
+			if len(m.Parts) == 0 {
+				return &m.Content
+			}
+			// A message of parts sends its text parts, not Content.
+			m.Parts = slices.Clone(m.Parts)
+			for j := len(m.Parts) - 1; j >= 0; j-- {
+				if m.Parts[j].Type == engine.PartText {
+					return &m.Parts[j].Text
+				}
+			}
+			m.Parts = append(m.Parts, engine.Part{Type: engine.PartText})
+			return &m.Parts[len(m.Parts)-1].Text
 		}
 	}
 	req.Messages = append(req.Messages, engine.Message{Role: "user"})
