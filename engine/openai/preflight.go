@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/media"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
 )
@@ -139,8 +140,23 @@ func preflightRequest(api, model string) *engine.ChatRequest {
 		req.Messages, req.Prompt, req.MaxTokens = nil, "ping", 0
 	case engine.EndpointChat:
 		req.Endpoint = ""
+	case engine.EndpointTranscriptions:
+		req.Messages, req.MaxTokens, req.NoStream = nil, 0, true
+		req.Audio = pingAudio()
+	case engine.EndpointSpeech:
+		req.Messages, req.Prompt, req.MaxTokens = nil, "ping", 0
 	}
 	return req
+}
+
+// pingAudio is the half second of audio a transcription's preflight
+// sends.
+func pingAudio() *media.Item {
+	it, err := media.SyntheticAudio(media.AudioSpec{Seconds: 0.5}, 1, 0)
+	if err != nil {
+		panic("preflight audio: " + err.Error()) // a fixed, valid spec
+	}
+	return it
 }
 
 // firstModel asks the server which models it serves and returns the
