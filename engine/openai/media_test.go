@@ -474,3 +474,36 @@ func BenchmarkMediaBody(b *testing.B) {
 		})
 	}
 }
+
+func TestPreflightSpeechAPIs(t *testing.T) {
+	got := make(chan string, 4)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/audio/transcriptions", func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseMultipartForm(1 << 20); err != nil || r.MultipartForm.File["file"] == nil {
+			http.Error(w, `{"error":{"message":"no file"}}`, 400)
+			return
+		}
+		got <- "transcriptions " + r.FormValue("model")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"text":"ping"}`)
+	})
+	mux.HandleFunc("/v1/audio/speech", func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		got <- fmt.Sprint("speech ", b["model"], " ", b["input"])
+		w.Header().Set("Content-Type", "audio/wav")
+		w.Write(append(wavHead(24000, 4800), make([]byte, 4800)...))
+	})
+	srv := serve(t, mux)
+	info, err := testClient(t, srv.URL+"/v1").Preflight(context.Background(), "whisper",
+		engine.EndpointTranscriptions, engine.EndpointSpeech)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := <-got, <-got; a != "transcriptions whisper" || b != "speech whisper ping" {
+		t.Errorf("preflight sent %q and %q", a, b)
+	}
+	if len(info.APIs) != 2 {
+		t.Errorf("APIs %v", info.APIs)
+	}
+}
