@@ -16,24 +16,30 @@ import (
 func writeMedia(b *bytes.Buffer, stages []metrics.StageSummary, labels []string) {
 	if rows := mediaRows(stages, labels); len(rows) > 0 {
 		b.WriteString("\nmedia (the requests that sent images, audio or video)\n")
-		tw := newTable(b)
-		row(tw, "  stage", "requests", "images/s", "audio s/s", "MB/s", "tokens/image", "encode p50 ", "p99 ", "upload p50 ", "p99 ")
-		for _, r := range rows {
-			row(tw, append([]string{"  " + r[0]}, r[1:]...)...)
-		}
-		tw.Flush()
+		writeRows(b, []string{"requests", "images/s", "audio s/s", "MB/s", "tokens/image", "encode p50 ", "p99 ", "upload p50 ", "p99 "}, rows)
 		b.WriteString(mediaNote + "\n")
 	}
 	if rows := speechRows(stages, labels); len(rows) > 0 {
 		b.WriteString("\nspeech (audio received)\n")
-		tw := newTable(b)
-		row(tw, "  stage", "requests", "audio s/s", "RTF p50", "p90", "p99", "KB/s p50", "first audio p50 ", "p99 ")
-		for _, r := range rows {
-			row(tw, append([]string{"  " + r[0]}, r[1:]...)...)
-		}
-		tw.Flush()
+		writeRows(b, []string{"requests", "audio s/s", "RTF p50", "p90", "p99", "KB/s p50", "first audio p50 ", "p99 "}, rows)
 		b.WriteString(speechNote + "\n")
 	}
+}
+
+// writeRows writes a table of rows whose first cell is a stage label,
+// left-aligned under "stage", the figures after it right-aligned.
+func writeRows(b *bytes.Buffer, head []string, rows [][]string) {
+	labels := make([]string, len(rows))
+	for i, r := range rows {
+		labels[i] = r[0]
+	}
+	stage, labels := leftColumn("stage", labels)
+	tw := newTable(b)
+	row(tw, append([]string{stage}, head...)...)
+	for i, r := range rows {
+		row(tw, append([]string{labels[i]}, r[1:]...)...)
+	}
+	tw.Flush()
 }
 
 // The notes under the media and speech tables.
@@ -132,10 +138,14 @@ func valueCell(d metrics.Dist, v float64) string {
 	return figure(v)
 }
 
-// figure is v to three significant digits, whole from 1,000 up.
+// figure is v with the precision its size needs, as the throughput
+// table prints rates.
 func figure(v float64) string {
-	if v >= 1000 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
+	switch {
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
