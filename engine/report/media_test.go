@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -141,6 +143,27 @@ func TestMediaJSONRoundTrip(t *testing.T) {
 		}
 		if want.Stages[0].Media == nil {
 			t.Errorf("speech %v: no media figures", speech)
+		}
+	}
+}
+
+// TestMediaHTMLInChromium: the speech run's page, as a browser renders
+// it, shows the media and speech tables with their figures.
+func TestMediaHTMLInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("chromium not installed: apt-get install chromium")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "speech.html")
+	if err := os.WriteFile(page, render(t, HTML(mediaRun(true))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := runChromium(t, bin, dir, "--dump-dom", "file://"+page)
+	for _, want := range []string{"<h2>Media</h2>", "<h2>Speech</h2>", "<th>RTF p50</th>", "<th>first audio p50</th>",
+		"<td>5.95</td>", "<td>10.0</td>"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
 		}
 	}
 }
