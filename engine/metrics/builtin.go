@@ -76,6 +76,23 @@ const (
 	mDirtyDefects
 	mDirtyHandled
 	mDirtyAccepted
+	// The media figures, fed only by media samples (see mediaOf).
+	mMediaRequests
+	mEncode
+	mUpload
+	mBodyBytes
+	mImages
+	mAudios
+	mVideos
+	mAudioIn
+	mMediaTokens
+	mImageTokens
+	mImagesCounted
+	mTokensPerImage
+	mAudioOut
+	mAudioBytes
+	mRTF
+	mAudioBytesPerSec
 	numBuiltin
 )
 
@@ -90,6 +107,17 @@ type builtinDef struct {
 	// tag can match them. Iteration marks, drops and script errors carry
 	// only scenario and stage.
 	tagged bool
+}
+
+// geo is the histogram geometry of a built-in's trend: the trends of
+// plain values (tokens per image, a real-time factor, bytes per second)
+// are kept at custom-trend resolution, every other one is a latency.
+func (id metricID) geo() geometry {
+	switch id {
+	case mTokensPerImage, mRTF, mAudioBytesPerSec:
+		return valueGeo
+	}
+	return durationGeo
 }
 
 var builtins = [numBuiltin]builtinDef{
@@ -128,6 +156,26 @@ var builtins = [numBuiltin]builtinDef{
 	mDirtyDefects:  {"dirty.defects", kindCounter, false},
 	mDirtyHandled:  {"dirty.handled", kindCounter, false},
 	mDirtyAccepted: {"dirty.accepted", kindCounter, false},
+
+	mMediaRequests: {"media_requests", kindCounter, true},
+	mEncode:        {"encode", kindTrend, true},
+	mUpload:        {"upload", kindTrend, true},
+	mBodyBytes:     {"body_bytes", kindCounter, true},
+	mImages:        {"images", kindCounter, true},
+	mAudios:        {"audios", kindCounter, true},
+	mVideos:        {"videos", kindCounter, true},
+	mAudioIn:       {"audio_in", kindCounter, true},
+	mMediaTokens:   {"media_tokens", kindCounter, true},
+	// image_tokens and images_counted are the media tokens and the images
+	// of the requests that sent images and whose usage counted them: the
+	// two sides of tokens per image.
+	mImageTokens:      {"image_tokens", kindCounter, true},
+	mImagesCounted:    {"images_counted", kindCounter, true},
+	mTokensPerImage:   {"tokens_per_image", kindTrend, true},
+	mAudioOut:         {"audio_out", kindCounter, true},
+	mAudioBytes:       {"audio_bytes", kindCounter, true},
+	mRTF:              {"rtf", kindTrend, true},
+	mAudioBytesPerSec: {"audio_bytes_per_s", kindTrend, true},
 }
 
 // sampleMetrics are the built-ins a request sample feeds.
@@ -163,5 +211,14 @@ var builtinKinds = func() map[string]string {
 // counts the deliberately malformed requests, and dirty.defects,
 // dirty.handled and dirty.accepted those of each engine.Verdict; a
 // "kind" filter (DirtyKindTag) selects one dirty-data kind without Track.
+//
+// The media metrics count only the successful requests that sent media
+// or went to a speech endpoint (media_requests): encode and upload (ms),
+// body_bytes, images, audios, videos, audio_in (seconds sent),
+// media_tokens, image_tokens and images_counted (the sides of tokens per
+// image), tokens_per_image (a trend of each request's ratio), audio_out
+// (seconds received), audio_bytes, rtf (audio seconds received per wall
+// second, per request) and audio_bytes_per_s (per request); rtf,
+// tokens_per_image and audio_bytes_per_s are plain values, not ms.
 // The map is a fresh copy the caller may change.
 func Builtin() map[string]string { return maps.Clone(builtinKinds) }

@@ -274,7 +274,7 @@ func (m *merger) view(key, metric string, byKey []map[string]*ViewState) (cellSn
 	}
 	g := valueGeo
 	if builtin {
-		g = durationGeo
+		g = builtinIDs[metric].geo()
 	}
 	cells := make([]cellSnap, len(byKey))
 	for i := range byKey {

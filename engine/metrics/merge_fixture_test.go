@@ -202,6 +202,9 @@ func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 	}
 	if r.IntN(6) == 0 { // not streamed: E2E and TTFB only
 		s.TTFB, s.E2E = msD(20+50*r.Float64()), msD(float64(1+r.IntN(2))*1000+50*r.Float64())
+		if s.InputTokens%4 == 1 { // a speech request, no draw either
+			s.API, s.AudioOut, s.AudioBytes = engine.EndpointSpeech, float64(s.OutputTokens)/4, int64(s.OutputTokens)*960
+		}
 		if s.InputTokens%2 == 0 { // an embeddings request: nothing generated
 			s.API, s.Inputs, s.ToolCalls, s.OutputTokens, s.TokensSource, s.ClientOutputTokens = engine.EndpointEmbeddings, 1+s.InputTokens%16, nil, 0, "", 0
 		}
@@ -211,6 +214,7 @@ func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 	if s.InputTokens%3 == 0 { // a new TLS connection; no draw, so the rest stays as it was
 		s.TLS = s.Connect / 2
 	}
+	mediaOfSample(&s)
 	s.TTFT = msD(20 + 280*r.Float64())
 	s.TTFB, s.TTFC = s.TTFT/2, s.TTFT
 	if r.IntN(4) == 0 {
@@ -343,3 +347,18 @@ func partsOf(cs []*Collector) []Part {
 }
 
 func stageName(st *StageSummary) string { return fmt.Sprintf("%s/%s", st.Scenario, st.Stage) }
+
+// mediaOfSample makes some streamed requests carry images and audio,
+// from the figures already drawn (no draw: the rest of the run stays as
+// it was). Audio seconds are halves, exact in binary, so that their sums
+// do not depend on the order they were added in.
+func mediaOfSample(s *engine.Sample) {
+	if s.InputTokens%5 != 1 {
+		return
+	}
+	s.Images, s.MediaTokens = 1+s.OutputTokens%3, (s.InputTokens%4)*300
+	s.BodyBytes, s.Encode, s.Upload = int64(1000*s.InputTokens), 3*s.Connect, msD(float64(1+s.InputTokens%17))
+	if s.OutputTokens%2 == 0 {
+		s.Audios, s.AudioIn = 1, float64(s.OutputTokens%4)/2
+	}
+}

@@ -231,6 +231,7 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 	compareTags(t, name, want.ByTag, got.ByTag)
 	compareTags(t, name+" by api", map[string]map[string]TagSummary{"api": want.ByAPI}, map[string]map[string]TagSummary{"api": got.ByAPI})
 	compareTargets(t, name, want.ByTarget, got.ByTarget)
+	compareMedia(t, name, want.Media, got.Media)
 	compareMetrics(t, name, want.Metrics, got.Metrics)
 	if !relClose(want.TokenCheck.MeanRelDiff, got.TokenCheck.MeanRelDiff, 1e-12) {
 		t.Errorf("%s: token check mean = %v, want %v", name, got.TokenCheck.MeanRelDiff, want.TokenCheck.MeanRelDiff)
@@ -238,6 +239,7 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 	w, g := *want, *got
 	for _, s := range []*StageSummary{&w, &g} {
 		s.Start, s.End, s.DurationS, s.ByTag, s.ByAPI, s.ByTarget, s.Metrics = time.Time{}, time.Time{}, 0, nil, nil, nil, nil
+		s.Media = nil
 		s.ReqPerSec, s.OutputTokPerSec, s.InputTokPerSec, s.Goodput, s.AchievedRate, s.ScheduledRate = 0, 0, 0, 0, 0, 0
 		s.InputsPerSec = 0
 		s.TokenCheck.MeanRelDiff = 0
@@ -246,6 +248,43 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 		s.ScheduleLag, s.TTFTSched, s.E2ESched = Dist{}, Dist{}, Dist{}
 	}
 	diffFields(t, name, w, g)
+}
+
+// compareMedia checks the media figures: counts exact, distributions
+// as compareDist, rates within the windows' skew.
+func compareMedia(t *testing.T, name string, want, got *MediaSummary) {
+	t.Helper()
+	if (want == nil) != (got == nil) {
+		t.Fatalf("%s: media %v, want %v", name, got, want)
+	}
+	if want == nil {
+		return
+	}
+	w, g := *want, *got
+	for _, d := range []struct {
+		name      string
+		want, got *Dist
+	}{
+		{"encode", &w.Encode, &g.Encode}, {"upload", &w.Upload, &g.Upload},
+		{"tokens/image", &w.TokensPerImageDist, &g.TokensPerImageDist},
+		{"rtf", &w.RTF, &g.RTF}, {"audio bytes/s", &w.AudioBytesPerSec, &g.AudioBytesPerSec},
+	} {
+		compareDist(t, name+" media "+d.name, *d.want, *d.got)
+		*d.want, *d.got = Dist{}, Dist{}
+	}
+	for _, r := range []struct {
+		name      string
+		want, got *float64
+	}{
+		{"MB/s", &w.BodyMBPerSec, &g.BodyMBPerSec}, {"images/s", &w.ImagesPerSec, &g.ImagesPerSec},
+		{"audio in s/s", &w.AudioInSPerSec, &g.AudioInSPerSec}, {"audio out s/s", &w.AudioOutSPerSec, &g.AudioOutSPerSec},
+	} {
+		if !relClose(*r.want, *r.got, 2e-3) {
+			t.Errorf("%s: media %s = %v, want %v", name, r.name, *r.got, *r.want)
+		}
+		*r.want, *r.got = 0, 0
+	}
+	diffFields(t, name+" media", w, g)
 }
 
 var latencyNames = []string{"ttfb", "connect", "tls", "ttft", "ttfc", "tpot", "itl", "itl_token", "e2e", "schedule_lag", "ttft_sched", "e2e_sched"}

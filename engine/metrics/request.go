@@ -54,9 +54,9 @@ func (a *aggregator) track(metric string, f Filter) error {
 	if _, dup := a.views[key]; dup {
 		return nil
 	}
-	g := durationGeo
-	if !builtin {
-		g = valueGeo
+	g := valueGeo
+	if builtin {
+		g = id.geo()
 	}
 	v := newView(key, metric, id, k, g, f)
 	a.views[key] = v

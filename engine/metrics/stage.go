@@ -42,7 +42,7 @@ func newStageAgg(k stageKey) *stageAgg {
 		checks: map[string]*cell{}, custom: map[string]*cell{}, robust: robustness{},
 	}
 	for id, d := range builtins {
-		s.cells[id] = newCell(d.kind, durationGeo)
+		s.cells[id] = newCell(d.kind, metricID(id).geo())
 	}
 	return s
 }
@@ -103,6 +103,11 @@ func (s *stageAgg) sample(e *event) {
 	s.targets.add(e)
 	for _, id := range sampleMetrics {
 		feed(id, &s.cells[id], e)
+	}
+	if e.media != nil {
+		for _, id := range mediaMetrics {
+			feed(id, &s.cells[id], e)
+		}
 	}
 }
 
@@ -198,6 +203,10 @@ func feedMeasure(id metricID, c *cell, e *event) {
 		c.add(float64(e.inputs))
 	case mToolCalls:
 		c.add(float64(e.toolCalls))
+	default:
+		if isMediaMetric(id) {
+			feedMedia(id, c, e) // a view's: the stage feeds them only for media
+		}
 	}
 }
 
@@ -348,6 +357,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	s.tokenFigures(&st, ss)
 	latencies(&st, ss)
 	goodput(&st, ss)
+	mediaFigures(&st, ss)
 	return st
 }
 

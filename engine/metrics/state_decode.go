@@ -22,7 +22,7 @@ func (s *StageState) snap(kinds map[string]kind) (stageSnap, error) {
 	}
 	var err error
 	for id, d := range builtins {
-		if ss.cells[id], err = s.Cells[d.name].cell(d.kind, durationGeo); err != nil {
+		if ss.cells[id], err = s.Cells[d.name].cell(d.kind, metricID(id).geo()); err != nil {
 			return stageSnap{}, fmt.Errorf("%s: %w", d.name, err)
 		}
 	}

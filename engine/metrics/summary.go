@@ -190,6 +190,9 @@ type StageSummary struct {
 	// ByTarget breaks the stage's requests down by the endpoint of
 	// options.targets that served them; nil in a run with one target.
 	ByTarget map[string]TargetSummary `json:"by_target,omitempty"`
+	// Media is what the stage's media requests (images, audio, video,
+	// the speech endpoints) carried and cost; nil when it had none.
+	Media *MediaSummary `json:"media,omitempty"`
 
 	Checks  []CheckSummary           `json:"checks"`  // by name
 	Metrics map[string]MetricSummary `json:"metrics"` // custom metrics with values in this stage

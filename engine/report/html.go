@@ -39,6 +39,10 @@ type htmlPage struct {
 	ServerNote string
 	Errors     htmlTable
 	Robustness htmlTable
+	Media      htmlTable // the media requests' figures; no rows without
+	Speech     htmlTable
+	MediaNote  string
+	SpeechNote string
 	Warnings   []string
 	Lints      []lintRow
 	Notes      []string // once-per-run notes, such as the token counts'
@@ -82,6 +86,8 @@ func buildPage(r *result.Result) htmlPage {
 		Checks:     checkLines(r),
 	}
 	p.Server, p.ServerNote = serverSection(r, labels)
+	p.Media, p.Speech = mediaTables(r.Stages, labels)
+	p.MediaNote, p.SpeechNote = mediaNote, speechNote
 	if r.SLOSet {
 		p.Goodput = goodputNote(r.Run.SLO)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/result"
 )
@@ -79,10 +80,72 @@ var stageTrailer = []struct {
 	{"tail_requests", func(s *metrics.StageSummary) string { return csvInt(s.TailRequests) }},
 }
 
-// targetColumn is the last column: empty on a stage's own row, and on
+// targetColumn follows the trailer: empty on a stage's own row, and on
 // the rows that follow it in a run with several targets, the target whose
 // share of the stage the row is (metrics.StageSummary.ForTarget).
 const targetColumn = "target"
+
+// mediaColumns come after targetColumn, added with the media figures
+// (metrics.MediaSummary): empty on the rows of a stage without media
+// requests, and on a target's rows, whose share of them is not kept.
+// Rates per second of the window, times in ms, MB of 10^6 bytes; the
+// first audio is the speech requests' TTFT.
+var mediaColumns = []struct {
+	name  string
+	value func(s *metrics.StageSummary, m *metrics.MediaSummary) string
+}{
+	{"media_requests", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvInt(m.Requests) }},
+	{"images_per_sec", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvFloat(m.ImagesPerSec) }},
+	{"audio_in_s_per_sec", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvFloat(m.AudioInSPerSec) }},
+	{"body_mb_per_sec", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvFloat(m.BodyMBPerSec) }},
+	{"tokens_per_image", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string {
+		return csvIf(m.ImagesCounted > 0, m.TokensPerImage)
+	}},
+	{"encode_p50", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Encode, m.Encode.P50) }},
+	{"encode_p99", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Encode, m.Encode.P99) }},
+	{"upload_p50", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Upload, m.Upload.P50) }},
+	{"upload_p99", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Upload, m.Upload.P99) }},
+	{"audio_out_s_per_sec", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string {
+		return csvIf(m.AudioOutS > 0, m.AudioOutSPerSec)
+	}},
+	{"rtf_p50", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.RTF, m.RTF.P50) }},
+	{"rtf_p90", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.RTF, m.RTF.P90) }},
+	{"rtf_p99", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.RTF, m.RTF.P99) }},
+	{"audio_bytes_per_s_p50", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string {
+		return csvDist(m.AudioBytesPerSec, m.AudioBytesPerSec.P50)
+	}},
+	{"first_audio_p50", func(s *metrics.StageSummary, _ *metrics.MediaSummary) string {
+		d := s.ByAPI[engine.EndpointSpeech].TTFT
+		return csvDist(d, d.P50)
+	}},
+	{"first_audio_p99", func(s *metrics.StageSummary, _ *metrics.MediaSummary) string {
+		d := s.ByAPI[engine.EndpointSpeech].TTFT
+		return csvDist(d, d.P99)
+	}},
+}
+
+// mediaRecord is a row's media cells.
+func mediaRecord(s *metrics.StageSummary) []string {
+	rec := make([]string, len(mediaColumns))
+	if s.Media == nil {
+		return rec
+	}
+	for i, c := range mediaColumns {
+		rec[i] = c.value(s, s.Media)
+	}
+	return rec
+}
+
+// csvDist is v of d, empty when d has no samples.
+func csvDist(d metrics.Dist, v float64) string { return csvIf(d.Count > 0, v) }
+
+// csvIf is v when it was measured, else empty.
+func csvIf(measured bool, v float64) string {
+	if !measured {
+		return ""
+	}
+	return csvFloat(v)
+}
 
 // stageColumns is the header of StagesCSV, built once.
 var stageColumns = func() []string {
@@ -98,7 +161,11 @@ var stageColumns = func() []string {
 	for _, f := range stageTrailer {
 		cols = append(cols, f.name)
 	}
-	return append(cols, targetColumn)
+	cols = append(cols, targetColumn)
+	for _, c := range mediaColumns {
+		cols = append(cols, c.name)
+	}
+	return cols
 }()
 
 // StageColumns returns the header of StagesCSV in order. The list is
@@ -121,12 +188,12 @@ func StagesCSV(r *result.Result) Reporter {
 		}
 		for i := range r.Stages {
 			s := &r.Stages[i]
-			if err := cw.Write(append(stageRecord(s), "")); err != nil {
+			if err := cw.Write(append(append(stageRecord(s), ""), mediaRecord(s)...)); err != nil {
 				return err
 			}
 			for _, name := range slices.Sorted(maps.Keys(s.ByTarget)) {
 				v, _ := s.ForTarget(name)
-				if err := cw.Write(append(stageRecord(&v), name)); err != nil {
+				if err := cw.Write(append(append(stageRecord(&v), name), mediaRecord(&v)...)); err != nil {
 					return err
 				}
 			}

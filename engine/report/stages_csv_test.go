@@ -63,12 +63,18 @@ func TestStageColumnsStable(t *testing.T) {
 	if got := cols[:len(head)]; !slices.Equal(got, head) {
 		t.Errorf("columns start %v, want %v", got, head)
 	}
-	if got, want := len(cols), 14+7*11+3; got != want {
+	if got, want := len(cols), 14+7*11+3+16; got != want {
 		t.Errorf("%d columns, want %d", got, want)
 	}
 	// Columns added later come last, so readers by position keep working.
-	if got, want := cols[14+7*11:], []string{"planned_s", "tail_requests", "target"}; !slices.Equal(got, want) {
+	if got, want := cols[14+7*11:14+7*11+3], []string{"planned_s", "tail_requests", "target"}; !slices.Equal(got, want) {
 		t.Errorf("columns after the distributions %v, want %v", got, want)
+	}
+	media := []string{"media_requests", "images_per_sec", "audio_in_s_per_sec", "body_mb_per_sec", "tokens_per_image",
+		"encode_p50", "encode_p99", "upload_p50", "upload_p99", "audio_out_s_per_sec", "rtf_p50", "rtf_p90", "rtf_p99",
+		"audio_bytes_per_s_p50", "first_audio_p50", "first_audio_p99"}
+	if got := cols[14+7*11+3:]; !slices.Equal(got, media) {
+		t.Errorf("columns after target %v, want %v", got, media)
 	}
 	cols[0] = "changed"
 	if StageColumns()[0] != "scenario" {

@@ -43,6 +43,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeCapacity(b, r)
 		writeTail(b, r.Stages, labels)
 		writeConnections(b, r.Stages, labels)
+		writeMedia(b, r.Stages, labels)
 		writeByTag(b, r.Stages, labels, starred)
 		writeByAPI(b, r.Stages, labels, starred)
 		writeByTarget(b, r, labels, starred)

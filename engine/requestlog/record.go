@@ -142,7 +142,28 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		srvPrompt, srvTPOT, srvPromptN, srvCached,
 		strCell(cmp.Or(s.API, engine.EndpointChat)), countCell(len(s.ToolCalls)), countCell(s.Inputs),
 		countCell(s.CachedTokens), traceRecordCell(s.TraceRecord), strCell(s.Target), measuredCell(s.TLS),
+		measuredCell(s.Encode), measuredCell(s.Upload), bytesCell(s.BodyBytes),
+		countCell(s.Images), countCell(s.Audios), countCell(s.Videos), secondsCell(s.AudioIn),
+		countCell(s.MediaTokens), secondsCell(s.AudioOut), bytesCell(s.AudioBytes),
 	}
+}
+
+// bytesCell is a byte count, absent for 0 (nothing sent or received).
+func bytesCell(n int64) cell {
+	if n == 0 {
+		return absent
+	}
+	s := strconv.FormatInt(n, 10)
+	return cell{text: s, json: s}
+}
+
+// secondsCell prints seconds of audio to the millisecond; absent for 0.
+func secondsCell(x float64) cell {
+	if x == 0 {
+		return absent
+	}
+	s := strconv.FormatFloat(x, 'f', 3, 64)
+	return cell{text: s, json: s}
 }
 
 // traceRecordCell shows the 0-based record index of a trace iteration's
@@ -191,10 +212,14 @@ func (e csvEncoder) flush() error {
 
 type jsonlEncoder struct{ w *bufio.Writer }
 
-// write builds the object by hand so that keys keep column order.
+// write builds the object by hand so that keys keep column order. The
+// columns from firstOmittable on are left out when empty.
 func (e jsonlEncoder) write(rec []cell) error {
 	e.w.WriteByte('{')
 	for i, c := range rec {
+		if i >= firstOmittable && c == absent {
+			continue
+		}
 		if i > 0 {
 			e.w.WriteByte(',')
 		}

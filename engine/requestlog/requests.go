@@ -79,8 +79,24 @@ const (
 	// colTLS is the TLS handshake's part of connect_ms; empty on a plain
 	// or reused connection. It belongs beside connect_ms, but columns only
 	// grow at the end.
-	colTLS            = "tls_ms"
-	numRequestColumns = 34
+	colTLS = "tls_ms"
+	// The media columns (engine.Result's media figures), empty when 0. In
+	// JSONL they are left out rather than null when empty, so that a text
+	// request's object reads as it did before them; CSV keeps every
+	// column, its header being fixed.
+	colEncode      = "encode_ms"    // the client's time to build the body, outside every latency
+	colUpload      = "upload_ms"    // t0 → the body's last byte written, inside TTFT
+	colBodyBytes   = "body_bytes"   // the request body's length
+	colImages      = "images"       // image parts sent
+	colAudios      = "audios"       // audio parts sent
+	colVideos      = "videos"       // video parts sent
+	colAudioIn     = "audio_in_s"   // seconds of audio sent
+	colMediaTokens = "media_tokens" // prompt tokens of the media parts, from usage
+	colAudioOut    = "audio_out_s"  // seconds of speech received
+	colAudioBytes  = "audio_bytes"  // bytes of speech received
+	// firstOmittable is the first column JSONL leaves out when empty.
+	firstOmittable    = 34
+	numRequestColumns = 44
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -89,6 +105,7 @@ var requestColumns = [numRequestColumns]string{
 	colTokensSource, colReasoning, colClientTokens, colStreamed, colScheduledLag, colDirty, colWarmup, colConnect,
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
 	colAPI, colToolCalls, colInputs, colCached, colTraceRecord, colTarget, colTLS,
+	colEncode, colUpload, colBodyBytes, colImages, colAudios, colVideos, colAudioIn, colMediaTokens, colAudioOut, colAudioBytes,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

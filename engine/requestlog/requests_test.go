@@ -52,6 +52,14 @@ func requestSamples() []engine.Sample {
 			Result: engine.Result{API: engine.EndpointMessages, Start: t0.Add(12 * time.Second), Status: 200, TTFB: 2 * ms, TTFT: 40 * ms,
 				TTFC: 40 * ms, E2E: 90 * ms, InputTokens: 12, InputTokensSource: engine.TokensFromUsage, OutputTokens: 9,
 				TokensSource: engine.TokensFromUsage, ToolCalls: make([]engine.ToolCall, 2), Streamed: true}},
+		{Scenario: "vision", Stage: "c1",
+			Result: engine.Result{API: engine.EndpointChat, Start: t0.Add(13 * time.Second), Status: 200, TTFB: 30 * ms, TTFT: 60 * ms,
+				TTFC: 60 * ms, E2E: 400 * ms, InputTokens: 1210, InputTokensSource: engine.TokensFromUsage, OutputTokens: 20,
+				TokensSource: engine.TokensFromUsage, Streamed: true, Encode: 1500 * time.Microsecond, Upload: 25 * ms,
+				BodyBytes: 2_345_678, Images: 2, Audios: 1, AudioIn: 3.25, MediaTokens: 1190}},
+		{Scenario: "voice", Stage: "c1",
+			Result: engine.Result{API: engine.EndpointSpeech, Start: t0.Add(14 * time.Second), Status: 200, TTFB: 20 * ms, TTFT: 80 * ms,
+				E2E: 900 * ms, Streamed: true, Upload: 100 * time.Microsecond, BodyBytes: 96, AudioOut: 2.5, AudioBytes: 120_044}},
 	}
 }
 
@@ -123,6 +131,20 @@ func TestRequestCSVReadBack(t *testing.T) {
 		{1, "trace_record", ""},
 		{4, "cached_tokens", ""},
 		{4, "trace_record", "0"},
+		{1, "encode_ms", ""},
+		{1, "body_bytes", ""},
+		{7, "encode_ms", "1.500"},
+		{7, "upload_ms", "25.000"},
+		{7, "body_bytes", "2345678"},
+		{7, "images", "2"},
+		{7, "audios", "1"},
+		{7, "videos", ""},
+		{7, "audio_in_s", "3.250"},
+		{7, "media_tokens", "1190"},
+		{7, "audio_out_s", ""},
+		{8, "api", "speech"},
+		{8, "audio_out_s", "2.500"},
+		{8, "audio_bytes", "120044"},
 	} {
 		col := columnIndex(t, tc.col)
 		if got := rows[tc.row][col]; got != tc.value {
@@ -143,7 +165,8 @@ func columnIndex(t *testing.T, name string) int {
 }
 
 // TestRequestJSONLReadBack checks every line is an object with every
-// column, and that absent values are null rather than 0.
+// column, and that absent values are null rather than 0, but for the
+// media columns, which are left out when empty.
 func TestRequestJSONLReadBack(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(string(writeRecords(t, FormatJSONL, requestSamples())), "\n"), "\n")
 	if got, want := len(lines), len(requestSamples()); got != want {
@@ -155,10 +178,20 @@ func TestRequestJSONLReadBack(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("line %d: %v: %s", i+1, err, line)
 		}
-		if got, want := len(m), len(RequestColumns()); got != want {
-			t.Errorf("line %d has %d keys, want %d", i+1, got, want)
+		for j, col := range RequestColumns() {
+			if _, ok := m[col]; !ok && j < firstOmittable {
+				t.Errorf("line %d has no %s", i+1, col)
+			}
 		}
 		recs = append(recs, m)
+	}
+	for _, tc := range []struct {
+		rec int
+		key string
+	}{{0, "encode_ms"}, {1, "body_bytes"}, {5, "images"}, {6, "audio_out_s"}, {6, "videos"}, {7, "images"}, {7, "encode_ms"}} {
+		if v, ok := recs[tc.rec][tc.key]; ok {
+			t.Errorf("record %d has %s = %v, want an empty media column left out", tc.rec, tc.key, v)
+		}
 	}
 	for _, tc := range []struct {
 		rec  int
@@ -179,6 +212,11 @@ func TestRequestJSONLReadBack(t *testing.T) {
 		{0, "trace_record", nil},
 		{3, "cached_tokens", nil},
 		{3, "trace_record", 0.0},
+		{6, "upload_ms", 25.0},
+		{6, "audio_in_s", 3.25},
+		{6, "body_bytes", 2345678.0},
+		{7, "audio_bytes", 120044.0},
+		{7, "audio_out_s", 2.5},
 	} {
 		if got := recs[tc.rec][tc.key]; !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("record %d %s = %#v, want %#v", tc.rec, tc.key, got, tc.want)
