@@ -43,6 +43,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, api
 	}
 	in := s.read(w, r, parse, api)
 	in.arrived, in.truth = arrived, rec
+	if rec != nil {
+		rec.BodyBytes = int64(len(in.body))
+	}
 	if in.c != nil {
 		rec.asked(&in.c.asked)
 	}

@@ -36,7 +36,7 @@ func TestValidation(t *testing.T) {
 		{"system only", `{"messages":[{"role":"system","content":"be brief"}]}`, 400, "messages", "user message"},
 		{"unknown role", `{"messages":[{"role":"wizard","content":"hi"}]}`, 400, "messages[0].role", "unknown role"},
 		{"empty role", `{"messages":[{"role":"user","content":"a"},{"content":"hi"}]}`, 400, "messages[1].role", "unknown role"},
-		{"image part", user([]map[string]any{{"type": "image_url", "image_url": map[string]string{"url": "http://127.0.0.1/x.png"}}}), 400, "messages[0].content[0].type", "image"},
+		{"file part", user([]map[string]any{{"type": "file", "file": map[string]string{"file_id": "f"}}}), 400, "messages[0].content[0].type", "unknown content part type"},
 		{"unknown part", user([]map[string]any{{"type": "audio"}}), 400, "messages[0].content[0].type", "unknown content part"},
 		{"negative max_tokens", withUser(`"max_tokens":-1`), 400, "max_tokens", "at least 1"},
 		{"negative max_completion_tokens", withUser(`"max_completion_tokens":-5`), 400, "max_completion_tokens", "at least 1"},

@@ -58,6 +58,8 @@ func TestWithDefaults(t *testing.T) {
 		MinOutputTokens: DefaultMinOutputTokens, StopFraction: DefaultStopFraction,
 		TokensPerChunk: DefaultTokensPerChunk, MaxBodyBytes: DefaultMaxBodyBytes,
 		PrefixCacheTokens: DefaultPrefixCacheTokens, Defects: map[string]string{KindOverlong: "500"},
+		ImageTokens: ImageTokensQwen2VL, MaxImages: DefaultMaxImages, MaxImageBytes: DefaultMaxImageBytes,
+		URLImageSide: DefaultURLImageSide, SpeechRTF: DefaultSpeechRTF,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("withDefaults() =\n%+v\nwant\n%+v", got, want)
