@@ -85,6 +85,10 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, c *completion
 	switch {
 	case c.api == apiEmbeddings:
 		return s.answerEmbeddings(ctx, w, c, id)
+	case c.api == apiTranscription && c.stream:
+		return s.streamTranscript(ctx, w, c, id)
+	case c.api == apiTranscription:
+		return s.answerTranscript(ctx, w, c, id)
 	case c.api == apiResponses && c.stream:
 		return s.streamResponse(ctx, w, c, id)
 	case c.api == apiResponses:

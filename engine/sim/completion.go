@@ -46,6 +46,8 @@ type completion struct {
 	embed *embedJob
 	// asked is what the request asked for, for the truth log.
 	asked asked
+	// textOnly answers a transcription with its bare text.
+	textOnly bool
 	// sentTokens are the tokens handed to the writer so far, chunkTokens
 	// those of the chunk being written (see firstChunk).
 	sentTokens, chunkTokens int
