@@ -23,7 +23,7 @@ func TestImageTokenFormulas(t *testing.T) {
 	}{
 		{ImageTokensQwen2VL, 1024, 1024, 35 * 35},
 		{ImageTokensQwen2VL, 448, 448, 16 * 16},
-		{ImageTokensQwen2VL, 28, 28, 2 * 2},      // raised to 56×56
+		{ImageTokensQwen2VL, 28, 28, 2 * 2},       // raised to 56×56
 		{ImageTokensQwen2VL, 1920, 1080, 47 * 26}, // 1316×728
 		{ImageTokensQwen2VL, 300, 200, 11 * 7},    // 308×196
 		{ImageTokensPatch14, 448, 448, 32 * 32},
