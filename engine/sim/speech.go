@@ -123,7 +123,9 @@ func (req *speechRequest) judge(cfg *Config) (*speech, *apiError) {
 // speak sends sp: it waits for a batch slot and the prefill of the
 // input (FixedTTFT in the fixed-delay mode), sends the headers and the
 // WAV header, then each chunk of samples when the simulated model has
-// made it, SpeechRTF times faster than it plays.
+// made it, SpeechRTF times faster than it plays, so that the last byte
+// leaves seconds / SpeechRTF after the first. Bare PCM has no header:
+// its first chunk leaves with the first byte.
 func (s *Server) speak(ctx context.Context, w http.ResponseWriter, sp *speech, rec *TruthRecord) error {
 	var first time.Time
 	if s.cfg.fixed() {
@@ -173,7 +175,11 @@ func (s *Server) speak(ctx context.Context, w http.ResponseWriter, sp *speech, r
 	perByte := float64(time.Second) / pcmRate / 2 / s.cfg.SpeechRTF
 	for off := 0; off < sp.pcmBytes; off += 2 * speechChunk {
 		n := min(2*speechChunk, sp.pcmBytes-off)
-		if err := z.until(ctx, first.Add(time.Duration(float64(off+n)*perByte))); err != nil {
+		due := first.Add(time.Duration(float64(off+n) * perByte))
+		if off == 0 && !sp.wav {
+			due = first // without a header, the first samples are the first byte
+		}
+		if err := z.until(ctx, due); err != nil {
 			return err
 		}
 		if _, err := w.Write(tone[:n]); err != nil {
