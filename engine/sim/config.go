@@ -47,8 +47,10 @@ const (
 	DefaultTokensPerChunk = 1
 	// DefaultMaxBodyBytes bounds a request body. It is well above the 2 MB
 	// an "overlong" dirty request sends, so that one is read and answered
-	// with the context-length 400 a real server gives, not a 413.
-	DefaultMaxBodyBytes = 8 << 20
+	// with the context-length 400 a real server gives, not a 413, and
+	// above the base64 of a DefaultMaxImageBytes image (26.7 MB), so
+	// that an image is judged by its own bound.
+	DefaultMaxBodyBytes = 32 << 20
 	// DefaultPrefixCacheTokens is the prefix cache's capacity, in tokens.
 	DefaultPrefixCacheTokens = 1_000_000
 	// DefaultMaxImages is the most images one request may carry, vLLM's
