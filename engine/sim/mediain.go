@@ -338,11 +338,59 @@ type inputAudio struct {
 
 // chatMedia counts the media parts of a chat body whose messages
 // decoded as msgs; nil when there are none, so that a text request pays
-// only the scan of its parts' types.
+// only the scan of its parts' types. go-openai's parts keep an image's
+// URL, so only audio and video, whose fields they drop, need the body's
+// messages decoded again.
 func chatMedia(cfg *Config, body []byte, msgs []openai.ChatCompletionMessage) (*mediaCount, *apiError) {
 	if !anyMedia(msgs) {
 		return nil, nil
 	}
+	var raw []json.RawMessage // each message's content, when some part needs it
+	var parts []chatPart      // message parsed's, decoded from raw
+	parsed := -1
+	m := &mediaCount{}
+	for i := range msgs {
+		for j, part := range msgs[i].MultiContent {
+			param := fmt.Sprintf("messages[%d].content[%d]", i, j)
+			var p chatPart
+			switch part.Type {
+			case openai.ChatMessagePartTypeText:
+				continue
+			case openai.ChatMessagePartTypeImageURL:
+				p.Type = string(part.Type)
+				if part.ImageURL != nil {
+					p.ImageURL = &struct {
+						URL string `json:"url"`
+					}{part.ImageURL.URL}
+				}
+			default:
+				var aerr *apiError
+				if raw == nil {
+					if raw, aerr = messageContents(body); aerr != nil {
+						return nil, aerr
+					}
+				}
+				if parsed != i {
+					if parts, aerr = rawParts(raw, i); aerr != nil {
+						return nil, aerr
+					}
+					parsed = i
+				}
+				if j >= len(parts) {
+					return nil, badRequest(param, "%s: the content has no such part", param)
+				}
+				p = parts[j]
+			}
+			if aerr := m.chatPart(cfg, param, &p); aerr != nil {
+				return nil, aerr
+			}
+		}
+	}
+	return m, nil
+}
+
+// messageContents decodes each message's content of a chat body as it is.
+func messageContents(body []byte) ([]json.RawMessage, *apiError) {
 	var req struct {
 		Messages []struct {
 			Content json.RawMessage `json:"content"`
@@ -351,22 +399,22 @@ func chatMedia(cfg *Config, body []byte, msgs []openai.ChatCompletionMessage) (*
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badRequest("messages", "invalid JSON body: %v", err).as(KindMalformedJSON)
 	}
-	m := &mediaCount{}
-	for i := range min(len(req.Messages), len(msgs)) {
-		if !hasMedia(&msgs[i]) {
-			continue
-		}
-		var parts []chatPart
-		if err := json.Unmarshal(req.Messages[i].Content, &parts); err != nil {
+	contents := make([]json.RawMessage, len(req.Messages))
+	for i := range req.Messages {
+		contents[i] = req.Messages[i].Content
+	}
+	return contents, nil
+}
+
+// rawParts decodes the parts of message i from the contents.
+func rawParts(contents []json.RawMessage, i int) ([]chatPart, *apiError) {
+	var parts []chatPart
+	if i < len(contents) {
+		if err := json.Unmarshal(contents[i], &parts); err != nil {
 			return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
 		}
-		for j := range parts {
-			if aerr := m.chatPart(cfg, fmt.Sprintf("messages[%d].content[%d]", i, j), &parts[j]); aerr != nil {
-				return nil, aerr
-			}
-		}
 	}
-	return m, nil
+	return parts, nil
 }
 
 func anyMedia(msgs []openai.ChatCompletionMessage) bool {
