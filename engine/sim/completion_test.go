@@ -127,6 +127,8 @@ func FuzzChatCompletion(f *testing.F) {
 		`{"messages":[{"role":"user","content":"hi"}],"max_tokens":4}`,
 		`{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":3}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url"}]}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}},{"type":"video_url","video_url":{"url":"data:video/mp4;base64,AAAA"}}]}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},{"type":"input_audio"}]}]}`,
 		`{"messages":[{"role":"user","content":null}],"max_tokens":-1}`,
 		`{"messages":[{"role":"user","content":"x"}],"max_tokens":1e30}`,
 		`{"messages":[{"role":"user","content":"x"}],"seed":-9,"temperature":0,"top_p":1,"n":1}`,

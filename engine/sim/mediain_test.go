@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -66,6 +68,19 @@ func synthAudio(t *testing.T, seconds float64) *media.Item {
 		t.Fatal(err)
 	}
 	return it
+}
+
+// mp4 is the smallest mp4 whose movie header says duration/scale seconds:
+// an ftyp box, then moov holding a version-0 mvhd.
+func mp4(duration, scale uint32) []byte {
+	box := func(typ string, body []byte) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(8+len(body)))
+		return append(append(b, typ...), body...)
+	}
+	mvhd := make([]byte, 100)
+	binary.BigEndian.PutUint32(mvhd[12:], scale)
+	binary.BigEndian.PutUint32(mvhd[16:], duration)
+	return append(box("ftyp", []byte("isom\x00\x00\x02\x00isom")), box("moov", box("mvhd", mvhd))...)
 }
 
 // Wire forms of the parts, as the client sends them.
@@ -143,6 +158,7 @@ func TestMediaPartsCounted(t *testing.T) {
 		{"chat https URL, not fetched", chat, "", []map[string]any{chatImage("https://example.com/cat.png")}, 1225},
 		{"chat two images", chat, "", []map[string]any{chatImage(png.DataURL()), chatImage(jpeg.DataURL())}, 1225 + 256},
 		{"chat wav", chat, "", []map[string]any{chatAudio(wav, "wav")}, 50},
+		{"chat mp4 of 3 s", chat, "", []map[string]any{{"type": "video_url", "video_url": map[string]any{"url": "data:video/mp4;base64," + base64.StdEncoding.EncodeToString(mp4(3000, 1000))}}}, 6 * 256},
 		{"chat video URL", chat, "", []map[string]any{{"type": "video_url", "video_url": map[string]any{"url": "https://example.com/v.mp4"}}}, 20 * 256},
 		{"messages base64 image", msgs, "", []map[string]any{anthropicImage(png)}, 1225},
 		{"messages url image", msgs, ImageTokensLLaVA, []map[string]any{{"type": "image", "source": map[string]any{"type": "url", "url": "https://example.com/a.jpg"}}}, 576},
