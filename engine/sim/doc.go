@@ -69,7 +69,8 @@
 // claims more than the file holds; an item beyond Config.MaxImageBytes
 // decoded (--max-image-bytes, 20 MB); an input_audio format other than wav
 // or mp3; a URL neither http(s) nor data; more images in a request than
-// Config.MaxImages (--max-images, 16). A request without media parts
+// Config.MaxImages (--max-images, 16). An image's detail is accepted
+// and ignored, as vLLM ignores it. A request without media parts
 // costs what it did: parts are decoded a second time only when a message
 // has a part other than text.
 //
@@ -88,7 +89,8 @@
 // transcript.text.delta events and then transcript.text.done with the text
 // and the usage, as OpenAI streams it.
 //
-// POST /v1/audio/speech takes JSON: input (required, not blank), model,
+// POST /v1/audio/speech takes JSON: input (required, not blank, at most
+// MaxSpeechInput characters), model,
 // voice, speed (0.25 to 4) and response_format, wav (the default) or pcm
 // (mp3, opus, aac and flac get 400: the simulator encodes wav and pcm). The
 // audio lasts words(input) / WordsPerSecond seconds (at least

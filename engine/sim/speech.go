@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Speech answers: MinSpeechSeconds is the shortest audio, speechChunk the
@@ -20,7 +21,9 @@ const (
 	// MinSpeechSeconds is the shortest speech answer, however short its
 	// input.
 	MinSpeechSeconds = 0.5
-	speechChunk      = pcmRate / 10 // samples: a tenth of a second
+	// MaxSpeechInput is the longest input, in characters, as OpenAI's.
+	MaxSpeechInput = 4096
+	speechChunk    = pcmRate / 10 // samples: a tenth of a second
 )
 
 // speechRequest is the part of a speech request the simulator reads.
@@ -98,6 +101,8 @@ func (req *speechRequest) judge(cfg *Config) (*speech, *apiError) {
 		return nil, badRequest("input", "input: field required (the text to speak)")
 	case strings.TrimSpace(*req.Input) == "":
 		return nil, badRequest("input", "input must not be empty")
+	case utf8.RuneCountInString(*req.Input) > MaxSpeechInput:
+		return nil, badRequest("input", "input is %d characters; at most %d", utf8.RuneCountInString(*req.Input), MaxSpeechInput)
 	case req.Speed != nil && !(*req.Speed >= 0.25 && *req.Speed <= 4):
 		return nil, badRequest("speed", "speed must be from 0.25 to 4, got %v", *req.Speed)
 	}

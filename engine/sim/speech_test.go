@@ -278,6 +278,7 @@ func TestSpeechRefusals(t *testing.T) {
 	}{
 		{"no input", map[string]any{"voice": "alloy"}, 400, "input: field required"},
 		{"blank input", map[string]any{"input": "  \n"}, 400, "input must not be empty"},
+		{"too long", map[string]any{"input": strings.Repeat("word ", 1000)}, 400, "input is 5000 characters; at most 4096"},
 		{"mp3", map[string]any{"input": "hi", "response_format": "mp3"}, 400, "the simulator encodes wav and pcm"},
 		{"opus", map[string]any{"input": "hi", "response_format": "opus"}, 400, "the simulator encodes wav and pcm"},
 		{"unknown format", map[string]any{"input": "hi", "response_format": "midi"}, 400, "is unknown"},
