@@ -297,3 +297,42 @@ func TestSpeechRefusals(t *testing.T) {
 		t.Errorf("a malformed body: %d %s, want 400", w.Code, w.Body)
 	}
 }
+
+// Over a real connection the audio arrives progressively: the body is
+// Content-Length bytes, its first byte well before its last, and the
+// whole spread over about seconds / SpeechRTF.
+func TestSpeechOverTheNetwork(t *testing.T) {
+	s := New(Config{PrefillBase: time.Millisecond, PrefillPerToken: -1, SpeechRTF: 10})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	defer s.Close()
+	words := strings.TrimSpace(strings.Repeat("word ", 10)) // 4 s: 400 ms at 10×
+	start := time.Now()
+	resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", strings.NewReader(body(t, map[string]any{"input": words})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var first time.Time
+	var got bytes.Buffer
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 && first.IsZero() {
+			first = time.Now()
+		}
+		got.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	last := time.Now()
+	if want := 44 + 2*4*pcmRate; got.Len() != want || resp.ContentLength != int64(want) {
+		t.Errorf("%d bytes, Content-Length %d; want %d", got.Len(), resp.ContentLength, want)
+	}
+	spread := last.Sub(first)
+	t.Logf("first byte after %v, the rest over %v (want ~400ms)", first.Sub(start), spread)
+	if spread < 300*time.Millisecond || spread > 2*time.Second {
+		t.Errorf("the audio arrived over %v, want about 400ms (4 s at 10× real time)", spread)
+	}
+}
