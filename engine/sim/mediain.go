@@ -38,11 +38,12 @@ const (
 	// Whisper's encoder makes 50 frames a second, pooled 2:1 by
 	// Qwen2-Audio and its kin.
 	AudioTokensPerSecond = 25
-	// VideoFPS and VideoMaxFrames sample a video's frames, as vLLM's
-	// Qwen2-VL processor does by default; each frame is counted as a
-	// VideoFrameSide-pixel square image.
-	VideoFPS       = 2
+	// VideoFPS is the frames sampled a second of video, as vLLM's
+	// Qwen2-VL processor samples them by default.
+	VideoFPS = 2
+	// VideoMaxFrames caps the frames sampled from one video.
 	VideoMaxFrames = 32
+	// VideoFrameSide is the side of the square image each frame counts as.
 	VideoFrameSide = 448
 	// DefaultVideoSeconds is the length of a video whose header does not
 	// say (a URL, or an mp4 whose moov box comes after its data).
