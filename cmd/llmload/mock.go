@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -22,6 +24,12 @@ Serves the built-in OpenAI-compatible simulator (continuous batching, a FIFO
 queue beyond --max-batch, prefill and decode costs, a prefix cache) until
 interrupted. It answers malformed input like a careful server (clean 4xx with
 an error body) unless told to mishandle chosen kinds with --defect.
+
+Images, audio and video in content parts are decoded and counted as prompt
+tokens (--image-tokens; 25 tokens a second of audio; a video's frames, 2 a
+second up to 32, as 448x448 images), and prefilled like text; an http(s) image
+URL is not fetched but counted as a 1024x1024 image. /v1/audio/transcriptions
+and /v1/audio/speech (wav or pcm, --speech-rtf) are served too.
 
 Flags:
 `
@@ -51,6 +59,11 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&cfg.TruthPrompts, "truth-log-prompts", false, "also write each request's prompt text to the --truth-log")
 	fs.StringVar(&cfg.Tokenizer, "tokenizer", "", "count prompt tokens and cut prefix-cache blocks with this tokenizer: "+
 		strings.Join(tokenize.Names(), ", ")+" or a tokenizer.json path (default: estimate, ~4 characters a token)")
+	fs.StringVar(&cfg.ImageTokens, "image-tokens", sim.ImageTokensQwen2VL, "the formula counting an image's prompt tokens: "+
+		strings.Join(sim.ImageTokenFormulas(), ", ")+" (Qwen2-VL's 28-px blocks, 14-px patches, LLaVA-1.5's fixed 576)")
+	fs.IntVar(&cfg.MaxImages, "max-images", sim.DefaultMaxImages, "most images a request may carry; more get 400")
+	fs.IntVar(&cfg.MaxImageBytes, "max-image-bytes", sim.DefaultMaxImageBytes, "largest decoded image, audio or video item of a request, in bytes; larger get 400")
+	fs.Float64Var(&cfg.SpeechRTF, "speech-rtf", sim.DefaultSpeechRTF, "/v1/audio/speech sends audio this many times faster than real time")
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulator to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
 	if err := fs.Parse(args); err != nil {
@@ -72,6 +85,9 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 		if _, err := tokenize.Get(cfg.Tokenizer); err != nil {
 			return usagef("mock: --tokenizer %s: %v", cfg.Tokenizer, err)
 		}
+	}
+	if err := checkMediaFlags(&cfg); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("mock: %v", err)
@@ -112,5 +128,20 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
+	return nil
+}
+
+// checkMediaFlags rejects the media flags' bad values, naming the flag.
+func checkMediaFlags(cfg *sim.Config) error {
+	switch {
+	case !slices.Contains(sim.ImageTokenFormulas(), cfg.ImageTokens):
+		return usagef("mock: --image-tokens %s: not a formula; expected %s", cfg.ImageTokens, strings.Join(sim.ImageTokenFormulas(), ", "))
+	case cfg.MaxImages < 1:
+		return usagef("mock: --max-images %d: at least 1", cfg.MaxImages)
+	case cfg.MaxImageBytes < 1:
+		return usagef("mock: --max-image-bytes %d: at least 1", cfg.MaxImageBytes)
+	case !(cfg.SpeechRTF > 0) || math.IsInf(cfg.SpeechRTF, 0):
+		return usagef("mock: --speech-rtf %v: a positive number", cfg.SpeechRTF)
+	}
 	return nil
 }

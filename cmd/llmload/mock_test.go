@@ -27,6 +27,14 @@ func TestMockFlagErrors(t *testing.T) {
 		{"mock prompts without a truth log", []string{"mock", "--addr", "127.0.0.1:0", "--truth-log-prompts"}, exitUsage,
 			"--truth-log-prompts needs --truth-log"},
 		{"mock help names the tokenizers", []string{"mock", "--help"}, exitOK, "o200k_base"},
+		{"mock unknown image formula", []string{"mock", "--addr", "127.0.0.1:0", "--image-tokens", "clip"}, exitUsage,
+			"--image-tokens clip: not a formula; expected qwen2vl, patch14, llava"},
+		{"mock no images", []string{"mock", "--addr", "127.0.0.1:0", "--max-images", "0"}, exitUsage, "--max-images 0: at least 1"},
+		{"mock negative image bytes", []string{"mock", "--addr", "127.0.0.1:0", "--max-image-bytes", "-5"}, exitUsage, "--max-image-bytes -5: at least 1"},
+		{"mock zero speech rtf", []string{"mock", "--addr", "127.0.0.1:0", "--speech-rtf", "0"}, exitUsage, "--speech-rtf 0: a positive number"},
+		{"mock speech rtf not a number", []string{"mock", "--addr", "127.0.0.1:0", "--speech-rtf", "fast"}, exitUsage, "speech-rtf"},
+		{"mock help names the media flags", []string{"mock", "--help"}, exitOK, "--image-tokens"},
+		{"mock help names the formulas", []string{"mock", "--help"}, exitOK, "patch14"},
 	})
 }
 
@@ -158,4 +166,44 @@ func csvColumn(t *testing.T, path, name string) []string {
 		out = append(out, r[col])
 	}
 	return out
+}
+
+// The media flags reach the simulator: --image-tokens picks the formula
+// usage counts an image by, --max-images refuses one image too many.
+func TestE2EMockMediaFlags(t *testing.T) {
+	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--image-tokens", "llava", "--max-images", "1",
+		"--prefill-base", "-1ns", "--prefill-per-token", "-1ns", "--decode-base", "-1ns", "--decode-per-seq", "-1ns")
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
+	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
+	base := url.FindString(mock.stdout.String())
+	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}}
+	post := func(images int) (int, map[string]any) {
+		parts := []map[string]any{{"type": "text", "text": "Describe."}}
+		for range images {
+			parts = append(parts, image)
+		}
+		body, _ := json.Marshal(map[string]any{"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": parts}}})
+		resp, err := http.Post(base+"/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	tokens := func(out map[string]any) float64 {
+		u, _ := out["usage"].(map[string]any)
+		n, _ := u["prompt_tokens"].(float64)
+		return n
+	}
+	_, text := post(0)
+	status, one := post(1)
+	if status != http.StatusOK || tokens(one)-tokens(text) != 576 {
+		t.Errorf("one image: status %d, %v prompt tokens against %v without: want 576 more", status, tokens(one), tokens(text))
+	}
+	if status, two := post(2); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(two), "at most 1 images per request") {
+		t.Errorf("two images: status %d, %v; want 400 at most 1 images per request", status, two)
+	}
+	mock.signalAndWait(t, syscall.SIGINT, 30*time.Second)
 }

@@ -9,11 +9,12 @@ import (
 type apiKind uint8
 
 const (
-	apiChat       apiKind = iota // POST /v1/chat/completions
-	apiText                      // the legacy POST /v1/completions
-	apiResponses                 // OpenAI's POST /v1/responses
-	apiMessages                  // Anthropic's POST /v1/messages
-	apiEmbeddings                // POST /v1/embeddings
+	apiChat          apiKind = iota // POST /v1/chat/completions
+	apiText                         // the legacy POST /v1/completions
+	apiResponses                    // OpenAI's POST /v1/responses
+	apiMessages                     // Anthropic's POST /v1/messages
+	apiEmbeddings                   // POST /v1/embeddings
+	apiTranscription                // POST /v1/audio/transcriptions
 )
 
 // idPrefix starts the ids of the API's answers, as the real ones do.
@@ -27,6 +28,8 @@ func (a apiKind) idPrefix() string {
 		return "msg"
 	case apiEmbeddings:
 		return "embd"
+	case apiTranscription:
+		return "trsc"
 	}
 	return "chatcmpl"
 }

@@ -159,7 +159,7 @@ func TestResponsesRejects(t *testing.T) {
 	}{
 		"no input":        {map[string]any{}, "input is required"},
 		"empty input":     {map[string]any{"input": ""}, "non-empty content"},
-		"image":           {map[string]any{"input": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_image"}}}}}, "text only"},
+		"file":            {map[string]any{"input": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "input_file"}}}}}, "not simulated"},
 		"negative limit":  {map[string]any{"input": "hi", "max_output_tokens": -1}, "max_output_tokens must be at least 1"},
 		"unknown item":    {map[string]any{"input": []any{map[string]any{"type": "web_search_call"}}}, "not simulated"},
 		"named tool gone": {map[string]any{"input": "hi", "tools": []any{responsesWeather}, "tool_choice": map[string]any{"type": "function", "name": "x"}}, "not in tools"},

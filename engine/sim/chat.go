@@ -43,6 +43,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, api
 	}
 	in := s.read(w, r, parse, api)
 	in.arrived, in.truth = arrived, rec
+	if rec != nil {
+		rec.BodyBytes = int64(len(in.body))
+	}
 	if in.c != nil {
 		rec.asked(&in.c.asked)
 	}
@@ -82,6 +85,10 @@ func (s *Server) write(ctx context.Context, w http.ResponseWriter, c *completion
 	switch {
 	case c.api == apiEmbeddings:
 		return s.answerEmbeddings(ctx, w, c, id)
+	case c.api == apiTranscription && c.stream:
+		return s.streamTranscript(ctx, w, c, id)
+	case c.api == apiTranscription:
+		return s.answerTranscript(ctx, w, c, id)
 	case c.api == apiResponses && c.stream:
 		return s.streamResponse(ctx, w, c, id)
 	case c.api == apiResponses:

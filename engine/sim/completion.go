@@ -46,6 +46,8 @@ type completion struct {
 	embed *embedJob
 	// asked is what the request asked for, for the truth log.
 	asked asked
+	// textOnly answers a transcription with its bare text.
+	textOnly bool
 	// sentTokens are the tokens handed to the writer so far, chunkTokens
 	// those of the chunk being written (see firstChunk).
 	sentTokens, chunkTokens int
@@ -60,6 +62,9 @@ func parseCompletion(cfg *Config, body []byte) (*completion, *apiError) {
 	}
 	ext, aerr := parseExtensions(body)
 	if aerr != nil {
+		return nil, aerr
+	}
+	if ext.media, aerr = chatMedia(cfg, body, req.Messages); aerr != nil {
 		return nil, aerr
 	}
 	return checkChat(cfg, &req, ext)
@@ -104,6 +109,9 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 	if aerr != nil {
 		return nil, aerr
 	}
+	if ext.media != nil {
+		prompt.tokens += ext.media.tokens
+	}
 	if aerr := checkSampling(req); aerr != nil {
 		return nil, aerr
 	}
@@ -140,8 +148,8 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 // checkTranslated judges a Messages or Responses request translated into
 // chat's words, as a chat request is. Both APIs report usage in every
 // stream, where chat does only when asked, so the answer always carries it.
-func checkTranslated(cfg *Config, chat *openai.ChatCompletionRequest) (*completion, *apiError) {
-	c, aerr := checkChat(cfg, chat, extensions{})
+func checkTranslated(cfg *Config, chat *openai.ChatCompletionRequest, m *mediaCount) (*completion, *apiError) {
+	c, aerr := checkChat(cfg, chat, extensions{media: m})
 	if c != nil {
 		c.includeUsage = true
 	}
@@ -189,7 +197,7 @@ func checkMessages(msgs []openai.ChatCompletionMessage) *apiError {
 			return aerr
 		}
 		if m.Role == openai.ChatMessageRoleUser {
-			userText = userText || strings.TrimSpace(text) != ""
+			userText = userText || strings.TrimSpace(text) != "" || hasMedia(m)
 			userTexts = append(userTexts, text)
 		}
 	}
@@ -200,24 +208,34 @@ func checkMessages(msgs []openai.ChatCompletionMessage) *apiError {
 }
 
 // messageText is the text of a message, either its string content or the
-// concatenation of its text parts. The simulated model reads text only.
+// concatenation of its text parts; media parts, counted apart (see
+// chatMedia), add no text.
 func messageText(i int, m *openai.ChatCompletionMessage) (string, *apiError) {
 	if len(m.MultiContent) == 0 {
 		return m.Content, nil
 	}
 	var b strings.Builder
 	for j, part := range m.MultiContent {
-		param := fmt.Sprintf("messages[%d].content[%d].type", i, j)
 		switch part.Type {
 		case openai.ChatMessagePartTypeText:
 			b.WriteString(part.Text)
-		case openai.ChatMessagePartTypeImageURL:
-			return "", badRequest(param, "%s: the model does not accept image input", param)
+		case openai.ChatMessagePartTypeImageURL, partInputAudio, partVideoURL:
 		default:
-			return "", badRequest(param, "%s: unknown content part type %s; expected \"text\"", param, quoteShort(string(part.Type)))
+			param := fmt.Sprintf("messages[%d].content[%d].type", i, j)
+			return "", badRequest(param, "%s: unknown content part type %s; expected text, image_url, input_audio or video_url", param, quoteShort(string(part.Type)))
 		}
 	}
 	return b.String(), nil
+}
+
+// hasMedia reports a part other than text in a message.
+func hasMedia(m *openai.ChatCompletionMessage) bool {
+	for _, part := range m.MultiContent {
+		if part.Type != openai.ChatMessagePartTypeText {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSampling validates the sampling parameters the simulator honours or
@@ -271,12 +289,13 @@ type asked struct {
 	minTokens *int  // nil when not sent
 	ignoreEOS *bool // nil when not sent
 	prompt    string
+	media     *mediaCount // nil without media parts
 }
 
 // askedOf is what req asked for; its prompt text only with
 // Config.TruthPrompts, since the truth log is the only reader.
 func askedOf(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) asked {
-	a := asked{maxTokens: req.MaxCompletionTokens, minTokens: ext.MinTokens, ignoreEOS: ext.IgnoreEOS}
+	a := asked{maxTokens: req.MaxCompletionTokens, minTokens: ext.MinTokens, ignoreEOS: ext.IgnoreEOS, media: ext.media}
 	if a.maxTokens == 0 {
 		a.maxTokens = req.MaxTokens
 	}
@@ -313,6 +332,10 @@ func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int, ex
 		if t.Function != nil {
 			str(t.Function.Name)
 		}
+	}
+	if ext.media != nil {
+		num(4)
+		num(ext.media.print)
 	}
 	if ext.IgnoreEOS != nil || ext.MinTokens != nil {
 		num(2)

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/llmload/llmload/engine/media"
 	"github.com/llmload/llmload/engine/tokenize"
 )
 
@@ -44,10 +47,24 @@ const (
 	DefaultTokensPerChunk = 1
 	// DefaultMaxBodyBytes bounds a request body. It is well above the 2 MB
 	// an "overlong" dirty request sends, so that one is read and answered
-	// with the context-length 400 a real server gives, not a 413.
-	DefaultMaxBodyBytes = 8 << 20
+	// with the context-length 400 a real server gives, not a 413, and
+	// above the base64 of a DefaultMaxImageBytes image (26.7 MB), so
+	// that an image is judged by its own bound.
+	DefaultMaxBodyBytes = 32 << 20
 	// DefaultPrefixCacheTokens is the prefix cache's capacity, in tokens.
 	DefaultPrefixCacheTokens = 1_000_000
+	// DefaultMaxImages is the most images one request may carry, vLLM's
+	// usual --limit-mm-per-prompt for a vision model.
+	DefaultMaxImages = 16
+	// DefaultMaxImageBytes bounds one decoded image, audio or video item:
+	// OpenAI's limit for an image.
+	DefaultMaxImageBytes = media.DefaultMaxBytes
+	// DefaultURLImageSide is the side, in pixels, an image sent by http(s)
+	// URL is counted as: the simulator never fetches it.
+	DefaultURLImageSide = 1024
+	// DefaultSpeechRTF is how many times faster than real time speech is
+	// produced.
+	DefaultSpeechRTF = 20
 )
 
 // Config shapes the simulated model. The zero value is usable: a zero field
@@ -135,6 +152,20 @@ type Config struct {
 	// exact, refuses it. The spin reads the clock, so it never ends in a
 	// synctest bubble.
 	CPUPerToken time.Duration
+	// ImageTokens names the formula counting an image's prompt tokens
+	// (ImageTokenFormulas; "" is ImageTokensQwen2VL).
+	ImageTokens string
+	// MaxImages is the most images a request may carry; more get 400.
+	MaxImages int
+	// MaxImageBytes bounds each decoded media item of a request; a larger
+	// one gets 400.
+	MaxImageBytes int
+	// URLImageSide is the side of the square image an http(s) image URL
+	// is counted as, since the simulator does not fetch it.
+	URLImageSide int
+	// SpeechRTF is the real-time factor of /v1/audio/speech: audio of d
+	// seconds is sent in d / SpeechRTF after its first byte.
+	SpeechRTF float64
 
 	codec tokenize.Codec // Tokenizer's, set by withDefaults; nil: estimate
 }
@@ -163,6 +194,13 @@ func (c Config) Validate() error {
 	bad(!(c.PrefillInterference <= 1), "prefill interference %v is not at most 1", c.PrefillInterference)
 	bad(c.FixedTTFT < 0 || c.FixedITL < 0, "fixed delays %s, %s are negative", c.FixedTTFT, c.FixedITL)
 	bad((c.FixedTTFT > 0) != (c.FixedITL > 0), "fixed-delay mode needs both a TTFT and an ITL (got %s, %s)", c.FixedTTFT, c.FixedITL)
+	bad(c.MaxImages < 0, "max images %d is negative", c.MaxImages)
+	bad(c.MaxImageBytes < 0, "max image bytes %d is negative", c.MaxImageBytes)
+	bad(c.URLImageSide < 0, "URL image side %d is negative", c.URLImageSide)
+	bad(!(c.SpeechRTF >= 0) || math.IsInf(c.SpeechRTF, 0), "speech real-time factor %v is not a positive number", c.SpeechRTF)
+	if c.ImageTokens != "" && !slices.Contains(ImageTokenFormulas(), c.ImageTokens) {
+		errs = append(errs, fmt.Errorf("sim: image tokens %q is not a formula; expected one of %s", c.ImageTokens, strings.Join(ImageTokenFormulas(), ", ")))
+	}
 	bad(c.CPUPerToken < 0, "CPU per token %s is negative", c.CPUPerToken)
 	bad(c.CPUPerToken > 0 && c.FixedTTFT > 0, "the fixed-delay mode's delays are exact: no CPU per token (got %s)", c.CPUPerToken)
 	for _, kind := range slices.Sorted(maps.Keys(c.Defects)) {
@@ -199,6 +237,15 @@ func (c Config) withDefaults() Config {
 	c.StopFraction = fraction(c.StopFraction, DefaultStopFraction)
 	c.TokensPerChunk = orDefault(c.TokensPerChunk, DefaultTokensPerChunk)
 	c.MaxBodyBytes = orDefault(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	if !slices.Contains(ImageTokenFormulas(), c.ImageTokens) {
+		c.ImageTokens = ImageTokensQwen2VL
+	}
+	c.MaxImages = orDefault(c.MaxImages, DefaultMaxImages)
+	c.MaxImageBytes = orDefault(c.MaxImageBytes, DefaultMaxImageBytes)
+	c.URLImageSide = orDefault(c.URLImageSide, DefaultURLImageSide)
+	if !(c.SpeechRTF > 0) || math.IsInf(c.SpeechRTF, 0) {
+		c.SpeechRTF = DefaultSpeechRTF
+	}
 	if c.PrefixCacheTokens == 0 {
 		c.PrefixCacheTokens = DefaultPrefixCacheTokens
 	}

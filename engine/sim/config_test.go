@@ -32,6 +32,13 @@ func TestValidate(t *testing.T) {
 		{"defect with a non-error status", Config{Defects: map[string]string{KindBadRole: "302"}}, "unknown defect behaviour"},
 		{"CPU per token", Config{CPUPerToken: time.Millisecond}, ""},
 		{"negative CPU per token", Config{CPUPerToken: -time.Millisecond}, "CPU per token -1ms is negative"},
+		{"media settings", Config{ImageTokens: ImageTokensLLaVA, MaxImages: 2, MaxImageBytes: 1 << 20, URLImageSide: 512, SpeechRTF: 1.5}, ""},
+		{"unknown image formula", Config{ImageTokens: "clip"}, `image tokens "clip" is not a formula; expected one of qwen2vl, patch14, llava`},
+		{"negative max images", Config{MaxImages: -1}, "max images -1"},
+		{"negative max image bytes", Config{MaxImageBytes: -1}, "max image bytes -1"},
+		{"negative URL image side", Config{URLImageSide: -1}, "URL image side -1"},
+		{"negative speech RTF", Config{SpeechRTF: -2}, "speech real-time factor -2"},
+		{"NaN speech RTF", Config{SpeechRTF: math.NaN()}, "speech real-time factor NaN"},
 		{"CPU per token in the fixed-delay mode", Config{CPUPerToken: time.Millisecond, FixedTTFT: time.Second, FixedITL: time.Millisecond}, "delays are exact"},
 	}
 	for _, tt := range tests {
@@ -58,6 +65,8 @@ func TestWithDefaults(t *testing.T) {
 		MinOutputTokens: DefaultMinOutputTokens, StopFraction: DefaultStopFraction,
 		TokensPerChunk: DefaultTokensPerChunk, MaxBodyBytes: DefaultMaxBodyBytes,
 		PrefixCacheTokens: DefaultPrefixCacheTokens, Defects: map[string]string{KindOverlong: "500"},
+		ImageTokens: ImageTokensQwen2VL, MaxImages: DefaultMaxImages, MaxImageBytes: DefaultMaxImageBytes,
+		URLImageSide: DefaultURLImageSide, SpeechRTF: DefaultSpeechRTF,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("withDefaults() =\n%+v\nwant\n%+v", got, want)

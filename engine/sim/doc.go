@@ -8,7 +8,8 @@
 //
 // POST /v1/chat/completions and the legacy POST /v1/completions (a string
 // prompt, simulated as one user message; streamed chunks carry "text" and
-// no role chunk), streaming or not, GET /v1/models, GET /health and GET
+// no role chunk), streaming or not, POST /v1/audio/transcriptions and
+// /v1/audio/speech (see Speech), GET /v1/models, GET /health and GET
 // /metrics. Other paths get 404 and other methods 405, both with an
 // OpenAI-style body: {"error":{"message":...,"type":"invalid_request_error",
 // "code":404}}. With Config.APIKey set, /v1 routes without
@@ -33,6 +34,73 @@
 // MaxEmbeddingDims), float or base64, a deterministic function of the text
 // and Config.Seed; its inputs take a batch slot and a prefill, and usage
 // counts their tokens.
+//
+// # Images, audio and video
+//
+// A message's content may be a string or an array of parts in every API:
+// chat's text, image_url (a base64 data URL or an http(s) URL),
+// input_audio (base64 wav or mp3) and video_url; the Messages API's text
+// and image blocks (a base64 or url source); the Responses API's
+// input_text, input_image and input_audio. Text parts count as text. Each
+// media item is decoded and probed (engine/media: an image's width and
+// height, an audio file's seconds from its header, an mp4's seconds from
+// its moov box) and adds prompt tokens, which usage's prompt_tokens (or
+// input_tokens) report, which are prefilled as text tokens are (so TTFT
+// grows with the images) and which count against the context window:
+//
+//   - an image by Config.ImageTokens (`llmload mock --image-tokens`):
+//     qwen2vl, the default, is Qwen2-VL's smart resize — each side rounded
+//     to a multiple of 28 px, the area kept within 56×56 and 28×28×1280
+//     pixels, then (h/28)×(w/28) tokens (1225 for 1024×1024); patch14 is
+//     ⌈w/14⌉×⌈h/14⌉ after the same area cap; llava is LLaVA-1.5's fixed 576;
+//   - an http(s) image URL is never fetched: it counts as a square of
+//     Config.URLImageSide (1024) pixels;
+//   - audio is AudioTokensPerSecond (25) tokens a second;
+//   - a video is sampled at VideoFPS (2) frames a second up to
+//     VideoMaxFrames (32), each counted as a 448×448 image; a URL, or an
+//     mp4 whose header does not say, lasts DefaultVideoSeconds (10).
+//
+// A media part a vision server refuses gets a 400 whose message names the
+// part (messages[0].content[1]: image_url: ...) and says why: invalid
+// base64; a data URL whose MIME type is not a known format (image/bmp) or
+// disagrees with the bytes (a PNG labelled image/jpeg); bytes that are not
+// an image (or audio, or video); a header that cannot be decoded, an image
+// of zero pixels, a truncated JPEG, PNG or GIF, a WAV whose data chunk
+// claims more than the file holds; an item beyond Config.MaxImageBytes
+// decoded (--max-image-bytes, 20 MB); an input_audio format other than wav
+// or mp3; a URL neither http(s) nor data; more images in a request than
+// Config.MaxImages (--max-images, 16). An image's detail is accepted
+// and ignored, as vLLM ignores it. A request without media parts
+// costs what it did: parts are decoded a second time only when a message
+// has a part other than text.
+//
+// # Speech
+//
+// POST /v1/audio/transcriptions takes a multipart form within
+// MaxBodyBytes: file (required: 400 naming it; a whole audio file whose
+// header says its length, else 400), model, language, prompt, stream and
+// response_format (json, the default, or text; verbose_json, srt and vtt
+// get 400). Its prompt is the audio's tokens (25 a second) and the
+// prompt's, prefilled on the batch's lane; the transcript is seeded
+// pseudo-words, about WordsPerSecond (2.5) a second of audio, decoded at
+// the batch's pace. Whole, it answers {"text":...,"usage":{"type":"tokens",
+// "input_tokens":...,"input_token_details":{"text_tokens":...,
+// "audio_tokens":...},"output_tokens":...,"total_tokens":...}}; streamed,
+// transcript.text.delta events and then transcript.text.done with the text
+// and the usage, as OpenAI streams it.
+//
+// POST /v1/audio/speech takes JSON: input (required, not blank, at most
+// MaxSpeechInput characters), model,
+// voice, speed (0.25 to 4) and response_format, wav (the default) or pcm
+// (mp3, opus, aac and flac get 400: the simulator encodes wav and pcm). The
+// audio lasts words(input) / WordsPerSecond seconds (at least
+// MinSpeechSeconds), divided by speed: 24 kHz 16-bit mono samples of a
+// quiet tone. The first byte leaves once a batch slot is held and the
+// input's tokens are prefilled (FixedTTFT in the fixed-delay mode): a WAV
+// header whose sizes are the exact total (Content-Length is set), then the
+// samples a tenth of a second at a time, each when the simulated model has
+// made it, so that the last leaves seconds / Config.SpeechRTF
+// (--speech-rtf, 20) after the first.
 //
 // # Tool calls
 //
@@ -68,15 +136,17 @@
 // missing or empty messages; a role other than system, developer, user,
 // assistant, tool or function; no user message with non-blank text (a
 // request whose only user input is empty or whitespace; zero-width
-// characters count as text); image or unknown content parts; negative
+// characters count as text; a media part counts as input); content parts
+// of unknown types or media the simulator refuses (see above); negative
 // max_tokens or max_completion_tokens; n other than 1; temperature outside
 // [0, 2]; top_p outside [0, 1]; stream_options without stream; and prompt
 // tokens + max_tokens beyond Config.MaxContext (a prompt found beyond it
 // before it was counted whole is said to have "more than" MaxContext
 // tokens). A model other than
 // Config.Model gets 404 (an absent model is served). Bodies over
-// Config.MaxBodyBytes (8 MB by default, so a 2 MB overlong prompt is read
-// and gets the context-length 400) get 413. Before decoding, a
+// Config.MaxBodyBytes (32 MB by default, so a 2 MB overlong prompt is read
+// and gets the context-length 400, and a 20 MB image in base64 is judged
+// by the image's own bound) get 413. Before decoding, a
 // Content-Type other than application/json gets 415 (an absent one is
 // accepted), and an empty or blank body, a body that is not UTF-8 or JSON
 // nested deeper than MaxJSONDepth gets 400 — the depth by a linear scan,
@@ -163,13 +233,19 @@
 // kernel's receive time of its headers), status, tokens sent, TTFT, TPOT
 // and E2E as the server timed them, what it asked for (max_tokens, and
 // vLLM's min_tokens and ignore_eos when sent) and its prompt and cached
-// tokens as usage reported them; with Config.TruthPrompts
-// (--truth-log-prompts) also its prompt text.
+// tokens as usage reported them, its body's bytes, and its images, audios,
+// videos, audio seconds and the prompt tokens they added (media_tokens, a
+// part of prompt_tokens), so a test can hold a client's tokens per image
+// against them; with Config.TruthPrompts (--truth-log-prompts) also its
+// prompt text. Transcriptions are logged alike (endpoint
+// "transcriptions"); a speech answer's line (endpoint "speech") has its
+// first byte's time (first_byte_ms, also ttft_ms), its audio_bytes and
+// speech_seconds.
 //
 // # Determinism
 //
 // Output length, finish reason and text depend only on Config.Seed and the
-// request's content (its messages' roles and text, the effective
+// request's content (its messages' roles and text, its media items, the effective
 // max_tokens, temperature, top_p and seed), never on arrival order or
 // timing: the same request always gets the same answer, and a run with the
 // same seed and the same prompts is reproducible however its requests

@@ -12,6 +12,8 @@ type extensions struct {
 	// raw marks a completions prompt, which a server tokenizes as it is:
 	// no chat template around it.
 	raw bool
+	// media is what the request's media parts add; nil without any.
+	media *mediaCount
 }
 
 // parseExtensions decodes the extensions of a body that already decoded as

@@ -62,6 +62,12 @@ type anthropicBlock struct {
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source"`
 }
 
 // anthropicRoles are the roles a Messages request's messages may have:
@@ -91,8 +97,9 @@ func parseMessages(cfg *Config, body []byte) (*completion, *apiError) {
 	if system != "" {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
 	}
+	mc := &mediaCount{}
 	for i := range req.Messages {
-		m, aerr := req.Messages[i].chat(i)
+		m, aerr := req.Messages[i].chat(cfg, i, mc)
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -115,7 +122,7 @@ func parseMessages(cfg *Config, body []byte) (*completion, *apiError) {
 	for _, t := range req.Tools {
 		chat.Tools = append(chat.Tools, functionTool(t.Name, t.InputSchema))
 	}
-	return checkTranslated(cfg, &chat) // message_start and message_delta always carry usage
+	return checkTranslated(cfg, &chat, mc.orNil()) // message_start and message_delta always carry usage
 }
 
 // anthropicChoice is a Messages tool_choice in the Chat API's words: any
@@ -137,7 +144,7 @@ func anthropicChoice(c *struct {
 
 // chat is the message as chat messages: its tool_result blocks become
 // tool messages, its tool_use blocks an assistant's tool calls.
-func (m *anthropicMessage) chat(i int) ([]openai.ChatCompletionMessage, *apiError) {
+func (m *anthropicMessage) chat(cfg *Config, i int, mc *mediaCount) ([]openai.ChatCompletionMessage, *apiError) {
 	param := fmt.Sprintf("messages[%d]", i)
 	if !anthropicRoles[m.Role] {
 		return nil, badRequest(param+".role", "%s.role: unexpected role %s; the Messages API takes user and assistant (system is a field of its own)",
@@ -153,11 +160,16 @@ func (m *anthropicMessage) chat(i int) ([]openai.ChatCompletionMessage, *apiErro
 	}
 	out := []openai.ChatCompletionMessage{{Role: m.Role}}
 	var b strings.Builder
+	before := mc.items()
 	for j := range blocks {
 		bl := &blocks[j]
 		switch bl.Type {
 		case "text":
 			b.WriteString(bl.Text)
+		case "image":
+			if aerr := bl.image(cfg, fmt.Sprintf("%s.content[%d]", param, j), mc); aerr != nil {
+				return nil, aerr
+			}
 		case "tool_use":
 			out[0].ToolCalls = append(out[0].ToolCalls, openai.ToolCall{ID: bl.ID, Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: bl.Name, Arguments: string(bl.Input)}})
@@ -169,14 +181,32 @@ func (m *anthropicMessage) chat(i int) ([]openai.ChatCompletionMessage, *apiErro
 			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: bl.ToolUseID, Content: result})
 		default:
 			return nil, badRequest(fmt.Sprintf("%s.content[%d].type", param, j),
-				"%s.content[%d].type: %s is not simulated; expected text, tool_use or tool_result", param, j, quoteShort(bl.Type))
+				"%s.content[%d].type: %s is not simulated; expected text, image, tool_use or tool_result", param, j, quoteShort(bl.Type))
 		}
 	}
-	out[0].Content = b.String()
-	if out[0].Content == "" && len(out[0].ToolCalls) == 0 && len(out) > 1 {
+	withMedia(&out[0], b.String(), mc, before)
+	if out[0].Content == "" && len(out[0].MultiContent) == 0 && len(out[0].ToolCalls) == 0 && len(out) > 1 {
 		out = out[1:] // a user message of tool results only
 	}
 	return out, nil
+}
+
+// image counts an image block: a base64 source or a URL one.
+func (bl *anthropicBlock) image(cfg *Config, param string, mc *mediaCount) *apiError {
+	at := where{param, "image"}
+	src := bl.Source
+	switch {
+	case src == nil:
+		return badRequest(param+".source", "%s: source: Field required", at)
+	case src.Type == "url":
+		if !isHTTP(src.URL) {
+			return badRequest(param+".source.url", "%s: source.url must be an http(s) URL, got %s", at, quoteShort(src.URL))
+		}
+		return mc.image(cfg, at, src.URL)
+	case src.Type != "base64":
+		return badRequest(param+".source.type", "%s: source.type %s is not simulated; expected base64 or url", at, quoteShort(src.Type))
+	}
+	return mc.imageData(cfg, at, src.MediaType, src.Data)
 }
 
 // blocksText is a content that is a string or text blocks, joined.

@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/sashabaranov/go-openai"
+
+	"github.com/llmload/llmload/engine/media"
 )
 
 // benchParagraph is ordinary English prose, repeated into a long prompt.
@@ -42,6 +45,39 @@ func BenchmarkPromptTokens(b *testing.B) {
 				_, _ = readPrompt(&cfg, msgs, false)
 			}
 			b.ReportMetric(float64(p.tokens), "tokens")
+		})
+	}
+}
+
+// BenchmarkParseChat is what decoding and judging a chat body costs, a
+// text one (string content) beside one with a 1024×1024 JPEG: the text
+// one must cost what it did before media parts were read.
+func BenchmarkParseChat(b *testing.B) {
+	cfg := Config{}.withDefaults()
+	text, err := json.Marshal(map[string]any{"max_tokens": 64, "messages": benchPrompt()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bodies := map[string][]byte{"text": text}
+	if img, err := media.SyntheticImage(media.ImageSpec{Width: 1024, Height: 1024, Format: "jpeg"}, 1, 0); err == nil {
+		bodies["image"], _ = json.Marshal(map[string]any{"max_tokens": 64, "messages": []map[string]any{{"role": "user", "content": []map[string]any{
+			{"type": "text", "text": benchParagraph},
+			{"type": "image_url", "image_url": map[string]any{"url": img.DataURL()}}}}}})
+	}
+	for _, name := range []string{"text", "image"} {
+		body, ok := bodies[name]
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			if _, aerr := parseCompletion(&cfg, body); aerr != nil {
+				b.Fatal(aerr)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				_, _ = parseCompletion(&cfg, body)
+			}
 		})
 	}
 }

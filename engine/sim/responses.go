@@ -55,7 +55,8 @@ func parseResponses(cfg *Config, body []byte) (*completion, *apiError) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badRequest("", "invalid JSON body: %v", err).as(KindMalformedJSON)
 	}
-	msgs, aerr := responsesInput(req.Input)
+	mc := &mediaCount{}
+	msgs, aerr := responsesInput(cfg, req.Input, mc)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -75,7 +76,7 @@ func parseResponses(cfg *Config, body []byte) (*completion, *apiError) {
 	for _, t := range req.Tools {
 		chat.Tools = append(chat.Tools, functionTool(t.Name, t.Parameters))
 	}
-	c, aerr := checkTranslated(cfg, &chat) // a Responses stream always ends with its usage
+	c, aerr := checkTranslated(cfg, &chat, mc.orNil()) // a Responses stream always ends with its usage
 	if aerr != nil && aerr.param == "max_tokens" {
 		aerr.param, aerr.message = "max_output_tokens", strings.ReplaceAll(aerr.message, "max_tokens", "max_output_tokens")
 	}
@@ -83,7 +84,7 @@ func parseResponses(cfg *Config, body []byte) (*completion, *apiError) {
 }
 
 // responsesInput reads input: a string is one user message.
-func responsesInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, *apiError) {
+func responsesInput(cfg *Config, raw json.RawMessage, mc *mediaCount) ([]openai.ChatCompletionMessage, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badRequest("input", "input is required").as(KindNoMessages)
 	}
@@ -97,7 +98,7 @@ func responsesInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, *apiEr
 	}
 	msgs := make([]openai.ChatCompletionMessage, 0, len(items))
 	for i := range items {
-		m, aerr := items[i].message(i)
+		m, aerr := items[i].message(cfg, i, mc)
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -107,11 +108,14 @@ func responsesInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, *apiEr
 }
 
 // message is an input item as a chat message.
-func (it *responsesItem) message(i int) (openai.ChatCompletionMessage, *apiError) {
+func (it *responsesItem) message(cfg *Config, i int, mc *mediaCount) (openai.ChatCompletionMessage, *apiError) {
 	switch it.Type {
 	case "", "message":
-		text, aerr := partsText(fmt.Sprintf("input[%d].content", i), it.Content)
-		return openai.ChatCompletionMessage{Role: it.Role, Content: text}, aerr
+		before := mc.items()
+		text, aerr := inputParts(cfg, fmt.Sprintf("input[%d].content", i), it.Content, mc)
+		msg := openai.ChatCompletionMessage{Role: it.Role}
+		withMedia(&msg, text, mc, before)
+		return msg, aerr
 	case "function_call":
 		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
 			ID: it.CallID, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: it.Name, Arguments: it.Arguments}}}}, nil
@@ -124,8 +128,24 @@ func (it *responsesItem) message(i int) (openai.ChatCompletionMessage, *apiError
 }
 
 // partsText is a content that is a string, or text parts ({"type":
-// "input_text","text":...}) joined; the simulated model reads text only.
+// "input_text","text":...}) joined: a tool's output, text only.
 func partsText(param string, raw json.RawMessage) (string, *apiError) {
+	return inputParts(nil, param, raw, nil)
+}
+
+// responsesPart is an input content part: text, or (when the content
+// may carry media) an input_image or input_audio.
+type responsesPart struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text"`
+	ImageURL   string      `json:"image_url"`
+	FileID     string      `json:"file_id"`
+	InputAudio *inputAudio `json:"input_audio"`
+}
+
+// inputParts is a content that is a string, or parts: text parts
+// joined, media parts counted in mc (nil: text only).
+func inputParts(cfg *Config, param string, raw json.RawMessage, mc *mediaCount) (string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -133,24 +153,50 @@ func partsText(param string, raw json.RawMessage) (string, *apiError) {
 	if json.Unmarshal(raw, &text) == nil {
 		return text, nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []responsesPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", badRequest(param, "%s must be a string or a list of parts: %v", param, err)
 	}
 	var b strings.Builder
 	for j, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text", "text":
+		switch {
+		case p.Type == "input_text" || p.Type == "output_text" || p.Type == "text":
 			b.WriteString(p.Text)
+		case mc != nil && (p.Type == "input_image" || p.Type == "input_audio"):
+			if aerr := mc.responsesMedia(cfg, fmt.Sprintf("%s[%d]", param, j), &p); aerr != nil {
+				return "", aerr
+			}
 		default:
 			return "", badRequest(fmt.Sprintf("%s[%d].type", param, j),
-				"%s[%d].type: the model accepts text only, got %s", param, j, quoteShort(p.Type))
+				"%s[%d].type: %s is not simulated; expected %s", param, j, quoteShort(p.Type), partTypes(mc))
 		}
 	}
 	return b.String(), nil
+}
+
+// partTypes names the part types a content accepts.
+func partTypes(mc *mediaCount) string {
+	if mc == nil {
+		return "input_text (a tool's output is text)"
+	}
+	return "input_text, input_image or input_audio"
+}
+
+// responsesMedia counts an input_image (a data or http(s) URL; a file_id
+// names an upload the simulator has not got) or an input_audio.
+func (m *mediaCount) responsesMedia(cfg *Config, param string, p *responsesPart) *apiError {
+	at := where{param, p.Type}
+	switch {
+	case p.Type == "input_audio" && (p.InputAudio == nil || p.InputAudio.Data == ""):
+		return badRequest(param, "%s: input_audio.data is required", at)
+	case p.Type == "input_audio":
+		return m.audio(cfg, at, p.InputAudio.Format, p.InputAudio.Data)
+	case p.FileID != "":
+		return badRequest(param, "%s: file_id is not simulated; send image_url", at)
+	case p.ImageURL == "":
+		return badRequest(param, "%s: image_url is required", at)
+	}
+	return m.image(cfg, at, p.ImageURL)
 }
 
 // responseObject is a response as the API returns it, whole or in a

@@ -90,7 +90,8 @@ func (s *Server) Stats() Stats {
 }
 
 // ServeHTTP routes POST /v1/chat/completions, /v1/completions,
-// /v1/responses, /v1/messages and /v1/embeddings, GET /v1/models, GET
+// /v1/responses, /v1/messages, /v1/embeddings, /v1/audio/transcriptions
+// and /v1/audio/speech, GET /v1/models, GET
 // /health and GET /metrics; anything else gets an OpenAI-style 404 or 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
@@ -126,14 +127,16 @@ type route struct {
 }
 
 var routes = map[string]route{
-	"/v1/chat/completions": {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveChat},
-	"/v1/completions":      {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiText, serve: (*Server).serveTextCompletion},
-	"/v1/responses":        {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiResponses, serve: (*Server).serveResponses},
-	"/v1/messages":         {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiMessages, serve: (*Server).serveMessages},
-	"/v1/embeddings":       {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiEmbeddings, serve: (*Server).serveEmbeddings},
-	"/v1/models":           {methods: []string{http.MethodGet, http.MethodHead}, auth: true, serve: (*Server).serveModels},
-	"/health":              {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveHealth},
-	"/metrics":             {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveMetrics},
+	"/v1/chat/completions":     {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveChat},
+	"/v1/completions":          {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiText, serve: (*Server).serveTextCompletion},
+	"/v1/responses":            {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiResponses, serve: (*Server).serveResponses},
+	"/v1/messages":             {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiMessages, serve: (*Server).serveMessages},
+	"/v1/embeddings":           {methods: []string{http.MethodPost}, auth: true, counted: true, api: apiEmbeddings, serve: (*Server).serveEmbeddings},
+	"/v1/audio/transcriptions": {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveTranscription},
+	"/v1/audio/speech":         {methods: []string{http.MethodPost}, auth: true, counted: true, serve: (*Server).serveSpeech},
+	"/v1/models":               {methods: []string{http.MethodGet, http.MethodHead}, auth: true, serve: (*Server).serveModels},
+	"/health":                  {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveHealth},
+	"/metrics":                 {methods: []string{http.MethodGet, http.MethodHead}, serve: (*Server).serveMetrics},
 }
 
 func (rt route) allows(method string) bool {

@@ -47,6 +47,26 @@ type TruthRecord struct {
 	// instructions first) joined by newlines, or the completions prompt;
 	// only with Config.TruthPrompts.
 	Prompt string `json:"prompt,omitempty"`
+	// BodyBytes is the request body's length as read.
+	BodyBytes int64 `json:"body_bytes,omitempty"`
+	// Images, Audios and Videos count the media items of a request that
+	// decoded; AudioSeconds is its audio's length (a transcription's
+	// file included) and MediaTokens the prompt tokens they added, a part
+	// of PromptTokens.
+	Images       int     `json:"images,omitempty"`
+	Audios       int     `json:"audios,omitempty"`
+	Videos       int     `json:"videos,omitempty"`
+	AudioSeconds float64 `json:"audio_seconds,omitzero"`
+	MediaTokens  int     `json:"media_tokens,omitempty"`
+	// Endpoint is "transcriptions" or "speech" for those routes, "" for
+	// the generating ones.
+	Endpoint string `json:"endpoint,omitempty"`
+	// SpeechSeconds and AudioBytes are a speech answer's audio length and
+	// the bytes of its body sent (header included); FirstByteMS is when
+	// its first byte was sent − arrival.
+	SpeechSeconds float64 `json:"speech_seconds,omitzero"`
+	AudioBytes    int64   `json:"audio_bytes,omitempty"`
+	FirstByteMS   float64 `json:"first_byte_ms,omitzero"`
 
 	first, last time.Time
 }
@@ -57,6 +77,16 @@ func (r *TruthRecord) asked(a *asked) {
 		return
 	}
 	r.MaxTokens, r.MinTokens, r.IgnoreEOS, r.Prompt = a.maxTokens, a.minTokens, a.ignoreEOS, a.prompt
+	r.media(a.media)
+}
+
+// media notes a request's media; nil m or r does nothing.
+func (r *TruthRecord) media(m *mediaCount) {
+	if r == nil || m == nil {
+		return
+	}
+	r.Images, r.Audios, r.Videos = m.images, m.audios, m.videos
+	r.AudioSeconds, r.MediaTokens = m.audioSeconds, m.tokens
 }
 
 // text notes a chunk carrying n generated tokens, handed to the
