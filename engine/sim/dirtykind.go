@@ -30,6 +30,13 @@ const (
 	KindBidi             = "bidi"         // bidirectional controls in a message: valid
 	KindControlChars     = "control_chars"
 	KindEmojiCJK         = "emoji_cjk" // characters beyond the BMP: valid
+	// The media kinds: refused media parts, sorted by why.
+	KindTruncatedImage   = "truncated_image"    // an image that does not decode to its end
+	KindMislabeledImage  = "mislabeled_image"   // image bytes of another format than declared
+	KindZeroPixelImage   = "zero_pixel_image"   // an image header of no pixels
+	KindOversizeImage    = "oversize_image"     // an image above MaxImageBytes
+	KindBadBase64        = "bad_base64"         // a data URL that is not base64
+	KindLyingAudioHeader = "lying_audio_header" // audio whose header claims more than it holds
 )
 
 // MaxJSONDepth is the deepest nesting of arrays and objects a body may
@@ -44,6 +51,7 @@ func DirtyKinds() []string {
 		KindHugeMaxTokens, KindNegativeMax, KindUnknownModel, KindMalformedJSON,
 		KindWrongContentType, KindInvalidUTF8, KindDeepNesting,
 		KindInvisible, KindBidi, KindControlChars, KindEmojiCJK,
+		KindTruncatedImage, KindMislabeledImage, KindZeroPixelImage, KindOversizeImage, KindBadBase64, KindLyingAudioHeader,
 	}
 }
 

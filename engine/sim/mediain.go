@@ -251,7 +251,7 @@ func decodeItem(cfg *Config, at where, kind, format, label, b64 string) (media.I
 	}
 	data, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return media.Info{}, badRequest(at.param, "%s: invalid base64: %v", at, err)
+		return media.Info{}, badRequest(at.param, "%s: invalid base64: %v", at, err).as(KindBadBase64)
 	}
 	if len(data) > cfg.MaxImageBytes {
 		return media.Info{}, tooLarge(at, kind, int64(len(data)), cfg.MaxImageBytes)
@@ -266,7 +266,7 @@ func probeItem(at where, kind, format, label string, data []byte) (media.Info, *
 	case sniffed == "":
 		return media.Info{}, badRequest(at.param, "%s: the data is not %s %s file", at, article(kind), kind)
 	case format != "" && sniffed != format:
-		return media.Info{}, badRequest(at.param, "%s: declared %s but the data is %s", at, quoteShort(label), sniffed)
+		return media.Info{}, badRequest(at.param, "%s: declared %s but the data is %s", at, quoteShort(label), sniffed).as(KindMislabeledImage)
 	case media.KindOf(sniffed) != kind:
 		return media.Info{}, badRequest(at.param, "%s: the data is %s, not %s %s", at, sniffed, article(kind), kind)
 	}
@@ -275,13 +275,30 @@ func probeItem(at where, kind, format, label string, data []byte) (media.Info, *
 		err = media.CheckWhole(info.Format, data)
 	}
 	if err != nil {
-		return info, badRequest(at.param, "%s: cannot decode the %s: %v", at, kind, err)
+		return info, badRequest(at.param, "%s: cannot decode the %s: %v", at, kind, err).as(undecodableKind(kind, err))
 	}
 	return info, nil
 }
 
+// undecodableKind sorts an item that does not decode into its dirty kind.
+func undecodableKind(kind string, err error) string {
+	switch {
+	case kind == media.Audio:
+		return KindLyingAudioHeader
+	case kind != media.Image:
+		return ""
+	case strings.Contains(err.Error(), "dimension") || strings.Contains(err.Error(), "pixels"):
+		return KindZeroPixelImage
+	}
+	return KindTruncatedImage
+}
+
 func tooLarge(at where, kind string, n int64, limit int) *apiError {
-	return badRequest(at.param, "%s: the %s is %s, above the limit of %s", at, kind, media.Bytes(n), media.Bytes(int64(limit)))
+	e := badRequest(at.param, "%s: the %s is %s, above the limit of %s", at, kind, media.Bytes(n), media.Bytes(int64(limit)))
+	if kind == media.Image {
+		e = e.as(KindOversizeImage)
+	}
+	return e
 }
 
 // supported lists the formats of kind the simulator decodes.
