@@ -232,6 +232,13 @@ func cannedResult(req *engine.ChatRequest) *engine.Result {
 		res.Inputs, res.Dimensions, res.Streamed = max(len(req.Inputs), 1), 8, false
 		return res
 	}
+	if api == engine.EndpointSpeech {
+		res.Streamed, res.AudioOut, res.AudioBytes = false, 1, 32044
+		return res
+	}
+	if req.Audio != nil {
+		res.AudioIn, res.Audios = req.Audio.Seconds, 1
+	}
 	res.OutputTokens = req.MaxTokens
 	if res.OutputTokens <= 0 {
 		res.OutputTokens = 16

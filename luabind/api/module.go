@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/media"
 	"github.com/llmload/llmload/engine/stopping"
 	"github.com/llmload/llmload/luabind/luaval"
 	"github.com/llmload/llmload/luabind/sandbox"
@@ -57,6 +58,15 @@ type Module struct {
 	ParamsRead map[string]bool
 	// Loading is the data file being read when init ran out of time.
 	Loading string
+	// seed is the run seed synthetic media are made from, the same in
+	// every VU, so that they share the items.
+	seed        uint64
+	mediaFiles  map[fileKey]*media.Item
+	mediaData   map[fileKey]*media.Item
+	synths      map[synthKey]*synthSource
+	mediaMeta   *lua.LTable
+	contentMeta *lua.LTable
+	itemMeta    *lua.LTable
 }
 
 // NewModule seeds the VU's random source from the run seed and the VU id,
@@ -64,7 +74,7 @@ type Module struct {
 func NewModule(s *Program, cfg *RunnerConfig, vuID int, seed int64) *Module {
 	src := rand.NewPCG(uint64(seed), uint64(vuID))
 	return &Module{prog: s, cfg: cfg, VUID: vuID, src: src, rng: rand.New(src), Ctx: context.Background(),
-		metrics: map[string]string{}}
+		metrics: map[string]string{}, seed: uint64(seed)}
 }
 
 // NewState returns the VU's sandbox with require("llmload") available.
@@ -113,7 +123,11 @@ func (m *Module) loader(L *lua.LState) int {
 var members = map[string]func(m *Module, L *lua.LState) lua.LValue{
 	"env":          fn((*Module).env),
 	"param":        fn((*Module).param),
-	"synthetic":    fn((*Module).newSynthetic),
+	"synthetic":    func(m *Module, L *lua.LState) lua.LValue { return m.syntheticTable(L) },
+	"images":       fn((*Module).images),
+	"audio":        fn((*Module).audioPool),
+	"transcribe":   fn((*Module).transcribe),
+	"speak":        fn((*Module).speak),
 	"conversation": fn((*Module).newConversation),
 	"weighted":     fn((*Module).weighted),
 	"rand_int":     fn((*Module).randInt),
