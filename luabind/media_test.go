@@ -283,17 +283,17 @@ func TestMediaErrors(t *testing.T) {
 	tests := []struct {
 		name, call, want string
 	}{
-		{"missing file", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "nope.png" } } } } }`,
+		{"missing file", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "nope" .. ".png" } } } } }`,
 			"llm.chat.messages[1].content[1].path: " + "%DIR%/nope.png: no such file"},
-		{"not an image", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "notimage.png" } } } } }`,
+		{"not an image", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "notimage" .. ".png" } } } } }`,
 			"llm.chat.messages[1].content[1].path: %DIR%/notimage.png: not an image"},
-		{"audio as image", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "speech.wav" } } } } }`,
+		{"audio as image", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "speech" .. ".wav" } } } } }`,
 			"content[1].path: %DIR%/speech.wav: a wav file, not image"},
-		{"too large", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "images/a.png", max_bytes = 10 } } } } }`,
-			"content[1].path: %DIR%/images/a.png: "},
+		{"too large", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "images/a" .. ".png", max_bytes = 10 } } } } }`,
+			"content[1].path: %DIR%/images/a.png: 1.2 KB is larger than the bound of 10 B"},
 		{"data not media", `llm.chat{ messages = { { role = "user", content = { { type = "image", data = "` + big + `" } } } } }`,
 			"content[1].data: data (2.0 KB): not an image"},
-		{"unknown type", `llm.chat{ messages = { { role = "user", content = { { type = "picture", path = "a.png" } } } } }`,
+		{"unknown type", `llm.chat{ messages = { { role = "user", content = { { type = "pic" .. "ture", path = "a.png" } } } } }`,
 			`content[1].type: unknown part type "picture" (known: text, image, audio, video)`},
 		{"two sources", `llm.chat{ messages = { { role = "user", content = { { type = "image", path = "images/a.png", url = "https://x/y.png" } } } } }`,
 			"content[1].url: a part has one source, and this one names path and url"},
@@ -315,9 +315,9 @@ func TestMediaErrors(t *testing.T) {
 			"llm.complete.prompt: the completions API is text-only"},
 		{"image in embed", `llm.embed{ input = { { type = "image", path = "images/a.png" } } }`,
 			"llm.embed.input[1]: the embeddings API is text-only"},
-		{"transcribe bad audio", `llm.transcribe{ audio = "notimage.png" }`,
+		{"transcribe bad audio", `llm.transcribe{ audio = "notimage" .. ".png" }`,
 			"llm.transcribe.audio.path: %DIR%/notimage.png: not an image, audio or video file"},
-		{"transcribe an image", `llm.transcribe{ audio = "images/a.png" }`,
+		{"transcribe an image", `llm.transcribe{ audio = "images/a" .. ".png" }`,
 			"llm.transcribe.audio.path: %DIR%/images/a.png: a png file, not audio"},
 		{"speak without input", `llm.speak{ voice = "x" }`, "llm.speak.input: required"},
 		{"speak format", `llm.speak{ input = "x", format = "midi" }`, `llm.speak.format: "midi" is not a speech format`},
@@ -378,5 +378,42 @@ function iteration() out.n = gen:next().max_tokens end
 	mustRun(t, v, "iteration")
 	if got := out(t, v, "n").String(); got != "4" {
 		t.Errorf("max_tokens = %s, want 4", got)
+	}
+}
+
+// TestMediaCompileErrors: a part whose type and path the source spells
+// out is checked at Compile, before the iterations ever run.
+func TestMediaCompileErrors(t *testing.T) {
+	tests := []struct{ name, code, want string }{
+		{"missing file", `{ type = "image", path = "cat.jpg" }`, "s.lua:4: image part: path: %DIR%/cat.jpg: no such file"},
+		{"not an image", `{ type = "image", path = "notimage.png" }`, "s.lua:4: image part: path: %DIR%/notimage.png: not an image"},
+		{"audio as image", `{ type = "image", path = "speech.wav" }`, "s.lua:4: image part: path: speech.wav: a wav file, not image"},
+		{"image as audio", `{ type = "audio", path = "images/a.png" }`, "s.lua:4: audio part: path: images/a.png: a png file, not audio"},
+		{"too large", `{ type = "image", path = "images/a.png", max_bytes = 10 }`, "s.lua:4: image part: path: %DIR%/images/a.png: "},
+		{"unknown type", `{ type = "picture", url = "https://x/y.png" }`, `s.lua:4: content part: type: unknown part type "picture"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := mediaDir(t, mediaHeader+"function iteration()\n  llm.chat{ messages = { { role = \"user\", content = { "+
+				tt.code+" } } }, max_tokens = 1 }\nend\n")
+			_, err := Compile(path, Options{Env: func(string) (string, bool) { return "", false }})
+			want := strings.ReplaceAll(tt.want, "%DIR%", filepath.Dir(path))
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v\nwant it to contain %q", err, want)
+			}
+		})
+	}
+	path := mediaDir(t, mediaHeader+"function iteration()\n  llm.transcribe{ audio = \"nope.wav\" }\nend\n")
+	_, err := Compile(path, Options{Env: func(string) (string, bool) { return "", false }})
+	if want := "s.lua:4: audio part: path: " + filepath.Dir(path) + "/nope.wav: no such file"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("llm.transcribe: err = %v\nwant it to contain %q", err, want)
+	}
+	// A tool's {type = "function"} is no content part.
+	path = mediaDir(t, mediaHeader+`function iteration()
+  llm.chat{ messages = { { role = "user", content = "x" } }, tools = { { type = "function", ["function"] = { name = "f" } } } }
+end
+`)
+	if _, err := Compile(path, Options{Env: func(string) (string, bool) { return "", false }}); err != nil {
+		t.Errorf("a tool table: %v", err)
 	}
 }

@@ -1,0 +1,118 @@
+package luabind
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/media"
+	"github.com/llmload/llmload/luabind/api"
+	"github.com/llmload/llmload/luabind/luaval"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// mediaUse is a content part, or an llm.transcribe audio, whose source
+// the source code spells out: checked at Compile, so that a missing or
+// wrong file fails before any load and not in every iteration of it.
+type mediaUse struct {
+	line     int
+	kind     string // the part's type as written
+	path     string // "" when the part names no literal path
+	maxBytes int
+}
+
+// partSourceKeys are the keys that make a table with a type a content
+// part (and not, say, a tool's {type = "function"}).
+var partSourceKeys = []string{"path", "data", "url", "synthetic", "pool", "image", "audio"}
+
+// literalMedia finds the content parts of a chunk written as table
+// constructors, and the literal audio = "path" of llm.transcribe calls.
+func literalMedia(chunk []ast.Stmt) []mediaUse {
+	names := moduleNames(chunk)
+	var uses []mediaUse
+	inspectStmts(chunk, func(n ast.PositionHolder) bool {
+		switch e := n.(type) {
+		case *ast.TableExpr:
+			if u, ok := partUse(e); ok {
+				uses = append(uses, u)
+			}
+		case *ast.FuncCallExpr:
+			get, ok := e.Func.(*ast.AttrGetExpr)
+			if !ok || len(e.Args) != 1 {
+				return true
+			}
+			obj, isIdent := get.Object.(*ast.IdentExpr)
+			key, isStr := get.Key.(*ast.StringExpr)
+			tbl, isTable := e.Args[0].(*ast.TableExpr)
+			if !isIdent || !isStr || !isTable || !names[obj.Value] || key.Value != "transcribe" {
+				return true
+			}
+			for _, f := range tbl.Fields {
+				k, kOK := f.Key.(*ast.StringExpr)
+				v, vOK := f.Value.(*ast.StringExpr)
+				if kOK && vOK && k.Value == "audio" {
+					uses = append(uses, mediaUse{line: f.Value.Line(), kind: engine.PartAudio, path: v.Value})
+				}
+			}
+		}
+		return true
+	})
+	return uses
+}
+
+// partUse reads a table constructor that is a content part.
+func partUse(t *ast.TableExpr) (mediaUse, bool) {
+	var u mediaUse
+	isPart := false
+	for _, f := range t.Fields {
+		k, ok := f.Key.(*ast.StringExpr)
+		if !ok {
+			continue
+		}
+		switch v := f.Value.(type) {
+		case *ast.StringExpr:
+			switch k.Value {
+			case "type":
+				u.kind, u.line = v.Value, v.Line()
+			case "path":
+				u.path = v.Value
+			}
+		case *ast.NumberExpr:
+			if k.Value == "max_bytes" {
+				n, err := strconv.Atoi(v.Value)
+				if err != nil || n < 1 {
+					return u, false // the run's decoder names it
+				}
+				u.maxBytes = n
+			}
+		}
+		if luaval.Contains(partSourceKeys, k.Value) {
+			isPart = true
+		}
+	}
+	return u, isPart && u.kind != ""
+}
+
+// checkMediaUses reports the first literal part of an unknown type, or
+// whose file is missing or not of its type, naming the line and field.
+func checkMediaUses(path string, uses []mediaUse) error {
+	known := []string{engine.PartText, engine.PartImage, engine.PartAudio, engine.PartVideo}
+	for _, u := range uses {
+		if !luaval.Contains(known, u.kind) {
+			return fmt.Errorf("%s:%d: content part: type: unknown part type %q (known: %s)", path, u.line, u.kind, strings.Join(known, ", "))
+		}
+		if u.path == "" || u.kind == engine.PartText {
+			continue
+		}
+		it, err := media.Load(api.ResolveData(filepath.Dir(path), u.path), u.maxBytes)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %s part: path: %w", path, u.line, u.kind, err)
+		}
+		if it.Kind != u.kind {
+			return fmt.Errorf("%s:%d: %s part: path: %s: a %s file, not %s", path, u.line, u.kind, u.path, it.Format, u.kind)
+		}
+	}
+	return nil
+}
