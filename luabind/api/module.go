@@ -67,6 +67,7 @@ type Module struct {
 	mediaMeta   *lua.LTable
 	contentMeta *lua.LTable
 	itemMeta    *lua.LTable
+	partFields  map[string]lua.LValue // partRecord's scratch
 }
 
 // NewModule seeds the VU's random source from the run seed and the VU id,

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/llmload/llmload/engine"
@@ -96,7 +97,7 @@ func (d *ArgDecoder) parts(path string, v lua.LValue) []engine.Part {
 	}
 	out := make([]engine.Part, 0, len(items))
 	for i, item := range items {
-		p := luaval.Index(path, i+1)
+		p := path + "[" + strconv.Itoa(i+1) + "]"
 		if ud, ok := item.(*lua.LUserData); ok {
 			if cv, ok := ud.Value.(*contentValue); ok {
 				out = append(out, cv.parts...)
@@ -137,7 +138,7 @@ func (d *ArgDecoder) part(path string, v lua.LValue, out []engine.Part) []engine
 		d.Errorf(luaval.Child(path, "type"), "%s: %s %s part: %s", d.rules.apiName, article(string(typ)), string(typ), why)
 		return out
 	}
-	f := d.Record(path, tbl, keys)
+	f := d.partRecord(path, tbl, keys)
 	if f == nil {
 		return out
 	}
@@ -176,27 +177,19 @@ func (d *ArgDecoder) part(path string, v lua.LValue, out []engine.Part) []engine
 
 // source reads the one source of a media part of kind from its fields.
 func (d *ArgDecoder) source(path, kind string, f map[string]lua.LValue) (partSource, bool) {
-	var named []string
+	key, many := "", false
 	for _, k := range sourceKeys {
 		if f[k] != nil {
-			named = append(named, k)
-		}
-	}
-	if len(named) != 1 {
-		var valid []string
-		for _, k := range partKeys[kind] {
-			if luaval.Contains(sourceKeys, k) {
-				valid = append(valid, k)
+			many = many || key != ""
+			if key == "" {
+				key = k
 			}
 		}
-		if len(named) == 0 {
-			d.Errorf(path, "%s %s part needs one source: %s", article(kind), kind, strings.Join(valid, ", "))
-		} else {
-			d.Errorf(luaval.Child(path, named[1]), "a part has one source, and this one names %s", strings.Join(named, " and "))
-		}
+	}
+	if key == "" || many {
+		d.sourceError(path, kind, f)
 		return partSource{}, false
 	}
-	key := named[0]
 	p := luaval.Child(path, key)
 	maxBytes := 0
 	if v := f["max_bytes"]; v != nil {
@@ -251,6 +244,49 @@ func (d *ArgDecoder) source(path, kind string, f map[string]lua.LValue) (partSou
 		return src, d.audioFormat(path, f["format"], src)
 	}
 	return src, true
+}
+
+// sourceError reports a part with no source, or more than one.
+func (d *ArgDecoder) sourceError(path, kind string, f map[string]lua.LValue) {
+	var named, valid []string
+	for _, k := range sourceKeys {
+		if f[k] != nil {
+			named = append(named, k)
+		}
+	}
+	for _, k := range partKeys[kind] {
+		if luaval.Contains(sourceKeys, k) {
+			valid = append(valid, k)
+		}
+	}
+	if len(named) == 0 {
+		d.Errorf(path, "%s %s part needs one source: %s", article(kind), kind, strings.Join(valid, ", "))
+		return
+	}
+	d.Errorf(luaval.Child(path, named[1]), "a part has one source, and this one names %s", strings.Join(named, " and "))
+}
+
+// partRecord is Record for a content part, into the VU's one scratch map:
+// a request reads its parts one at a time and keeps none of their
+// fields, so the map need not be made anew for each.
+func (d *ArgDecoder) partRecord(path string, tbl *lua.LTable, keys []string) map[string]lua.LValue {
+	if d.m == nil {
+		return d.Record(path, tbl, keys)
+	}
+	f := d.m.partFields
+	if f == nil {
+		f = make(map[string]lua.LValue, 8)
+		d.m.partFields = f
+	}
+	clear(f)
+	for k, v := tbl.Next(lua.LNil); k != lua.LNil; k, v = tbl.Next(k) {
+		s, ok := k.(lua.LString)
+		if !ok || !luaval.Contains(keys, string(s)) {
+			return d.Record(path, tbl, keys) // names the unknown keys
+		}
+		f[string(s)] = v
+	}
+	return f
 }
 
 // audioFormat checks an audio part's format against its source's own.
