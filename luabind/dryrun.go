@@ -256,6 +256,9 @@ func promptBytes(req *engine.ChatRequest) int {
 	n := len(req.System) + len(req.Prompt)
 	for _, m := range req.Messages {
 		n += len(m.Content)
+		for _, p := range m.Parts {
+			n += len(p.Text)
+		}
 	}
 	for _, in := range req.Inputs {
 		n += len(in)

@@ -13,7 +13,8 @@ import (
 )
 
 // mediaDir writes a script and the media files it names into one
-// directory: images/a.png, images/b.jpg, speech.wav, notimage.png (text),
+// directory: images/a.png, images/b.jpg, speech.wav (and voice/speech.wav),
+// clips/broken.wav (a cut header), notimage.png (text),
 // and a LLaVA dataset llava.json naming images/a.png.
 func mediaDir(t *testing.T, src string) string {
 	t.Helper()
@@ -43,6 +44,8 @@ func mediaDir(t *testing.T, src string) string {
 	write("images/a.png", png.Data())
 	write("images/b.jpg", jpg.Data())
 	write("speech.wav", wav.Data())
+	write("voice/speech.wav", wav.Data())
+	write("clips/broken.wav", wav.Data()[:20]) // a RIFF header cut before its fmt chunk
 	write("notimage.png", []byte("hello, not an image"))
 	write("empty/readme.txt", []byte("no images here"))
 	write("llava.json", []byte(`[{"id":"1","image":"images/a.png","conversations":[`+
@@ -225,7 +228,7 @@ end
 
 func TestSpeechRequests(t *testing.T) {
 	src := `local voice = llm.synthetic.audio{ seconds = 1, sample_rate = 8000, variants = 2 }
-local clips = llm.audio{ dir = "." }
+local clips = llm.audio{ dir = "voice" }
 function iteration()
   llm.transcribe{ audio = "speech.wav", language = "en", prompt = "names", model = "whisper", tags = { k = "v" } }
   llm.transcribe{ audio = voice, stream = false }
@@ -305,6 +308,8 @@ func TestMediaErrors(t *testing.T) {
 			"content[1].synthetic: width = 0"},
 		{"huge side", `llm.chat{ messages = { { role = "user", content = { { type = "image", synthetic = { width = 100000, height = 10 } } } } } }`,
 			"content[1].synthetic: width = 100000"},
+		{"unreadable audio header", `llm.chat{ messages = { { role = "user", content = { { type = "audio", path = "clips/broken" .. ".wav" } } } } }`,
+			"content[1].path: %DIR%/clips/broken.wav: "},
 		{"format mismatch", `llm.chat{ messages = { { role = "user", content = { { type = "audio", path = "speech.wav", format = "mp3" } } } } }`,
 			`content[1].format: format = "mp3", but %DIR%/speech.wav is wav`},
 		{"audio in messages", `llm.messages{ max_tokens = 5, messages = { { role = "user", content = { { type = "audio", path = "speech.wav" } } } } }`,
@@ -342,6 +347,7 @@ func TestMediaErrors(t *testing.T) {
 func TestMediaInitErrors(t *testing.T) {
 	tests := []struct{ name, code, want string }{
 		{"empty dir", `llm.images{ dir = "empty" }`, "llm.images: dir: %DIR%/empty: no image files in it"},
+		{"unreadable audio in a dir", `llm.audio{ dir = "clips" }`, "llm.audio: dir: %DIR%/clips/broken.wav: "},
 		{"missing dir", `llm.audio{ dir = "nowhere" }`, "llm.audio: dir: %DIR%/nowhere: no such directory"},
 		{"no source", `llm.images{ max_bytes = 5 }`, `llm.images: needs dir = "path" or dataset = "file"`},
 		{"missing dataset", `llm.images{ dataset = "none.jsonl" }`, "llm.images: dataset: "},
