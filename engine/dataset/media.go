@@ -37,7 +37,8 @@ const DefaultImageField = "image"
 // or one object a line of LLaVA/ShareGPT records ({"image": "coco/x.jpg",
 // "conversations": [{"from": "human", "value": "<image>\nWhat is...?"},
 // ...]}) or JSONL records ({"prompt": "...", "image": ["a.png", "b.png"]}).
-// Each item's Parts are its first human turn with its images: each
+// Each item is one user message whose Parts are the record's first human
+// turn with its images: each
 // ImagePlaceholder replaced by the next image, and the images left over
 // (all of them when the text has no placeholder) before the text. The
 // images are read with media.Load, so each file is read once per process
@@ -67,7 +68,7 @@ func loadMedia(ctx context.Context, path string, o MediaOptions) (*Pool, error) 
 		if err != nil {
 			return fmt.Errorf("record %d: %w", n, err)
 		}
-		if it.Parts != nil {
+		if it.Messages != nil {
 			items = append(items, it)
 		}
 		return nil
@@ -115,7 +116,7 @@ func mediaItem(raw json.RawMessage, dir string, o MediaOptions) (Item, error) {
 		}
 		images[i] = it
 	}
-	return Item{Text: text, Parts: ImageParts(text, images)}, nil
+	return Item{Messages: []engine.Message{{Role: "user", Parts: ImageParts(text, images)}}}, nil
 }
 
 // ResolvePath is name relative to dir unless it is absolute.
@@ -185,7 +186,8 @@ func recordText(rec map[string]json.RawMessage, field string) (string, error) {
 
 // ImageParts is text with images as content parts: each ImagePlaceholder
 // replaced by the next image (the whitespace around it trimmed), and the
-// images left over placed before the text.
+// images left over placed before the text. The parts are shared by every
+// request that sends them: never modify them.
 func ImageParts(text string, images []*media.Item) []engine.Part {
 	segs := strings.Split(text, ImagePlaceholder)
 	used := min(len(segs)-1, len(images))
@@ -201,5 +203,7 @@ func ImageParts(text string, images []*media.Item) []engine.Part {
 			parts = append(parts, engine.Part{Type: engine.PartText, Text: seg})
 		}
 	}
-	return parts
+	// Every VU sends this slice: its capacity ends at its length, so an
+	// append makes a copy instead of writing into memory others share.
+	return parts[:len(parts):len(parts)]
 }

@@ -87,7 +87,7 @@ func TestLoadMedia(t *testing.T) {
 				t.Fatalf("%d items, want %d", p.Len(), len(tt.want))
 			}
 			for i, w := range tt.want {
-				if got := partsString(p.Item(i).Parts); got != w {
+				if got := partsString(p.Item(i).Messages[0].Parts); got != w {
 					t.Errorf("item %d = %s, want %s", i+1, got, w)
 				}
 			}
@@ -97,7 +97,7 @@ func TestLoadMedia(t *testing.T) {
 			}
 			a, _ := media.Load(filepath.Join(dir, "img/a.png"), 0)
 			for i := range p.Len() {
-				for _, part := range p.Item(i).Parts {
+				for _, part := range p.Item(i).Messages[0].Parts {
 					if part.Media != nil && filepath.Base(part.Media.Name) == "a.png" && part.Media != a {
 						t.Errorf("item %d holds its own copy of a.png, want the process's one item", i+1)
 					}
@@ -173,6 +173,32 @@ func TestChoice(t *testing.T) {
 	} {
 		if _, err := NewChoice(tt.values, tt.weights, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("NewChoice(%v, %v) = %v, want %q", tt.values, tt.weights, err, tt.want)
+		}
+	}
+}
+
+func TestImageParts(t *testing.T) {
+	a := media.Raw("a.png", media.Info{Kind: media.Image}, nil)
+	b := media.Raw("b.png", media.Info{Kind: media.Image}, nil)
+	tests := []struct {
+		text   string
+		images []*media.Item
+		want   string
+	}{
+		{"What?", []*media.Item{a}, "image(a.png) text(What?)"},
+		{"<image>\nWhat?", []*media.Item{a}, "image(a.png) text(What?)"},
+		{"Left <image> right <image> end", []*media.Item{a, b}, "text(Left) image(a.png) text(right) image(b.png) text(end)"},
+		{"<image> only one placeholder", []*media.Item{a, b}, "image(b.png) image(a.png) text(only one placeholder)"},
+		{"<image> <image> more placeholders", []*media.Item{a}, "image(a.png) text(more placeholders)"},
+		{"<image>", []*media.Item{a}, "image(a.png)"},
+	}
+	for _, tt := range tests {
+		parts := ImageParts(tt.text, tt.images)
+		if got := partsString(parts); got != tt.want {
+			t.Errorf("ImageParts(%q) = %s, want %s", tt.text, got, tt.want)
+		}
+		if cap(parts) != len(parts) {
+			t.Errorf("ImageParts(%q): capacity %d beyond length %d: an append would write into shared memory", tt.text, cap(parts), len(parts))
 		}
 	}
 }

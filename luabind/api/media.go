@@ -23,7 +23,6 @@ type mediaValue struct{ item *media.Item }
 // VU and sent without a copy.
 type contentValue struct {
 	parts []engine.Part
-	text  string
 }
 
 // synthSource is a VU's synthetic images or audio, made by
@@ -504,8 +503,7 @@ func mediaPoolLen(L *lua.LState) int {
 func (m *Module) mediaPoolItem(L *lua.LState, p *mediaPool, i int) lua.LValue {
 	ud := L.NewUserData()
 	if p.records != nil {
-		it := p.records.Item(i)
-		ud.Value = &contentValue{parts: it.Parts, text: it.Text}
+		ud.Value = &contentValue{parts: p.records.Item(i).Messages[0].Parts}
 		L.SetMetatable(ud, m.contentMetatable(L))
 		return ud
 	}
@@ -523,7 +521,13 @@ func (m *Module) contentMetatable(L *lua.LState) *lua.LTable {
 			cv := L.CheckUserData(1).Value.(*contentValue)
 			switch L.CheckString(2) {
 			case "text":
-				L.Push(lua.LString(strings.TrimSpace(strings.ReplaceAll(cv.text, dataset.ImagePlaceholder, ""))))
+				var texts []string
+				for _, p := range cv.parts {
+					if p.Type == engine.PartText {
+						texts = append(texts, p.Text)
+					}
+				}
+				L.Push(lua.LString(strings.Join(texts, " ")))
 			case "images":
 				n := 0
 				for _, p := range cv.parts {
