@@ -304,9 +304,9 @@ func TestMediaErrors(t *testing.T) {
 			"llm.chat.messages[1].content[1]: an image part needs one source: path, data, url, synthetic, pool, image"},
 		{"bad detail", `llm.chat{ messages = { { role = "user", content = { { type = "image", url = "https://x/y", detail = "max" } } } } }`,
 			`content[1].detail: "max" is not a detail (low, high, auto)`},
-		{"zero width", `llm.chat{ messages = { { role = "user", content = { { type = "image", synthetic = { width = 0, height = 10 } } } } } }`,
+		{"zero width", `llm.chat{ messages = { { role = "user", content = { { type = "image", synthetic = { width = tonumber("0"), height = 10 } } } } } }`,
 			"content[1].synthetic: width = 0"},
-		{"huge side", `llm.chat{ messages = { { role = "user", content = { { type = "image", synthetic = { width = 100000, height = 10 } } } } } }`,
+		{"huge side", `llm.chat{ messages = { { role = "user", content = { { type = "image", synthetic = { width = tonumber("100000"), height = 10 } } } } } }`,
 			"content[1].synthetic: width = 100000"},
 		{"unreadable audio header", `llm.chat{ messages = { { role = "user", content = { { type = "audio", path = "clips/broken" .. ".wav" } } } } }`,
 			"content[1].path: %DIR%/clips/broken.wav: "},
@@ -397,6 +397,9 @@ func TestMediaCompileErrors(t *testing.T) {
 		{"image as audio", `{ type = "audio", path = "images/a.png" }`, "s.lua:4: audio part: path: images/a.png: a png file, not audio"},
 		{"too large", `{ type = "image", path = "images/a.png", max_bytes = 10 }`, "s.lua:4: image part: path: %DIR%/images/a.png: "},
 		{"unknown type", `{ type = "picture", url = "https://x/y.png" }`, `s.lua:4: content part: type: unknown part type "picture"`},
+		{"zero pixels", `{ type = "image", synthetic = { width = 0, height = 64 } }`, "s.lua:4: image part: synthetic: width = 0"},
+		{"100000 pixels", `{ type = "image", synthetic = { width = 64, height = 100000 } }`, "s.lua:4: image part: synthetic: height = 100000"},
+		{"no seconds", `{ type = "audio", synthetic = { seconds = 0 } }`, "s.lua:4: audio part: synthetic: seconds = 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,9 @@ type mediaUse struct {
 	kind     string // the part's type as written
 	path     string // "" when the part names no literal path
 	maxBytes int
+	// synthetic is a literal synthetic = { width = ..., ... } of numbers,
+	// nil when there is none.
+	synthetic map[string]float64
 }
 
 // partSourceKeys are the keys that make a table with a type a content
@@ -79,6 +82,10 @@ func partUse(t *ast.TableExpr) (mediaUse, bool) {
 			case "path":
 				u.path = v.Value
 			}
+		case *ast.TableExpr:
+			if k.Value == "synthetic" {
+				u.synthetic = literalNumbers(v)
+			}
 		case *ast.NumberExpr:
 			if k.Value == "max_bytes" {
 				n, err := strconv.Atoi(v.Value)
@@ -95,6 +102,42 @@ func partUse(t *ast.TableExpr) (mediaUse, bool) {
 	return u, isPart && u.kind != ""
 }
 
+// literalNumbers are the fields of t that are number literals.
+func literalNumbers(t *ast.TableExpr) map[string]float64 {
+	out := map[string]float64{}
+	for _, f := range t.Fields {
+		k, kOK := f.Key.(*ast.StringExpr)
+		v, vOK := f.Value.(*ast.NumberExpr)
+		if !kOK || !vOK {
+			continue
+		}
+		if n, err := strconv.ParseFloat(v.Value, 64); err == nil {
+			out[k.Value] = n
+		}
+	}
+	return out
+}
+
+// checkSynthetic checks a literal synthetic spec's sizes, as far as the
+// source spells them out.
+func checkSynthetic(u mediaUse) error {
+	n := u.synthetic
+	switch u.kind {
+	case engine.PartImage:
+		w, wOK := n["width"]
+		h, hOK := n["height"]
+		if !wOK || !hOK {
+			return nil
+		}
+		return media.ImageSpec{Width: int(w), Height: int(h)}.Check()
+	case engine.PartAudio:
+		if sec, ok := n["seconds"]; ok {
+			return media.AudioSpec{Seconds: sec}.Check()
+		}
+	}
+	return nil
+}
+
 // checkMediaUses reports the first literal part of an unknown type, or
 // whose file is missing or not of its type, naming the line and field.
 func checkMediaUses(path string, uses []mediaUse) error {
@@ -102,6 +145,11 @@ func checkMediaUses(path string, uses []mediaUse) error {
 	for _, u := range uses {
 		if !luaval.Contains(known, u.kind) {
 			return fmt.Errorf("%s:%d: content part: type: unknown part type %q (known: %s)", path, u.line, u.kind, strings.Join(known, ", "))
+		}
+		if u.synthetic != nil {
+			if err := checkSynthetic(u); err != nil {
+				return fmt.Errorf("%s:%d: %s part: synthetic: %w", path, u.line, u.kind, err)
+			}
 		}
 		if u.path == "" || u.kind == engine.PartText {
 			continue
