@@ -426,3 +426,20 @@ end
 		t.Errorf("a tool table: %v", err)
 	}
 }
+
+// TestMediaFiles: the files of media pools and datasets, and the literal
+// paths of parts, are the script's data files, which travel with it.
+func TestMediaFiles(t *testing.T) {
+	src := `local imgs = llm.images{ dir = "images" }
+local llava = llm.images{ dataset = "llava.json" }
+function iteration()
+  llm.chat{ messages = { { role = "user", content = { { type = "audio", path = "voice/speech.wav" } } } } }
+  llm.transcribe{ audio = "speech.wav" }
+end
+`
+	s := mustCompile(t, mediaDir(t, mediaHeader+src), Options{})
+	got := strings.Join(s.Files(), " ")
+	if want := "images/a.png images/b.jpg llava.json speech.wav voice/speech.wav"; got != want {
+		t.Errorf("Files = %s, want %s", got, want)
+	}
+}

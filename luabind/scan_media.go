@@ -140,7 +140,8 @@ func checkSynthetic(u mediaUse) error {
 
 // checkMediaUses reports the first literal part of an unknown type, or
 // whose file is missing or not of its type, naming the line and field.
-func checkMediaUses(path string, uses []mediaUse) error {
+func checkMediaUses(prog *api.Program, uses []mediaUse) error {
+	path := prog.Path
 	known := []string{engine.PartText, engine.PartImage, engine.PartAudio, engine.PartVideo}
 	for _, u := range uses {
 		if !luaval.Contains(known, u.kind) {
@@ -161,6 +162,7 @@ func checkMediaUses(path string, uses []mediaUse) error {
 		if it.Kind != u.kind {
 			return fmt.Errorf("%s:%d: %s part: path: %s: a %s file, not %s", path, u.line, u.kind, u.path, it.Format, u.kind)
 		}
+		api.NoteProgramFile(prog, u.path) // it travels with the script
 	}
 	return nil
 }

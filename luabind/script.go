@@ -97,7 +97,7 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err := checkTargetUses(path, found.targets, s.Targets); err != nil {
 		return nil, err
 	}
-	if err := checkMediaUses(path, found.media); err != nil {
+	if err := checkMediaUses(s.Program, found.media); err != nil {
 		return nil, err
 	}
 	s.plan.APIs = found.apis

@@ -423,6 +423,7 @@ func (m *Module) mediaPoolArg(L *lua.LState, kind string) int {
 			L.RaiseError("%s: dir: %v", name, err)
 		}
 		p.items = items
+		m.noteItems(items)
 	} else {
 		file := d.Str(luaval.Child(name, "dataset"), f["dataset"])
 		m.NoteFile(file)
@@ -437,6 +438,13 @@ func (m *Module) mediaPoolArg(L *lua.LState, kind string) int {
 			L.RaiseError("%s: dataset: %v", name, err)
 		}
 		p.records = recs
+		for i := range recs.Len() {
+			for _, part := range recs.Item(i).Messages[0].Parts {
+				if part.Media != nil {
+					m.noteItems([]*media.Item{part.Media})
+				}
+			}
+		}
 	}
 	if len(d.Errs) > 0 {
 		L.RaiseError("%s", strings.Join(d.Errs, "; "))
@@ -449,6 +457,22 @@ func (m *Module) mediaPoolArg(L *lua.LState, kind string) int {
 	L.SetMetatable(ud, m.mediaPoolMetatable(L))
 	L.Push(ud)
 	return 1
+}
+
+// noteItems notes the files of a pool as the script's data files, named
+// relative to the script's directory, so they travel with it.
+func (m *Module) noteItems(items []*media.Item) {
+	if m.cfg != nil {
+		return
+	}
+	dir := m.scriptDir()
+	for _, it := range items {
+		name := it.Name
+		if rel, err := filepath.Rel(dir, it.Name); err == nil && dir != "" {
+			name = rel
+		}
+		m.NoteFile(name)
+	}
 }
 
 // mediaPoolMetatable is made once per VU and shared by its media pools.
