@@ -310,6 +310,8 @@ func TestMediaErrors(t *testing.T) {
 			"content[1].synthetic: width = 100000"},
 		{"unreadable audio header", `llm.chat{ messages = { { role = "user", content = { { type = "audio", path = "clips/broken" .. ".wav" } } } } }`,
 			"content[1].path: %DIR%/clips/broken.wav: "},
+		{"pool format mismatch", `llm.chat{ messages = { { role = "user", content = { { type = "audio", pool = llm.audio{ dir = "voice" }, format = "mp3" } } } } }`,
+			`content[1].format: format = "mp3", but the pool is wav`},
 		{"format mismatch", `llm.chat{ messages = { { role = "user", content = { { type = "audio", path = "speech.wav", format = "mp3" } } } } }`,
 			`content[1].format: format = "mp3", but %DIR%/speech.wav is wav`},
 		{"audio in messages", `llm.messages{ max_tokens = 5, messages = { { role = "user", content = { { type = "audio", path = "speech.wav" } } } } }`,

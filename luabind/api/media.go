@@ -347,8 +347,10 @@ func (s *synthSource) String() string {
 type mediaPool struct {
 	kind    string
 	items   []*media.Item // a directory's files
-	records *dataset.Pool // a dataset's records, whose items have Parts
+	records *dataset.Pool // a dataset's records, each one user message of parts
 	next    int
+	// oneFormat is the format of all items, "" when they mix formats.
+	oneFormat string
 }
 
 // len is the number of items or records.
@@ -357,6 +359,21 @@ func (p *mediaPool) len() int {
 		return p.records.Len()
 	}
 	return len(p.items)
+}
+
+// format is the one format of the pool's files, "" when they mix
+// formats.
+func (p *mediaPool) format() string { return p.oneFormat }
+
+// commonFormat is the format all items share, "" when they differ.
+func commonFormat(items []*media.Item) string {
+	f := items[0].Format
+	for _, it := range items[1:] {
+		if it.Format != f {
+			return ""
+		}
+	}
+	return f
 }
 
 // draw returns the pool's next file, in turn.
@@ -422,7 +439,7 @@ func (m *Module) mediaPoolArg(L *lua.LState, kind string) int {
 		if err != nil {
 			L.RaiseError("%s: dir: %v", name, err)
 		}
-		p.items = items
+		p.items, p.oneFormat = items, commonFormat(items)
 		m.noteItems(items)
 	} else {
 		file := d.Str(luaval.Child(name, "dataset"), f["dataset"])

@@ -309,6 +309,12 @@ func (d *ArgDecoder) audioFormat(path string, v lua.LValue, src partSource) bool
 		if actual == "" {
 			actual = "wav"
 		}
+	case src.pool != nil && src.pool.records == nil:
+		actual, name = src.pool.format(), "the pool"
+		if actual == "" {
+			d.Errorf(p, "format = %q, but the pool mixes formats: give no format, or a pool of one", format)
+			return false
+		}
 	}
 	if actual != "" && actual != format {
 		d.Errorf(p, "format = %q, but %s is %s", format, name, actual)
