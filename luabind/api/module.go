@@ -1,6 +1,6 @@
 // Package api is the llm module a script requires ("llmload"): one Module
 // per VU whose functions — chat, complete, respond, messages, embed,
-// transcribe, speak, content parts and their media (synthetic, pools),
+// transcribe, speak, content parts, synthetic media, prompt and media
 // pools, traces, synthetic prompts, conversations, think times, checks,
 // custom metrics, dirty data — build requests, send them through the
 // engine's client and record what came back. The Program is the compiled
