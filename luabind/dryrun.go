@@ -232,6 +232,13 @@ func cannedResult(req *engine.ChatRequest) *engine.Result {
 		res.Inputs, res.Dimensions, res.Streamed = max(len(req.Inputs), 1), 8, false
 		return res
 	}
+	if api == engine.EndpointSpeech {
+		res.Streamed, res.AudioOut, res.AudioBytes = false, 1, 32044
+		return res
+	}
+	if req.Audio != nil {
+		res.AudioIn, res.Audios = req.Audio.Seconds, 1
+	}
 	res.OutputTokens = req.MaxTokens
 	if res.OutputTokens <= 0 {
 		res.OutputTokens = 16
@@ -249,6 +256,9 @@ func promptBytes(req *engine.ChatRequest) int {
 	n := len(req.System) + len(req.Prompt)
 	for _, m := range req.Messages {
 		n += len(m.Content)
+		for _, p := range m.Parts {
+			n += len(p.Text)
+		}
 	}
 	for _, in := range req.Inputs {
 		n += len(in)

@@ -57,7 +57,7 @@ end
 		want := "] " + stage + " in Paris"
 		if r.Scenario != "sweep" || r.Stage != stage || r.VU != 1 || r.Iteration != int64(i) || r.Dirty != "" ||
 			!strings.HasSuffix(r.Request.Messages[0].Content, want) {
-			t.Errorf("request %d = %+v %q, want stage %s, iteration %d, content ending %q", i, r, r.Request.Messages, stage, i, want)
+			t.Errorf("request %d = %+v %q, want stage %s, iteration %d, content ending %q", i, r, r.Request.Messages[0].Content, stage, i, want)
 		}
 	}
 	if got, err := s.SampleRequests(testContext(t), 2); err != nil || len(got) != 3 {

@@ -15,6 +15,7 @@ import (
 var apiMembers = map[string]string{
 	"chat": engine.EndpointChat, "complete": engine.EndpointChat, "conversation": engine.EndpointChat,
 	"respond": engine.EndpointResponses, "messages": engine.EndpointMessages, "embed": engine.EndpointEmbeddings,
+	"transcribe": engine.EndpointTranscriptions, "speak": engine.EndpointSpeech,
 }
 
 // scanAPIs finds the endpoints a chunk sends to, for the preflight: the

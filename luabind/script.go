@@ -97,6 +97,9 @@ func Compile(path string, opts Options) (*Script, error) {
 	if err := checkTargetUses(path, found.targets, s.Targets); err != nil {
 		return nil, err
 	}
+	if err := checkMediaUses(s.Program, found.media); err != nil {
+		return nil, err
+	}
 	s.plan.APIs = found.apis
 	return s, nil
 }
@@ -108,6 +111,7 @@ type scanned struct {
 	params  Params
 	apis    []string
 	targets []targetUse
+	media   []mediaUse
 }
 
 // compileChunk parses and compiles src; the chunk is named after path, so
@@ -123,7 +127,8 @@ func compileChunk(path string, src []byte) (*lua.FunctionProto, scanned, error) 
 		return nil, scanned{}, err
 	}
 	proto, err := compileAST(path, chunk)
-	return proto, scanned{params: scanParams(chunk), apis: scanAPIs(chunk), targets: literalTargets(chunk)}, err
+	return proto, scanned{params: scanParams(chunk), apis: scanAPIs(chunk), targets: literalTargets(chunk),
+		media: literalMedia(chunk)}, err
 }
 
 func compileAST(path string, chunk []ast.Stmt) (*lua.FunctionProto, error) {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strconv"
+	"strings"
 )
 
 // Dist is a distribution of lengths (tokens). Implementations are
@@ -121,3 +123,71 @@ func checkMeanSD(dist string, mean, sd float64) error {
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Choice is a weighted choice among values: a Dist of the values, and
+// Pick for the index of one, so a caller may choose among things that
+// are not numbers (an image's {width, height}).
+type Choice struct {
+	values []float64
+	cum    []float64 // cumulative weights; the last is the total
+	label  string
+}
+
+// NewChoice returns the choice among values with weights (nil: equal
+// weights). Values must be finite and not negative, weights above 0 and
+// as many as the values; names, when set, label the values in String.
+func NewChoice(values, weights []float64, names []string) (*Choice, error) {
+	if len(values) == 0 {
+		return nil, errors.New("choice: give at least one value")
+	}
+	if weights != nil && len(weights) != len(values) {
+		return nil, fmt.Errorf("choice: %d weights for %d values", len(weights), len(values))
+	}
+	c := &Choice{values: values, cum: make([]float64, len(values))}
+	total := 0.0
+	for i, v := range values {
+		if err := check("choice", fmt.Sprintf("value %d", i+1), v); err != nil {
+			return nil, err
+		}
+		w := 1.0
+		if weights != nil {
+			w = weights[i]
+		}
+		if !(w > 0) || math.IsInf(w, 0) {
+			return nil, fmt.Errorf("choice: weight %d is %s, want a number above 0", i+1, num(w))
+		}
+		total += w
+		c.cum[i] = total
+	}
+	labels := make([]string, len(values))
+	for i, v := range values {
+		labels[i] = num(v)
+		if names != nil {
+			labels[i] = names[i]
+		}
+		if weights != nil {
+			labels[i] += ":" + num(weights[i])
+		}
+	}
+	c.label = "choice(" + strings.Join(labels, ", ") + ")"
+	return c, nil
+}
+
+// Len is the number of values.
+func (c *Choice) Len() int { return len(c.values) }
+
+// Pick returns the index of a value, drawn with its weight.
+func (c *Choice) Pick(r *rand.Rand) int {
+	x := r.Float64() * c.cum[len(c.cum)-1]
+	i := sort.SearchFloat64s(c.cum, x)
+	if i < len(c.cum) && c.cum[i] == x {
+		i++ // x is the top of range i: the next range holds it
+	}
+	return min(i, len(c.cum)-1)
+}
+
+// Draw implements Dist.
+func (c *Choice) Draw(r *rand.Rand) float64 { return c.values[c.Pick(r)] }
+
+// String implements Dist.
+func (c *Choice) String() string { return c.label }

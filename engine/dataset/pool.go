@@ -15,6 +15,8 @@ import (
 
 // Item is one pool entry: a prompt text, or a whole conversation. Exactly
 // one of the two is set. Messages is shared by every VU: never modify it.
+// An item of a media dataset (LoadMedia) is one user message whose
+// Parts are its prompt text and its images, shared likewise.
 type Item struct {
 	Text     string
 	Messages []engine.Message

@@ -53,7 +53,7 @@ func (m *Module) embed(L *lua.LState) int {
 // respondRequest validates a llm.respond table.
 func (m *Module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.respond"
-	d := &ArgDecoder{}
+	d := &ArgDecoder{m: m, rules: respondParts}
 	f := d.Record(path, tbl, respondKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: m.cfg.Model}
 	switch v := f["input"].(type) {
@@ -80,7 +80,7 @@ func (m *Module) respondRequest(tbl *lua.LTable) (*engine.ChatRequest, string, e
 // messagesRequest validates a llm.messages table.
 func (m *Module) messagesRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.messages"
-	d := &ArgDecoder{}
+	d := &ArgDecoder{m: m, rules: messagesParts}
 	f := d.Record(path, tbl, messagesKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointMessages, Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
@@ -119,6 +119,10 @@ func (m *Module) embedRequest(tbl *lua.LTable) (*engine.ChatRequest, string, err
 		}
 		req.Inputs = make([]string, 0, len(items))
 		for i, item := range items {
+			if _, isTable := luaval.Plain(item).(*lua.LTable); isTable {
+				d.Errorf(luaval.Index(luaval.Child(path, "input"), i+1), "%s", errTextOnly("embeddings", "llm.embed"))
+				continue
+			}
 			req.Inputs = append(req.Inputs, d.Str(luaval.Index(luaval.Child(path, "input"), i+1), item))
 		}
 	}

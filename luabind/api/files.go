@@ -26,10 +26,16 @@ func (m *Module) NoteFile(name string) {
 	if m.cfg != nil {
 		return
 	}
-	key := weak.Make(m.prog)
+	NoteProgramFile(m.prog, name)
+}
+
+// NoteProgramFile records a data file of p found other than by running
+// its top level: a media file a content part names literally.
+func NoteProgramFile(p *Program, name string) {
+	key := weak.Make(p)
 	v, loaded := compiledFiles.LoadOrStore(key, &fileLog{names: map[string]bool{}})
 	if !loaded {
-		runtime.AddCleanup(m.prog, func(k weak.Pointer[Program]) { compiledFiles.Delete(k) }, key)
+		runtime.AddCleanup(p, func(k weak.Pointer[Program]) { compiledFiles.Delete(k) }, key)
 	}
 	log := v.(*fileLog)
 	log.mu.Lock()

@@ -1,5 +1,6 @@
 // Package api is the llm module a script requires ("llmload"): one Module
 // per VU whose functions — chat, complete, respond, messages, embed,
+// transcribe, speak, content parts, synthetic media, prompt and media
 // pools, traces, synthetic prompts, conversations, think times, checks,
 // custom metrics, dirty data — build requests, send them through the
 // engine's client and record what came back. The Program is the compiled
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/media"
 	"github.com/llmload/llmload/engine/stopping"
 	"github.com/llmload/llmload/luabind/luaval"
 	"github.com/llmload/llmload/luabind/sandbox"
@@ -57,6 +59,16 @@ type Module struct {
 	ParamsRead map[string]bool
 	// Loading is the data file being read when init ran out of time.
 	Loading string
+	// seed is the run seed synthetic media are made from, the same in
+	// every VU, so that they share the items.
+	seed        uint64
+	mediaFiles  map[fileKey]*media.Item
+	mediaData   map[fileKey]*media.Item
+	synths      map[synthKey]*synthSource
+	mediaMeta   *lua.LTable
+	contentMeta *lua.LTable
+	itemMeta    *lua.LTable
+	partFields  map[string]lua.LValue // partRecord's scratch
 }
 
 // NewModule seeds the VU's random source from the run seed and the VU id,
@@ -64,7 +76,7 @@ type Module struct {
 func NewModule(s *Program, cfg *RunnerConfig, vuID int, seed int64) *Module {
 	src := rand.NewPCG(uint64(seed), uint64(vuID))
 	return &Module{prog: s, cfg: cfg, VUID: vuID, src: src, rng: rand.New(src), Ctx: context.Background(),
-		metrics: map[string]string{}}
+		metrics: map[string]string{}, seed: uint64(seed)}
 }
 
 // NewState returns the VU's sandbox with require("llmload") available.
@@ -113,7 +125,11 @@ func (m *Module) loader(L *lua.LState) int {
 var members = map[string]func(m *Module, L *lua.LState) lua.LValue{
 	"env":          fn((*Module).env),
 	"param":        fn((*Module).param),
-	"synthetic":    fn((*Module).newSynthetic),
+	"synthetic":    func(m *Module, L *lua.LState) lua.LValue { return m.syntheticTable(L) },
+	"images":       fn((*Module).images),
+	"audio":        fn((*Module).audioPool),
+	"transcribe":   fn((*Module).transcribe),
+	"speak":        fn((*Module).speak),
 	"conversation": fn((*Module).newConversation),
 	"weighted":     fn((*Module).weighted),
 	"rand_int":     fn((*Module).randInt),

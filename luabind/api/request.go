@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 
@@ -15,6 +16,11 @@ import (
 // request fields' own readers.
 type ArgDecoder struct {
 	luaval.Decoder
+	// m and rules, when set, let messages have content parts: the VU
+	// whose sources and caches they draw from, and the parts the API
+	// takes.
+	m     *Module
+	rules *partRules
 }
 
 // commonKeys are the request fields llm.chat and llm.complete share.
@@ -32,7 +38,7 @@ var (
 // kind it forces ("" for none).
 func (m *Module) chatRequest(tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	const path = "llm.chat"
-	d := &ArgDecoder{}
+	d := &ArgDecoder{m: m, rules: chatParts}
 	f := d.Record(path, tbl, chatKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
 	if v := f["messages"]; v != nil {
@@ -87,7 +93,11 @@ func (m *Module) completeRequest(tbl *lua.LTable) (*engine.ChatRequest, string, 
 	f := d.Record(path, tbl, completeKeys)
 	req := &engine.ChatRequest{Endpoint: engine.EndpointCompletions, Model: m.cfg.Model}
 	if v := f["prompt"]; v != nil {
-		req.Prompt = d.Str(luaval.Child(path, "prompt"), v)
+		if _, isTable := luaval.Plain(v).(*lua.LTable); isTable {
+			d.Errorf(luaval.Child(path, "prompt"), "%s", errTextOnly("completions", "llm.complete"))
+		} else {
+			req.Prompt = d.Str(luaval.Child(path, "prompt"), v)
+		}
 	} else {
 		d.Errorf(luaval.Child(path, "prompt"), "required")
 	}
@@ -180,7 +190,7 @@ func (d *ArgDecoder) Messages(path string, v lua.LValue) []engine.Message {
 		}
 		switch {
 		case f["content"] != nil:
-			msg.Content = d.Str(luaval.Child(p, "content"), f["content"])
+			d.content(luaval.Child(p, "content"), f["content"], &msg)
 		case f["tool_calls"] == nil:
 			d.Errorf(luaval.Child(p, "content"), "required")
 		}
@@ -269,4 +279,9 @@ func (d *ArgDecoder) target(path string, f map[string]lua.LValue, req *engine.Ch
 	if v := f["target"]; v != nil {
 		req.Target = d.Str(luaval.Child(path, "target"), v)
 	}
+}
+
+// errTextOnly says why an API takes no content parts.
+func errTextOnly(api, fn string) string {
+	return fmt.Sprintf("the %s API is text-only: %s takes a string, not content parts (send images and audio with llm.chat, llm.respond or llm.messages)", api, fn)
 }

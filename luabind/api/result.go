@@ -53,6 +53,7 @@ func resultTable(L *lua.LState, r *engine.Result) *lua.LTable {
 		t.RawSetString("inputs", lua.LNumber(r.Inputs))
 		t.RawSetString("dimensions", lua.LNumber(r.Dimensions))
 	}
+	mediaFields(t, r)
 	if r.Err != nil {
 		e := L.CreateTable(0, 2)
 		e.RawSetString("class", lua.LString(r.Err.Class))
@@ -74,4 +75,42 @@ func toolCallsTable(L *lua.LState, calls []engine.ToolCall) *lua.LTable {
 		t.Append(e)
 	}
 	return t
+}
+
+// mediaFields are a result's figures of media: images, audios, videos
+// (the parts sent), audio_in_seconds, body_bytes, encode_ms and
+// upload_ms (client-side, outside TTFT, and the body's upload inside it),
+// media_tokens (the server's prompt tokens beyond the text's), and for
+// speech audio_seconds, audio_bytes and rtf (audio seconds per wall
+// second). Each is set only when measured.
+func mediaFields(t *lua.LTable, r *engine.Result) {
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"images", r.Images}, {"audios", r.Audios}, {"videos", r.Videos}, {"media_tokens", r.MediaTokens}} {
+		if f.n > 0 {
+			t.RawSetString(f.key, lua.LNumber(f.n))
+		}
+	}
+	if r.BodyBytes > 0 {
+		t.RawSetString("body_bytes", lua.LNumber(r.BodyBytes))
+	}
+	for _, f := range []struct {
+		key string
+		d   time.Duration
+	}{{"encode_ms", r.Encode}, {"upload_ms", r.Upload}} {
+		if f.d > 0 {
+			t.RawSetString(f.key, lua.LNumber(float64(f.d)/float64(time.Millisecond)))
+		}
+	}
+	if r.AudioIn > 0 {
+		t.RawSetString("audio_in_seconds", lua.LNumber(r.AudioIn))
+	}
+	if r.AudioBytes > 0 || r.AudioOut > 0 {
+		t.RawSetString("audio_seconds", lua.LNumber(r.AudioOut))
+		t.RawSetString("audio_bytes", lua.LNumber(r.AudioBytes))
+		if r.E2E > 0 && r.AudioOut > 0 {
+			t.RawSetString("rtf", lua.LNumber(r.AudioOut/r.E2E.Seconds()))
+		}
+	}
 }

@@ -68,7 +68,7 @@ func (d *ArgDecoder) dist(path string, v lua.LValue, required bool) dataset.Dist
 		return nil
 	}
 	if ud, ok := v.(*lua.LUserData); ok {
-		if dv, ok := ud.Value.(*distValue); ok {
+		if dv, ok := ud.Value.(*distValue); ok && dv.dist != nil {
 			return dv.dist
 		}
 	}
