@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/dirty"
 	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/vm"
 	lua "github.com/yuin/gopher-lua"
@@ -377,5 +378,40 @@ func TestPoolPathRelativeToScript(t *testing.T) {
 	mustRun(t, v, "pools")
 	if got, want := out(t, v, "jsonl"), lua.LString("question one"); got != want {
 		t.Errorf("jsonl item = %v, want %v", got, want)
+	}
+}
+
+// TestDirtyMediaKindsOnlyWithMedia: a mix of every kind (kinds omitted)
+// sends the media kinds only in requests that carry media, so a text
+// model's run gets no images; named, they apply to any chat request.
+func TestDirtyMediaKindsOnlyWithMedia(t *testing.T) {
+	path := writeScript(t, "x.lua", `local llm = require("llmload")
+options = { vus = 1, duration = "1s", dirty = { ratio = 1 } }
+local img = llm.synthetic.image { width = 16, height = 16, variants = 1 }
+function iteration(vu) end
+function text(vu) for i = 1, 300 do llm.chat { messages = { { role = "user", content = "x" } } } end end
+function vision(vu)
+  for i = 1, 300 do
+    llm.chat { messages = { { role = "user", content = { { type = "text", text = "x" }, { type = "image", image = img } } } } }
+  end
+end`)
+	sink := &fakeSink{}
+	v := newVU(t, mustCompile(t, path, Options{}), api.RunnerConfig{Client: &fakeClient{}, Sink: sink}, 1)
+	mustRun(t, v, "text")
+	for _, s := range sink.all() {
+		if dirty.IsMedia(s.Dirty) {
+			t.Fatalf("a text request got the media kind %s", s.Dirty)
+		}
+	}
+	n := len(sink.all())
+	mustRun(t, v, "vision")
+	media := 0
+	for _, s := range sink.all()[n:] {
+		if dirty.IsMedia(s.Dirty) {
+			media++
+		}
+	}
+	if media == 0 {
+		t.Error("no request with an image got a media kind")
 	}
 }

@@ -29,17 +29,29 @@ func (d *decoder) dirtyOptions(path string, v lua.LValue) api.DirtyConfig {
 	c.Weights = map[string]float64{}
 	if k := f["kinds"]; k != nil {
 		d.dirtyKinds(luaval.Child(path, "kinds"), k, c.Weights)
-	} else {
-		for _, name := range dirty.Names() {
-			c.Weights[name] = 1
+		mix(&c)
+		return c
+	}
+	text := api.DirtyConfig{Ratio: c.Ratio, Weights: map[string]float64{}}
+	for _, name := range dirty.Names() {
+		c.Weights[name] = 1
+		if !dirty.IsMedia(name) {
+			text.Weights[name] = 1
 		}
 	}
+	mix(&c)
+	mix(&text)
+	c.Text = &text
+	return c
+}
+
+// mix lists c's kinds, sorted, and sums their weights.
+func mix(c *api.DirtyConfig) {
 	for name, w := range c.Weights {
 		c.Kinds = append(c.Kinds, name)
 		c.Total += w
 	}
 	sort.Strings(c.Kinds)
-	return c
 }
 
 // dirtyKinds reads kinds = { name = weight, ... } into weights.

@@ -47,10 +47,6 @@ options = {
     model = llm.env("LLMLOAD_MODEL"),
   },
   warmup = { requests = 3 },
-  lints = { ignore = {
-    ["no-max-tokens"] = "transcription and speech requests have no max_tokens: their length is the audio's or the text's",
-    ["repeated-prefix"] = "no prompt cache serves transcription or speech: the audio and the sentences repeat on purpose",
-  } },
   scenarios = {
     mix = {
       executor = "ramping-vus",

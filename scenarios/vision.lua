@@ -46,9 +46,6 @@ options = {
     model = llm.env("LLMLOAD_MODEL"),
   },
   warmup = { requests = 4 },
-  lints = { ignore = {
-    ["repeated-prefix"] = "the lint reads string contents only; every prompt here starts with a unique [req_N] text part",
-  } },
   scenarios = {
     ramp = {
       executor = "ramping-vus",

@@ -180,3 +180,13 @@ func lyingAudioHeader(req *engine.ChatRequest, rng *rand.Rand) error {
 	}
 	return nil
 }
+
+// mediaKinds are the kinds that send a broken media file.
+var mediaKinds = map[string]bool{
+	"bad_base64": true, "lying_audio_header": true, "mislabeled_image": true,
+	"oversize_image": true, "truncated_image": true, "zero_pixel_image": true,
+}
+
+// IsMedia reports whether kind sends a broken image or audio file: the
+// kinds a mix of every kind draws only for requests that carry media.
+func IsMedia(kind string) bool { return mediaKinds[kind] }

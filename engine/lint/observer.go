@@ -110,7 +110,9 @@ func NewObserver(perStage int) *Observer {
 // figures the rules protect. Its signature is api.RunnerConfig's
 // Observe hook.
 func (o *Observer) Observe(it *engine.Iteration, req *engine.ChatRequest, dirty string) {
-	if it == nil || req == nil || it.Warmup || dirty != "" || req.Raw != nil || req.Endpoint == engine.EndpointEmbeddings {
+	if it == nil || req == nil || it.Warmup || dirty != "" || req.Raw != nil || req.Endpoint == engine.EndpointEmbeddings ||
+		// No prefix cache or sampling serves these: their rules do not apply.
+		req.Endpoint == engine.EndpointTranscriptions || req.Endpoint == engine.EndpointSpeech {
 		return
 	}
 	t := o.reserve(stageKey{it.Scenario, it.Stage})
@@ -188,6 +190,17 @@ func (o *Observer) hash(req *engine.ChatRequest) (prefix, whole uint64) {
 		w.write(m.Role)
 		w.write("\x00")
 		w.write(m.Content)
+		for j := range m.Parts {
+			// A server's prefix cache keys images and audio too: an item
+			// is its name, the same for every request that sends it.
+			if p := &m.Parts[j]; p.Type == engine.PartText {
+				w.write(p.Text)
+			} else if w.write("\x01"); p.Media != nil {
+				w.write(p.Media.Name)
+			} else {
+				w.write(p.URL)
+			}
+		}
 		w.write("\x00")
 	}
 	w.write(req.Prompt)
@@ -230,6 +243,10 @@ type flags struct {
 func flagsOf(req *engine.ChatRequest) flags {
 	var f flags
 	f.maxTokens, f.hasMax = int64(req.MaxTokens), req.MaxTokens > 0
+	if req.Endpoint == engine.EndpointTranscriptions || req.Endpoint == engine.EndpointSpeech {
+		// Their length is the audio's or the input's, not a token bound.
+		f.hasMax = true
+	}
 	for _, k := range maxTokensKeys {
 		if v, ok := req.Extra[k]; ok {
 			n, _ := integer(v)

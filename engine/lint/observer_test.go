@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/media"
 )
 
 func chat(content string) *engine.ChatRequest {
@@ -159,4 +160,29 @@ func BenchmarkObserve(b *testing.B) {
 			o.Observe(it, req, "")
 		}
 	})
+}
+
+// TestObserverParts: a message of parts is its text parts and its media,
+// an item by its name; speech requests are not judged.
+func TestObserverParts(t *testing.T) {
+	img, err := media.SyntheticImage(media.ImageSpec{Width: 8, Height: 8}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := media.SyntheticImage(media.ImageSpec{Width: 8, Height: 8}, 1, 1)
+	parts := func(text string, it *media.Item) *engine.ChatRequest {
+		return &engine.ChatRequest{MaxTokens: 8, Messages: []engine.Message{{Role: "user",
+			Parts: []engine.Part{{Type: engine.PartText, Text: text}, {Type: engine.PartImage, Media: it}}}}}
+	}
+	o := NewObserver(0)
+	o.Observe(iter("s", "a", 1, 0), parts("[req_1] what is this?", img), "")
+	o.Observe(iter("s", "a", 1, 1), parts("[req_2] what is this?", img), "")   // new text: new
+	o.Observe(iter("s", "a", 1, 2), parts("[req_1] what is this?", other), "") // another image: new prompt
+	o.Observe(iter("s", "a", 1, 3), parts("[req_1] what is this?", img), "")   // all again: a repeat
+	o.Observe(iter("s", "a", 1, 4), &engine.ChatRequest{Endpoint: engine.EndpointSpeech, Prompt: "hi"}, "")
+	o.Observe(iter("s", "a", 1, 5), &engine.ChatRequest{Endpoint: engine.EndpointTranscriptions}, "")
+	got := tallyOf(t, o, "s", "a")
+	if got.Requests != 4 || got.PromptRepeats != 1 || got.NoMaxTokens != 0 {
+		t.Errorf("tally = %+v, want 4 requests, 1 prompt repeat, none without max_tokens", got)
+	}
 }

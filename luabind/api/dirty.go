@@ -18,6 +18,10 @@ type DirtyConfig struct {
 	Kinds   []string // sorted, so a seeded run picks the same kinds
 	Weights map[string]float64
 	Total   float64
+	// Text is the mix a request without media draws from when the script
+	// named no kinds: every kind but the media ones, which would put
+	// images into a text model's traffic. Nil when it named them.
+	Text *DirtyConfig
 }
 
 // UnknownDirtyKind is the error text for a dirty-data kind llmload does
@@ -34,7 +38,7 @@ func UnknownDirtyKind(name string) string {
 // how: forced is the request's own dirty key, which always wins; otherwise
 // only measured iterations (not warmup, not setup or teardown) draw, with
 // probability options.dirty.ratio, from the VU's seeded source.
-func (m *Module) dirtyKind(forced string) string {
+func (m *Module) dirtyKind(forced string, req *engine.ChatRequest) string {
 	if forced != "" {
 		return forced
 	}
@@ -44,6 +48,9 @@ func (m *Module) dirtyKind(forced string) string {
 	}
 	if m.rng.Float64() >= c.Ratio {
 		return ""
+	}
+	if c.Text != nil && req.Audio == nil && !engine.HasMedia(req.Messages) {
+		c = c.Text
 	}
 	return pickWeighted(c.Kinds, c.Weights, m.rng.Float64()*c.Total)
 }
@@ -56,7 +63,7 @@ func (m *Module) maybeMalform(req *engine.ChatRequest, forced string) (*engine.C
 	if req.Endpoint == engine.EndpointEmbeddings {
 		return req, "", nil // options.dirty malforms generation requests only (see errEmbedDirty)
 	}
-	kind := m.dirtyKind(forced)
+	kind := m.dirtyKind(forced, req)
 	if kind == "" {
 		return req, "", nil
 	}
