@@ -3,9 +3,11 @@ package mmproj
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -355,7 +357,7 @@ func TestWriteError(t *testing.T) {
 }
 
 // llama-server loads each projector: its log says it loaded the
-// multimodal model, and for audio that audio input is on.
+// multimodal model, and its /props the modality it now takes.
 func TestLlamaServerLoads(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -363,11 +365,14 @@ func TestLlamaServerLoads(t *testing.T) {
 		write func(string) error
 		args  []string
 		logs  []string
+		modes map[string]bool
 	}{
 		{"vision", func(p string) error { return WriteVisionFile(p, VisionOptions{ImageSize: 56}) }, []string{"-c", "256"},
-			[]string{"loaded multimodal model, '" + filepath.Join(dir, "vision.gguf") + "'", "model loaded"}},
+			[]string{"loaded multimodal model, '" + filepath.Join(dir, "vision.gguf") + "'", "model loaded"},
+			map[string]bool{"vision": true, "audio": false}},
 		{"audio", func(p string) error { return WriteAudioFile(p, AudioOptions{}) }, []string{"-c", "256"},
-			[]string{"audio input is in experimental stage", "loaded multimodal model, '" + filepath.Join(dir, "audio.gguf") + "'", "model loaded"}},
+			[]string{"audio input is in experimental stage", "loaded multimodal model, '" + filepath.Join(dir, "audio.gguf") + "'", "model loaded"},
+			map[string]bool{"vision": false, "audio": true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -380,6 +385,22 @@ func TestLlamaServerLoads(t *testing.T) {
 			for _, want := range tc.logs {
 				if !strings.Contains(log, want) {
 					t.Errorf("log lacks %q:\n%s", want, log)
+				}
+			}
+			resp, err := http.Get(l.Base + "/props")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var props struct {
+				Modalities map[string]bool `json:"modalities"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&props); err != nil {
+				t.Fatalf("/props: %v", err)
+			}
+			for mode, want := range tc.modes {
+				if got, ok := props.Modalities[mode]; !ok || got != want {
+					t.Errorf("/props modalities %v: %s should be %v", props.Modalities, mode, want)
 				}
 			}
 		})

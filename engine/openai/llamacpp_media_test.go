@@ -115,8 +115,13 @@ func TestLlamaCppImages(t *testing.T) {
 			textOnly.InputTokens, textOnly.InputTokensSource, textOnly.MediaTokens, clientText, ok)
 	}
 	uncounted := textOnly.InputTokens - clientText // the template, and the tokenizers' difference
-	t.Logf("text only: server %d prompt tokens, client %d (cl100k_base): %d not counted by the client",
-		textOnly.InputTokens, clientText, uncounted)
+	modelText := serverTokens(t, strings.TrimSuffix(base, "/v1"), mediaQuestion)
+	if template := textOnly.InputTokens - modelText; template <= 0 || modelText < clientText {
+		t.Errorf("the server counts %d tokens for the text alone, %d with the chat template; the client %d",
+			modelText, textOnly.InputTokens, clientText)
+	}
+	t.Logf("text only: server %d prompt tokens (the text %d, the chat template %d), client %d (cl100k_base): %d not counted by the client",
+		textOnly.InputTokens, modelText, textOnly.InputTokens-modelText, clientText, uncounted)
 
 	small := media.ImageSpec{Width: 64, Height: 48, Format: "png"}
 	large := media.ImageSpec{Width: 640, Height: 480, Format: "jpeg"}
@@ -449,4 +454,23 @@ func mustCount(t *testing.T, c *Client, s string) int {
 		t.Fatalf("the client cannot count %q", s)
 	}
 	return n
+}
+
+// serverTokens is the model's own count of s, from llama-server's
+// /tokenize.
+func serverTokens(t *testing.T, server, s string) int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"content": s})
+	resp, err := http.Post(server+"/tokenize", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Tokens []int `json:"tokens"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/tokenize: status %d, %v", resp.StatusCode, err)
+	}
+	return len(got.Tokens)
 }
