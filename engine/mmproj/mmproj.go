@@ -11,10 +11,11 @@
 // text is gibberish; the server's framing, usage, token counts, timings
 // and refusals are its own.
 //
-// The layout follows the GGUF v3 format (little-endian: magic, version,
-// tensor and key counts, the typed key-value pairs, the tensor infos,
-// padding to the alignment, then the tensors' data) and the tensor names
-// and shapes llama.cpp's clip loader asks for of each projector type.
+// The layout follows the GGUF v3 format (ggml's docs/gguf.md; little-
+// endian: magic, version, tensor and key counts, the typed key-value
+// pairs, the tensor infos, padding to the alignment, then the tensors'
+// data) and the tensor names and shapes llama.cpp's clip loader (its
+// tools/mtmd) asks for of each projector type.
 package mmproj
 
 import (
@@ -48,6 +49,7 @@ const (
 // server's work on each image, is too large to be a test's.
 const (
 	maxImageSize = 1024
+	maxGrid      = 64 // patches a side: 4,096 an image
 	maxTextEmbd  = 8192
 )
 
@@ -103,6 +105,8 @@ func (o VisionOptions) Check() error {
 		return fmt.Errorf("mmproj: image_size = %d: want 1 to %d pixels", o.ImageSize, maxImageSize)
 	case o.ImageSize%o.PatchSize != 0:
 		return fmt.Errorf("mmproj: image_size = %d: not a multiple of patch_size %d", o.ImageSize, o.PatchSize)
+	case o.ImageSize/o.PatchSize > maxGrid:
+		return fmt.Errorf("mmproj: image_size = %d: %d patches of %d px a side, beyond %d", o.ImageSize, o.ImageSize/o.PatchSize, o.PatchSize, maxGrid)
 	case o.TextEmbd < 1 || o.TextEmbd > maxTextEmbd:
 		return fmt.Errorf("mmproj: text_embd = %d: want the text model's n_embd, 1 to %d", o.TextEmbd, maxTextEmbd)
 	case o.Blocks < 1 || o.Blocks > 32:

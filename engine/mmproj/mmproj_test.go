@@ -310,6 +310,7 @@ func TestBadOptions(t *testing.T) {
 		{vision: &VisionOptions{ImageSize: -14}, want: "image_size = -14"},
 		{vision: &VisionOptions{ImageSize: 2048, PatchSize: 16}, want: "image_size = 2048"},
 		{vision: &VisionOptions{PatchSize: -1}, want: "patch_size = -1"},
+		{vision: &VisionOptions{ImageSize: 1000, PatchSize: 10}, want: "image_size = 1000: 100 patches of 10 px a side, beyond 64"},
 		{vision: &VisionOptions{TextEmbd: -64}, want: "text_embd = -64"},
 		{vision: &VisionOptions{Blocks: 33}, want: "blocks = 33"},
 		{audio: &AudioOptions{TextEmbd: 100000}, want: "text_embd = 100000"},
