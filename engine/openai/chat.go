@@ -135,14 +135,35 @@ func (c *Client) payload(d dialect, req *engine.ChatRequest) (payload, error) {
 }
 
 // mediaTokens sets the prompt tokens of a request's media: usage's
-// prompt count less the offline count of its text (which leaves the chat
-// template's few tokens in), when both are known.
+// prompt count less the offline count of its text and less the overhead
+// the preflight's text-only request measured for the API (the chat
+// template's tokens, and the tokenizers' difference on a short text),
+// when usage and the count are known. Without a preflight the overhead
+// stays in.
 func (c *Client) mediaTokens(res *engine.Result, d dialect, req *engine.ChatRequest) {
 	if res.Err != nil || res.Images+res.Audios+res.Videos == 0 || res.InputTokensSource != engine.TokensFromUsage {
 		return
 	}
-	if n, ok := c.promptTokens(d.prompt(req)); ok && n <= res.InputTokens {
+	n, ok := c.promptTokens(d.prompt(req))
+	if !ok {
+		return
+	}
+	if o, known := c.overhead.Load(endpointOf(req)); known && req.Audio == nil {
+		n += o.(int)
+	}
+	if n <= res.InputTokens {
 		res.MediaTokens = res.InputTokens - n
+	}
+}
+
+// calibrate keeps what a text-only request res (the preflight's) cost
+// in prompt tokens beyond the offline count of its text.
+func (c *Client) calibrate(res *engine.Result, d dialect, req *engine.ChatRequest) {
+	if res.Err != nil || res.InputTokensSource != engine.TokensFromUsage || req.Audio != nil || engine.HasMedia(req.Messages) {
+		return
+	}
+	if n, ok := c.promptTokens(d.prompt(req)); ok && n <= res.InputTokens {
+		c.overhead.Store(endpointOf(req), res.InputTokens-n)
 	}
 }
 

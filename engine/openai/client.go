@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -131,11 +132,16 @@ type Client struct {
 	embeddingsURL  string
 	// transcriptionsURL and speechURL are the speech endpoints'.
 	transcriptionsURL, speechURL string
-	modelsURL                    string
-	key                          string
-	cred                         credential // how the OpenAI dialects send the key
-	messagesCred                 credential // how the Messages dialect does
-	headers                      []field    // the target's headers, sent after the credentials
+	// overhead holds, by API, the prompt tokens a text-only request costs
+	// beyond the offline count of its text (the chat template's, and the
+	// tokenizers' difference), as the preflight measured them: what
+	// MediaTokens leaves out (see mediaTokens).
+	overhead     sync.Map
+	modelsURL    string
+	key          string
+	cred         credential // how the OpenAI dialects send the key
+	messagesCred credential // how the Messages dialect does
+	headers      []field    // the target's headers, sent after the credentials
 	// http2 is set when HTTP/2 over TLS was asked for, which Preflight
 	// checks the server agreed to; h2c when HTTP/2 in clear text was.
 	http2, h2c bool

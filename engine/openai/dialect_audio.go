@@ -113,10 +113,16 @@ type transcriptUsage struct {
 	// vLLM's chat-like names
 	Prompt     tokenCount `json:"prompt_tokens"`
 	Completion tokenCount `json:"completion_tokens"`
+	// The prompt tokens served from the server's cache, in either form.
+	InputDetails  promptDetails `json:"input_tokens_details"`
+	PromptDetails promptDetails `json:"prompt_tokens_details"`
 }
 
 func (u transcriptUsage) usage() usage {
-	out := usage{Prompt: u.Input, Completion: u.Output}
+	out := usage{Prompt: u.Input, Completion: u.Output, PromptDetails: u.InputDetails}
+	if !out.PromptDetails.Cached.ok {
+		out.PromptDetails = u.PromptDetails
+	}
 	if !out.Prompt.ok {
 		out.Prompt = u.Prompt
 	}

@@ -193,6 +193,29 @@ func TestLlamaCppImages(t *testing.T) {
 		})
 	}
 
+	// After a preflight, whose text-only request measures what the
+	// template and the tokenizers' difference cost, MediaTokens leaves that
+	// out: what remains is the images' tokens and the tokenizers'
+	// difference on this text beyond the preflight's "ping".
+	t.Run("calibrated by the preflight", func(t *testing.T) {
+		cc := mediaClient(t, base)
+		if _, err := cc.Preflight(ctx, "stories260K"); err != nil {
+			t.Fatal(err)
+		}
+		o, ok := cc.overhead.Load(engine.EndpointChat)
+		if !ok || o.(int) <= 0 {
+			t.Fatalf("preflight overhead %v, %v", o, ok)
+		}
+		r := cc.Chat(ctx, mediaReq(engine.EndpointChat, true, textPart(mediaQuestion), imagePart(t, small, 7)))
+		mustSucceed(t, r)
+		want := perImage + imageRun + uncounted - o.(int)
+		if r.MediaTokens != want || r.MediaTokens >= perImage+imageRun+uncounted {
+			t.Errorf("media tokens %d, want %d: the image's %d and %d of the text the client does not count beyond the preflight's",
+				r.MediaTokens, want, perImage+imageRun, uncounted-o.(int))
+		}
+		t.Logf("after the preflight (overhead %d tokens): media tokens %d for an image of %d", o, r.MediaTokens, perImage+imageRun)
+	})
+
 	// What the server refuses, and how: an undecodable image is the
 	// client's fault (400, its message), streamed or not, in either API.
 	photo := imagePart(t, small, 9)

@@ -84,6 +84,7 @@ func (c *Client) Preflight(ctx context.Context, model string, apis ...string) (*
 			req := preflightRequest(api, model)
 			d := dialectOf(req)
 			res, out := c.chat(ctx, req)
+			c.calibrate(res, d, req)
 			if res.Err != nil {
 				return attempt{class: res.Err.Class, status: res.Status, retryAfter: out.retryAfter},
 					c.explain(d.url(c), api, model, res.Err, res.Status, out)
