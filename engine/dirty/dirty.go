@@ -63,6 +63,20 @@ var registry = []kind{
 	{Kind{"zero_pixel_image", "a PNG whose header says 0×0 pixels, with valid checksums", "400 (invalid image dimensions)"}, zeroPixelImage},
 }
 
+// speechKinds are the kinds a speech request can carry, by endpoint:
+// speech breaks its input text (or its body, model or content type); a
+// transcription, a multipart form, its audio, model, body or content
+// type. The others would label a request dirty that went out clean.
+var speechKinds = map[string]map[string]bool{
+	engine.EndpointSpeech: {
+		"bidi": true, "control_chars": true, "emoji_cjk": true, "empty": true, "invisible": true, "overlong": true,
+		"whitespace": true, "unknown_model": true, "wrong_content_type": true, "deep_nesting": true,
+	},
+	engine.EndpointTranscriptions: {
+		"lying_audio_header": true, "unknown_model": true, "wrong_content_type": true, "malformed_json": true,
+	},
+}
+
 // Kinds returns every kind, sorted by name.
 func Kinds() []Kind {
 	out := make([]Kind, len(registry))
@@ -113,6 +127,9 @@ func Apply(kind string, req *engine.ChatRequest, rng *rand.Rand) error {
 	}
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(1, 2))
+	}
+	if only := speechKinds[req.Endpoint]; only != nil && !only[kind] {
+		return fmt.Errorf("dirty: %s: %w: a %s request carries no messages or max_tokens for it to break", kind, ErrNotForAPI, req.Endpoint)
 	}
 	if err := k.apply(req, rng); err != nil {
 		return fmt.Errorf("dirty: %s: %w", kind, err)

@@ -404,3 +404,29 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 }
+
+// TestSpeechKinds: a speech request takes the kinds that break its input
+// text, a transcription those that break its file, model or body; the
+// others are not for the API, so no clean request is labelled dirty.
+func TestSpeechKinds(t *testing.T) {
+	for _, name := range Names() {
+		for _, endpoint := range []string{engine.EndpointSpeech, engine.EndpointTranscriptions} {
+			req := &engine.ChatRequest{Endpoint: endpoint, Model: "m", Prompt: "hello there"}
+			before := *req
+			err := Apply(name, req, nil)
+			allowed := speechKinds[endpoint][name]
+			switch {
+			case allowed && err != nil:
+				t.Errorf("%s on %s: %v", name, endpoint, err)
+			case !allowed && !errors.Is(err, ErrNotForAPI):
+				t.Errorf("%s on %s: error %v, want ErrNotForAPI", name, endpoint, err)
+			case allowed && reflect.DeepEqual(*req, before):
+				t.Errorf("%s on %s left the request as it was", name, endpoint)
+			}
+		}
+	}
+	req := &engine.ChatRequest{Endpoint: engine.EndpointSpeech, Prompt: "hi"}
+	if err := Apply("empty", req, nil); err != nil || req.Prompt != "" || req.Messages != nil {
+		t.Errorf("empty on speech: %v, input %q, messages %v", err, req.Prompt, req.Messages)
+	}
+}
