@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmload/llmload/engine/mmproj"
 	"github.com/llmload/llmload/engine/result"
 )
 
@@ -25,22 +26,7 @@ import (
 
 // llamaPaths are the server binary and the model: from the environment
 // .ci/llama-server.sh prints, else from its cache.
-func llamaPaths() (bin, model string) {
-	cache := os.Getenv("LLMLOAD_CACHE")
-	if cache == "" {
-		if c, err := os.UserCacheDir(); err == nil {
-			cache = filepath.Join(c, "llmload")
-		}
-	}
-	bin, model = os.Getenv("LLMLOAD_LLAMA_SERVER"), os.Getenv("LLMLOAD_LLAMA_MODEL")
-	if bin == "" {
-		bin = filepath.Join(cache, "llama-server-node-llama-cpp-3.21.1", "llama-server")
-	}
-	if model == "" {
-		model = filepath.Join(cache, "stories260K.gguf")
-	}
-	return bin, model
-}
+func llamaPaths() (bin, model string) { return mmproj.LlamaPaths() }
 
 // llamaInstance is a llama-server the tests of this package share,
 // started with args on first use and killed by TestMain when they are
@@ -77,19 +63,7 @@ func (l *llamaInstance) serve(t *testing.T) string {
 // test when either is absent (fails it in CI, which always builds them).
 func llamaPathsOrSkip(t *testing.T) (bin, model string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real llama.cpp server")
-	}
-	bin, model = llamaPaths()
-	for _, p := range []string{bin, model} {
-		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing: .ci/run builds llama-server and fetches the model with .ci/llama-server.sh", p)
-			}
-			t.Skipf("no real server: %s is missing; run .ci/llama-server.sh (builds llama-server once, about 8 minutes on 2 cores) or set LLMLOAD_LLAMA_SERVER and LLMLOAD_LLAMA_MODEL", p)
-		}
-	}
-	return bin, model
+	return mmproj.LlamaPathsOrSkip(t)
 }
 
 // startLlama starts the server with args on a free loopback port and
