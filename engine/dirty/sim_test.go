@@ -32,7 +32,7 @@ func TestEveryKindAgainstTheSimulator(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := httptest.NewServer(sim.New(sim.Config{Defects: mode.defects, PrefillBase: -1, DecodeBase: -1}))
 			defer srv.Close()
-			client, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Tokenizer: openai.TokenizerNone, TTFTTimeout: 5 * time.Second})
+			client, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Tokenizer: openai.TokenizerNone, TTFTTimeout: 60 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,9 @@ func TestEveryKindAgainstTheSimulator(t *testing.T) {
 					} else if err != nil {
 						t.Fatalf("%s %s: %v", shape, k.Name, err)
 					}
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					// An oversize image is 27 MB of JSON for the simulator to
+					// decode: seconds under the race detector on a busy machine.
+					ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 					res := client.Chat(ctx, req)
 					cancel()
 					got := engine.Verdict(res)
