@@ -31,6 +31,41 @@ type apiStage struct {
 	ByAPI map[string]struct {
 		Requests int64 `json:"requests"`
 	} `json:"by_api"`
+	Media *struct {
+		Images      int64   `json:"images"`
+		AudioInS    float64 `json:"audio_in_s"`
+		AudioOutS   float64 `json:"audio_out_s"`
+		BodyBytes   int64   `json:"body_bytes"`
+		MediaTokens int64   `json:"media_tokens"`
+	} `json:"media"`
+}
+
+// runAPIScenario runs a scenario of the library on the built-in simulator
+// for a second a stage, and returns its stages, each checked to have
+// requests and no failure, how many requests went to each API, and the
+// summary it printed.
+func runAPIScenario(t *testing.T, name, seed string) ([]apiStage, map[string]int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, jsonl := filepath.Join(dir, "result.json"), filepath.Join(dir, "requests.jsonl")
+	stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/"+name, "--set", "duration=1s",
+		"--out", out, "--requests-jsonl", jsonl, "--seed", seed)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		Stages []apiStage `json:"stages"`
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(data, &res) != nil || len(res.Stages) == 0 {
+		t.Fatalf("result.json: %v\n%s", err, data)
+	}
+	for _, s := range res.Stages {
+		if s.OK == 0 || s.Failed != 0 {
+			t.Errorf("stage %s: %d ok, %d failed", s.Stage, s.OK, s.Failed)
+		}
+	}
+	return res.Stages, requestAPIs(t, jsonl), stdout
 }
 
 // TestE2EGatewayScenarios runs each scenario of the APIs beyond chat
@@ -69,27 +104,10 @@ func TestE2EGatewayScenarios(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			out, jsonl := filepath.Join(dir, "result.json"), filepath.Join(dir, "requests.jsonl")
-			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/"+name, "--set", "duration=1s",
-				"--out", out, "--requests-jsonl", jsonl, "--seed", "3")
-			if code != 0 {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
-			var res struct {
-				Stages []apiStage `json:"stages"`
-			}
-			data, err := os.ReadFile(out)
-			if err != nil || json.Unmarshal(data, &res) != nil || len(res.Stages) == 0 {
-				t.Fatalf("result.json: %v\n%s", err, data)
-			}
-			for _, s := range res.Stages {
-				if s.OK == 0 || s.Failed != 0 {
-					t.Errorf("stage %s: %d ok, %d failed", s.Stage, s.OK, s.Failed)
-				}
+			stages, apis, stdout := runAPIScenario(t, name, "3")
+			for _, s := range stages {
 				tt.check(t, s)
 			}
-			apis := requestAPIs(t, jsonl)
 			if len(apis) != 1 || apis[tt.api] == 0 {
 				t.Errorf("requests.jsonl api column: %v, want only %s", apis, tt.api)
 			}

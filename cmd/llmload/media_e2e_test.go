@@ -1,11 +1,6 @@
 package main
 
-import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // TestE2EMediaScenarios runs the vision and speech scenarios of the
 // library on the built-in simulator: every request succeeds, each stage
@@ -21,11 +16,17 @@ func TestE2EMediaScenarios(t *testing.T) {
 		check func(t *testing.T, s apiStage)
 	}{
 		"vision.lua": {[]string{"chat"}, func(t *testing.T, s apiStage) {
+			if m := s.Media; m == nil || m.Images < s.OK || m.BodyBytes == 0 || m.MediaTokens < 64*m.Images {
+				t.Errorf("stage %s media %+v: want an image or two a request, each of 64 tokens or more (81 for the smallest bucket)", s.Stage, m)
+			}
 			if s.TTFT.Count != s.OK || s.OutputTokens == 0 {
 				t.Errorf("stage %+v: want every request a streamed chat with output", s)
 			}
 		}},
 		"speech.lua": {[]string{"transcriptions", "speech"}, func(t *testing.T, s apiStage) {
+			if m := s.Media; m == nil || m.AudioInS <= 0 || m.AudioOutS <= 0 {
+				t.Errorf("stage %s media %+v: want audio sent and speech received", s.Stage, m)
+			}
 			if s.E2E.Count != s.OK || s.ByAPI["transcriptions"].Requests == 0 {
 				t.Errorf("stage %+v: want transcriptions, and E2E for every request", s)
 			}
@@ -34,27 +35,10 @@ func TestE2EMediaScenarios(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			out, jsonl := filepath.Join(dir, "result.json"), filepath.Join(dir, "requests.jsonl")
-			stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/"+name, "--set", "duration=1s",
-				"--out", out, "--requests-jsonl", jsonl, "--seed", "5")
-			if code != 0 {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
-			var res struct {
-				Stages []apiStage `json:"stages"`
-			}
-			data, err := os.ReadFile(out)
-			if err != nil || json.Unmarshal(data, &res) != nil || len(res.Stages) == 0 {
-				t.Fatalf("result.json: %v\n%s", err, data)
-			}
-			for _, s := range res.Stages {
-				if s.OK == 0 || s.Failed != 0 {
-					t.Errorf("stage %s: %d ok, %d failed", s.Stage, s.OK, s.Failed)
-				}
+			stages, apis, _ := runAPIScenario(t, name, "5")
+			for _, s := range stages {
 				tt.check(t, s)
 			}
-			apis := requestAPIs(t, jsonl)
 			for _, api := range tt.apis {
 				if apis[api] == 0 {
 					t.Errorf("requests.jsonl api column: %v, want %s among them", apis, api)
