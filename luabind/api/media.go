@@ -55,6 +55,11 @@ func (s *synthSource) item(m *Module, variant int) (*media.Item, error) {
 	if s.choice != nil {
 		si = s.choice.Pick(m.rng)
 	}
+	return s.at(si, variant)
+}
+
+// at returns the item of size index si and variant, made on first use.
+func (s *synthSource) at(si, variant int) (*media.Item, error) {
 	i := si*s.variants + variant
 	if it := s.items[i]; it != nil {
 		return it, nil
@@ -78,26 +83,12 @@ func (s *synthSource) item(m *Module, variant int) (*media.Item, error) {
 // prewarm makes every item of the source now, before the load: making a
 // 1024×1024 image takes tens of milliseconds, which a first request
 // would otherwise wait for. Each item is made once per process.
-func (s *synthSource) prewarm(m *Module) error {
+func (s *synthSource) prewarm() error {
 	for si := range s.sizes {
 		for v := range s.variants {
-			i := si*s.variants + v
-			if s.items[i] != nil {
-				continue
-			}
-			var it *media.Item
-			var err error
-			if s.kind == media.Image {
-				spec := s.img
-				spec.Width, spec.Height = s.sizes[si][0], s.sizes[si][1]
-				it, err = media.SyntheticImage(spec, s.seed, v)
-			} else {
-				it, err = media.SyntheticAudio(s.audio, s.seed, v)
-			}
-			if err != nil {
+			if _, err := s.at(si, v); err != nil {
 				return err
 			}
-			s.items[i] = it
 		}
 	}
 	return nil
@@ -248,7 +239,7 @@ func (m *Module) newSynthSource(k synthKey) (*synthSource, error) {
 	}
 	s.items = make([]*media.Item, len(s.sizes)*s.variants)
 	if m.cfg != nil {
-		if err := s.prewarm(m); err != nil {
+		if err := s.prewarm(); err != nil {
 			return nil, err
 		}
 	}
@@ -495,13 +486,7 @@ func (m *Module) noteItems(items []*media.Item) {
 // mediaPoolMetatable is made once per VU and shared by its media pools.
 func (m *Module) mediaPoolMetatable(L *lua.LState) *lua.LTable {
 	if m.mediaMeta == nil {
-		methods := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
-			"next": m.mediaPoolNext, "random": m.mediaPoolRandom, "len": mediaPoolLen,
-		})
-		m.mediaMeta = L.CreateTable(0, 3)
-		m.mediaMeta.RawSetString("__index", methods)
-		m.mediaMeta.RawSetString("__len", L.NewFunction(mediaPoolLen))
-		m.mediaMeta.RawSetString("__metatable", lua.LString("llmload.media_pool"))
+		m.mediaMeta = drawMetatable(L, "llmload.media_pool", m.mediaPoolNext, m.mediaPoolRandom, mediaPoolLen)
 	}
 	return m.mediaMeta
 }

@@ -77,15 +77,23 @@ func (m *Module) pool(L *lua.LState) int {
 // poolMetatable is made once per VU and shared by its pools.
 func (m *Module) poolMetatable(L *lua.LState) *lua.LTable {
 	if m.poolMeta == nil {
-		methods := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
-			"next": m.poolNext, "random": m.poolRandom, "len": poolLen,
-		})
-		m.poolMeta = L.CreateTable(0, 3)
-		m.poolMeta.RawSetString("__index", methods)
-		m.poolMeta.RawSetString("__len", L.NewFunction(poolLen))
-		m.poolMeta.RawSetString("__metatable", lua.LString("llmload.pool"))
+		m.poolMeta = drawMetatable(L, "llmload.pool", m.poolNext, m.poolRandom, poolLen)
 	}
 	return m.poolMeta
+}
+
+// drawMetatable is the metatable of a value drawn from with :next() and
+// :random(), whose length is #value and :len(); name is what
+// getmetatable answers.
+func drawMetatable(L *lua.LState, name string, next, random, length lua.LGFunction) *lua.LTable {
+	methods := L.SetFuncs(L.CreateTable(0, 3), map[string]lua.LGFunction{
+		"next": next, "random": random, "len": length,
+	})
+	mt := L.CreateTable(0, 3)
+	mt.RawSetString("__index", methods)
+	mt.RawSetString("__len", L.NewFunction(length))
+	mt.RawSetString("__metatable", lua.LString(name))
+	return mt
 }
 
 func checkPool(L *lua.LState) *pool {
