@@ -171,7 +171,8 @@ func (x *Exporter) loop(o *output) {
 }
 
 // push sends the current values to o and books the outcome. A push cut
-// short by Close is not booked: the final push supersedes it.
+// short by Close is not booked: the final push supersedes it. One that
+// landed before Close is, though Close came before it returned.
 func (x *Exporter) push(parent context.Context, o *output, timeout time.Duration) {
 	fams, err := x.gather()
 	if err == nil {
@@ -179,7 +180,7 @@ func (x *Exporter) push(parent context.Context, o *output, timeout time.Duration
 		err = o.p.push(ctx, fams, time.Now())
 		cancel()
 	}
-	if parent.Err() != nil {
+	if err != nil && parent.Err() != nil {
 		return
 	}
 	if o.book(err) && x.cfg.Log != nil {

@@ -186,7 +186,9 @@ func TestRemoteWritePeriodic(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, series := rw.snapshot(); series != nil {
-			if got, _ := find(series, Requests, nil); got == 1 {
+			// The receiver keeps a push before it answers: wait for the
+			// answer too, so that the push is booked.
+			if got, _ := find(series, Requests, nil); got == 1 && x.outputs[0].health().Pushes >= 1 {
 				break
 			}
 		}

@@ -102,8 +102,8 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	resp, err := c.send(hreq, &t0)
 	res.Start, res.Connect = t0.from(issued)
 	res.TLS = t0.handshake()
-	res.Upload = t0.upload(res.Start)
 	if err != nil {
+		res.Upload = t0.upload(res.Start)
 		res.Err = c.fail(ctx, rctx, err, phaseRequest)
 		return res, outcome{handshook: t0.handshook()}
 	}
@@ -114,6 +114,10 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	defer resp.Body.Close()
 	out := c.read(ctx, rctx, res, resp, w, d, req, &t0)
 	out.protoMajor = resp.ProtoMajor
+	// Read once the answer is in: the transport hands over the response
+	// without waiting for its writer to report the body written, and
+	// that report can come after the headers on a busy machine.
+	res.Upload = t0.upload(res.Start)
 	c.mediaTokens(res, d, req)
 	return res, out
 }
