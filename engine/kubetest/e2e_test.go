@@ -176,7 +176,9 @@ spec:
 	}
 	ip := strings.TrimSpace(e.c.MustKubectl(t, nil, "-n", ns, "get", "service", name, "-o", "jsonpath={.spec.clusterIP}"))
 	s.url = fmt.Sprintf("http://%s:%d/v1", ip, simPort)
-	t.Cleanup(func() { _, _ = e.kubectlTimeout(time.Minute, "-n", ns, "delete", "deployment,service,pvc", name, name+"-truth", "--ignore-not-found", "--wait=false") })
+	t.Cleanup(func() {
+		_, _ = e.kubectlTimeout(time.Minute, "-n", ns, "delete", "deployment,service,pvc", name, name+"-truth", "--ignore-not-found", "--wait=false")
+	})
 	return s
 }
 
