@@ -16,8 +16,15 @@ type checked struct {
 	platform v1.Platform
 }
 
-// check validates the spec's fields before any file is read; each error
-// names the field.
+// Validate checks the spec's fields without reading its files, so that
+// a caller can refuse bad flags before building the binary; Build checks
+// the files too. Each error names the field.
+func (s Spec) Validate() error {
+	_, err := s.check()
+	return err
+}
+
+// check validates the spec's fields before any file is read.
 func (s Spec) check() (checked, error) {
 	var c checked
 	if s.Binary == "" {
@@ -40,7 +47,7 @@ func (s Spec) check() (checked, error) {
 	if err := checkLabels(s.Labels); err != nil {
 		return c, err
 	}
-	c.platform, err = parsePlatform(s.Platform)
+	c.platform, err = ParsePlatform(s.Platform)
 	return c, err
 }
 
@@ -111,9 +118,10 @@ func checkLabels(labels map[string]string) error {
 	return nil
 }
 
-// parsePlatform reads os/arch[/variant]: Linux only, for an architecture
-// whose ELF machine the binary can be checked against.
-func parsePlatform(s string) (v1.Platform, error) {
+// ParsePlatform reads os/arch[/variant], "" for linux/runtime.GOARCH:
+// Linux only, for an architecture whose ELF machine a binary can be
+// checked against.
+func ParsePlatform(s string) (v1.Platform, error) {
 	if s == "" {
 		s = defaultPlatform()
 	}
