@@ -330,3 +330,17 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) string {
 	}
 	return to
 }
+
+// TestValidateReadsNoFile: the fields are checked before the binary
+// exists, as the command does before it builds one.
+func TestValidateReadsNoFile(t *testing.T) {
+	s := llmloadSpec()
+	s.Binary, s.Certs = "/nonexistent/llmload", "/nonexistent/ca.crt"
+	if err := s.Validate(); err != nil {
+		t.Errorf("Validate: %v, want no error for files not yet there", err)
+	}
+	s.User = "nonroot"
+	if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), "user: ") {
+		t.Errorf("Validate: %v, want a user: error", err)
+	}
+}
