@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/llmload/llmload/engine/ociimage"
 )
 
 // dockerfile is deploy/Dockerfile split into its stages' instructions,
@@ -51,9 +54,16 @@ func TestDockerfile(t *testing.T) {
 	if final[0] != "FROM scratch" {
 		t.Errorf("final stage %q, want FROM scratch", final[0])
 	}
-	var user, entry string
-	certs := false
-	for _, ins := range final[1:] {
+	checkFinalStage(t, final[1:])
+}
+
+// checkFinalStage holds the final stage to the image cmd/llmload-image
+// builds without Docker (engine/ociimage's defaults), and both to the
+// pods' user: one image, however it is built.
+func checkFinalStage(t *testing.T, final []string) {
+	t.Helper()
+	var user, entry, binary, certs string
+	for _, ins := range final {
 		switch {
 		case strings.HasPrefix(ins, "RUN "):
 			t.Errorf("the final stage runs %q: scratch has no shell", ins)
@@ -62,18 +72,24 @@ func TestDockerfile(t *testing.T) {
 		case strings.HasPrefix(ins, "ENTRYPOINT "):
 			entry = strings.TrimPrefix(ins, "ENTRYPOINT ")
 		case strings.HasPrefix(ins, "COPY --from=build /etc/ssl/certs/ca-certificates.crt "):
-			certs = true
+			certs = strings.TrimPrefix(ins, "COPY --from=build /etc/ssl/certs/ca-certificates.crt ")
+		case strings.HasPrefix(ins, "COPY --from=build /out/llmload "):
+			binary = strings.TrimPrefix(ins, "COPY --from=build /out/llmload ")
 		}
 	}
-	if want := "65532:65532"; user != want || ImageUser != 65532 {
-		t.Errorf("USER %q, want %s (engine/kube's ImageUser %d)", user, want, ImageUser)
+	uid, _, _ := strings.Cut(ociimage.DefaultUser, ":")
+	if user != ociimage.DefaultUser || uid != strconv.FormatInt(ImageUser, 10) || ImageUser != 65532 {
+		t.Errorf("USER %q, want ociimage.DefaultUser %s, whose uid is engine/kube's ImageUser %d", user, ociimage.DefaultUser, ImageUser)
 	}
 	var argv []string
-	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) != 1 || argv[0] != "/llmload" {
-		t.Errorf("ENTRYPOINT %s, want the exec form [\"/llmload\"]", entry)
+	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) != 1 || argv[0] != ociimage.DefaultPath {
+		t.Errorf("ENTRYPOINT %s, want the exec form [%q] (ociimage.DefaultPath)", entry, ociimage.DefaultPath)
 	}
-	if !certs {
-		t.Error("the final stage does not copy the CA certificates from the builder")
+	if binary != ociimage.DefaultPath {
+		t.Errorf("the binary is copied to %q, want ociimage.DefaultPath %s", binary, ociimage.DefaultPath)
+	}
+	if certs != ociimage.CertsPath {
+		t.Errorf("the CA certificates are copied to %q, want ociimage.CertsPath %s", certs, ociimage.CertsPath)
 	}
 }
 
