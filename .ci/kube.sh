@@ -54,6 +54,19 @@ need() {
 	command -v "$1" >/dev/null 2>&1 || die "needs $1 (Debian package $2)"
 }
 
+# runtime_deps installs what a cluster runs beside the built binaries.
+runtime_deps() {
+	need ip iproute2
+	need containerd containerd
+	need runc runc
+	need iptables iptables
+	need conntrack conntrack
+	need socat socat
+	need openssl openssl
+	need nsenter util-linux
+	[ -x /usr/lib/cni/bridge ] || need /usr/lib/cni/bridge containernetworking-plugins
+}
+
 built() {
 	for c in $COMPONENTS etcd pause; do [ -x "$BIN/$c" ] || return 1; done
 	[ -f "$BIN/pause.tar" ]
@@ -61,10 +74,12 @@ built() {
 
 build() {
 	if built; then
+		runtime_deps
 		echo "LLMLOAD_KUBE_BIN=$BIN"
 		return
 	fi
 	need gcc gcc
+	runtime_deps
 	local src=$CACHE/kube-$KUBE_VERSION/src
 	mkdir -p "$src" "$BIN"
 	cd "$src"
@@ -198,7 +213,8 @@ configs() {
 	cat >"$STATE/cni/10-bridge.conflist" <<-EOF
 		{"cniVersion": "1.0.0", "name": "llmload", "plugins": [
 		  {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-		   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "dataDir": "$STATE/cni/ipam"}},
+		   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}],
+		     "dataDir": "$STATE/cni/ipam"}},
 		  {"type": "portmap", "capabilities": {"portMappings": true}}
 		]}
 	EOF
@@ -352,14 +368,6 @@ up() {
 	local owner=${2:-}
 	[ -z "$(ls -A "$STATE")" ] || die "$STATE is not empty: a cluster needs a state directory of its own"
 	[ "$(id -u)" = 0 ] || die "a cluster needs root (network namespaces, mounts, containers)"
-	need ip iproute2
-	need containerd containerd
-	need runc runc
-	need iptables iptables
-	need conntrack conntrack
-	need socat socat
-	need openssl openssl
-	[ -x /usr/lib/cni/bridge ] || need /usr/lib/cni/bridge containernetworking-plugins
 	build >/dev/null
 	local t0=$SECONDS
 	mkdir -p "$STATE/logs" "$STATE/run"
@@ -384,8 +392,12 @@ up() {
 	kubeconfig "$STATE/kubeconfig" "https://127.0.0.1:$port" admin
 	if [ -n "$owner" ]; then
 		# A killed test still takes its cluster down.
-		setsid bash -c 'while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done; "$3" down "$2"' \
-			watch "$owner" "$STATE" "$SELF" >/dev/null 2>&1 </dev/null &
+		# It stops only this cluster: a state directory reused by
+		# another cluster (its netns file names another namespace) is
+		# left alone.
+		setsid bash -c 'while kill -0 "$1" 2>/dev/null && [ "$(cat "$2/netns" 2>/dev/null)" = "$4" ]; do sleep 1; done
+			if [ "$(cat "$2/netns" 2>/dev/null)" = "$4" ]; then "$3" down "$2"; else kill -KILL "$5" "$6" 2>/dev/null; ip netns delete "$4" 2>/dev/null; fi' \
+			watch "$owner" "$STATE" "$SELF" "$ns" "$(cat "$STATE/run/cluster.pid")" "$(cat "$STATE/run/forward.pid")" >/dev/null 2>&1 </dev/null &
 	fi
 	if ! waitfor "the node" 180 node_ready || ! kill -0 "$(cat "$STATE/run/cluster.pid")" 2>/dev/null; then
 		tail -n 20 "$STATE"/logs/*.log >&2 || true

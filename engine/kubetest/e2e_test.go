@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmload/llmload/engine/ociimage"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/secrettest"
 	"github.com/llmload/llmload/engine/sim"
@@ -29,7 +30,8 @@ func TestMain(m *testing.M) {
 }
 
 // The end-to-end tests run `llmload k8s` on a real cluster: the image is
-// this checkout's llmload, built static and packed by cmd/llmload-image,
+// this checkout's llmload, built static and packed by engine/ociimage
+// (as cmd/llmload-image does),
 // imported into the node's containerd; the server is llmload mock as a
 // Deployment and Service; the namespace enforces the restricted Pod
 // Security profile, as a careful cluster's do.
@@ -78,10 +80,13 @@ func prepare(c *Cluster) (*e2e, error) {
 		return nil, fmt.Errorf("go build ./cmd/llmload: %v\n%s", err, out)
 	}
 	tar := filepath.Join(dir, "llmload.tar")
-	pack := exec.Command("go", "run", "./cmd/llmload-image", "--binary", e.llmload, "--name", image, "--out", tar)
-	pack.Dir = Repo()
-	if out, err := pack.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("cmd/llmload-image: %v\n%s", err, out)
+	img, err := ociimage.Build(ociimage.Spec{Binary: e.llmload, Entrypoint: []string{ociimage.DefaultPath},
+		User: ociimage.DefaultUser, Certs: ociimage.CertsPath})
+	if err != nil {
+		return nil, err
+	}
+	if err := ociimage.WriteTarballFile(tar, img, image); err != nil {
+		return nil, err
 	}
 	if err := c.Import(tar); err != nil {
 		return nil, err
