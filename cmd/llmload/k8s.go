@@ -234,6 +234,8 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if cluster != nil {
+		fmt.Fprintf(stderr, "llmload k8s --run: %s in %d segments, seed %d, on %s, namespace %s; the load starts %s.\n",
+			m.Name, f.spec.Segments, m.Seed, cluster.Server, m.Segments.Namespace, m.Start())
 		k8sWarnings(stderr, f.spec, m, script.Plan().Target.BaseURL)
 		return k8sRun(cluster, m, f.spec.Secret, stdout, stderr)
 	}
@@ -250,8 +252,6 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 func k8sRun(c *kuberun.Cluster, m *kube.Manifests, secret string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), interruptSignals...)
 	defer stop()
-	fmt.Fprintf(stderr, "llmload k8s --run: %s in %d segments, seed %d, on %s, namespace %s; the load starts %s.\n",
-		m.Name, *m.Segments.Spec.Completions, m.Seed, c.Server, m.Segments.Namespace, m.Start())
 	jobs, err := c.Create(ctx, m, secret, stderr)
 	if err == nil {
 		var o kuberun.Outcome

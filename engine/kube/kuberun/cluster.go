@@ -17,9 +17,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/llmload/llmload/engine/kube"
@@ -28,8 +30,12 @@ import (
 // Cluster is a connection to the API server of one kubeconfig context.
 // Safe for concurrent use, as client-go's clients are.
 type Cluster struct {
+	// Core and Batch make the API calls, each bounded by RequestTimeout;
+	// Logs streams logs, unbounded, since a followed log lasts as long
+	// as its container.
 	Core  coreclient.CoreV1Interface
 	Batch batchclient.BatchV1Interface
+	Logs  coreclient.CoreV1Interface
 	// Namespace is the context's namespace, kube.DefaultNamespace when it
 	// names none: where the objects go unless --namespace says.
 	Namespace string
@@ -64,16 +70,26 @@ func Connect(kubeconfig, context string) (*Cluster, error) {
 	if ns == "" {
 		ns = kube.DefaultNamespace
 	}
-	core, err := coreclient.NewForConfig(cfg)
+	logs, err := coreclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	batch, err := batchclient.NewForConfig(cfg)
+	bounded := rest.CopyConfig(cfg)
+	bounded.Timeout = RequestTimeout
+	core, err := coreclient.NewForConfig(bounded)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	return &Cluster{Core: core, Batch: batch, Namespace: ns, Server: cfg.Host}, nil
+	batch, err := batchclient.NewForConfig(bounded)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return &Cluster{Core: core, Batch: batch, Logs: logs, Namespace: ns, Server: cfg.Host}, nil
 }
+
+// RequestTimeout bounds one API call, so that an API server that
+// accepts connections and never answers cannot hang the run.
+const RequestTimeout = 30 * time.Second
 
 // checkContext refuses a --context the kubeconfig lacks, naming those it
 // has (client-go's own error names neither flag nor file).

@@ -149,7 +149,7 @@ func (f *follower) say(last *string, line string) {
 // streamLog copies a merge pod's log to out until its container ends.
 func (f *follower) streamLog(ctx context.Context, ns, pod, container string) {
 	defer f.logs.Done()
-	rc, err := f.c.Core.Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+	rc, err := f.c.Logs.Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(f.progress, "merge pod %s: its log: %v (kubectl -n %s logs %s)\n", pod, err, ns, pod)
