@@ -70,7 +70,7 @@ func parseK8sFlags(args []string, stderr io.Writer) (*k8sFlags, string, error) {
 	fs.Usage = func() { fmt.Fprint(stderr, k8sUsage+fs.FlagUsages()) }
 	fs.IntVar(&s.Segments, "segments", 0, fmt.Sprintf("how many pods share the load (1 to %d); required", plan.MaxSegments))
 	fs.StringVar(&s.Image, "image", "", "the llmload image (built from deploy/Dockerfile), e.g. registry.example.com/llmload:0.1.0; required")
-	fs.StringVar(&s.Namespace, "namespace", kube.DefaultNamespace, "namespace of every object")
+	fs.StringVar(&s.Namespace, "namespace", "", "namespace of every object (default: with --run the kubeconfig context's, else default)")
 	fs.StringVar(&s.Secret, "secret", "", "Secret whose key api-key is the API key (LLMLOAD_API_KEY); none: no key")
 	fs.StringVar(&s.Name, "name", "", fmt.Sprintf("run name, a DNS-1123 label of at most %d characters (default: from the scenario's file name)", kube.MaxNameLength))
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", kube.DefaultReadyTimeout, "how long the segments wait, from the first ready, for the last one (at most 24h)")
