@@ -274,15 +274,15 @@ func k8sRun(c *kuberun.Cluster, m *kube.Manifests, secret string, stdout, stderr
 
 // k8sOutcome turns the merge's exit code into llmload's own.
 func k8sOutcome(o kuberun.Outcome, m *kube.Manifests, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "llmload k8s --run: %s (exit code %d); the merged result is %s in the claim %s\n",
-		o.Reason, o.ExitCode, m.MergedPath, m.ClaimName)
+	fmt.Fprintf(stderr, "llmload k8s --run: exit code %d (%s); the merged result is %s in the claim %s\n",
+		o.ExitCode, o.Reason, m.MergedPath, m.ClaimName)
 	switch o.ExitCode {
 	case exitOK:
 		return nil
 	case exitThreshold:
-		return &gateError{fmt.Sprintf("k8s --run: the merged run failed its gate (%s)", o.Reason)}
+		return &gateError{"k8s --run: the merged run failed a threshold"}
 	}
-	return fmt.Errorf("k8s --run: %s", o.Reason)
+	return fmt.Errorf("k8s --run: exit code %d (%s)", o.ExitCode, o.Reason)
 }
 
 // fillSpec adds what the compiled scenario tells: its source and data,

@@ -19,8 +19,9 @@ import (
 	"strings"
 	"time"
 
-	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
-	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -30,12 +31,10 @@ import (
 // Cluster is a connection to the API server of one kubeconfig context.
 // Safe for concurrent use, as client-go's clients are.
 type Cluster struct {
-	// Core and Batch make the API calls, each bounded by RequestTimeout;
-	// Logs streams logs, unbounded, since a followed log lasts as long
+	// core and batch make the API calls, each bounded by RequestTimeout;
+	// logs streams logs, unbounded, since a followed log lasts as long
 	// as its container.
-	Core  coreclient.CoreV1Interface
-	Batch batchclient.BatchV1Interface
-	Logs  coreclient.CoreV1Interface
+	core, batch, logs rest.Interface
 	// Namespace is the context's namespace, kube.DefaultNamespace when it
 	// names none: where the objects go unless --namespace says.
 	Namespace string
@@ -70,21 +69,22 @@ func Connect(kubeconfig, context string) (*Cluster, error) {
 	if ns == "" {
 		ns = kube.DefaultNamespace
 	}
-	logs, err := coreclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+	c := &Cluster{Namespace: ns, Server: cfg.Host}
+	for _, r := range []struct {
+		into    *rest.Interface
+		gv      schema.GroupVersion
+		path    string
+		timeout time.Duration
+	}{
+		{&c.core, corev1.SchemeGroupVersion, "/api", RequestTimeout},
+		{&c.batch, batchv1.SchemeGroupVersion, "/apis", RequestTimeout},
+		{&c.logs, corev1.SchemeGroupVersion, "/api", 0},
+	} {
+		if *r.into, err = restFor(cfg, r.gv, r.path, r.timeout); err != nil {
+			return nil, fmt.Errorf("%s: %w", where(kubeconfig), err)
+		}
 	}
-	bounded := rest.CopyConfig(cfg)
-	bounded.Timeout = RequestTimeout
-	core, err := coreclient.NewForConfig(bounded)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	batch, err := batchclient.NewForConfig(bounded)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return &Cluster{Core: core, Batch: batch, Logs: logs, Namespace: ns, Server: cfg.Host}, nil
+	return c, nil
 }
 
 // RequestTimeout bounds one API call, so that an API server that

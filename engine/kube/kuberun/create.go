@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/llmload/llmload/engine/kube"
 )
@@ -33,7 +33,7 @@ func (c *Cluster) Create(ctx context.Context, m *kube.Manifests, secret string, 
 		return nil, err
 	}
 	for _, name := range []string{m.Segments.Name, m.Merge.Name} {
-		if _, err := c.Batch.Jobs(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		if err := c.jobs().get(ctx, ns, name, &batchv1.Job{}); err == nil {
 			return nil, existsError("job", name, m)
 		} else if !apierrors.IsNotFound(err) {
 			return nil, apiError("job", name, ns, err)
@@ -69,7 +69,8 @@ func (c *Cluster) checkSecret(ctx context.Context, ns, name string, w io.Writer)
 	if name == "" {
 		return nil
 	}
-	sec, err := c.Core.Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+	sec := &corev1.Secret{}
+	err := c.secrets().get(ctx, ns, name, sec)
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("--secret %s: no such Secret in namespace %s; create it first: kubectl -n %s create secret generic %s --from-literal=%s=...",
@@ -102,13 +103,13 @@ func keys(m map[string][]byte) []string {
 // putConfigMap creates the scenario's ConfigMap, or replaces the one an
 // earlier run of this name left (its Jobs are gone: Create checked).
 func (c *Cluster) putConfigMap(ctx context.Context, m *kube.Manifests) error {
-	api := c.Core.ConfigMaps(m.ConfigMap.Namespace)
-	_, err := api.Create(ctx, m.ConfigMap, metav1.CreateOptions{})
+	ns := m.ConfigMap.Namespace
+	err := c.configMaps().create(ctx, ns, m.ConfigMap, &corev1.ConfigMap{})
 	if !apierrors.IsAlreadyExists(err) {
-		return apiError("configmap", m.ConfigMap.Name, m.ConfigMap.Namespace, err)
+		return apiError("configmap", m.ConfigMap.Name, ns, err)
 	}
-	old, err := api.Get(ctx, m.ConfigMap.Name, metav1.GetOptions{})
-	if err != nil {
+	old := &corev1.ConfigMap{}
+	if err := c.configMaps().get(ctx, ns, m.ConfigMap.Name, old); err != nil {
 		return apiError("configmap", m.ConfigMap.Name, m.ConfigMap.Namespace, err)
 	}
 	if !Owned(old, m.Name) {
@@ -116,8 +117,8 @@ func (c *Cluster) putConfigMap(ctx context.Context, m *kube.Manifests) error {
 	}
 	cm := m.ConfigMap.DeepCopy()
 	cm.ResourceVersion = old.ResourceVersion
-	_, err = api.Update(ctx, cm, metav1.UpdateOptions{})
-	return apiError("configmap", cm.Name, cm.Namespace, err)
+	err = c.configMaps().update(ctx, ns, cm.Name, cm, &corev1.ConfigMap{})
+	return apiError("configmap", cm.Name, ns, err)
 }
 
 // putClaim creates the results' claim, or keeps the one an earlier run
@@ -126,13 +127,13 @@ func (c *Cluster) putClaim(ctx context.Context, m *kube.Manifests, w io.Writer) 
 	if m.Claim == nil {
 		return nil // --pvc: the user's own
 	}
-	api := c.Core.PersistentVolumeClaims(m.Claim.Namespace)
-	_, err := api.Create(ctx, m.Claim, metav1.CreateOptions{})
+	ns := m.Claim.Namespace
+	err := c.claims().create(ctx, ns, m.Claim, &corev1.PersistentVolumeClaim{})
 	if !apierrors.IsAlreadyExists(err) {
-		return apiError("persistentvolumeclaim", m.Claim.Name, m.Claim.Namespace, err)
+		return apiError("persistentvolumeclaim", m.Claim.Name, ns, err)
 	}
-	old, err := api.Get(ctx, m.Claim.Name, metav1.GetOptions{})
-	if err != nil {
+	old := &corev1.PersistentVolumeClaim{}
+	if err := c.claims().get(ctx, ns, m.Claim.Name, old); err != nil {
 		return apiError("persistentvolumeclaim", m.Claim.Name, m.Claim.Namespace, err)
 	}
 	if !Owned(old, m.Name) {
@@ -148,13 +149,13 @@ func (c *Cluster) putService(ctx context.Context, m *kube.Manifests) error {
 	if m.Service == nil {
 		return nil
 	}
-	api := c.Core.Services(m.Service.Namespace)
-	_, err := api.Create(ctx, m.Service, metav1.CreateOptions{})
+	ns := m.Service.Namespace
+	err := c.services().create(ctx, ns, m.Service, &corev1.Service{})
 	if !apierrors.IsAlreadyExists(err) {
-		return apiError("service", m.Service.Name, m.Service.Namespace, err)
+		return apiError("service", m.Service.Name, ns, err)
 	}
-	old, err := api.Get(ctx, m.Service.Name, metav1.GetOptions{})
-	if err != nil {
+	old := &corev1.Service{}
+	if err := c.services().get(ctx, ns, m.Service.Name, old); err != nil {
 		return apiError("service", m.Service.Name, m.Service.Namespace, err)
 	}
 	if !Owned(old, m.Name) {
@@ -162,12 +163,13 @@ func (c *Cluster) putService(ctx context.Context, m *kube.Manifests) error {
 	}
 	svc := m.Service.DeepCopy()
 	svc.ResourceVersion = old.ResourceVersion
-	_, err = api.Update(ctx, svc, metav1.UpdateOptions{})
-	return apiError("service", svc.Name, svc.Namespace, err)
+	err = c.services().update(ctx, ns, svc.Name, svc, &corev1.Service{})
+	return apiError("service", svc.Name, ns, err)
 }
 
 func (c *Cluster) createJob(ctx context.Context, m *kube.Manifests, job *batchv1.Job) (*batchv1.Job, error) {
-	got, err := c.Batch.Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	got := &batchv1.Job{}
+	err := c.jobs().create(ctx, job.Namespace, job, got)
 	if apierrors.IsAlreadyExists(err) {
 		return nil, existsError("job", job.Name, m)
 	}

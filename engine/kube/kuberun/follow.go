@@ -11,7 +11,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/llmload/llmload/engine/kube"
 )
@@ -127,12 +126,12 @@ func (f *follower) step(ctx, logCtx context.Context) (Outcome, bool, error) {
 // read lists the run's pods and gets the merge Job.
 func (f *follower) read(ctx context.Context) ([]corev1.Pod, *batchv1.Job, error) {
 	ns := f.m.Segments.Namespace
-	list, err := f.c.Core.Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + f.m.Name})
-	if err != nil {
+	list := &corev1.PodList{}
+	if err := f.c.pods().list(ctx, ns, "app.kubernetes.io/instance="+f.m.Name, list); err != nil {
 		return nil, nil, err
 	}
-	merge, err := f.c.Batch.Jobs(ns).Get(ctx, f.jobs.Merge.Name, metav1.GetOptions{})
-	if err != nil {
+	merge := &batchv1.Job{}
+	if err := f.c.jobs().get(ctx, ns, f.jobs.Merge.Name, merge); err != nil {
 		return nil, nil, fmt.Errorf("job %s: %w", f.jobs.Merge.Name, err)
 	}
 	return list.Items, merge, nil
@@ -149,7 +148,7 @@ func (f *follower) say(last *string, line string) {
 // streamLog copies a merge pod's log to out until its container ends.
 func (f *follower) streamLog(ctx context.Context, ns, pod, container string) {
 	defer f.logs.Done()
-	rc, err := f.c.Logs.Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+	rc, err := f.c.followLog(ctx, ns, pod, container)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(f.progress, "merge pod %s: its log: %v (kubectl -n %s logs %s)\n", pod, err, ns, pod)

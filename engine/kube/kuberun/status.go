@@ -232,15 +232,28 @@ func MergeOutcome(job *batchv1.Job, pods []corev1.Pod, container string) (o Outc
 	if c.Reason == batchv1.JobReasonPodFailurePolicy {
 		for i := len(pods) - 1; i >= 0; i-- {
 			if code, ok := ExitCode(&pods[i], container); ok && code != 0 {
-				return Outcome{ExitCode: code, Reason: fmt.Sprintf("the merge exited %d", code)}, true
+				return Outcome{ExitCode: code, Reason: mergeExit(code)}, true
 			}
 		}
 		if m := failJobCode.FindStringSubmatch(c.Message); m != nil {
 			code, _ := strconv.Atoi(m[1])
-			return Outcome{ExitCode: int32(code), Reason: fmt.Sprintf("the merge exited %d", code)}, true
+			return Outcome{ExitCode: int32(code), Reason: mergeExit(int32(code))}, true
 		}
 	}
 	return Outcome{ExitCode: 1, Reason: fmt.Sprintf("the merge Job failed: %s", cmpOr(strings.TrimSpace(c.Reason+" "+c.Message), "no reason given"))}, true
+}
+
+// mergeExit says what the merge's own exit code means.
+func mergeExit(code int32) string {
+	switch code {
+	case 1:
+		return "the merge's own: an error, which its log names"
+	case 2:
+		return "the merge's own: it refused its arguments"
+	case 99:
+		return "the merge's own: a threshold failed"
+	}
+	return "the merge's own"
 }
 
 func condition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
