@@ -203,16 +203,9 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 	if f.spec.Params, err = parseSets(f.sets); err != nil {
 		return err
 	}
-	var cluster *kuberun.Cluster
-	if f.run {
-		// Connected first: the context names the namespace the
-		// manifests are made for.
-		if cluster, err = kuberun.Connect(f.kubeconfig, f.context); err != nil {
-			return err
-		}
-		if !f.namespaceSet {
-			f.spec.Namespace = cluster.Namespace
-		}
+	cluster, err := f.connect()
+	if err != nil {
+		return err
 	}
 	// The plan is compiled with the environment the pods will have, so
 	// that the sizing is theirs and nothing of this shell leaks in.
@@ -244,6 +237,22 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	k8sHowTo(stderr, f.spec, m, script.Plan().Target.BaseURL)
 	return nil
+}
+
+// connect, with --run, reads the kubeconfig before the manifests are
+// made: its context names their namespace unless --namespace does.
+func (f *k8sFlags) connect() (*kuberun.Cluster, error) {
+	if !f.run {
+		return nil, nil
+	}
+	c, err := kuberun.Connect(f.kubeconfig, f.context)
+	if err != nil {
+		return nil, err
+	}
+	if !f.namespaceSet {
+		f.spec.Namespace = c.Namespace
+	}
+	return c, nil
 }
 
 // k8sRun creates the run's objects and follows it to its end; the exit
