@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/llmload/llmload/engine/export"
@@ -14,7 +15,8 @@ type exportFlags struct {
 	exports []string
 	listen  string
 	targets []plan.ExportTarget
-	native  bool // --listen ADDR,native
+	native  bool   // --listen ADDR,native
+	cmd     string // the subcommand its errors name; "" is run
 }
 
 // nativeSuffix asks an export for native histograms.
@@ -31,22 +33,23 @@ func (e *exportFlags) register(fs *pflag.FlagSet) {
 // parse checks the flags; a bad one is a usage error (exit 2) that never
 // repeats a URL's credentials.
 func (e *exportFlags) parse() error {
+	cmd := cmp.Or(e.cmd, "run")
 	for _, v := range e.exports {
 		kind, url, ok := strings.Cut(v, "=")
 		if !ok {
-			return usagef("run: --export %s: want KIND=URL (KIND: %s)", redact.URL(v), strings.Join(plan.ExportKinds(), ", "))
+			return usagef("%s: --export %s: want KIND=URL (KIND: %s)", cmd, redact.URL(v), strings.Join(plan.ExportKinds(), ", "))
 		}
 		t := plan.ExportTarget{Kind: kind}
 		t.URL, t.Native = strings.CutSuffix(url, nativeSuffix)
 		switch {
 		case kind != plan.ExportPrometheusRW && kind != plan.ExportOTLP:
-			return usagef("run: --export %s=...: unknown kind %q (want %s)", kind, kind, strings.Join(plan.ExportKinds(), " or "))
+			return usagef("%s: --export %s=...: unknown kind %q (want %s)", cmd, kind, kind, strings.Join(plan.ExportKinds(), " or "))
 		case export.CheckURL(t.URL) != nil:
-			return usagef("run: --export %s=%s: %v", kind, redact.URL(t.URL), export.CheckURL(t.URL))
+			return usagef("%s: --export %s=%s: %v", cmd, kind, redact.URL(t.URL), export.CheckURL(t.URL))
 		}
 		for _, o := range e.targets {
 			if o.Kind == kind {
-				return usagef("run: --export %s given twice (one receiver per kind)", kind)
+				return usagef("%s: --export %s given twice (one receiver per kind)", cmd, kind)
 			}
 		}
 		e.targets = append(e.targets, t)
@@ -54,7 +57,7 @@ func (e *exportFlags) parse() error {
 	if e.listen != "" {
 		e.listen, e.native = strings.CutSuffix(e.listen, nativeSuffix)
 		if err := export.CheckListen(e.listen); err != nil {
-			return usagef("run: --listen %s: %v", e.listen, err)
+			return usagef("%s: --listen %s: %v", cmd, e.listen, err)
 		}
 	}
 	return nil

@@ -27,10 +27,24 @@ const (
 )
 
 // Budget is how long the segments may take from being applied: the lead
-// to the barrier, the run's length, and BudgetMargin plus a tenth of the
-// length. The segment Job's activeDeadlineSeconds.
+// to the barrier (the fixed barrier's StartIn, or the readiness wait),
+// the run's length, and BudgetMargin plus a tenth of the length. The
+// segment Job's activeDeadlineSeconds, which counts from the Job's
+// start, so the first segment's own start-up comes out of the margin.
 func Budget(s Spec) time.Duration {
-	return (s.StartIn + s.Load.Length + BudgetMargin + s.Load.Length/10).Round(time.Second)
+	return (lead(s) + s.Load.Length + BudgetMargin + s.Load.Length/10).Round(time.Second)
+}
+
+// lead is the longest wait before the load: StartIn for a fixed
+// barrier, else the readiness wait.
+func lead(s Spec) time.Duration {
+	switch {
+	case s.StartIn != 0:
+		return s.StartIn
+	case s.ReadyTimeout != 0:
+		return s.ReadyTimeout
+	}
+	return DefaultReadyTimeout
 }
 
 // segmentJob runs the segments: pod i runs segment i/N. Every pod must
@@ -46,6 +60,12 @@ func segmentJob(s Spec, m *Manifests, items []corev1.KeyToPath, res corev1.Resou
 		{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
 		{Name: "results", MountPath: ResultsDir},
 	}
+	tmpl := metav1.ObjectMeta{Labels: labels(s, "segment")}
+	if m.Listen != "" {
+		port := listenPort(m.Listen)
+		c.Ports = []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: port, Protocol: corev1.ProtocolTCP}}
+		tmpl.Annotations = scrapeAnnotations(port)
+	}
 	pod := podSpec(c, scenarioVolume(m.ConfigMap, items), resultsVolume(m.ClaimName))
 	pod.TopologySpreadConstraints = spread(s)
 	job := &batchv1.Job{TypeMeta: typeMeta("batch/v1", "Job"), ObjectMeta: objectMeta(s, s.Name, "segment")}
@@ -53,18 +73,20 @@ func segmentJob(s Spec, m *Manifests, items []corev1.KeyToPath, res corev1.Resou
 		CompletionMode: ptr(batchv1.IndexedCompletion), Completions: &n, Parallelism: &n,
 		BackoffLimitPerIndex:  ptr(int32(0)),
 		ActiveDeadlineSeconds: ptr(int64(Budget(s) / time.Second)),
-		Template:              corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels(s, "segment")}, Spec: pod},
+		Template:              corev1.PodTemplateSpec{ObjectMeta: tmpl, Spec: pod},
 	}
 	return job
 }
 
-// segmentArgs is `llmload run` for segment $(JOB_COMPLETION_INDEX)/N.
+// segmentArgs is `llmload run` for segment $(JOB_COMPLETION_INDEX)/N,
+// behind the run's barrier, with its exports.
 func segmentArgs(s Spec, m *Manifests, script string) []string {
 	args := []string{"run", escape(path.Join(ScenarioDir, script)),
-		"--segment", indexVar + "/" + strconv.Itoa(s.Segments),
-		"--start-at", m.StartAt.Format(time.RFC3339),
-		"--out", resultPath(m.RunID, indexVar),
-		"-q", "--seed", strconv.FormatInt(s.Seed, 10)}
+		"--segment", indexVar + "/" + strconv.Itoa(s.Segments)}
+	args = append(args, barrierArgs(m)...)
+	args = append(args, "--out", resultPath(m.RunID, indexVar),
+		"-q", "--seed", strconv.FormatInt(s.Seed, 10))
+	args = append(args, exportArgs(s, m)...)
 	keys := make([]string, 0, len(s.Params))
 	for k := range s.Params {
 		keys = append(keys, k)
@@ -74,6 +96,35 @@ func segmentArgs(s Spec, m *Manifests, script string) []string {
 		args = append(args, "--set", escape(k+"="+s.Params[k]))
 	}
 	return args
+}
+
+// barrierArgs is the fixed barrier's --start-at, or the readiness
+// barrier's directory and wait.
+func barrierArgs(m *Manifests) []string {
+	if !m.StartAt.IsZero() {
+		return []string{"--start-at", m.StartAt.Format(time.RFC3339)}
+	}
+	return []string{"--barrier", m.BarrierDir, "--barrier-timeout", m.ReadyTimeout.String()}
+}
+
+// exportArgs are the --export and --listen every segment gets, as run
+// reads them (KIND=URL[,native], ADDR[,native]).
+func exportArgs(s Spec, m *Manifests) []string {
+	var args []string
+	for _, t := range s.Exports {
+		args = append(args, "--export", escape(t.Kind+"="+t.URL+nativeIf(t.Native)))
+	}
+	if m.Listen != "" {
+		args = append(args, "--listen", m.Listen+nativeIf(s.ListenNative))
+	}
+	return args
+}
+
+func nativeIf(native bool) string {
+	if native {
+		return ",native"
+	}
+	return ""
 }
 
 // resultPath is segment i's result file in the claim.
@@ -140,10 +191,13 @@ func mergeJob(s Spec, m *Manifests) *batchv1.Job {
 }
 
 // mergeArgs is `llmload merge --wait`, every segment's file named: exec
-// form has no glob.
+// form has no glob. With the readiness barrier it watches the barrier
+// too, so that a segment that was never ready ends the wait at once.
 func mergeArgs(s Spec, m *Manifests) []string {
-	wait := Budget(s) + MergeGrace
-	args := []string{"merge", "--wait", wait.String()}
+	args := []string{"merge", "--wait", m.Wait.String()}
+	if m.BarrierDir != "" {
+		args = append(args, "--barrier", m.BarrierDir)
+	}
 	for i := range s.Segments {
 		args = append(args, resultPath(m.RunID, strconv.Itoa(i)))
 	}

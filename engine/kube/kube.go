@@ -1,10 +1,17 @@
 // Package kube builds the Kubernetes manifests that run one scenario's
 // segments side by side (llmload k8s): a ConfigMap with the scenario and
 // its data files, a ReadWriteMany claim for the results, an Indexed Job
-// whose pod i runs `llmload run --segment i/N` against one wall-clock
-// barrier, and a Job that waits for every segment's result and merges
+// whose pod i runs `llmload run --segment i/N` behind one barrier, a
+// headless Service for a Prometheus to find the segments' /metrics (with
+// --listen), and a Job that waits for every segment's result and merges
 // them, its log the merged summary and its exit code the gate. One
 // `kubectl apply -f` starts it all.
+//
+// The barrier is by default a readiness barrier: each segment says it is
+// ready in a directory of the claim, and all start at one instant once
+// every one is, so manifests applied late (GitOps, a queued CI job, slow
+// image pulls) still start together. A fixed wall-clock barrier
+// (Spec.StartIn) is the alternative.
 //
 // The package is pure: it reads no file, asks no cluster and knows no
 // clock but the Spec's, so the manifests are a function of the Spec and
@@ -20,6 +27,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/llmload/llmload/engine/plan"
 )
 
 // Where the pods see things. The image's entrypoint is llmload itself.
@@ -31,10 +40,14 @@ const (
 // DefaultNamespace is where the objects go unless the Spec names one.
 const DefaultNamespace = "default"
 
-// DefaultStartIn is the lead from making the manifests to the barrier:
-// time to apply them, schedule the pods, pull the image, start the VUs
-// and warm up.
-const DefaultStartIn = 2 * time.Minute
+// DefaultReadyTimeout is how long the segments wait, from the first
+// segment ready, for the last one: time to schedule the pods, pull the
+// image, start the VUs and warm up.
+const DefaultReadyTimeout = 10 * time.Minute
+
+// MaxReadyTimeout bounds the readiness wait: a segment that holds its
+// VUs (and its connections) for longer than a day is a mistake.
+const MaxReadyTimeout = 24 * time.Hour
 
 // Spec describes one distributed run.
 type Spec struct {
@@ -60,10 +73,21 @@ type Spec struct {
 	// Seed is the run seed, one for all segments: they share one seeded
 	// plan (and one arrival sequence), so it must be fixed here.
 	Seed int64
-	// Created is when the manifests are made; the barrier is Created +
-	// StartIn (DefaultStartIn when 0).
+	// Created is when the manifests are made; it names the run (RunID).
 	Created time.Time
-	StartIn time.Duration
+	// StartIn, when set, makes the barrier a fixed wall-clock one at
+	// Created + StartIn; 0 is the readiness barrier, which waits at most
+	// ReadyTimeout (DefaultReadyTimeout when 0) from the first segment
+	// ready for the last.
+	StartIn      time.Duration
+	ReadyTimeout time.Duration
+	// Exports are every segment's --export targets (a receiver the pods
+	// push to); Listen, when set, is every segment's --listen address,
+	// made to bind all the pod's interfaces, and declared as the port
+	// "metrics" of the pods and of a headless Service.
+	Exports      []plan.ExportTarget
+	Listen       string
+	ListenNative bool
 	// Load is one segment's share of the plan, for sizing (LoadOf).
 	Load Load
 	// Resources override the sizing of a segment pod; zero fields are
@@ -93,18 +117,29 @@ type Resources struct {
 type Manifests struct {
 	ConfigMap *corev1.ConfigMap
 	Claim     *corev1.PersistentVolumeClaim // nil when Spec.Claim names one
+	Service   *corev1.Service               // the segments' /metrics; nil without Spec.Listen
 	Segments  *batchv1.Job
 	Merge     *batchv1.Job
 
 	// Name is the run name; RunID prefixes its result files (Name and
-	// the barrier's time), so a claim that is reused, or outlives its
-	// Jobs, never hands an earlier run's files to this run's merge.
+	// the time the manifests were made), so a claim that is reused, or
+	// outlives its Jobs, never hands an earlier run's files to this
+	// run's merge.
 	Name, RunID string
-	StartAt     time.Time
-	Seed        int64
-	ClaimName   string
-	MergedPath  string   // the merged result, in the claim
-	Warnings    []string // things the caller should tell the user
+	// StartAt is the fixed barrier; zero with the readiness barrier,
+	// whose directory in the claim is BarrierDir and whose wait for the
+	// last segment is ReadyTimeout.
+	StartAt      time.Time
+	BarrierDir   string
+	ReadyTimeout time.Duration
+	// Wait is how long the merge waits for the segments' results (its
+	// --wait): the segments' Budget and MergeGrace.
+	Wait       time.Duration
+	Seed       int64
+	ClaimName  string
+	MergedPath string   // the merged result, in the claim
+	Listen     string   // every segment's --listen address, "" none
+	Warnings   []string // things the caller should tell the user
 }
 
 // Build validates the Spec and makes the manifests.
@@ -121,16 +156,29 @@ func Build(s Spec) (*Manifests, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifests{ConfigMap: cm, Name: s.Name, StartAt: startAt(s), Seed: s.Seed, ClaimName: s.Claim}
-	m.RunID = s.Name + "-" + m.StartAt.Format("20060102-150405")
+	m := &Manifests{ConfigMap: cm, Name: s.Name, Seed: s.Seed, ClaimName: s.Claim, Wait: Budget(s) + MergeGrace}
+	m.RunID = s.Name + "-" + s.Created.UTC().Format("20060102-150405")
 	m.MergedPath = path.Join(ResultsDir, m.RunID+"-merged.json")
+	if s.StartIn != 0 {
+		m.StartAt = startAt(s)
+	} else {
+		m.BarrierDir, m.ReadyTimeout = path.Join(ResultsDir, m.RunID+"-barrier"), s.ReadyTimeout
+	}
 	if m.ClaimName == "" {
 		m.ClaimName = s.Name + "-results"
 		m.Claim = claim(s, m.ClaimName)
 	}
+	var listenWarning string
+	m.Listen, listenWarning = podListen(s.Listen)
+	if m.Listen != "" {
+		m.Service = metricsService(s, m.Listen)
+	}
 	m.Segments = segmentJob(s, m, items, res)
 	m.Merge = mergeJob(s, m)
 	m.Warnings = warnings(s)
+	if listenWarning != "" {
+		m.Warnings = append(m.Warnings, listenWarning)
+	}
 	return m, nil
 }
 
@@ -142,8 +190,8 @@ func normalize(s Spec) (Spec, error) {
 	if s.Namespace == "" {
 		s.Namespace = DefaultNamespace
 	}
-	if s.StartIn == 0 {
-		s.StartIn = DefaultStartIn
+	if s.StartIn == 0 && s.ReadyTimeout == 0 {
+		s.ReadyTimeout = DefaultReadyTimeout
 	}
 	if err := s.Validate(); err != nil {
 		return s, err
@@ -182,7 +230,11 @@ func (s Spec) Validate() error {
 		{"pvc", validateIf(s.Claim, validateSubdomain)},
 		{"storage-class", validateIf(s.StorageClass, validateSubdomain)},
 		{"start-in", validateStartIn(s.StartIn)},
+		{"ready-timeout", s.validateReadyTimeout()},
 		{"pvc", s.claimConflict()},
+		{"export", validateExports(s.Exports)},
+		{"listen", validateIf(s.Listen, ValidateListen)},
+		{"name", s.serviceName()},
 	}
 	for _, c := range checks {
 		if c.err != nil {

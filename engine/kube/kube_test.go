@@ -57,6 +57,9 @@ func TestGolden(t *testing.T) {
 	full.Data = append(full.Data, File{Path: "data/more/prompts.csv.gz", Data: fixedGzip(t)})
 	full.Claim = "shared-results"
 	full.StartIn = 5 * time.Minute
+	full.Exports = []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: "http://prometheus.monitoring:9090/api/v1/write", Native: true},
+		{Kind: plan.ExportOTLP, URL: "http://otel.monitoring:4318/v1/metrics"}}
+	full.Listen, full.ListenNative = ":9464", true
 	full.Resources = Resources{CPU: resource.MustParse("2"), CPULimit: resource.MustParse("4"), Memory: resource.MustParse("1Gi")}
 	for name, s := range map[string]Spec{"basic.yaml": baseSpec(), "full.yaml": full} {
 		t.Run(name, func(t *testing.T) {
@@ -69,10 +72,14 @@ func TestGolden(t *testing.T) {
 // unknown fields refused, so no field is misspelt or misplaced.
 func TestStrictDecode(t *testing.T) {
 	s := baseSpec()
-	s.Secret, s.Target = "k", "http://10.0.0.1:8000/v1"
+	s.Secret, s.Target, s.Listen = "k", "http://10.0.0.1:8000/v1", "127.0.0.1:9464"
 	docs := decodeAll(t, render(t, build(t, s)))
-	if got, want := kinds(docs), "ConfigMap PersistentVolumeClaim Job Job"; got != want {
+	if got, want := kinds(docs), "ConfigMap PersistentVolumeClaim Service Job Job"; got != want {
 		t.Fatalf("kinds = %s, want %s", got, want)
+	}
+	svc := docs[2].obj.(*corev1.Service)
+	if svc.Name != "chat-mix-metrics" || svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector["app.kubernetes.io/component"] != "segment" {
+		t.Errorf("service %s: clusterIP %q, selector %v; want headless, selecting the segments", svc.Name, svc.Spec.ClusterIP, svc.Spec.Selector)
 	}
 	for _, d := range docs {
 		if d.ns != "default" {
@@ -114,6 +121,10 @@ func decodeOne(t *testing.T, kind string, b []byte) doc {
 		d = doc{o.Kind, o.Name, o.Namespace, o.Labels, &o}
 	case "PersistentVolumeClaim":
 		var o corev1.PersistentVolumeClaim
+		strict(t, b, &o)
+		d = doc{o.Kind, o.Name, o.Namespace, o.Labels, &o}
+	case "Service":
+		var o corev1.Service
 		strict(t, b, &o)
 		d = doc{o.Kind, o.Name, o.Namespace, o.Labels, &o}
 	case "Job":
@@ -162,23 +173,98 @@ func gzipped(t *testing.T, s string) []byte {
 }
 
 func TestSegmentArgs(t *testing.T) {
+	const run = "chat-mix-20261201-150405"
+	tests := []struct {
+		name      string
+		change    func(*Spec)
+		seg, merg string
+		deadline  int64
+	}{
+		{"readiness barrier", func(*Spec) {},
+			"run /scenario/chat_mix.lua --segment $(JOB_COMPLETION_INDEX)/3 --barrier /results/" + run + "-barrier --barrier-timeout 10m0s" +
+				" --out /results/" + run + "-segment-$(JOB_COMPLETION_INDEX).json -q --seed 42 --set a=$$(X) --set b=2",
+			"merge --wait 21m24s --barrier /results/" + run + "-barrier /results/" + run + "-segment-0.json /results/" + run + "-segment-1.json" +
+				" /results/" + run + "-segment-2.json --out /results/" + run + "-merged.json",
+			10*60 + 4*60 + 5*60 + 24}, // 10m ready + 4m run + 5m + 24s margin
+		{"ready timeout", func(s *Spec) { s.ReadyTimeout = 90 * time.Second },
+			"--barrier-timeout 1m30s", "merge --wait 12m54s --barrier", 90 + 4*60 + 5*60 + 24},
+		{"fixed barrier", func(s *Spec) { s.StartIn = 2 * time.Minute },
+			"run /scenario/chat_mix.lua --segment $(JOB_COMPLETION_INDEX)/3 --start-at 2026-12-01T15:06:06Z" +
+				" --out /results/" + run + "-segment-$(JOB_COMPLETION_INDEX).json -q --seed 42 --set a=$$(X) --set b=2",
+			"merge --wait 13m24s /results/" + run + "-segment-0.json", 2*60 + 4*60 + 5*60 + 24},
+		{"exports", func(s *Spec) {
+			s.Exports = []plan.ExportTarget{{Kind: plan.ExportOTLP, URL: "http://otel:4318/v1/metrics?x=$y", Native: true}}
+			s.Listen = "0.0.0.0:9464"
+		}, "-q --seed 42 --export otlp=http://otel:4318/v1/metrics?x=$$y,native --listen 0.0.0.0:9464 --set a=$$(X)", "merge", 10*60 + 4*60 + 5*60 + 24},
+		{"listen on loopback", func(s *Spec) { s.Listen, s.ListenNative = "127.0.0.1:9464", true }, "--listen :9464,native --set", "merge", 10*60 + 4*60 + 5*60 + 24},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSpec()
+			s.Params = map[string]string{"b": "2", "a": "$(X)"}
+			tt.change(&s)
+			m := build(t, s)
+			if got := strings.Join(m.Segments.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(got, tt.seg) {
+				t.Errorf("segment args:\n got %s\nwant %s", got, tt.seg)
+			}
+			if got := strings.Join(m.Merge.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasPrefix(got, tt.merg) {
+				t.Errorf("merge args:\n got %s\nwant %s", got, tt.merg)
+			}
+			if got := *m.Segments.Spec.ActiveDeadlineSeconds; got != tt.deadline {
+				t.Errorf("activeDeadlineSeconds = %d, want %d", got, tt.deadline)
+			}
+		})
+	}
+}
+
+// TestReadinessBarrier: the default barrier names no instant, so
+// manifests applied late still start together, and every printing is a
+// run of its own.
+func TestReadinessBarrier(t *testing.T) {
+	m := build(t, baseSpec())
+	if !m.StartAt.IsZero() || m.BarrierDir != "/results/chat-mix-20261201-150405-barrier" || m.ReadyTimeout != DefaultReadyTimeout {
+		t.Errorf("StartAt %v, BarrierDir %q, ReadyTimeout %v", m.StartAt, m.BarrierDir, m.ReadyTimeout)
+	}
+	if got := strings.Join(m.Segments.Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(got, "--start-at") {
+		t.Errorf("segment args name a fixed barrier: %s", got)
+	}
+	head := strings.SplitN(string(render(t, m)), "\n", 3)
+	if want := "the load starts when all 3 pods are ready, at most 10m0s after the first is."; !strings.HasSuffix(head[0], want) || strings.Contains(head[1], "before") {
+		t.Errorf("head:\n%s\n%s\nwant %q and no deadline to apply by", head[0], head[1], want)
+	}
+	later := baseSpec()
+	later.Created = later.Created.Add(time.Second)
+	if a, b := m.RunID, build(t, later).RunID; a == b {
+		t.Errorf("two printings a second apart share the run id %s", a)
+	}
+}
+
+// TestListen: --listen declares the port to the pods and a Prometheus.
+func TestListen(t *testing.T) {
 	s := baseSpec()
-	s.Params = map[string]string{"b": "2", "a": "$(X)"}
+	s.Listen = "127.0.0.1:9464"
 	m := build(t, s)
-	got := strings.Join(m.Segments.Spec.Template.Spec.Containers[0].Args, " ")
-	want := "run /scenario/chat_mix.lua --segment $(JOB_COMPLETION_INDEX)/3 --start-at 2026-12-01T15:06:06Z" +
-		" --out /results/chat-mix-20261201-150606-segment-$(JOB_COMPLETION_INDEX).json -q --seed 42 --set a=$$(X) --set b=2"
-	if got != want {
-		t.Errorf("segment args:\n got %s\nwant %s", got, want)
+	tmpl := m.Segments.Spec.Template
+	ports := tmpl.Spec.Containers[0].Ports
+	if len(ports) != 1 || ports[0].Name != "metrics" || ports[0].ContainerPort != 9464 {
+		t.Errorf("container ports %+v, want metrics 9464", ports)
 	}
-	got = strings.Join(m.Merge.Spec.Template.Spec.Containers[0].Args, " ")
-	want = "merge --wait 13m24s /results/chat-mix-20261201-150606-segment-0.json /results/chat-mix-20261201-150606-segment-1.json" +
-		" /results/chat-mix-20261201-150606-segment-2.json --out /results/chat-mix-20261201-150606-merged.json"
-	if got != want {
-		t.Errorf("merge args:\n got %s\nwant %s", got, want)
+	want := map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9464", "prometheus.io/path": "/metrics"}
+	if fmt.Sprint(tmpl.Annotations) != fmt.Sprint(want) {
+		t.Errorf("pod annotations %v, want %v", tmpl.Annotations, want)
 	}
-	if got, want := *m.Segments.Spec.ActiveDeadlineSeconds, int64(11*60+24); got != want {
-		t.Errorf("activeDeadlineSeconds = %d, want %d (2m lead + 4m run + 5m + 24s margin)", got, want)
+	sp := m.Service.Spec.Ports
+	if len(sp) != 1 || sp[0].Name != "metrics" || sp[0].Port != 9464 || sp[0].TargetPort.String() != "metrics" {
+		t.Errorf("service ports %+v", sp)
+	}
+	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "listen on :9464 (every interface of the pod)") {
+		t.Errorf("warnings %q, want one saying 127.0.0.1 became :9464", m.Warnings)
+	}
+	if m.Merge.Spec.Template.Annotations != nil || len(m.Merge.Spec.Template.Spec.Containers[0].Ports) > 0 {
+		t.Errorf("the merge pod is declared scrapeable")
+	}
+	if none := build(t, baseSpec()); none.Service != nil || none.Segments.Spec.Template.Annotations != nil {
+		t.Errorf("without --listen: service %v, annotations %v", none.Service, none.Segments.Spec.Template.Annotations)
 	}
 }
 
@@ -416,6 +502,25 @@ func TestBuildErrors(t *testing.T) {
 		{"claim and size", func(s *Spec) { s.Claim, s.StorageSize = "c", resource.MustParse("1Gi") }, `claim "c" exists already`},
 		{"seed 0", func(s *Spec) { s.Seed = 0 }, "seed: must be fixed"},
 		{"negative start", func(s *Spec) { s.StartIn = -time.Second }, "start-in: -1s"},
+		{"negative ready timeout", func(s *Spec) { s.ReadyTimeout = -time.Second }, "ready-timeout: -1s: want a wait above 0"},
+		{"ready timeout over a day", func(s *Spec) { s.ReadyTimeout = 25 * time.Hour }, "ready-timeout: 25h0m0s: want a wait above 0 and at most 24h0m0s"},
+		{"ready timeout and start-in", func(s *Spec) { s.ReadyTimeout, s.StartIn = time.Minute, time.Minute }, "ready-timeout: applies to the readiness barrier"},
+		{"export kind", func(s *Spec) { s.Exports = []plan.ExportTarget{{Kind: "statsd", URL: "http://h"}} }, `export: statsd=...: unknown kind "statsd"`},
+		{"export twice", func(s *Spec) {
+			s.Exports = []plan.ExportTarget{{Kind: plan.ExportOTLP, URL: "http://a"}, {Kind: plan.ExportOTLP, URL: "http://b"}}
+		}, "export: otlp given twice"},
+		{"export not http", func(s *Spec) { s.Exports = []plan.ExportTarget{{Kind: plan.ExportOTLP, URL: "grpc://h:4317"}} }, "not an http(s) URL"},
+		{"export with password", func(s *Spec) {
+			s.Exports = []plan.ExportTarget{{Kind: plan.ExportPrometheusRW, URL: "https://u:hunter2@prom/api/v1/write"}}
+		}, `export: prometheus-rw="https://prom/api/v1/write" carries credentials, which would be stored in plain text`},
+		{"export with token", func(s *Spec) {
+			s.Exports = []plan.ExportTarget{{Kind: plan.ExportOTLP, URL: "https://otel/v1/metrics?token=hunter2"}}
+		}, "give the receiver's credentials as a header instead"},
+		{"listen no port", func(s *Spec) { s.Listen = "9464" }, `listen: "9464": want :PORT`},
+		{"listen port 0", func(s *Spec) { s.Listen = ":0" }, `listen: ":0": the port must be a number from 1 to 65535`},
+		{"listen port too big", func(s *Spec) { s.Listen = ":70000" }, "from 1 to 65535"},
+		{"listen and a name of digits", func(s *Spec) { s.Name, s.Listen = "2026-run", ":9464" }, "name: \"2026-run\": with --listen the Service 2026-run-metrics must be a DNS-1035 label"},
+		{"listen and a long name", func(s *Spec) { s.Name, s.Listen = strings.Repeat("a", 56), ":9464" }, "at most 63 characters"},
 		{"bad claim", func(s *Spec) { s.Claim = "Results!" }, `pvc: "Results!"`},
 		{"bad class", func(s *Spec) { s.StorageClass = "a b" }, `storage-class: "a b"`},
 		{"outside", func(s *Spec) { s.Data = []File{{Path: "/home/me/big.jsonl"}} }, "data file /home/me/big.jsonl is outside the scenario's directory"},
@@ -456,6 +561,7 @@ func TestWarnings(t *testing.T) {
 		{"unpinned", func(s *Spec) { s.Image = "llmload" }, "image llmload names no version"},
 		{"target without secret", func(s *Spec) { s.Target = "http://h/v1" }, "no --secret"},
 		{"short lead", func(s *Spec) { s.StartIn = 10 * time.Second }, "start late"},
+		{"privileged port", func(s *Spec) { s.Listen = ":80" }, "--listen port 80: the pods run as a non-root user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

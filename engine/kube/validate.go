@@ -3,9 +3,11 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,12 +112,103 @@ func ValidateTarget(raw string) error {
 	if raw == "" {
 		return nil
 	}
+	if err := checkHTTPURL(raw); err != nil {
+		return err
+	}
+	if hasCredentials(raw) {
+		return fmt.Errorf("%q carries credentials, which would be written into the manifests in plain text: put the API key in a Secret (key api-key) and name it with --secret", redact.URL(raw))
+	}
+	return nil
+}
+
+// ValidateExportURL checks an --export receiver's URL for the manifests:
+// http(s), and no credentials, for the reason ValidateTarget gives.
+func ValidateExportURL(raw string) error {
+	if err := checkHTTPURL(raw); err != nil {
+		return err
+	}
+	if hasCredentials(raw) {
+		return fmt.Errorf("%q carries credentials, which would be stored in plain text in the manifests, in git and in the cluster: "+
+			"give the receiver's credentials as a header instead (options.export.headers in the scenario, read from a Secret)", redact.URL(raw))
+	}
+	return nil
+}
+
+func checkHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http(s) URL", redact.URL(raw))
 	}
-	if u.User != nil || len(redact.URLSecrets(raw)) > 0 {
-		return fmt.Errorf("%q carries credentials, which would be written into the manifests in plain text: put the API key in a Secret (key api-key) and name it with --secret", redact.URL(raw))
+	return nil
+}
+
+// hasCredentials reports a user:password@ or a secret-looking query
+// parameter (api_key=, token=...) in a URL.
+func hasCredentials(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.User != nil || len(redact.URLSecrets(raw)) > 0
+}
+
+// validateExports checks every --export: a known kind, once, and a URL
+// fit for the manifests.
+func validateExports(targets []plan.ExportTarget) error {
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if t.Kind != plan.ExportPrometheusRW && t.Kind != plan.ExportOTLP {
+			return fmt.Errorf("%s=...: unknown kind %q (want %s)", t.Kind, t.Kind, strings.Join(plan.ExportKinds(), " or "))
+		}
+		if seen[t.Kind] {
+			return fmt.Errorf("%s given twice (one receiver per kind)", t.Kind)
+		}
+		seen[t.Kind] = true
+		if err := ValidateExportURL(t.URL); err != nil {
+			return fmt.Errorf("%s=%v", t.Kind, err)
+		}
+	}
+	return nil
+}
+
+// ValidateListen checks a --listen address for the pods: host:port or
+// :port, the port 1 to 65535 (a port picked at random could not be
+// declared to a Prometheus). The host is replaced (podListen).
+func ValidateListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want :PORT, e.g. :9464 (%v)", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: the port must be a number from 1 to 65535, declared as the pods' port \"metrics\"", addr)
+	}
+	return nil
+}
+
+// podListen is a valid --listen address made to bind every interface of
+// the pod, since a Prometheus scrapes the pod's IP: 127.0.0.1:9464 (as
+// on a workstation) would be unreachable. ":PORT" binds IPv4 and IPv6
+// alike; 0.0.0.0 and :: are kept as given. The warning says what was
+// rewritten.
+func podListen(addr string) (listen, warning string) {
+	if addr == "" {
+		return "", ""
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	switch host {
+	case "", "0.0.0.0", "::":
+		return addr, ""
+	}
+	return ":" + port, fmt.Sprintf("--listen %s: a Prometheus scrapes the pod's own address, so the segments listen on :%s (every interface of the pod) instead", addr, port)
+}
+
+// serviceName refuses, with --listen, a run name that makes no Service
+// name: NAME-metrics must be a DNS-1035 label (a letter first, 63
+// characters at most).
+func (s Spec) serviceName() error {
+	if s.Listen == "" || s.Name == "" {
+		return nil
+	}
+	name := s.Name + MetricsSuffix
+	if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
+		return fmt.Errorf("%q: with --listen the Service %s must be a DNS-1035 label, starting with a letter, at most 63 characters (%s)", s.Name, name, msgs[0])
 	}
 	return nil
 }
@@ -143,9 +236,40 @@ func validateSubdomain(s string) error {
 	return nil
 }
 
-func validateStartIn(d time.Duration) error {
+// ValidateStartIn checks the lead to a fixed barrier: it must lie ahead.
+func ValidateStartIn(d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("%v: the barrier must lie ahead", d)
 	}
 	return nil
+}
+
+// validateStartIn checks a StartIn that is set (0 is the readiness
+// barrier).
+func validateStartIn(d time.Duration) error {
+	if d == 0 {
+		return nil
+	}
+	return ValidateStartIn(d)
+}
+
+// ValidateReadyTimeout checks how long the segments may wait for the
+// last one to be ready: above 0, at most MaxReadyTimeout.
+func ValidateReadyTimeout(d time.Duration) error {
+	if d <= 0 || d > MaxReadyTimeout {
+		return fmt.Errorf("%v: want a wait above 0 and at most %v, e.g. 10m", d, MaxReadyTimeout)
+	}
+	return nil
+}
+
+// validateReadyTimeout checks a ReadyTimeout that is set, which only the
+// readiness barrier has.
+func (s Spec) validateReadyTimeout() error {
+	switch {
+	case s.ReadyTimeout == 0:
+		return nil
+	case s.StartIn != 0:
+		return errors.New("applies to the readiness barrier, and --start-in sets a fixed one: give one of them")
+	}
+	return ValidateReadyTimeout(s.ReadyTimeout)
 }
