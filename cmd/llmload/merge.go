@@ -22,9 +22,11 @@ Joins the results of one plan's segment runs ('llmload run --segment i/n
 whole plan would have written: counts add, the stored histograms merge, and
 percentiles, confidence intervals, thresholds, the knee and cliff analysis,
 warnings and the verdict are computed again on the merged data. Files of
-different plans, seeds or segment counts, and a missing or repeated segment
-are errors. The exit code is the merged run's: 0 passed, 1 nothing measured
-or a segment incomplete, 99 a threshold failed.
+different plans (the error names what differs: the seed, the script, a --set
+key, a data file, the plan's shape), seeds or segment counts, and a missing
+or repeated segment are errors. The exit code is the merged run's: 0 passed,
+1 nothing measured or a segment incomplete (the merged result is then marked
+incomplete), 99 a threshold failed.
 
 Flags:
 `
