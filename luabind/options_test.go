@@ -286,7 +286,11 @@ func TestSeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mustCompile(t, tt.path, Options{Seed: tt.opt}).Plan().Seed
+			s := mustCompile(t, tt.path, Options{Seed: tt.opt})
+			got := s.Plan().Seed
+			if s.SeedDerived() != (tt.want == 0) {
+				t.Errorf("SeedDerived = %v, want %v", s.SeedDerived(), tt.want == 0)
+			}
 			if tt.want == 0 && (got <= 0 || got >= 1<<31) {
 				t.Errorf("derived seed = %d, want in [1, 2^31)", got)
 			}

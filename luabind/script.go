@@ -60,8 +60,9 @@ const DefaultInitTimeout = 30 * time.Second
 // and safe for concurrent use.
 type Script struct {
 	*api.Program
-	source []byte // the file as Compile read it
-	plan   plan.Plan
+	source      []byte // the file as Compile read it
+	seedDerived bool   // the seed came from the clock: neither Options.Seed nor options.seed chose it
+	plan        plan.Plan
 	// onUnreachable is options.target.on_unreachable, verdict's default
 	// when the script does not say.
 	onUnreachable string
@@ -197,6 +198,7 @@ func (s *Script) setPlan(opts decodedOptions, seed int64, funcs []string) {
 	s.plan.Script = s.Path
 	s.plan.Seed = chooseSeed(seed, opts)
 	s.Seed = s.plan.Seed
+	s.seedDerived = seed == 0 && !opts.seedSet
 	s.DirtyMix = opts.dirty
 	s.onUnreachable = opts.onUnreachable
 	if s.onUnreachable == "" {
@@ -280,6 +282,10 @@ func (s *Script) Traces() []result.Trace {
 	}
 	return out
 }
+
+// SeedDerived reports whether the seed came from the clock: neither
+// Options.Seed nor options.seed chose one.
+func (s *Script) SeedDerived() bool { return s.seedDerived }
 
 // Source is the scenario file as Compile read it, for the plan's
 // fingerprint and for shipping the scenario: the file is read once, so a

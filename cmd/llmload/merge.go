@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmload/llmload/engine/barrier"
 	"github.com/llmload/llmload/engine/merge"
 	"github.com/llmload/llmload/engine/report"
 	enginerun "github.com/llmload/llmload/engine/run"
@@ -20,9 +22,11 @@ Joins the results of one plan's segment runs ('llmload run --segment i/n
 whole plan would have written: counts add, the stored histograms merge, and
 percentiles, confidence intervals, thresholds, the knee and cliff analysis,
 warnings and the verdict are computed again on the merged data. Files of
-different plans, seeds or segment counts, and a missing or repeated segment
-are errors. The exit code is the merged run's: 0 passed, 1 nothing measured
-or a segment incomplete, 99 a threshold failed.
+different plans (the error names what differs: the seed, the script, a --set
+key, a data file, the plan's shape), seeds or segment counts, and a missing
+or repeated segment are errors. The exit code is the merged run's: 0 passed,
+1 nothing measured or a segment incomplete (the merged result is then marked
+incomplete), 99 a threshold failed.
 
 Flags:
 `
@@ -32,6 +36,7 @@ type mergeFlags struct {
 	out, html, stagesCSV string
 	quiet                bool
 	wait                 time.Duration
+	barrier              string
 }
 
 func mergeCmd(args []string, stdout, stderr io.Writer) error {
@@ -44,6 +49,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.stagesCSV, "csv-stages", "", "write one CSV row per merged stage to this file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the summary")
 	fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for every file to exist and be a whole result\n(a merge started beside the segment runs, as 'llmload k8s' does)")
+	fs.StringVar(&f.barrier, "barrier", "", "with --wait: the segments' --barrier directory; a segment that gave up there\n(DIR/abort-i) ends the wait at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -56,12 +62,15 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	if f.wait < 0 {
 		return usagef("merge: --wait %v must not be negative", f.wait)
 	}
+	if f.barrier != "" && f.wait == 0 {
+		return usagef("merge: --barrier has no effect without --wait D: only a wait stops at a segment's abort file")
+	}
 	if f.out != "-" {
 		if err := checkOutputs(f.out, f.html, f.stagesCSV); err != nil {
 			return err
 		}
 	}
-	in, err := readSegments(fs.Args(), f.wait, time.Sleep)
+	in, err := readSegments(fs.Args(), f.wait, f.barrier, time.Sleep)
 	if err != nil {
 		return err
 	}
@@ -96,8 +105,9 @@ const mergePoll = time.Second
 
 // readSegments reads every file; with a wait, a file that is missing or
 // not yet a whole result is tried again until the wait is over, and then
-// its last error is the one reported.
-func readSegments(paths []string, wait time.Duration, sleep func(time.Duration)) ([]merge.Input, error) {
+// its last error is the one reported. With a barrier directory the wait
+// also ends at once when a segment gave up there (barrier.Aborted).
+func readSegments(paths []string, wait time.Duration, barrierDir string, sleep func(time.Duration)) ([]merge.Input, error) {
 	deadline := time.Now().Add(wait)
 	in := make([]merge.Input, len(paths))
 	for {
@@ -122,6 +132,31 @@ func readSegments(paths []string, wait time.Duration, sleep func(time.Duration))
 		if !time.Now().Before(deadline) {
 			return nil, fmt.Errorf("merge: --wait %v is over and not every segment result is there: %w", wait, pending)
 		}
+		if err := gaveUp(barrierDir); err != nil {
+			return nil, err
+		}
 		sleep(min(mergePoll, time.Until(deadline)))
 	}
+}
+
+// gaveUp is the error that ends a merge's wait when a segment gave up at
+// the barrier in dir: its result will never come. nil without a dir or
+// an abort file.
+func gaveUp(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	aborts, err := barrier.Aborted(dir)
+	if err != nil || len(aborts) == 0 {
+		return err
+	}
+	var why []string
+	for _, a := range aborts {
+		host := ""
+		if a.Host != "" {
+			host = " (on " + a.Host + ")"
+		}
+		why = append(why, fmt.Sprintf("segment %d%s gave up at the barrier: %s", a.Index, host, a.Reason))
+	}
+	return fmt.Errorf("merge: --barrier %s: %s; not every segment result will come", dir, strings.Join(why, "; "))
 }

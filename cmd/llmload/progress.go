@@ -103,7 +103,7 @@ func (p *progress) where() string {
 	case executor.PhaseWarmup:
 		return fmt.Sprintf("warmup %d/%d", st.WarmupDone, st.WarmupTotal)
 	case executor.PhaseWaiting:
-		return "ready: holding the load until --start-at"
+		return "ready: holding the load at the start barrier (--start-at, --barrier)"
 	}
 	var parts []string
 	for _, s := range st.Scenarios {

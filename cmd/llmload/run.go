@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/barrier"
+	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
@@ -55,6 +58,8 @@ type runFlags struct {
 	gate                  gateFlags
 	segment               plan.Segment
 	startAt               time.Time
+	barrier               string
+	barrierTimeout        time.Duration
 	strict                bool
 	export                exportFlags
 	reach                 targetFlags
@@ -98,6 +103,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	f.export.register(fs)
 	segment := fs.String("segment", "", "run only the i-th (0-based) of n disjoint shares of the plan, e.g. 0/4;\njoin the n results with llmload merge")
 	startAt := fs.String("start-at", "", "hold the load until this wall-clock time (RFC 3339, or +30s from now),\nso that segments on several machines start together")
+	fs.StringVar(&f.barrier, "barrier", "", "with --segment: start the load once every segment is ready, through this shared directory\n(each writes DIR/ready-i; all start 2s after the last one; instead of --start-at)")
+	fs.DurationVar(&f.barrierTimeout, "barrier-timeout", barrier.DefaultTimeout, "with --barrier: give up when not every segment is ready this long after this one")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, "", errHelp
@@ -120,6 +127,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
+		return nil, "", err
+	}
+	if err := f.checkBarrier(fs.Changed("barrier-timeout")); err != nil {
 		return nil, "", err
 	}
 	return &f, fs.Arg(0), nil
@@ -151,6 +161,56 @@ func (f *runFlags) parseSegment(segment, startAt string, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// checkBarrier refuses --barrier where it cannot work: it joins segments,
+// and it decides the start, which --start-at would decide too.
+func (f *runFlags) checkBarrier(timeoutSet bool) error {
+	switch {
+	case f.barrier == "" && timeoutSet:
+		return usagef("run: --barrier-timeout has no effect without --barrier DIR")
+	case f.barrier == "":
+		return nil
+	case f.segment.Count == 0:
+		return usagef("run: --barrier starts the segments of a plan together: give this run's --segment i/n too")
+	case !f.startAt.IsZero():
+		return usagef("run: --barrier and --start-at both decide when the load starts: give one")
+	case f.barrierTimeout <= 0:
+		return usagef("run: --barrier-timeout %v must be positive", f.barrierTimeout)
+	}
+	return nil
+}
+
+// needSeed refuses a segment of several without a chosen seed: each
+// segment would draw its own from the clock, and their results, which
+// must be shares of one seeded schedule, could not be merged.
+func needSeed(seg plan.Segment, script *luabind.Script) error {
+	if seg.Whole() || !script.SeedDerived() {
+		return nil
+	}
+	return usagef("run: --segment %s needs a seed that every segment shares (without one, each draws its own from the clock and the results cannot be merged): pass one --seed to all %d segments, e.g. --seed %d (picked now), or set options.seed in the script",
+		seg, seg.Count, script.Plan().Seed)
+}
+
+// planParts are the digests of what makes the plan (plan.Parts), with
+// the script's data files read again for theirs.
+func planParts(p plan.Plan, script *luabind.Script, path string, params map[string]string) (plan.Parts, error) {
+	data, err := plan.DigestFiles(filepath.Dir(path), script.Files())
+	if err != nil {
+		return plan.Parts{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p.Parts(script.Source(), params, data), nil
+}
+
+// startBarrier is the start gate --barrier names, nil without one.
+func (f *runFlags) startBarrier(parts plan.Parts, say func(string, ...any)) executor.StartGate {
+	if f.barrier == "" {
+		return nil
+	}
+	host, _ := os.Hostname()
+	cfg := barrier.Config{Dir: f.barrier, Index: f.segment.Index, Count: f.segment.Count,
+		Fingerprint: parts.Fingerprint(), Parts: &parts, Host: host, Timeout: f.barrierTimeout, Log: say}
+	return func(ctx context.Context) (time.Time, error) { return barrier.Wait(ctx, cfg) }
 }
 
 // needBaseline refuses gate flags given without --baseline: they would
@@ -229,7 +289,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return enginerun.MemoryError(mem, err)
 	}
+	if err := needSeed(f.segment, script); err != nil {
+		return err
+	}
 	plan := script.Plan()
+	parts, err := planParts(plan, script, path, params)
+	if err != nil {
+		return err
+	}
 	if err := resolveTargets(&plan, f, os.LookupEnv); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -258,7 +325,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		},
 		Outputs: f.out,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
-		Fingerprint: plan.Fingerprint(script.Source()), Traces: script.Traces(),
+		Fingerprint: parts.Fingerprint(), PlanParts: &parts, Traces: script.Traces(),
+		Barrier: f.startBarrier(parts, say),
 		Progress: func(l enginerun.Live) func() {
 			p := newProgress(stderr, l, f.quiet)
 			p.start()

@@ -46,6 +46,7 @@ type Engine struct {
 	sink   engine.Sink
 	judge  capacity.Judge // decides capacity probes; set before Run
 	queue  ServerQueue    // the server's queue, read between capacity probes; nil: not scraped
+	gate   StartGate      // decides the load's start instead of plan.StartAt; nil: StartAt
 
 	requestID  atomic.Int64
 	vuID       atomic.Int64
@@ -117,12 +118,13 @@ func (e *Engine) load(ctx context.Context) error {
 	if err := e.warmup(ctx, e.initial); err != nil {
 		return err
 	}
-	if !e.awaitStart(ctx) {
-		return ctx.Err()
+	planned, err := e.awaitStart(ctx)
+	if err != nil {
+		return err
 	}
 	e.phase.Store(PhaseRunning)
 	start := time.Now()
-	e.loadStart.Store(&loadStart{planned: e.plan.StartAt, actual: start})
+	e.loadStart.Store(&loadStart{planned: planned, actual: start})
 	var wg sync.WaitGroup
 	for _, s := range e.scenarios {
 		wg.Add(1)
@@ -142,24 +144,55 @@ func (e *Engine) load(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// awaitStart holds the load until the plan's StartAt, so segments on
-// several machines start together; a barrier already passed (VU init or
-// warmup outlasted it) starts at once, and the result tells how late. It
-// reports whether the load should go on.
-func (e *Engine) awaitStart(ctx context.Context) bool {
-	if e.plan.StartAt.IsZero() {
-		return true
+// StartGate decides when the load starts, once the VUs, setup and warmup
+// are ready: a start barrier whose instant is found only then, such as
+// engine/barrier's. An error other than ctx's ends the run before any
+// load (Run returns it as a *StartError).
+type StartGate func(ctx context.Context) (time.Time, error)
+
+// StartError is Run's error when the StartGate refused to start the load:
+// nothing was sent, so there is no run to report.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// SetStartGate makes g decide the load's start instead of the plan's
+// StartAt. Call it before Run.
+func (e *Engine) SetStartGate(g StartGate) { e.gate = g }
+
+// awaitStart holds the load until the plan's StartAt, or the instant the
+// StartGate names, so segments on several machines start together; a
+// barrier already passed (VU init or warmup outlasted it) starts at once,
+// and the result tells how late. It returns the planned start (zero
+// without a barrier), and ctx's error when the wait was cut short.
+func (e *Engine) awaitStart(ctx context.Context) (time.Time, error) {
+	at := e.plan.StartAt
+	if at.IsZero() && e.gate == nil {
+		return at, nil
 	}
 	e.phase.Store(PhaseWaiting)
-	return sleepUntil(ctx, e.plan.StartAt)
+	if e.gate != nil {
+		var err error
+		if at, err = e.gate(ctx); err != nil {
+			if ctx.Err() != nil {
+				return at, ctx.Err()
+			}
+			return at, &StartError{err}
+		}
+	}
+	if !sleepUntil(ctx, at) {
+		return at, ctx.Err()
+	}
+	return at, nil
 }
 
 // loadStart is when the load was planned to start and when it did.
 type loadStart struct{ planned, actual time.Time }
 
 // LoadStart returns when the load was planned to start (the plan's
-// StartAt; zero without one) and when it actually started; both are zero
-// before the load starts. Safe for concurrent use.
+// StartAt or the StartGate's instant; zero without either) and when it
+// actually started; both are zero before the load starts. Safe for concurrent use.
 func (e *Engine) LoadStart() (planned, actual time.Time) {
 	if s := e.loadStart.Load(); s != nil {
 		return s.planned, s.actual

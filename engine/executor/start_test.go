@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -82,4 +83,72 @@ func TestCancelAtTheStartBarrier(t *testing.T) {
 			t.Errorf("VUs closed = %d, want %d", got, want)
 		}
 	})
+}
+
+// A StartGate decides the start in the plan's StartAt's place: the load
+// waits for its instant, phase waiting, and LoadStart reports it; a gate
+// that refuses ends the run before any load with a StartError, an
+// interrupt while it waits with ctx's error.
+func TestStartGate(t *testing.T) {
+	refused := errors.New("segment 2 never came")
+	tests := map[string]struct {
+		gate    func(ctx context.Context, t0 time.Time) (time.Time, error)
+		cancel  time.Duration // 0: never
+		started bool
+		check   func(error) bool
+	}{
+		"starts at its instant": {gate: func(ctx context.Context, t0 time.Time) (time.Time, error) {
+			time.Sleep(time.Second)
+			return t0.Add(3 * time.Second), nil
+		}, started: true, check: func(err error) bool { return err == nil }},
+		"refuses": {gate: func(ctx context.Context, t0 time.Time) (time.Time, error) {
+			return time.Time{}, refused
+		}, check: func(err error) bool {
+			var se *StartError
+			return errors.As(err, &se) && errors.Is(err, refused)
+		}},
+		"interrupted while waiting": {gate: func(ctx context.Context, t0 time.Time) (time.Time, error) {
+			<-ctx.Done()
+			return time.Time{}, fmt.Errorf("barrier: %w", ctx.Err())
+		}, cancel: time.Second, check: func(err error) bool {
+			var se *StartError
+			return errors.Is(err, context.Canceled) && !errors.As(err, &se)
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				t0 := time.Now()
+				p := closedPlan(plan.Stage{Name: "c2", Target: 2, Duration: time.Second})
+				sink := &fakeSink{}
+				r := &fakeRunner{fn: sleepFn(time.Millisecond)}
+				e := New(p, r, sink)
+				e.SetStartGate(func(ctx context.Context) (time.Time, error) { return tc.gate(ctx, t0) })
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tc.cancel > 0 {
+					time.AfterFunc(tc.cancel, cancel)
+				}
+				done := make(chan error)
+				go func() { done <- e.Run(ctx) }()
+				time.Sleep(500 * time.Millisecond)
+				if got := e.Status().Phase; tc.started && got != PhaseWaiting {
+					t.Errorf("phase while the gate decides = %q, want %q", got, PhaseWaiting)
+				}
+				if err := <-done; !tc.check(err) {
+					t.Errorf("Run = %v", err)
+				}
+				if !tc.started {
+					if len(r.its) != 0 || len(sink.started) != 0 {
+						t.Errorf("%d iterations, %d stages started", len(r.its), len(sink.started))
+					}
+					return
+				}
+				planned, actual := e.LoadStart()
+				if !planned.Equal(t0.Add(3*time.Second)) || actual.Sub(t0) != 3*time.Second || sink.started[0].At.Sub(t0) != 3*time.Second {
+					t.Errorf("LoadStart = +%v, +%v; want the gate's +3s", planned.Sub(t0), actual.Sub(t0))
+				}
+			})
+		})
+	}
 }

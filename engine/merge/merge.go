@@ -104,7 +104,7 @@ func validate(in []Input) error {
 		case seg.Index < 0 || seg.Index >= n:
 			return fmt.Errorf("%w: %s: segment index %d is outside 0..%d", ErrInputs, x.Path, seg.Index, n-1)
 		case r.Run.Plan != base.Result.Run.Plan:
-			return fmt.Errorf("%w: %s and %s are of different plans (fingerprints %s and %s): another scenario, script, --set value or seed", ErrInputs, base.Path, x.Path, cmp.Or(base.Result.Run.Plan, "none"), cmp.Or(r.Run.Plan, "none"))
+			return planMismatch(base, x)
 		case r.Run.Seed != base.Result.Run.Seed:
 			return fmt.Errorf("%w: %s and %s ran with different seeds (%d and %d): their arrivals are not shares of one schedule", ErrInputs, base.Path, x.Path, base.Result.Run.Seed, r.Run.Seed)
 		case r.Run.Model != base.Result.Run.Model:
@@ -127,6 +127,21 @@ func validate(in []Input) error {
 		return fmt.Errorf("%w: %s missing (%d of %d given): a merge of some segments is not the run", ErrInputs, segmentList(missing), len(in), n)
 	}
 	return nil
+}
+
+// planMismatch says how two segments' plans differ: by name (the seed,
+// the script, a --set key, a data file, the plan's shape) when both
+// results record the plan's parts, else by fingerprint, as results of
+// older versions allow.
+func planMismatch(base, x Input) error {
+	a, b := base.Result.Run, x.Result.Run
+	if a.PlanParts != nil && b.PlanParts != nil {
+		if d := plan.Diff(*a.PlanParts, *b.PlanParts); d != "" {
+			return fmt.Errorf("%w: %s and %s differ in %s: they are not segments of one run", ErrInputs, base.Path, x.Path, d)
+		}
+	}
+	return fmt.Errorf("%w: %s and %s are of different plans (fingerprints %s and %s): another scenario, script, --set value or seed",
+		ErrInputs, base.Path, x.Path, cmp.Or(a.Plan, "none"), cmp.Or(b.Plan, "none"))
 }
 
 // sameTraces refuses segments that replayed different traces or slices.
@@ -181,7 +196,7 @@ func meta(in []Input, version string) result.Meta {
 	m := result.Meta{
 		Scenario: first.Scenario, Model: first.Model, Simulator: true, Start: first.Start, End: first.End,
 		Version: version, Complete: true, Seed: first.Seed, SLO: first.SLO, Tokenizer: first.Tokenizer,
-		Plan: first.Plan, Targets: first.Targets,
+		Plan: first.Plan, PlanParts: first.PlanParts, Targets: first.Targets,
 	}
 	var targets []string
 	for _, x := range in {
@@ -261,16 +276,29 @@ func outcome(res *result.Result, reason, aborted string, passed bool) run.Outcom
 	case aborted != "":
 		return run.Outcome{Verdict: run.GateFailed, Reason: aborted}
 	}
-	for _, s := range res.Run.Segments {
-		if !s.Complete {
-			why := cmp.Or(s.Aborted, "interrupted")
-			return run.Outcome{Verdict: run.Failed, Reason: fmt.Sprintf("%s (%s) did not complete (%s): the merged result covers what was sent", s.Label(), s.File, why)}
-		}
+	if why := incomplete(res.Run.Segments); why != "" {
+		return run.Outcome{Verdict: run.Failed, Reason: why}
 	}
 	if !passed {
 		return run.Outcome{Verdict: run.GateFailed, Reason: "some thresholds failed"}
 	}
 	return run.Outcome{}
+}
+
+// incomplete names every segment that did not complete, and why; "" when
+// all did. A merged run with one is incomplete: its figures cover what
+// was sent, and its verdict cannot gate.
+func incomplete(segs []result.Segment) string {
+	var names []string
+	for _, s := range segs {
+		if !s.Complete {
+			names = append(names, fmt.Sprintf("%s (%s) did not complete (%s)", s.Label(), s.File, cmp.Or(s.Aborted, "interrupted")))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return plan.JoinAnd(names) + ": the merged result covers what was sent, and is incomplete"
 }
 
 // outages are every segment's, in the order they began.

@@ -10,6 +10,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/servermetrics"
@@ -275,5 +276,113 @@ func TestMergeJoinsEndpoints(t *testing.T) {
 	}
 	if !sm.Endpoints[1].Discovered {
 		t.Error("the discovered endpoint lost its mark")
+	}
+}
+
+// withParts gives a segment the plan parts a run records: the script
+// "src", the seed, the --set values and data files given.
+func withParts(s seg, seed int64, params, data map[string]string, scenarios ...plan.Scenario) seg {
+	s.edit = func(r *result.Result) {
+		parts := plan.Plan{Seed: seed, Scenarios: scenarios}.Parts([]byte("src"), params, data)
+		r.Run.Seed, r.Run.Plan, r.Run.PlanParts = seed, parts.Fingerprint(), &parts
+	}
+	return s
+}
+
+// With the plan's parts recorded, merge names what differs; results
+// without them (older versions) are refused by fingerprint as before,
+// and merge when their fingerprints agree.
+func TestMergeNamesWhatDiffers(t *testing.T) {
+	ok := func(i int) seg { return seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 3} }
+	same := withParts(ok(0), 1, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d1"})
+	cases := []struct {
+		name  string
+		other seg
+		want  string // "" merges
+	}{
+		{"same plan", withParts(ok(1), 1, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d1"}), ""},
+		{"seed", withParts(ok(1), 2, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d1"}),
+			"seg-0.json and seg-1.json differ in the seed (1 and 2)"},
+		{"--set value", withParts(ok(1), 1, map[string]string{"rate": "6"}, map[string]string{"prompts.jsonl": "d1"}),
+			"differ in --set rate:"},
+		{"--set key", withParts(ok(1), 1, nil, map[string]string{"prompts.jsonl": "d1"}),
+			"differ in --set rate (set for only one)"},
+		{"data file", withParts(ok(1), 1, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d2"}),
+			"differ in data file prompts.jsonl:"},
+		{"seed and data", withParts(ok(1), 3, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d2"}),
+			"differ in the seed (1 and 3) and data file prompts.jsonl"},
+		{"shape", withParts(ok(1), 1, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d1"}, plan.Scenario{Name: "x"}),
+			"differ in the plan's shape (scenarios)"},
+		{"script", func() seg {
+			s := withParts(ok(1), 1, map[string]string{"rate": "5"}, map[string]string{"prompts.jsonl": "d1"})
+			edit := s.edit
+			s.edit = func(r *result.Result) {
+				edit(r)
+				r.Run.PlanParts.Script = strings.Repeat("cd", 32)
+				r.Run.Plan = r.Run.PlanParts.Fingerprint()
+			}
+			return s
+		}(), "differ in the script (sha256 "},
+		{"older file", edit(ok(1), func(r *result.Result) { r.Run.Plan = "def" }), "different plans (fingerprints "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := Merge(inputs(t, same, c.other), "test")
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInputs) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want ErrInputs with %q", err, c.want)
+			}
+			if strings.Contains(fmt.Sprint(err), "rate=") || strings.Contains(fmt.Sprint(err), " 6") {
+				t.Errorf("err shows a --set value: %v", err)
+			}
+		})
+	}
+	// Two older files of one plan still merge.
+	if _, _, err := Merge(inputs(t, ok(0), ok(1)), "test"); err != nil {
+		t.Errorf("older files of one plan: %v", err)
+	}
+}
+
+func edit(s seg, f func(*result.Result)) seg { s.edit = f; return s }
+
+// Segments that did not complete still merge, into a result marked
+// incomplete whose outcome, warnings and summary name every one of them:
+// exit 1, never 0 or 99.
+func TestMergeOfIncompleteSegments(t *testing.T) {
+	good := func(i int) seg { return seg{index: i, count: 3, ttft: 100 * time.Millisecond, requests: 3} }
+	cut := func(i int, why string) seg {
+		return edit(good(i), func(r *result.Result) { r.Run.Complete, r.Run.Aborted = false, why })
+	}
+	res, out, err := Merge(inputs(t, good(0), cut(1, ""), cut(2, "stopped by an error: boom")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "segment 1/3 (seg-1.json) did not complete (interrupted) and segment 2/3 (seg-2.json) did not complete (stopped by an error: boom)"
+	if out.Verdict != run.Failed || !strings.Contains(out.Reason, want) {
+		t.Errorf("outcome %v %q, want Failed with %q", out.Verdict, out.Reason, want)
+	}
+	if res.Run.Complete || res.Stages[0].Requests != 9 {
+		t.Errorf("merged: complete %v, %d requests; want incomplete with all 9", res.Run.Complete, res.Stages[0].Requests)
+	}
+	var text strings.Builder
+	if err := report.Text(res)(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"segment 1/3 (seg-1.json) did not complete", "segment 2/3 (seg-2.json) did not complete", "run incomplete"} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("summary lacks %q:\n%s", w, text.String())
+		}
+	}
+	// An interrupted segment outranks a failed threshold: the verdict of
+	// an incomplete run cannot gate.
+	spec := []plan.ThresholdSpec{{Expr: "requests", Conditions: []string{"count > 100"}}}
+	failing := func(s seg) seg { s.thresholds = spec; return s }
+	if _, out, err := Merge(inputs(t, failing(good(0)), failing(cut(1, "")), failing(good(2))), "test"); err != nil || out.Verdict != run.Failed {
+		t.Errorf("incomplete and failing a threshold: %v %+v, want Failed", err, out)
 	}
 }

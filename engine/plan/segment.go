@@ -1,9 +1,6 @@
 package plan
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,20 +104,8 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 // scenario's source and of everything in the plan that shapes the load
 // and its judgement, but not the target (segments in different networks
 // may reach one server at different addresses), the segment or the start
-// barrier.
+// barrier. It is PlanParts(source, nil, nil).Fingerprint(): a plan
+// without parameters or data files.
 func (p Plan) Fingerprint(source []byte) string {
-	h := sha256.New()
-	h.Write(source)
-	shape := struct {
-		Warmup     Warmup
-		Scenarios  []Scenario
-		Seed       int64
-		Thresholds []ThresholdSpec
-		Metrics    []MetricDef
-		SLO        SLO
-	}{p.Warmup, p.Scenarios, p.Seed, p.Thresholds, p.Metrics, p.SLO}
-	// Only the plan's own plain types go in, which always encode.
-	b, _ := json.Marshal(shape)
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	return p.Parts(source, nil, nil).Fingerprint()
 }

@@ -127,6 +127,10 @@ type Meta struct {
 	// stages, seed, thresholds; not the target): segment results merge
 	// only when it is equal.
 	Plan string `json:"plan,omitempty"`
+	// PlanParts are the digests Plan is made of (script, seed, each --set
+	// key, each data file, the plan's shape), so that merge can name what
+	// two segments disagree on; nil in results of older versions.
+	PlanParts *plan.Parts `json:"plan_parts,omitempty"`
 	// Segment is this run's share of a segmented plan (--segment); nil
 	// for a whole run and for a merged result.
 	Segment *Segment `json:"segment,omitempty"`

@@ -82,6 +82,9 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	vuRunner := spent.wrap(lines.wrap(c.NewRunner(RunnerDeps{Client: spent.client(c.Client), Sink: runSink,
 		Model: c.runnerModel(), Policy: &policy, Reach: reach, Stop: stop, Observe: c.observe()})))
 	eng := executor.New(c.Plan, vuRunner, runSink)
+	if c.Barrier != nil {
+		eng.SetStartGate(c.Barrier)
+	}
 	exports.start(eng)
 	go watchThresholds(runCtx, cancel, c.Thresholds, eng, col)
 	sameBox, localServer := c.localServer(ctx, simulated)
@@ -111,6 +114,12 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	// was pushed last is what the result counts.
 	exports.close(end.aborted)
 	res, passed := c.result(meta, col, mon, server, reach, &end)
+	var refused *executor.StartError
+	if errors.As(end.err, &refused) {
+		// The barrier refused to start: nothing was sent, and a result
+		// file might overwrite another attempt's of this segment.
+		return nil, Outcome{}, refused.Err
+	}
 	exports.record(res)
 	if err := c.write(res); err != nil {
 		return res, Outcome{}, err
@@ -184,7 +193,7 @@ func (c *Config) meta(simulated bool, start, end time.Time, e *ending) result.Me
 		Scenario: c.Plan.Script, Target: redact.URL(t.BaseURL), Model: t.Model,
 		Simulator: simulated, Start: start, End: end, Version: c.Version, Seed: c.Plan.Seed,
 		SLO: result.SLOFrom(c.Plan.SLO), Tokenizer: t.Tokenizer,
-		Complete: e.err == nil, Plan: c.Fingerprint,
+		Complete: e.err == nil, Plan: c.Fingerprint, PlanParts: c.PlanParts,
 		Targets: c.targetsMeta(),
 	}
 	if len(meta.Targets) > 0 {

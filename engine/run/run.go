@@ -70,6 +70,13 @@ type Config struct {
 	// Fingerprint identifies the plan in the result (engine.Plan.Fingerprint),
 	// so llmload merge can refuse segments of different runs.
 	Fingerprint string
+	// PlanParts are what Fingerprint is made of (plan.Parts), kept in the
+	// result so that merge can name what differs; nil: only Fingerprint.
+	PlanParts *plan.Parts
+	// Barrier, when set, decides when the load starts, after VU init,
+	// setup and warmup, instead of Plan.StartAt (see executor.StartGate):
+	// e.g. engine/barrier's Wait on a shared directory.
+	Barrier executor.StartGate
 	// Traces describe what the plan's trace scenarios replay (luabind's
 	// Script.Traces), kept in the result with the server's hit share
 	// beside each.

@@ -389,3 +389,19 @@ func TestInsecureRunIsWarned(t *testing.T) {
 		t.Errorf("summary lacks the warning:\n%s", summary.String())
 	}
 }
+
+// A barrier that refuses to start the load ends the run with its error
+// and writes no result file: nothing was sent, and the file may be
+// another attempt's of the same segment.
+func TestRefusedBarrierWritesNoResult(t *testing.T) {
+	cfg := testConfig(t, testPlan(time.Second), &fakeRunner{})
+	refused := errors.New("segment 2/4 arrived too late")
+	cfg.Barrier = func(context.Context) (time.Time, error) { return time.Time{}, refused }
+	res, _, err := Run(testContext(t), cfg)
+	if !errors.Is(err, refused) || res != nil {
+		t.Fatalf("Run = %v, %v; want the barrier's error and no result", res, err)
+	}
+	if _, err := os.Stat(cfg.Outputs.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("result file: %v, want none", err)
+	}
+}
