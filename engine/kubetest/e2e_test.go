@@ -338,15 +338,26 @@ func TestK8sRun(t *testing.T) {
 	}
 
 	var starts []time.Time
+	var planned, lastWritten time.Time
 	for _, p := range segs {
 		seg := readResult(t, p)
 		if seg.Run.Segment == nil {
 			t.Fatalf("%s carries no segment", p)
 		}
 		starts = append(starts, seg.Run.Segment.ActualStart)
+		planned = seg.Run.Segment.PlannedStart
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(lastWritten) {
+			lastWritten = fi.ModTime()
+		}
 	}
 	spread := slices.MaxFunc(starts, time.Time.Compare).Sub(slices.MinFunc(starts, time.Time.Compare))
-	t.Logf("barrier spread %v (actual starts %v)", spread, starts)
+	var mergeTook time.Duration
+	if fi, err := os.Stat(mergedPath); err == nil {
+		mergeTook = fi.ModTime().Sub(lastWritten)
+	}
+	// The figures README's "Beyond one machine" states.
+	t.Logf("first segment pod started %v before the barrier; barrier spread %v; the merge written %v after the last segment's result",
+		planned.Sub(e.firstPodStart(t, "e2e-run")).Round(time.Millisecond), spread, mergeTook.Round(time.Millisecond))
 	if spread > 2*time.Second {
 		t.Errorf("the segments' load started %v apart, want one instant (within 2s)", spread)
 	}
@@ -435,6 +446,26 @@ func (e *e2e) allLogs(t *testing.T) string {
 	return b.String()
 }
 
+// firstPodStart is when the run's first segment pod started.
+func (e *e2e) firstPodStart(t *testing.T, name string) time.Time {
+	t.Helper()
+	out := e.c.MustKubectl(t, nil, "-n", ns, "get", "pods", "-l", "job-name="+name, "-o", "jsonpath={.items[*].status.startTime}")
+	var first time.Time
+	for _, f := range strings.Fields(out) {
+		if at, err := time.Parse(time.RFC3339, f); err == nil && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first
+}
+
+// diagnose is the run's pods and the merge's log, for a failing test.
+func (e *e2e) diagnose(name string) string {
+	pods, _ := e.kubectlTimeout(30*time.Second, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/instance="+name, "-o", "wide")
+	logs, _ := e.kubectlTimeout(30*time.Second, "-n", ns, "logs", "job/"+name+"-merge")
+	return "pods:\n" + pods + "\nmerge log:\n" + logs
+}
+
 // jobStatus is the part of a Job's status the gate reads.
 type jobStatus struct {
 	Status struct {
@@ -454,24 +485,28 @@ func (e *e2e) job(t *testing.T, name string) jobStatus {
 	return j
 }
 
-// gateScript is README's three lines that gate a CI job on a run applied
-// without --run (from a GitOps repository, say): the merged summary is
-// printed as it is written, and the script exits with the merge's code.
-const gateScript = `kubectl apply -f run.yaml
-kubectl logs -f job/NAME-merge --pod-running-timeout=20m
-until code=$(kubectl get pods -l job-name=NAME-merge -o jsonpath='{.items[-1].status.containerStatuses[0].state.terminated.exitCode}') && [ -n "$code" ]; do sleep 2; done; exit "$code"
+// gateScript is the CI gate without --run that README and
+// docs/distributed.md give, for a run applied by kubectl alone (from a
+// GitOps repository, say): it waits for the merge Job to end either way,
+// prints the merged summary and exits with the merge's code. Run name
+// chat-mix, namespace load, as the docs write them.
+const gateScript = `kubectl apply -f chat-mix.yaml
+timeout 45m sh -c 'until kubectl -n load wait --for=condition=complete --timeout=15s job/chat-mix-merge || kubectl -n load wait --for=condition=failed --timeout=15s job/chat-mix-merge; do :; done' >/dev/null 2>&1
+code=$(kubectl -n load get pods -l job-name=chat-mix-merge --sort-by=.metadata.creationTimestamp -o jsonpath='{.items[-1:].status.containerStatuses[0].state.terminated.exitCode}'); kubectl -n load logs job/chat-mix-merge; exit "${code:-1}"
 `
 
 // TestK8sThresholdFails applies a run whose threshold cannot pass, with
-// the README's gate script: the merge Job fails by its pod failure
+// the documented gate script: the merge Job fails by its pod failure
 // policy, its status names exit code 99, and the script exits 99.
 func TestK8sThresholdFails(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(Repo(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), gateScript) {
-		t.Errorf("README.md does not hold the gate script this test runs:\n%s", gateScript)
+	for _, doc := range []string{"README.md", "docs/distributed.md"} {
+		text, err := os.ReadFile(filepath.Join(Repo(), doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), gateScript) {
+			t.Errorf("%s does not hold the gate script this test runs:\n%s", doc, gateScript)
+		}
 	}
 	e := setup(t)
 	s := e.startServer(t, "sim-gate")
@@ -482,16 +517,14 @@ func TestK8sThresholdFails(t *testing.T) {
 		t.Fatalf("llmload k8s exit %d: %s", printed.code, printed.stderr)
 	}
 	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "run.yaml"), []byte(printed.stdout), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "chat-mix.yaml"), []byte(printed.stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	sh := exec.CommandContext(ctx, "bash", "-c", strings.ReplaceAll(gateScript, "NAME", name))
+	script := strings.NewReplacer("chat-mix.yaml", "chat-mix.yaml", "chat-mix", name, "-n load", "-n "+ns).Replace(gateScript)
+	sh := exec.CommandContext(ctx, "bash", "-c", script)
 	sh.Dir, sh.Env = work, e.c.Env()
-	// The script names no namespace: the context's is the run's.
-	e.c.MustKubectl(t, nil, "config", "set-context", "--current", "--namespace="+ns)
-	defer e.c.MustKubectl(t, nil, "config", "set-context", "--current", "--namespace=default")
 	out, err := sh.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 99 {
@@ -544,6 +577,6 @@ func TestK8sSegmentDeleted(t *testing.T) {
 		t.Fatalf("exit %d, want 1 (an incomplete run)", r.code)
 	}
 	if out := r.stdout + r.stderr; !strings.Contains(out, "segment 2") && !strings.Contains(out, "segment-2") {
-		t.Errorf("the output does not name segment 2")
+		t.Errorf("the output does not name segment 2\n%s", e.diagnose(name))
 	}
 }
