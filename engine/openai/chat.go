@@ -118,6 +118,11 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	// without waiting for its writer to report the body written, and
 	// that report can come after the headers on a busy machine.
 	res.Upload = t0.upload(res.Start)
+	// A server that answered 2xx had the body whole before its first
+	// byte: a writer's report that comes later is the scheduler's delay.
+	if resp.StatusCode/100 == 2 && res.TTFB > 0 && res.Upload > res.TTFB {
+		res.Upload = res.TTFB
+	}
 	c.mediaTokens(res, d, req)
 	return res, out
 }
