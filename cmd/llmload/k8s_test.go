@@ -315,63 +315,46 @@ func TestK8sDataErrors(t *testing.T) {
 // segment pod's, with $(JOB_COMPLETION_INDEX) expanded as the kubelet
 // does, then the merge pod's — and runs them through the real binary
 // against the built-in simulator, with /scenario and /results moved to
-// temporary directories: what the pods would run, llmload accepts.
+// temporary directories: what the pods would run, llmload accepts, with
+// the readiness barrier and with a fixed one.
 func TestK8sPodArgsRunLocally(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run skipped in -short mode")
 	}
-	stdout, stderr, code := runBinary(t, nil, "k8s", k8sScenarioDir(t), "--segments", "2", "--image", "llmload:test",
-		"--start-in", "3s", "--set", "vus=3")
-	if code != exitOK {
-		t.Fatalf("llmload k8s: exit %d\n%s", code, stderr)
+	for _, tc := range []struct {
+		name    string
+		barrier []string
+		fixed   bool // --start-at in the segments' args
+	}{
+		{"readiness barrier", []string{"--ready-timeout", "1m"}, false},
+		{"fixed barrier", []string{"--start-in", "3s"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"k8s", k8sScenarioDir(t), "--segments", "2", "--image", "llmload:test", "--set", "vus=3"}, tc.barrier...)
+			stdout, stderr, code := runBinary(t, nil, args...)
+			if code != exitOK {
+				t.Fatalf("llmload k8s: exit %d\n%s", code, stderr)
+			}
+			m := decodeK8s(t, stdout)
+			root := t.TempDir()
+			dirs := map[string]string{kube.ScenarioDir: filepath.Join(root, "scenario"), kube.ResultsDir: filepath.Join(root, "results")}
+			materialize(t, m.configMap, m.segments.Spec.Template.Spec.Volumes[0].ConfigMap.Items, dirs[kube.ScenarioDir])
+			if err := os.MkdirAll(dirs[kube.ResultsDir], 0o755); err != nil {
+				t.Fatal(err)
+			}
+			runSegments(t, m.segments, dirs)
+			merge := m.merges.Spec.Template.Spec.Containers[0]
+			out, errOut, code := runBinary(t, nil, podArgs(merge, nil, dirs)...)
+			if code != exitOK {
+				t.Fatalf("the merge Job's args %q: exit %d\nstdout:\n%s\nstderr:\n%s", merge.Args, code, out, errOut)
+			}
+			startAt := ""
+			if tc.fixed {
+				startAt = startAtArg(t, m.segments)
+			}
+			checkMerged(t, mergedPath(merge, dirs), startAt, 2)
+		})
 	}
-	m := decodeK8s(t, stdout)
-	root := t.TempDir()
-	dirs := map[string]string{kube.ScenarioDir: filepath.Join(root, "scenario"), kube.ResultsDir: filepath.Join(root, "results")}
-	materialize(t, m.configMap, m.segments.Spec.Template.Spec.Volumes[0].ConfigMap.Items, dirs[kube.ScenarioDir])
-	if err := os.MkdirAll(dirs[kube.ResultsDir], 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runSegments(t, m.segments, dirs)
-	merge := m.merges.Spec.Template.Spec.Containers[0]
-	out, errOut, code := runBinary(t, nil, podArgs(merge, nil, dirs)...)
-	if code != exitOK {
-		t.Fatalf("the merge Job's args %q: exit %d\nstdout:\n%s\nstderr:\n%s", merge.Args, code, out, errOut)
-	}
-	checkMerged(t, mergedPath(merge, dirs), startAtArg(t, m.segments), 2)
-}
-
-// TestK8sBarrierArgsRunLocally is TestK8sPodArgsRunLocally for the
-// readiness barrier: the segments' --barrier and the merge's, in the
-// claim, as the pods would run them. It needs run's and merge's
-// --barrier, which land apart from llmload k8s; until then it says so
-// and skips.
-func TestK8sBarrierArgsRunLocally(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end run skipped in -short mode")
-	}
-	if help, errOut, _ := runBinary(t, nil, "run", "--help"); !strings.Contains(help+errOut, "--barrier") {
-		t.Skip("llmload run has no --barrier yet")
-	}
-	stdout, stderr, code := runBinary(t, nil, "k8s", k8sScenarioDir(t), "--segments", "2", "--image", "llmload:test",
-		"--ready-timeout", "1m", "--set", "vus=3")
-	if code != exitOK {
-		t.Fatalf("llmload k8s: exit %d\n%s", code, stderr)
-	}
-	m := decodeK8s(t, stdout)
-	root := t.TempDir()
-	dirs := map[string]string{kube.ScenarioDir: filepath.Join(root, "scenario"), kube.ResultsDir: filepath.Join(root, "results")}
-	materialize(t, m.configMap, m.segments.Spec.Template.Spec.Volumes[0].ConfigMap.Items, dirs[kube.ScenarioDir])
-	if err := os.MkdirAll(dirs[kube.ResultsDir], 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runSegments(t, m.segments, dirs)
-	merge := m.merges.Spec.Template.Spec.Containers[0]
-	out, errOut, code := runBinary(t, nil, podArgs(merge, nil, dirs)...)
-	if code != exitOK {
-		t.Fatalf("the merge Job's args %q: exit %d\nstdout:\n%s\nstderr:\n%s", merge.Args, code, out, errOut)
-	}
-	checkMerged(t, mergedPath(merge, dirs), "", 2)
 }
 
 // startAtArg is the barrier the segment Job's args name.
