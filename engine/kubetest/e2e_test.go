@@ -50,7 +50,7 @@ type e2e struct {
 	dir     string
 }
 
-var shared2 struct {
+var prepared struct {
 	once sync.Once
 	e    *e2e
 	err  error
@@ -59,11 +59,11 @@ var shared2 struct {
 func setup(t *testing.T) *e2e {
 	t.Helper()
 	c := Shared(t)
-	shared2.once.Do(func() { shared2.e, shared2.err = prepare(c) })
-	if shared2.err != nil {
-		t.Fatal(shared2.err)
+	prepared.once.Do(func() { prepared.e, prepared.err = prepare(c) })
+	if prepared.err != nil {
+		t.Fatal(prepared.err)
 	}
-	return shared2.e
+	return prepared.e
 }
 
 // prepare builds and imports the image and makes the namespace and the
@@ -522,7 +522,8 @@ func TestK8sThresholdFails(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	script := strings.NewReplacer("chat-mix.yaml", "chat-mix.yaml", "chat-mix", name, "-n load", "-n "+ns).Replace(gateScript)
+	script := strings.NewReplacer("chat-mix.yaml", "chat-mix.yaml", // the file keeps its name
+		"chat-mix", name, "-n load", "-n "+ns).Replace(gateScript)
 	sh := exec.CommandContext(ctx, "bash", "-c", script)
 	sh.Dir, sh.Env = work, e.c.Env()
 	out, err := sh.CombinedOutput()
