@@ -300,6 +300,17 @@ type Result struct {
 	// Server is the server's own timing of the request, where its answer
 	// carries one (llama.cpp's "timings"); nil otherwise.
 	Server *ServerTimings
+	// TraceID is the W3C trace id the request carried in its traceparent
+	// header, 32 lowercase hex digits; "" when trace context was off.
+	TraceID string
+	// RequestID is the server's own id of the request: the answer's "id"
+	// member, else an x-request-id style response header; "" when it
+	// gave none.
+	RequestID string
+	// Span is the server's trace span of the request, joined by trace id
+	// (or by RequestID) from the spans the server exported to llmload's
+	// trace receiver; nil when none arrived.
+	Span *ServerSpan
 	// Encode is the client's time to build the request body, before the
 	// request was issued and outside every latency; Upload is from t0 to
 	// the body's last byte written, part of TTFT (a large body on a slow
@@ -337,6 +348,26 @@ type ServerTimings struct {
 	PredictedMS         float64
 	PredictedPerTokenMS float64
 }
+
+// ServerSpan is a server's OpenTelemetry span of one request, as vLLM
+// exports its "llm_request" span: what the server did with the request,
+// timed inside it. A duration the span did not carry is negative
+// (Absent), never 0, which is a measured value.
+type ServerSpan struct {
+	Service   string // the exporting resource's service.name
+	Name      string // the span's name
+	RequestID string // gen_ai.request.id
+	// Queue is the time the request waited for the scheduler, Prefill
+	// the prompt's processing up to the first token, Decode the rest of
+	// the generation; TTFT and E2E are the server's, from the request's
+	// arrival in it.
+	Queue, Prefill, Decode, TTFT, E2E time.Duration
+	// PromptTokens and CompletionTokens are the span's usage; -1 absent.
+	PromptTokens, CompletionTokens int
+}
+
+// Absent is a ServerSpan duration the span did not carry.
+const Absent time.Duration = -1
 
 // OK reports whether the request succeeded.
 func (r *Result) OK() bool { return r.Err == nil }

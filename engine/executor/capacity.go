@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // ProbeDrainTimeout bounds a capacity probe's drain: after a measurement
@@ -118,7 +119,7 @@ func (c *capacityRun) progress(st *ScenarioStatus) {
 	if start == 0 {
 		return
 	}
-	end := time.Now()
+	end := runclock.Now()
 	if f := c.finishAt.Load(); f != 0 {
 		end = time.Unix(0, f)
 	}
@@ -130,7 +131,7 @@ func (c *capacityRun) progress(st *ScenarioStatus) {
 		return
 	}
 	st.Probe, st.ProbeLoad = ph.probe, ph.load
-	st.Stage, st.ProbePart = ph.part(time.Now())
+	st.Stage, st.ProbePart = ph.part(runclock.Now())
 	if st.ProbePart == ProbeWarmup {
 		// Warming up for the next window, which counts as the current one.
 		st.StageIndex, st.Stages = st.Stages, st.Stages+1
@@ -143,7 +144,7 @@ func (c *capacityRun) progress(st *ScenarioStatus) {
 // stageNow is the stage an iteration starting now belongs to.
 func (c *capacityRun) stageNow() string {
 	if ph := c.phase.Load(); ph != nil {
-		s, _ := ph.part(time.Now())
+		s, _ := ph.part(runclock.Now())
 		return s
 	}
 	return c.sc.Name
@@ -155,7 +156,7 @@ func (c *capacityRun) run(ctx context.Context) {
 	c.begin()
 	c.load.start(ctx)
 	c.search.Run(ctx, c.probe)
-	c.finishAt.Store(time.Now().UnixNano())
+	c.finishAt.Store(runclock.Now().UnixNano())
 	c.done.Store(true)
 	c.load.stop()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // capacityLoad applies a capacity search's load: an arrival rate (open
@@ -81,7 +82,7 @@ func (d *rateLoad) halt() {
 func (d *rateLoad) apply(ctx context.Context, load float64, windowStart time.Time) error {
 	seed := d.c.phase.Load().stage
 	var legs []arrivalLeg
-	if now := time.Now(); windowStart.After(now) {
+	if now := runclock.Now(); windowStart.After(now) {
 		gen, err := d.arrivals(load, seed+" warmup")
 		if err != nil {
 			return err
@@ -238,7 +239,7 @@ func (d *vusLoad) apply(ctx context.Context, load float64, _ time.Time) error {
 func (d *vusLoad) iterateOnce(a *activation, v *vuHandle) {
 	d.busy.Add(1)
 	defer d.busy.Add(-1)
-	stage, warmup, win := d.c.phase.Load().label(time.Now())
+	stage, warmup, win := d.c.phase.Load().label(runclock.Now())
 	sc := d.c.sc
 	d.c.eng.iterate(a.ctx, a.stop, v, engine.Iteration{Scenario: sc.Name, Stage: stage, Exec: sc.Exec, Warmup: warmup})
 	if win != nil {

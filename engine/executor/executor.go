@@ -27,6 +27,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 	"github.com/llmload/llmload/engine/stopping"
 )
 
@@ -123,8 +124,10 @@ func (e *Engine) load(ctx context.Context) error {
 		return err
 	}
 	e.phase.Store(PhaseRunning)
-	start := time.Now()
-	e.loadStart.Store(&loadStart{planned: planned, actual: start})
+	// The result's instants lie on the run's timeline; the barrier's
+	// lateness is a matter of true wall time, shared with other machines.
+	start := runclock.Now()
+	e.loadStart.Store(&loadStart{planned: planned, actual: time.Now()})
 	var wg sync.WaitGroup
 	for _, s := range e.scenarios {
 		wg.Add(1)
@@ -272,7 +275,7 @@ func (e *Engine) nextVUID() int { return int(e.seg.Global(e.vuID.Add(1))) }
 
 // newVU makes VU id and registers it for closing. Safe for concurrent use.
 func (e *Engine) newVU(ctx context.Context, id int) (*vuHandle, error) {
-	start := time.Now()
+	start := runclock.Now()
 	vu, err := e.runner.NewVU(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("VU %d init: %w", id, err)
@@ -304,7 +307,7 @@ func (e *Engine) iterate(ctx context.Context, stop <-chan struct{}, v *vuHandle,
 	v.iter++
 	e.sink.IterationStarted(engine.IterationMark{
 		Scenario: it.Scenario, Stage: it.Stage, Warmup: it.Warmup,
-		Scheduled: it.Scheduled, Started: time.Now(),
+		Scheduled: it.Scheduled, Started: runclock.Now(),
 	})
 	err := v.vu.RunIteration(ctx, it)
 	if err == nil {

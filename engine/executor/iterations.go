@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // iterationsRun drives an iteration-count scenario: VUs run Iterations in
@@ -73,7 +74,7 @@ func (r *iterationsRun) run(ctx context.Context) {
 	reached := true
 	select {
 	case <-done:
-		end = time.Now() // the work ended the stage, before its bound
+		end = runclock.Now() // the work ended the stage, before its bound
 	case <-timer.C:
 	case <-ctx.Done():
 		reached = false

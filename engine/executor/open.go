@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // PoolWait bounds how long an open-model arrival that finds every VU busy
@@ -217,7 +218,7 @@ func (p *openPool) dispatch(j openJob) {
 		p.drop(j, reason)
 		return
 	}
-	now := time.Now()
+	now := runclock.Now()
 	p.waiting.push(waiter{job: j, since: now, deadline: now.Add(PoolWait)})
 	p.armLocked()
 	p.mu.Unlock()
@@ -305,7 +306,7 @@ func (p *openPool) armLocked() {
 // expire drops the waiters whose wait is over and re-arms the timer.
 func (p *openPool) expire() {
 	p.mu.Lock()
-	gone := p.waiting.expired(time.Now())
+	gone := p.waiting.expired(runclock.Now())
 	if !p.closed {
 		p.armLocked()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/capacity"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // Parts of a capacity probe, as ScenarioStatus.ProbePart names them.
@@ -34,7 +35,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 	// clear failure after the first, and a pass extends the probe until
 	// it has min_samples.
 	window := c.cs.Window
-	ph, err := c.enter(ctx, &p, name, time.Now().Add(c.warmup(p.Settle, window)), window)
+	ph, err := c.enter(ctx, &p, name, runclock.Now().Add(c.warmup(p.Settle, window)), window)
 	for err == nil {
 		if !sleepUntil(ctx, ph.windowStart) {
 			return false, stopReason(ctx) // in the warmup: nothing measured
@@ -56,7 +57,7 @@ func (c *capacityRun) probe(ctx context.Context, load float64, phase string) (pa
 		}
 		p.Extended++
 		ext := min(window, c.cs.MaxWindow-p.End.Sub(p.Start))
-		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), time.Now(), ext)
+		ph, err = c.enter(ctx, &p, fmt.Sprintf("%s.%d", name, len(p.Stages)+1), runclock.Now(), ext)
 	}
 	if len(p.Stages) > 0 {
 		c.search.Record(p, capacity.Verdict{Why: "interrupted"})
@@ -120,7 +121,7 @@ func (c *capacityRun) measure(ctx context.Context, p *capacity.Probe, ph *probeP
 	c.stageEnded(mark, ph.windowEnd, reached)
 	p.End = ph.windowEnd
 	if !reached {
-		p.End = time.Now()
+		p.End = runclock.Now()
 		return capacity.Verdict{}, ctx.Err()
 	}
 	if !c.drain(ctx, ph.win) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // scenario is one executor family's way of running a scenario. run is
@@ -83,7 +84,7 @@ func (b *scenarioBase) base() *scenarioBase { return b }
 func (b *scenarioBase) begin() time.Time {
 	b.startAt = b.dueAt
 	if b.startAt.IsZero() {
-		b.startAt = time.Now()
+		b.startAt = runclock.Now()
 	}
 	b.start.Store(b.startAt.UnixNano())
 	return b.startAt
@@ -122,7 +123,7 @@ func iterationsBound(executor string) bool {
 // an aborting threshold) the window was cut short and closes now.
 func (b *scenarioBase) stageEnded(m engine.StageMark, end time.Time, reached bool) {
 	m.At, m.Late, m.Cut = end, lateSince(end), false
-	if now := time.Now(); !reached && now.Before(end) {
+	if now := runclock.Now(); !reached && now.Before(end) {
 		m.At, m.Late, m.Cut = now, 0, true
 	}
 	b.eng.sink.StageEnded(m)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmload/llmload/engine/capacity"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
 
@@ -37,7 +38,7 @@ func (e *Engine) SetServerQueue(q ServerQueue) { e.queue = q }
 // of the last. It reports how the wait ended; stop is non-empty when the
 // server did not drain, or ctx ended.
 func (c *capacityRun) settle(ctx context.Context, after string) (s capacity.Settle, stop string) {
-	began := time.Now()
+	began := runclock.Now()
 	deadline := began.Add(c.cs.IdleTimeout)
 	c.load.pause(c.cs.IdleTimeout)
 	s.Checked = true
@@ -53,7 +54,7 @@ func (c *capacityRun) settle(ctx context.Context, after string) (s capacity.Sett
 		}
 	}
 	s.Idle = s.Running == 0 && serverIdle
-	s.Began = time.Now()
+	s.Began = runclock.Now()
 	s.Waited = s.Began.Sub(began)
 	if !s.Idle {
 		return s, c.notDrained(after, s)
@@ -64,8 +65,8 @@ func (c *capacityRun) settle(ctx context.Context, after string) (s capacity.Sett
 // waitClient waits until no iteration runs, or deadline; false when ctx
 // ended first.
 func (c *capacityRun) waitClient(ctx context.Context, deadline time.Time) bool {
-	for c.load.running() > 0 && time.Now().Before(deadline) {
-		if !sleepUntil(ctx, earliest(time.Now().Add(settlePoll), deadline)) {
+	for c.load.running() > 0 && runclock.Now().Before(deadline) {
+		if !sleepUntil(ctx, earliest(runclock.Now().Add(settlePoll), deadline)) {
 			return false
 		}
 	}
@@ -94,7 +95,7 @@ func (c *capacityRun) waitServer(ctx context.Context, deadline time.Time) (idle 
 		default:
 			failed, last = 0, r.Text
 		}
-		if !time.Now().Before(deadline) || !sleepUntil(ctx, earliest(time.Now().Add(settleQueuePoll), deadline)) {
+		if !runclock.Now().Before(deadline) || !sleepUntil(ctx, earliest(runclock.Now().Add(settleQueuePoll), deadline)) {
 			return false, last
 		}
 	}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
+
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // MaxScriptErrors caps the distinct script error messages kept, and the
@@ -54,7 +55,7 @@ func aggregate(events <-chan event) result {
 	for e := range events {
 		a.add(&e)
 	}
-	closedAt := time.Now()
+	closedAt := runclock.Now()
 	a.sortStages()
 	final := a.snapshot(closedAt, true)
 	return result{summary: a.summary(final), final: final, series: &a.series, views: a.views}

@@ -3,9 +3,9 @@ package metrics
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 )
 
 // answer serves a call that needs the aggregates; the reply channels are
@@ -13,7 +13,7 @@ import (
 func (a *aggregator) answer(r *request) {
 	switch r.op {
 	case reqSnapshot:
-		r.snapshot <- a.snapshot(time.Now(), false)
+		r.snapshot <- a.snapshot(runclock.Now(), false)
 	case reqDeclare:
 		r.err <- a.declare(r.defs)
 	case reqTrack:

@@ -14,6 +14,7 @@ import (
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/runclock"
 	"github.com/llmload/llmload/engine/selfcheck"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
@@ -59,7 +60,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	if err != nil {
 		return nil, Outcome{}, err
 	}
-	start := time.Now()
+	start := runclock.Now()
 	sink, err := newRecordingSink(col, c.Outputs, start)
 	if err != nil {
 		return nil, Outcome{}, err
@@ -101,7 +102,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	process := meter.stop(simulated)
 	stopProgress()
 	mon.Stop()
-	meta := c.meta(simulated, start, time.Now(), &end)
+	meta := c.meta(simulated, start, runclock.Now(), &end)
 	meta.Process, meta.LocalServer = process, localServer
 	meta.Segment = c.segment(eng)
 	var server *servermetrics.Result

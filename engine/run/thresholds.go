@@ -8,6 +8,7 @@ import (
 	"github.com/llmload/llmload/engine/executor"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/runclock"
 	"github.com/llmload/llmload/engine/threshold"
 )
 
@@ -68,7 +69,7 @@ func watchThresholds(ctx context.Context, cancel context.CancelCauseFunc, set th
 			continue
 		}
 		if loadStart.IsZero() {
-			loadStart = time.Now()
+			loadStart = runclock.Now()
 		}
 		if t, abort := set.ShouldAbort(col.Snapshot(), time.Since(loadStart)); abort {
 			cancel(&ThresholdAbort{t})
