@@ -17,7 +17,7 @@ import (
 var targetKeys = []string{"base_url", "api_key", "model", "connect_timeout", "ttft_timeout", "idle_timeout", "timeout",
 	"tokenizer", "continuous_usage", "metrics_url", "metrics_every", "on_unreachable",
 	"headers", "query", "auth", "auth_header", "ca_cert", "client_cert", "client_key", "server_name",
-	"insecure_skip_verify", "http2", "h2c"}
+	"insecure_skip_verify", "http2", "h2c", "trace_context"}
 
 // target decodes one endpoint's table at path (options.target, or an
 // entry of a list of targets) into a plan.Target. dir is what relative
@@ -34,6 +34,9 @@ func (d *decoder) target(path string, v lua.LValue, dir string) plan.Target {
 	}
 	if v := f["continuous_usage"]; v != nil {
 		t.ContinuousUsage = d.Boolean(luaval.Child(path, "continuous_usage"), v)
+	}
+	if v := f["trace_context"]; v != nil {
+		t.NoTraceContext = !d.Boolean(luaval.Child(path, "trace_context"), v)
 	}
 	d.metricsURL(luaval.Child(path, "metrics_url"), f["metrics_url"], &t)
 	if v := f["headers"]; v != nil {

@@ -93,6 +93,18 @@ const (
 	mAudioBytes
 	mRTF
 	mAudioBytesPerSec
+	// Where the time went (engine.Breakdown), fed only by the requests
+	// that have one (see breakdownOf).
+	mParts
+	mPartsSpan
+	mPartsTimings
+	mPartsNegative
+	mPartUpload
+	mPartResidual
+	mPartQueue
+	mPartPrefill
+	mPartDecode
+	mPartTail
 	numBuiltin
 )
 
@@ -116,6 +128,8 @@ func (id metricID) geo() geometry {
 	switch id {
 	case mTokensPerImage, mRTF, mAudioBytesPerSec:
 		return valueGeo
+	case mPartUpload, mPartResidual, mPartQueue, mPartPrefill, mPartDecode, mPartTail:
+		return valueGeo // ms, signed: a residual or a tail may be negative
 	}
 	return durationGeo
 }
@@ -176,6 +190,17 @@ var builtins = [numBuiltin]builtinDef{
 	mAudioBytes:       {"audio_bytes", kindCounter, true},
 	mRTF:              {"rtf", kindTrend, true},
 	mAudioBytesPerSec: {"audio_bytes_per_s", kindTrend, true},
+
+	mParts:         {"part.requests", kindCounter, true},
+	mPartsSpan:     {"part.from_spans", kindCounter, true},
+	mPartsTimings:  {"part.from_timings", kindCounter, true},
+	mPartsNegative: {"part.negative", kindCounter, true},
+	mPartUpload:    {"part.upload", kindTrend, true},
+	mPartResidual:  {"part.residual", kindTrend, true},
+	mPartQueue:     {"part.queue", kindTrend, true},
+	mPartPrefill:   {"part.prefill", kindTrend, true},
+	mPartDecode:    {"part.decode", kindTrend, true},
+	mPartTail:      {"part.tail", kindTrend, true},
 }
 
 // sampleMetrics are the built-ins a request sample feeds.
@@ -220,5 +245,11 @@ var builtinKinds = func() map[string]string {
 // (seconds received), audio_bytes, rtf (audio seconds received per wall
 // second, per request) and audio_bytes_per_s (per request); rtf,
 // tokens_per_image and audio_bytes_per_s are plain values, not ms.
+//
+// The part metrics split the TTFT and E2E of the successful requests
+// that have an engine.Breakdown (part.requests; part.from_spans and
+// part.from_timings by source; part.negative those whose residual was
+// below zero): part.upload, part.residual, part.queue, part.prefill,
+// part.decode and part.tail, in ms, part.residual and part.tail signed.
 // The map is a fresh copy the caller may change.
 func Builtin() map[string]string { return maps.Clone(builtinKinds) }

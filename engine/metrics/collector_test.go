@@ -96,7 +96,7 @@ func TestCollectorCounts(t *testing.T) {
 }
 
 // within reports whether got is within HDR's three significant digits of want.
-func within(got, want float64) bool { return math.Abs(got-want) <= want/1000+1e-9 }
+func within(got, want float64) bool { return math.Abs(got-want) <= math.Abs(want)/1000+1e-9 }
 
 func TestCollectorPercentiles(t *testing.T) {
 	c := NewCollector()

@@ -67,9 +67,10 @@ type event struct {
 	value                float64           // a metric sample's value; a stage mark's target rate
 	tags                 map[string]string // a sample's or metric sample's tags, read only
 	index, target        int
-	status               int         // a dirty sample's HTTP status, 0 for no response
-	verdict              verdict     // a dirty sample's verdict
-	media                *mediaEvent // a successful media sample's figures; nil otherwise
+	status               int               // a dirty sample's HTTP status, 0 for no response
+	verdict              verdict           // a dirty sample's verdict
+	media                *mediaEvent       // a successful media sample's figures; nil otherwise
+	parts                *engine.Breakdown // a successful sample's split of its TTFT; nil without one
 	req                  *request
 }
 
@@ -101,7 +102,7 @@ func sampleEvent(s *engine.Sample) event {
 		inTok: s.InputTokens, outTok: s.OutputTokens, cached: s.CachedTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
 		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API, targetName: s.Target,
-		tags: s.Tags, media: mediaOf(&s.Result),
+		tags: s.Tags, media: mediaOf(&s.Result), parts: breakdownOf(&s.Result),
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)
 	if s.Err != nil {

@@ -277,12 +277,15 @@ func TestBuiltin(t *testing.T) {
 		"media_tokens": "counter", "image_tokens": "counter", "images_counted": "counter",
 		"tokens_per_image": "trend", "audio_out": "counter", "audio_bytes": "counter",
 		"rtf": "trend", "audio_bytes_per_s": "trend",
+		"part.requests": "counter", "part.from_spans": "counter", "part.from_timings": "counter", "part.negative": "counter",
+		"part.upload": "trend", "part.residual": "trend", "part.queue": "trend", "part.prefill": "trend",
+		"part.decode": "trend", "part.tail": "trend",
 	} {
 		if got := b[name]; got != want {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 47; got != want {
+	if got, want := len(b), 57; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

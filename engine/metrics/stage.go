@@ -109,6 +109,11 @@ func (s *stageAgg) sample(e *event) {
 			feed(id, &s.cells[id], e)
 		}
 	}
+	if e.parts != nil {
+		for _, id := range partMetrics {
+			feed(id, &s.cells[id], e)
+		}
+	}
 }
 
 // feed is feedSample that also books, for a counter, what a request
@@ -204,8 +209,11 @@ func feedMeasure(id metricID, c *cell, e *event) {
 	case mToolCalls:
 		c.add(float64(e.toolCalls))
 	default:
-		if isMediaMetric(id) {
+		switch {
+		case isMediaMetric(id):
 			feedMedia(id, c, e) // a view's: the stage feeds them only for media
+		case isPartMetric(id):
+			feedParts(id, c, e)
 		}
 	}
 }
@@ -358,6 +366,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	latencies(&st, ss)
 	goodput(&st, ss)
 	mediaFigures(&st, ss)
+	partsFigures(&st, ss)
 	return st
 }
 

@@ -125,6 +125,9 @@ type StageSummary struct {
 	// Connect is the time from issuing a request to t0: obtaining its
 	// connection and the client's own delay in writing it; in no latency.
 	Connect Dist `json:"connect,omitzero"`
+	// Breakdown splits the TTFT and E2E of the requests the server timed
+	// (its trace spans, llama.cpp's timings); nil when none was.
+	Breakdown *BreakdownSummary `json:"breakdown,omitempty"`
 	// TLS is the TLS handshake's part of Connect, over the requests that
 	// opened a TLS connection (a reused one has none); absent without TLS.
 	TLS  Dist `json:"tls,omitzero"`

@@ -95,6 +95,7 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}
 		return res, outcome{}
 	}
+	res.TraceID = c.setTraceparent(hreq.Header)
 	issued := time.Now()
 	res.Encode = issued.Sub(encodeStart)
 	w := startWatchdog(issued, c.timeoutsFor(req), cancel)
@@ -279,6 +280,7 @@ func streams(req *engine.ChatRequest) bool {
 func (c *Client) read(parent, ctx context.Context, res *engine.Result, resp *http.Response, w *watchdog,
 	d dialect, req *engine.ChatRequest, t0 *stamp) outcome {
 	res.Status = resp.StatusCode
+	res.RequestID = headerRequestID(resp.Header)
 	out := outcome{location: resp.Header.Get("Location"), retryAfter: resp.Header.Get("Retry-After")}
 	ctype := mediaType(resp.Header.Get("Content-Type"))
 	switch {
@@ -411,6 +413,9 @@ func (c *Client) readCompletion(parent, ctx context.Context, res *engine.Result,
 		return
 	}
 	end := time.Now()
+	if id := answerID(data); id != "" {
+		res.RequestID = id
+	}
 	if len(data) > maxCompletionBody {
 		res.Err = &engine.Error{Class: engine.ErrStreamMalformed, Message: "completion body larger than 32 MiB"}
 		return

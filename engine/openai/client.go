@@ -81,6 +81,10 @@ type Config struct {
 	// (stream_options.continuous_usage_stats, a vLLM extension), which
 	// gives Result.TokenITL when chunks carry several tokens.
 	ContinuousUsage bool
+	// NoTraceContext stops the W3C traceparent header every request
+	// otherwise carries (options.target.trace_context = false); a
+	// traceparent among Headers or a request's own is sent either way.
+	NoTraceContext bool
 }
 
 // String describes c without its API key, and its headers and query
@@ -91,9 +95,9 @@ func (c Config) String() string {
 		key = "[redacted]"
 	}
 	return fmt.Sprintf("{BaseURL:%s APIKey:%s Auth:%s AuthHeader:%s Headers:%v Query:%v TLS:%+v HTTP2:%t H2C:%t "+
-		"ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d Tokenizer:%s ContinuousUsage:%t}",
+		"ConnectTimeout:%s TTFTTimeout:%s IdleTimeout:%s TotalTimeout:%s MaxConns:%d Tokenizer:%s ContinuousUsage:%t NoTraceContext:%t}",
 		redact.URL(c.BaseURL), key, c.Auth, c.AuthHeader, names(c.Headers), names(c.Query), c.TLS, c.HTTP2, c.H2C,
-		c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns, c.Tokenizer, c.ContinuousUsage)
+		c.ConnectTimeout, c.TTFTTimeout, c.IdleTimeout, c.TotalTimeout, c.MaxConns, c.Tokenizer, c.ContinuousUsage, c.NoTraceContext)
 }
 
 // names lists the names of hs.
@@ -113,6 +117,7 @@ func FromTarget(t plan.Target, maxConns int) Config {
 		Headers: t.Headers, Query: t.Query, TLS: t.TLS, HTTP2: t.HTTP2, H2C: t.H2C,
 		ConnectTimeout: t.ConnectTimeout, TTFTTimeout: t.TTFTTimeout, IdleTimeout: t.IdleTimeout, TotalTimeout: t.TotalTimeout,
 		MaxConns: maxConns, Tokenizer: t.Tokenizer, ContinuousUsage: t.ContinuousUsage,
+		NoTraceContext: t.NoTraceContext,
 	}
 }
 
@@ -150,6 +155,7 @@ type Client struct {
 	t          timeouts
 	tok        *tokenCounter // nil: no offline tokenizer
 	continuous bool
+	noTrace    bool // no traceparent of llmload's own (Config.NoTraceContext)
 	transport  *http.Transport
 	http       *http.Client
 	// proxy is the transport's proxy function, kept to tell the user in
@@ -204,6 +210,7 @@ func newClient(cfg Config, proxy func(*http.Request) (*url.URL, error), proxyFro
 		tlsOpts:    cfg.TLS,
 		tok:        tok,
 		continuous: cfg.ContinuousUsage,
+		noTrace:    cfg.NoTraceContext,
 		t:          cfg.timeouts(),
 		transport:  tr,
 		http:       &http.Client{Transport: tr, CheckRedirect: noRedirect},

@@ -45,6 +45,7 @@ type stream struct {
 	events              int  // decoded events, text or not
 	finished            bool // a finish (stop) reason arrived: EOF after it is a normal end
 	done                bool // the stream's last event arrived
+	idRead              bool // the first event was read for the answer's id
 
 	// Per-chunk usage: cumTokens is the latest cumulative completion count;
 	// the flags void TokenITL when a text event lacked a count, or a count
@@ -56,6 +57,14 @@ type stream struct {
 // handle applies one event. It returns a non-nil error for an event that
 // ends the request as a failure.
 func (s *stream) handle(ev event) *engine.Error {
+	if !s.idRead {
+		// The first event names the answer (its "id"), as the server's
+		// trace span and logs do.
+		s.idRead = true
+		if id := answerID(ev.Data); id != "" {
+			s.res.RequestID = id
+		}
+	}
 	d, err := s.dialect.event(s, ev)
 	if err != nil {
 		return err

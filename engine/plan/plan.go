@@ -114,6 +114,10 @@ type Target struct {
 	// stream_options.continuous_usage_stats), which makes token-level ITL
 	// measurable when chunks carry several tokens.
 	ContinuousUsage bool
+	// NoTraceContext stops the W3C traceparent header llmload puts on
+	// every request (options.target.trace_context = false), for a
+	// gateway that rejects unknown headers or a trace the user runs.
+	NoTraceContext bool `json:",omitempty"`
 	// MetricsURL is the server's Prometheus endpoint (vLLM's, SGLang's,
 	// TGI's or llama.cpp's /metrics), scraped every MetricsEvery during the run so queue growth
 	// can be matched to latency; "" means none.

@@ -132,6 +132,7 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		srvPrompt, srvTPOT = floatMSCell(t.PromptMS), floatMSCell(t.PredictedPerTokenMS)
 		srvPromptN, srvCached = intCell(t.PromptN), intCell(t.CachedN)
 	}
+	parts := partCells(&s.Result)
 	return []cell{
 		offset, strCell(s.Scenario), strCell(s.Stage), tagsCell(s.Tags), status, strCell(class), strCell(msg),
 		measuredCell(s.TTFB), measuredCell(s.TTFT), measuredCell(s.TTFC), measuredCell(s.E2E), measuredCell(s.TPOT),
@@ -145,7 +146,35 @@ func requestRecord(s *engine.Sample, start time.Time) []cell {
 		measuredCell(s.Encode), measuredCell(s.Upload), bytesCell(s.BodyBytes),
 		countCell(s.Images), countCell(s.Audios), countCell(s.Videos), secondsCell(s.AudioIn),
 		countCell(s.MediaTokens), secondsCell(s.AudioOut), bytesCell(s.AudioBytes),
+		strCell(s.TraceID), strCell(s.RequestID),
+		parts[0], parts[1], parts[2], parts[3], parts[4], parts[5],
 	}
+}
+
+// partCells are a request's breakdown: its source, then the residual,
+// queue, prefill, decode and tail, each absent where not timed.
+func partCells(r *engine.Result) [6]cell {
+	out := [6]cell{absent, absent, absent, absent, absent, absent}
+	if r.Span == nil && r.Server == nil {
+		return out
+	}
+	b := r.Breakdown()
+	if b.Source == "" {
+		return out
+	}
+	out[0], out[1], out[3] = strCell(b.Source), signedMSCell(b.Residual), signedMSCell(b.Prefill)
+	for i, d := range []time.Duration{b.Queue, b.Decode, b.Tail} {
+		if d != engine.Absent {
+			out[[]int{2, 4, 5}[i]] = signedMSCell(d)
+		}
+	}
+	return out
+}
+
+// signedMSCell prints a duration in ms to the microsecond, negative ones
+// included (a residual the server's timing exceeds).
+func signedMSCell(d time.Duration) cell {
+	return floatMSCell(float64(d) / float64(time.Millisecond))
 }
 
 // bytesCell is a byte count, absent for 0 (nothing sent or received).

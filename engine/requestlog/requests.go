@@ -94,9 +94,22 @@ const (
 	colMediaTokens = "media_tokens" // prompt tokens of the media parts, from usage
 	colAudioOut    = "audio_out_s"  // seconds of speech received
 	colAudioBytes  = "audio_bytes"  // bytes of speech received
+	// Request identity: the W3C trace id the request carried, and the
+	// server's own id of it (the answer's "id", or an x-request-id
+	// header), which its logs and trace spans name.
+	colTraceID   = "trace_id"
+	colRequestID = "request_id"
+	// Where the time went (engine.Breakdown), from the server's span or
+	// llama.cpp's timings; empty when the server timed nothing.
+	colPartsSource = "parts_source" // span or timings
+	colResidual    = "residual_ms"  // TTFT − upload − queue − prefill: network and server front; may be negative
+	colQueue       = "queue_ms"     // waiting for the scheduler (spans only)
+	colPrefill     = "prefill_ms"   // the prompt's processing to the first token
+	colDecode      = "decode_ms"    // the rest of the generation
+	colTail        = "tail_ms"      // E2E − TTFT − decode: the last token's way back
 	// firstOmittable is the first column JSONL leaves out when empty.
 	firstOmittable    = 34
-	numRequestColumns = 44
+	numRequestColumns = 52
 )
 
 var requestColumns = [numRequestColumns]string{
@@ -106,6 +119,7 @@ var requestColumns = [numRequestColumns]string{
 	colServerPrompt, colServerTPOT, colServerPromptTokens, colServerCached,
 	colAPI, colToolCalls, colInputs, colCached, colTraceRecord, colTarget, colTLS,
 	colEncode, colUpload, colBodyBytes, colImages, colAudios, colVideos, colAudioIn, colMediaTokens, colAudioOut, colAudioBytes,
+	colTraceID, colRequestID, colPartsSource, colResidual, colQueue, colPrefill, colDecode, colTail,
 }
 
 // RequestColumns returns the names of a per-request record's columns, in

@@ -60,6 +60,20 @@ func requestSamples() []engine.Sample {
 		{Scenario: "voice", Stage: "c1",
 			Result: engine.Result{API: engine.EndpointSpeech, Start: t0.Add(14 * time.Second), Status: 200, TTFB: 20 * ms, TTFT: 80 * ms,
 				E2E: 900 * ms, Streamed: true, Upload: 100 * time.Microsecond, BodyBytes: 96, AudioOut: 2.5, AudioBytes: 120_044}},
+		// A request the server traced: its span splits the TTFT.
+		{Scenario: "chat", Stage: "c8",
+			Result: engine.Result{Start: t0.Add(15 * time.Second), Status: 200, TTFB: 3 * ms, TTFT: 250 * ms, TTFC: 250 * ms,
+				E2E: 1250 * ms, Streamed: true, Upload: 200 * time.Microsecond, OutputTokens: 100, TokensSource: engine.TokensFromUsage,
+				TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", RequestID: "chatcmpl-7f3a",
+				Span: &engine.ServerSpan{RequestID: "chatcmpl-7f3a", Queue: 180 * ms, Prefill: 60 * ms, Decode: 990 * ms,
+					TTFT: 245 * ms, E2E: 1240 * ms, PromptTokens: -1, CompletionTokens: -1}}},
+		// One whose server timed more than the client measured: the
+		// residual is negative, kept as it is.
+		{Scenario: "chat", Stage: "c8",
+			Result: engine.Result{Start: t0.Add(16 * time.Second), Status: 200, TTFB: 3 * ms, TTFT: 50 * ms, TTFC: 50 * ms,
+				E2E: 60 * ms, Streamed: true, TraceID: "00f067aa0ba902b7a3ce929d0e0e4736", RequestID: "chatcmpl-7f3b",
+				Span: &engine.ServerSpan{Queue: 40 * ms, Prefill: 12500 * time.Microsecond, Decode: engine.Absent,
+					TTFT: engine.Absent, E2E: engine.Absent, PromptTokens: -1, CompletionTokens: -1}}},
 	}
 }
 
