@@ -34,7 +34,7 @@ type Breakdown struct {
 	// the wait for a slot is then in Residual); Decode and Tail are Absent
 	// for a failed or non-streamed request, or a span without decode time.
 	Upload, Residual, Queue, Prefill, Decode, Tail time.Duration
-	Negative                                      bool
+	Negative                                       bool
 }
 
 // Breakdown splits r's TTFT and E2E by its span, else by its server

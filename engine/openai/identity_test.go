@@ -107,8 +107,8 @@ func TestTraceIDOf(t *testing.T) {
 		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", "4bf92f3577b34da6a3ce929d0e0e4736"},
 		{" 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ", "4bf92f3577b34da6a3ce929d0e0e4736"},
 		{"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", "4bf92f3577b34da6a3ce929d0e0e4736"}, // a later version may add fields
-		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", ""},                             // version 00 may not
-		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", ""},                                   // upper case
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", ""},                                 // version 00 may not
+		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", ""},                                       // upper case
 		{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", ""},
 		{"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", ""},
 		{"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", ""},
