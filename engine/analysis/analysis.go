@@ -39,6 +39,11 @@ func Analyze(stages []metrics.StageSummary, slo plan.SLO, server Server) Analysi
 				sa.TagCliffs = append(sa.TagCliffs, f)
 			}
 		}
+		for _, f := range []*Finding{&sa.Knee, &sa.Cliff} {
+			if f.Explained = explain(*f, s); f.Explained != nil {
+				f.Text += "; where the time went: " + f.Explained.Text
+			}
+		}
 		if c := server.curve(s, stages); c != nil {
 			sa.Server = c
 			sa.Knee.Server, sa.Cliff.Server = c.check(sa.Knee, s.LoadUnit), c.check(sa.Cliff, s.LoadUnit)

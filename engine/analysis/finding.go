@@ -44,6 +44,10 @@ type Finding struct {
 	// agreeing, disagreeing, or neither; nil without them (tag cliffs
 	// are never checked: the server's queue is not per tag).
 	Server *ServerCheck `json:"server,omitempty"`
+	// Explained says which part of the latency grew into the finding,
+	// from the server's timing of each request (engine.Breakdown); nil
+	// when the stages have none.
+	Explained *Explanation `json:"explained,omitempty"`
 }
 
 // loadText renders a load level with its unit: "1 VU", "8 VUs", "2.5 req/s".

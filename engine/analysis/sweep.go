@@ -64,6 +64,9 @@ type Point struct {
 	Dropped  int64   `json:"dropped,omitempty"`
 	WindowS  float64 `json:"window_s,omitempty"`
 	LagP99   float64 `json:"lag_p99,omitempty"`
+	// Parts are the stage's breakdown (where the time went), when the
+	// server timed its requests; nil otherwise.
+	Parts *PointParts `json:"parts,omitempty"`
 	// Suspect says why the stage's figures may be the client side's (see
 	// StageSuspect); empty when nothing is known against them.
 	Suspect []string `json:"suspect,omitempty"`
@@ -155,6 +158,7 @@ func pointOf(st metrics.StageSummary) Point {
 		Dropped:    st.DroppedIterations,
 		WindowS:    st.DurationS,
 		LagP99:     st.ScheduleLag.P99,
+		Parts:      partsOf(st),
 		Suspect:    StageSuspect(st),
 	}
 }

@@ -43,6 +43,7 @@ type htmlPage struct {
 	Speech     htmlTable
 	MediaNote  string
 	SpeechNote string
+	Breakdown  *breakdownSection // where the time went; nil when the server timed nothing
 	Warnings   []string
 	Lints      []lintRow
 	Notes      []string // once-per-run notes, such as the token counts'
@@ -88,6 +89,7 @@ func buildPage(r *result.Result) htmlPage {
 	p.Server, p.ServerNote = serverSection(r, labels)
 	p.Media, p.Speech = mediaTables(r.Stages, labels)
 	p.MediaNote, p.SpeechNote = mediaNote, speechNote
+	p.Breakdown = breakdownHTML(r, labels)
 	if r.SLOSet {
 		p.Goodput = goodputNote(r.Run.SLO)
 	}

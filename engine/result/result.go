@@ -77,6 +77,9 @@ type Result struct {
 	// Exports are the live exports (--export, --listen, options.export)
 	// and how each fared; absent when the run exported nothing.
 	Exports []Export `json:"exports,omitempty"`
+	// ServerSpans is the account of the server's trace spans the run's
+	// receiver took (--otlp-traces-listen); nil without one.
+	ServerSpans *ServerSpans `json:"server_spans,omitempty"`
 	// Mergeable is written by segment runs only (--segment), for
 	// llmload merge.
 	Mergeable *Mergeable `json:"mergeable,omitempty"`

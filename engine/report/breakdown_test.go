@@ -1,0 +1,104 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
+)
+
+// breakdownRun is a sweep measured by a real collector whose server sent a
+// span for every request: at 4 VUs requests barely queue, at 16 they wait
+// 1.5 s for a slot while prefill stays flat; one request's server timed
+// more than the client measured.
+func breakdownRun() *result.Result {
+	c := metrics.NewCollector()
+	stages := []struct {
+		name  string
+		vus   int
+		queue time.Duration
+	}{{"4-vus", 4, 20 * time.Millisecond}, {"16-vus", 16, 1500 * time.Millisecond}}
+	ms := time.Millisecond
+	for i, st := range stages {
+		c.StageStarted(engine.StageMark{Scenario: "sweep", Stage: st.name, Index: i, Target: st.vus, At: t0.Add(time.Duration(i) * 20 * time.Second)})
+	}
+	for i, st := range stages {
+		base := t0.Add(time.Duration(i) * 20 * time.Second)
+		for j := range 40 {
+			queue := st.queue + time.Duration(j)*ms
+			prefill := time.Duration(60+j%5) * ms
+			ttft := 2*ms + queue + prefill
+			s := engine.Sample{Scenario: "sweep", Stage: st.name, Result: engine.Result{API: engine.EndpointChat,
+				Start: base.Add(time.Duration(j) * 400 * ms), Status: 200, TTFB: ms, TTFT: ttft, TTFC: ttft,
+				E2E: ttft + 800*ms + ms, TPOT: 8 * ms, InputTokens: 100, InputTokensSource: engine.TokensFromUsage,
+				OutputTokens: 100, TokensSource: engine.TokensFromUsage, Streamed: true, TextEvents: 100,
+				TraceID: "4bf92f3577b34da6a3ce929d0e0e47" + string(rune('a'+i)) + string(rune('a'+j%26)), RequestID: "chatcmpl-" + st.name,
+				Span: &engine.ServerSpan{Queue: queue, Prefill: prefill, Decode: 800 * ms, TTFT: engine.Absent, E2E: engine.Absent,
+					PromptTokens: 100, CompletionTokens: 100}}}
+			if i == 1 && j == 7 {
+				s.Span.Queue += 5 * ms // the server counted from before the request reached it
+			}
+			c.Sample(s)
+		}
+	}
+	for i, st := range stages {
+		c.StageEnded(engine.StageMark{Scenario: "sweep", Stage: st.name, Index: i, Target: st.vus, At: t0.Add(time.Duration(i)*20*time.Second + 20*time.Second)})
+	}
+	r := result.New(result.Meta{Scenario: "sweep.lua", Model: "m", Simulator: true, Seed: 7,
+		Start: t0, End: t0.Add(40 * time.Second), Complete: true}, c.Close())
+	r.ServerSpans = &result.ServerSpans{Listen: "127.0.0.1:4318", Spans: 81, Joined: 80, Unjoined: 1, Requests: 80,
+		Negative: []result.NegativeResidual{{Scenario: "sweep", Stage: "16-vus", RequestID: "chatcmpl-16-vus",
+			TraceID: "4bf92f3577b34da6a3ce929d0e0e47bh", Source: engine.BreakdownSpan, TTFTMS: 1571, ResidualMS: -3}}}
+	return r
+}
+
+func TestBreakdownGolden(t *testing.T) {
+	r := breakdownRun()
+	golden(t, "breakdown.txt.golden", render(t, Text(r)))
+	golden(t, "breakdown.html.golden", render(t, HTML(r)))
+}
+
+// TestBreakdownText: the tables' figures by arithmetic over the fixture,
+// and the account of the spans.
+func TestBreakdownText(t *testing.T) {
+	text := string(render(t, Text(breakdownRun())))
+	i := strings.Index(text, "\nwhere the time goes, p50")
+	if i < 0 {
+		t.Fatalf("no breakdown in the report:\n%s", text)
+	}
+	text = text[i:]
+	// 4 VUs: upload 0, residual 2 ms, queue 20..59 ms (p50 39), prefill 60..64, decode 800, tail 1.
+	if got, want := fieldsOf(text, "4-vus"), "[4-vus 40 spans"; !strings.HasPrefix(got, want) {
+		t.Errorf("p50 row = %s, want it to start %s", got, want)
+	}
+	f := strings.Fields(lineOf(text, "4-vus"))
+	if len(f) != 11 || f[5] != "2.0" || f[6] != "39.0" || f[8] != "800" || f[9] != "1.0" || f[10] != "-" {
+		t.Errorf("4-vus p50 cells %q, want residual 2.0, queue 39.0, decode 800, tail 1.0, no negative", f)
+	}
+	f = strings.Fields(lineOf(text, "16-vus"))
+	if len(f) != 11 || f[10] != "1" || f[6] != "1520" {
+		t.Errorf("16-vus p50 cells %q, want queue 1520 (1519.5, as the histogram holds it) and one negative residual", f)
+	}
+	for _, want := range []string{
+		"server spans (received at 127.0.0.1:4318): 81 spans, 80 joined to their request by trace id; 0 of 80 traced requests got none",
+		"1 spans met no request of this run",
+		"sweep/16-vus request chatcmpl-16-vus trace 4bf92f3577b34da6a3ce929d0e0e47bh: TTFT 1571.000 ms, residual -3.000 ms (span)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// lineOf is the first line of text that starts with label.
+func lineOf(text, label string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), label+" ") {
+			return l
+		}
+	}
+	return ""
+}

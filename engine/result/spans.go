@@ -1,0 +1,49 @@
+package result
+
+// ServerSpans is what the run's OTLP trace receiver took and how its spans met
+// the requests: every span is accounted for, joined or not.
+type ServerSpans struct {
+	// Listen is the receiver's address, as the server's
+	// --otlp-traces-endpoint should name it.
+	Listen string `json:"listen"`
+	// Spans are the request spans received (each once; Duplicates apart).
+	// Joined of them met their request by trace id, ByRequestID by the
+	// server's request id (the server did not continue the trace);
+	// Unjoined met none by the end, Evicted were dropped unjoined when the
+	// cap on waiting spans was reached.
+	Spans       int64 `json:"spans"`
+	Joined      int64 `json:"joined"`
+	ByRequestID int64 `json:"by_request_id"`
+	Unjoined    int64 `json:"unjoined"`
+	Evicted     int64 `json:"evicted"`
+	Duplicates  int64 `json:"duplicates"`
+	// Malformed spans carried a request attribute that was not a number
+	// (that part is left out, the span still joined); Other spans carried
+	// none of the request attributes (not a request's span). Rejected
+	// payloads could not be decoded at all.
+	Malformed int64 `json:"malformed"`
+	Other     int64 `json:"other"`
+	Rejected  int64 `json:"rejected"`
+	// Requests are the requests that carried a trace id; NoSpan of them
+	// got no span within the wait.
+	Requests int64 `json:"requests"`
+	NoSpan   int64 `json:"no_span"`
+	// Negative are examples of requests whose residual was below zero:
+	// the server timed more than the client measured.
+	Negative []NegativeResidual `json:"negative,omitempty"`
+}
+
+// NegativeResidual is one request whose server-side parts exceeded its
+// client TTFT: named by both ids, so it can be found in the server's log.
+type NegativeResidual struct {
+	Scenario   string  `json:"scenario"`
+	Stage      string  `json:"stage"`
+	RequestID  string  `json:"request_id,omitempty"`
+	TraceID    string  `json:"trace_id,omitempty"`
+	Source     string  `json:"source"`
+	TTFTMS     float64 `json:"ttft_ms"`
+	ResidualMS float64 `json:"residual_ms"`
+}
+
+// MaxNegativeExamples bounds ServerSpans.Negative.
+const MaxNegativeExamples = 10
