@@ -8,8 +8,8 @@ import (
 // Analysis is the knee and cliff of every sweep in a run.
 type Analysis struct {
 	Sweeps []SweepAnalysis `json:"sweeps"`
-	// Pareto is each scenario's per-user speed against total throughput
-	// (see Pareto), for scenarios of two stages or more.
+	// Pareto is each sweep's per-user speed against total throughput
+	// (see Pareto).
 	Pareto []ParetoFront `json:"pareto,omitempty"`
 }
 
@@ -31,7 +31,7 @@ type SweepAnalysis struct {
 // Analyze finds the knee and the cliff of each sweep among stages (see
 // Sweeps, Knee and Cliff) and checks them against the server's queue
 // gauges in server, when it has any, and the Pareto front of each
-// scenario's stages. Sweeps is empty, never nil, when no
+// sweep. Sweeps is empty, never nil, when no
 // scenario ran a sweep.
 func Analyze(stages []metrics.StageSummary, slo plan.SLO, server Server) Analysis {
 	a := Analysis{Sweeps: []SweepAnalysis{}}

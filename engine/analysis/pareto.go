@@ -60,6 +60,9 @@ type ParetoPoint struct {
 	// Tentative is true when the stage's TPOT p50 was flagged as resting
 	// on too few samples (metrics.Dist.Unreliable).
 	Tentative bool `json:"tentative,omitempty"`
+	// Suspect says why the stage's figures may be the client side's (see
+	// StageSuspect).
+	Suspect []string `json:"suspect,omitempty"`
 }
 
 // ParetoSkip is a stage left out of a front, and why (Skip*).
@@ -68,7 +71,7 @@ type ParetoSkip struct {
 	Reason string `json:"reason"`
 }
 
-// ParetoFront is one scenario's stages as per-user speed against total
+// ParetoFront is one sweep's stages as per-user speed against total
 // throughput: which stages no other beats on both, and the best operating
 // point that meets the SLO.
 type ParetoFront struct {
@@ -88,45 +91,49 @@ type ParetoFront struct {
 	// none does or no SLO is set. BestText says which and why in words.
 	Best     string `json:"best,omitempty"`
 	BestText string `json:"best_text"`
+	// Suspect joins the points' Suspect reasons with the stages they hold
+	// for ("c16: the machine was busy with other processes"); "" when none.
+	Suspect string `json:"suspect,omitempty"`
 }
 
-// Pareto builds one ParetoFront per scenario that ran at least two stages,
-// in the order the scenarios first appear. gpus is the number of GPUs
-// serving the target, 0 when unknown. A stage is left out when it cannot
-// place a point: a warmup stage, one with only dirty requests, none
-// successful, no output tokens or no TPOT.
+// Pareto builds the ParetoFront of each sweep among stages (see Sweeps:
+// one scenario's stages at growing load), in the order of Sweeps; a
+// capacity search's probes or a single level are no sweep and get none.
+// gpus is the number of GPUs serving the target, 0 when unknown.
 func Pareto(stages []metrics.StageSummary, slo plan.SLO, gpus int) []ParetoFront {
-	var order []string
-	by := map[string][]metrics.StageSummary{}
-	for _, st := range stages {
-		if _, seen := by[st.Scenario]; !seen {
-			order = append(order, st.Scenario)
-		}
-		by[st.Scenario] = append(by[st.Scenario], st)
-	}
 	var out []ParetoFront
-	for _, name := range order {
-		if len(by[name]) >= 2 {
-			out = append(out, FrontOf(name, by[name], slo, gpus))
+	for _, s := range Sweeps(stages) {
+		var own []metrics.StageSummary
+		for _, st := range stages {
+			if st.Scenario == s.Scenario {
+				own = append(own, st)
+			}
 		}
+		out = append(out, FrontOf(s.Scenario, own, slo, gpus))
 	}
 	return out
 }
 
-// FrontOf builds the ParetoFront of one scenario's stages (see Pareto);
-// any number of stages, one or none included.
+// FrontOf builds the ParetoFront of one scenario's stages, any number of
+// them. A stage is left out when it cannot place a point: a warmup stage,
+// one with only dirty requests, none successful, no output tokens or no
+// TPOT.
 func FrontOf(scenario string, stages []metrics.StageSummary, slo plan.SLO, gpus int) ParetoFront {
 	f := ParetoFront{Scenario: scenario, Definition: ParetoDefinition, GPUs: max(gpus, 0),
 		Points: []ParetoPoint{}, SLOSet: !slo.IsZero()}
+	var placed []Point
 	for _, st := range stages {
 		if reason := paretoSkip(st); reason != "" {
 			f.Skipped = append(f.Skipped, ParetoSkip{Stage: st.Stage, Reason: reason})
 			continue
 		}
-		f.Points = append(f.Points, paretoPoint(st, f.SLOSet, f.GPUs))
+		p := pointOf(st)
+		placed = append(placed, p)
+		f.Points = append(f.Points, paretoPoint(st, p, f.SLOSet, f.GPUs))
 	}
 	markFront(f.Points)
 	f.Best, f.BestText = best(f.Points, f.SLOSet)
+	f.Suspect = suspectOf(placed...)
 	return f
 }
 
@@ -147,13 +154,14 @@ func paretoSkip(st metrics.StageSummary) string {
 	return ""
 }
 
-func paretoPoint(st metrics.StageSummary, sloSet bool, gpus int) ParetoPoint {
-	p := pointOf(st)
+// paretoPoint places st, whose sweep point is p.
+func paretoPoint(st metrics.StageSummary, p Point, sloSet bool, gpus int) ParetoPoint {
 	pp := ParetoPoint{
 		Stage: st.Stage, Load: p.Load, LoadUnit: unitOf(st),
 		PerUserTokPerSec: 1000 / st.TPOT.P50,
 		TokPerSec:        st.OutputTokPerSec,
 		Tentative:        slices.Contains(st.TPOT.Unreliable, "p50"),
+		Suspect:          p.Suspect,
 	}
 	if gpus > 0 {
 		pp.TokPerSecPerGPU = st.OutputTokPerSec / float64(gpus)

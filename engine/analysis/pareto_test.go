@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
 )
@@ -248,21 +249,23 @@ func TestParetoAllSkipped(t *testing.T) {
 	}
 }
 
-func TestParetoPerScenario(t *testing.T) {
-	a := paretoStages(level{1, 10, 100, 1}, level{2, 12, 180, 1})
-	single := paretoStages(level{1, 10, 100, 1})
-	single[0].Scenario = "single"
-	b := paretoStages(level{1, 10, 100, 1}, level{4, 30, 90, 1})
-	for i := range b {
-		b[i].Scenario = "b"
+func TestParetoPerSweep(t *testing.T) {
+	sweepA := paretoStages(level{1, 10, 100, 1}, level{2, 12, 180, 1}, level{4, 20, 250, 1})
+	two := paretoStages(level{1, 10, 100, 1}, level{2, 12, 180, 1})
+	probes := paretoStages(level{8, 10, 100, 1}, level{4, 10, 90, 1}, level{6, 10, 95, 1})
+	sweepB := paretoStages(level{1, 10, 100, 1}, level{4, 30, 90, 1}, level{8, 40, 95, 1})
+	for name, group := range map[string][]metrics.StageSummary{"two": two, "probes": probes, "b": sweepB} {
+		for i := range group {
+			group[i].Scenario = name
+		}
 	}
-	fronts := Pareto(append(append(a, single...), b...), ttftSLO, 0)
+	fronts := Pareto(slices.Concat(sweepA, two, probes, sweepB), ttftSLO, 0)
 	var names []string
 	for _, f := range fronts {
 		names = append(names, f.Scenario)
 	}
 	if want := []string{"s", "b"}; !slices.Equal(names, want) {
-		t.Fatalf("fronts of %v, want %v (a scenario of one stage has no front)", names, want)
+		t.Fatalf("fronts of %v, want %v (two stages, or loads up and down, are no sweep)", names, want)
 	}
 	if front, _ := onFront(fronts[1]); !slices.Equal(front, []string{"c1"}) {
 		t.Errorf("b's front = %v, want [c1]", front)
@@ -270,7 +273,7 @@ func TestParetoPerScenario(t *testing.T) {
 }
 
 func TestAnalyzeHasPareto(t *testing.T) {
-	a := Analyze(paretoStages(level{1, 10, 100, 1}, level{2, 12, 180, 1}), ttftSLO, Server{})
+	a := Analyze(paretoStages(level{1, 10, 100, 1}, level{2, 12, 180, 1}, level{4, 25, 200, 0.5}), ttftSLO, Server{})
 	if len(a.Pareto) != 1 || a.Pareto[0].Best != "c2" {
 		t.Fatalf("Analyze's Pareto = %+v, want one front with best c2", a.Pareto)
 	}
@@ -278,7 +281,7 @@ func TestAnalyzeHasPareto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"pareto":[`, `"per_user_tok_per_sec":100`, `"on_front":true`, `"best":"c2"`} {
+	for _, key := range []string{`"pareto":[`, `"per_user_tok_per_sec":100`, `"on_front":true`, `"best":"c2"`, `"meets_slo":false`} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("JSON lacks %s: %s", key, data)
 		}
@@ -323,5 +326,17 @@ func TestParetoRecorded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestParetoSuspect(t *testing.T) {
+	stages := paretoStages(level{1, 10, 100, 1}, level{2, 12, 180, 1})
+	stages[1].Client = &engine.ClientCheck{MachineBusy: true}
+	f := FrontOf("s", stages, ttftSLO, 0)
+	if got, want := f.Suspect, "c2: the machine was busy with other processes"; got != want {
+		t.Errorf("Suspect = %q, want %q", got, want)
+	}
+	if len(f.Points[0].Suspect) != 0 || len(f.Points[1].Suspect) != 1 {
+		t.Errorf("points' Suspect = %v, %v; want none, one", f.Points[0].Suspect, f.Points[1].Suspect)
 	}
 }
