@@ -121,8 +121,10 @@ func TestParetoPointFigures(t *testing.T) {
 	if f.GPUs != 4 || f.Definition != ParetoDefinition {
 		t.Errorf("GPUs = %d, Definition = %q", f.GPUs, f.Definition)
 	}
-	if unknown := FrontOf("s", paretoStages(level{4, 25, 800, 1}), ttftSLO, 0); unknown.Points[0].TokPerSecPerGPU != 0 || unknown.GPUs != 0 {
-		t.Errorf("without a GPU count: per GPU %v, GPUs %d; want both 0", unknown.Points[0].TokPerSecPerGPU, unknown.GPUs)
+	for _, gpus := range []int{0, -3} {
+		if unknown := FrontOf("s", paretoStages(level{4, 25, 800, 1}), ttftSLO, gpus); unknown.Points[0].TokPerSecPerGPU != 0 || unknown.GPUs != 0 {
+			t.Errorf("GPU count %d: per GPU %v, GPUs %d; want both 0 (unknown)", gpus, unknown.Points[0].TokPerSecPerGPU, unknown.GPUs)
+		}
 	}
 }
 
