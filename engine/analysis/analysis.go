@@ -8,6 +8,9 @@ import (
 // Analysis is the knee and cliff of every sweep in a run.
 type Analysis struct {
 	Sweeps []SweepAnalysis `json:"sweeps"`
+	// Pareto is each sweep's per-user speed against total throughput
+	// (see Pareto).
+	Pareto []ParetoFront `json:"pareto,omitempty"`
 }
 
 // SweepAnalysis is one scenario's sweep with its knee and cliff.
@@ -27,7 +30,8 @@ type SweepAnalysis struct {
 
 // Analyze finds the knee and the cliff of each sweep among stages (see
 // Sweeps, Knee and Cliff) and checks them against the server's queue
-// gauges in server, when it has any. Sweeps is empty, never nil, when no
+// gauges in server, when it has any, and the Pareto front of each
+// sweep. Sweeps is empty, never nil, when no
 // scenario ran a sweep.
 func Analyze(stages []metrics.StageSummary, slo plan.SLO, server Server) Analysis {
 	a := Analysis{Sweeps: []SweepAnalysis{}}
@@ -50,5 +54,6 @@ func Analyze(stages []metrics.StageSummary, slo plan.SLO, server Server) Analysi
 		}
 		a.Sweeps = append(a.Sweeps, sa)
 	}
+	a.Pareto = Pareto(stages, slo, 0) // the GPU count is not known here yet
 	return a
 }

@@ -30,6 +30,7 @@ type htmlPage struct {
 	Goodput    string
 	CacheHit   string // explains the stage table's cache hit column
 	Sweeps     []sweepSection
+	Pareto     []paretoSection
 	Capacity   []capacitySection
 	Traces     []traceSection
 	Spend      *spendSection
@@ -74,6 +75,7 @@ func buildPage(r *result.Result) htmlPage {
 		Thresholds: thresholdRows(r.Thresholds),
 		Stages:     stageTable(r, labels),
 		Sweeps:     sweepSections(r),
+		Pareto:     paretoSections(r),
 		Capacity:   capacitySections(r),
 		Traces:     traceSections(r),
 		Spend:      spendSectionOf(r),

@@ -40,6 +40,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeTraces(b, r)
 		starred := writeLatency(b, r.Stages, labels)
 		writeSweepFindings(b, r)
+		writePareto(b, readings(r).Pareto)
 		writeCapacity(b, r)
 		writeTail(b, r.Stages, labels)
 		writeConnections(b, r.Stages, labels)
