@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -64,6 +65,7 @@ type runFlags struct {
 	export                exportFlags
 	reach                 targetFlags
 	metricsURLs           []string
+	spans                 enginerun.Spans
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -97,6 +99,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.metricsURLs, "metrics-url", nil, "the server's Prometheus endpoint, read during the run (instead of options.target.metrics_url);\n"+
 		"repeat it for each replica: each is kept apart, their queues and token rates summed\n"+
 		"(default: the target's /metrics when it is vLLM's, SGLang's, TGI's or llama.cpp's)")
+	fs.StringVar(&f.spans.Listen, "otlp-traces-listen", "", "receive the server's OTLP trace spans here (HTTP and gRPC, e.g. 127.0.0.1:4317)\nand split each request's TTFT into queue, prefill and the rest; point the server's\n--otlp-traces-endpoint at it")
+	fs.DurationVar(&f.spans.Wait, "otlp-traces-wait", 10*time.Second, "with --otlp-traces-listen: how long a request waits for its span")
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
@@ -124,6 +128,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", err
 	}
 	if err := checkMetricsFlags(f.metricsURLs); err != nil {
+		return nil, "", err
+	}
+	if err := checkSpansFlags(f.spans, fs.Changed("otlp-traces-wait")); err != nil {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
@@ -323,7 +330,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return script.NewRunner(api.RunnerConfig{Client: d.Client, Sink: d.Sink, Model: d.Model,
 				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop, Observe: d.Observe})
 		},
-		Outputs: f.out,
+		Outputs: f.out, Spans: f.spans,
 		Summary: stdout, Log: say, Memory: mem, Version: version,
 		Fingerprint: parts.Fingerprint(), PlanParts: &parts, Traces: script.Traces(),
 		Barrier: f.startBarrier(parts, say),
@@ -534,4 +541,23 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// checkSpansFlags rejects a trace receiver address that could never be
+// listened on, and a wait without a receiver or out of bounds, before
+// anything runs.
+func checkSpansFlags(s enginerun.Spans, waitSet bool) error {
+	if s.Listen == "" {
+		if waitSet {
+			return usagef("run: --otlp-traces-wait needs --otlp-traces-listen")
+		}
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" {
+		return usagef("run: --otlp-traces-listen %q: want host:port, e.g. 127.0.0.1:4317 (port 0 picks a free one)", s.Listen)
+	}
+	if s.Wait <= 0 || s.Wait > 10*time.Minute {
+		return usagef("run: --otlp-traces-wait %v: want more than 0 and at most 10m", s.Wait)
+	}
+	return nil
 }

@@ -63,6 +63,7 @@ func Merge(in []Input, version string) (*result.Result, run.Outcome, error) {
 	// Every segment describes the whole replay (validate saw them equal);
 	// only the server's hit share is judged again, on the merged stages.
 	res.AddTraces(first.Traces)
+	res.ServerSpans = serverSpans(in)
 	if res.Cost, err = spend(in); err != nil {
 		return nil, run.Outcome{}, err
 	}

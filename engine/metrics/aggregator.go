@@ -81,6 +81,11 @@ func (a *aggregator) add(e *event) {
 				feed(v.id, &v.c, e)
 			}
 		}
+	case evParts:
+		e.tail = s.tailOf(e)
+		for _, id := range partMetrics {
+			feed(id, &s.cells[id], e)
+		}
 	case evDirty:
 		s.dirtySample(e)
 	case evIterStart:

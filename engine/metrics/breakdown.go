@@ -102,3 +102,20 @@ func partsFigures(st *StageSummary, ss *stageSnap) {
 		Prefill: c[mPartPrefill].t.dist(), Decode: c[mPartDecode].t.dist(), Tail: c[mPartTail].t.dist(),
 	}
 }
+
+// Breakdown records the breakdown of a request already recorded by Sample,
+// whose server's span arrived after it (a trace receiver joins spans to
+// requests seconds later). Only the part metrics of its stage take it; a
+// sample whose breakdown Sample already counted (llama.cpp's timings) must
+// not be given again. Warmup, dirty and failed samples, and those with no
+// breakdown, are ignored.
+func (c *Collector) Breakdown(s engine.Sample) {
+	if s.Warmup || s.Dirty != "" || s.Err != nil {
+		return
+	}
+	p := breakdownOf(&s.Result)
+	if p == nil {
+		return
+	}
+	c.accept(event{kind: evParts, scenario: s.Scenario, stage: s.Stage, at: s.Start, parts: p})
+}

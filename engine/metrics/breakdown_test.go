@@ -78,3 +78,25 @@ func TestBreakdownSummary(t *testing.T) {
 		}
 	}
 }
+
+// A span that comes after its request: the request is counted once, its
+// breakdown once, when Breakdown gives it.
+func TestBreakdownLater(t *testing.T) {
+	const ms = time.Millisecond
+	c := NewCollector()
+	c.StageStarted(mark("sweep", "traced", 0, 1, 0))
+	s := spanSample("traced", 1, 100*ms, 500*ms, 60*ms, 30*ms, 395*ms)
+	span := s.Span
+	s.Span = nil
+	c.Sample(s) // as the request ended: no span yet
+	s.Span = span
+	c.Breakdown(s) // as the span joined it
+	warm := s
+	warm.Warmup = true
+	c.Breakdown(warm)
+	c.StageEnded(mark("sweep", "traced", 0, 1, 10))
+	st := findStage(t, c.Close(), "traced")
+	if st.Requests != 1 || st.Breakdown == nil || st.Breakdown.Requests != 1 || st.Breakdown.Queue.Max != 60 {
+		t.Errorf("requests %d, breakdown %+v: want one request, split once with queue 60 ms", st.Requests, st.Breakdown)
+	}
+}

@@ -20,6 +20,7 @@ const (
 	evDrop
 	evMetric
 	evRequest // a Track, Declare or Snapshot call waiting for its answer
+	evParts   // a sample's breakdown, known after the sample (its span came later)
 )
 
 // event is what travels to the aggregator: only the fields it needs, so the

@@ -65,8 +65,14 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	if err != nil {
 		return nil, Outcome{}, err
 	}
+	spans, err := c.startSpans(sink)
+	if err != nil {
+		sink.Close()
+		return nil, Outcome{}, err
+	}
 	exports, err := c.newExporting(start)
 	if err != nil {
+		spans.stop(true)
 		sink.Close()
 		return nil, Outcome{}, err
 	}
@@ -110,11 +116,13 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 		server = scraper.Stop()
 	}
 	end.line = lines.line()
+	spans.stop(end.aborted)
 	sinkErr := sink.Close()
 	// The final counts go out before the collector closes, so that what
 	// was pushed last is what the result counts.
 	exports.close(end.aborted)
 	res, passed := c.result(meta, col, mon, server, reach, &end)
+	res.ServerSpans = spans.summary(&sink.neg)
 	var refused *executor.StartError
 	if errors.As(end.err, &refused) {
 		// The barrier refused to start: nothing was sent, and a result

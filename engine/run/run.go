@@ -84,6 +84,19 @@ type Config struct {
 	// Lints, when set, judges the run's good practice into the result's
 	// lints (see Lints); nil: the result has none.
 	Lints *Lints
+	// Spans, when its Listen is set, receives the server's OTLP trace
+	// spans and joins each to its request (--otlp-traces-listen).
+	Spans Spans
+}
+
+// Spans configures the run's trace receiver.
+type Spans struct {
+	// Listen is the receiver's address (host:port; port 0 picks one);
+	// "" runs none.
+	Listen string
+	// Wait is how long a request waits for its span (0: the joiner's
+	// default, 10 s; vLLM's exporter sends a batch every 5 s).
+	Wait time.Duration
 }
 
 // SegmentSkew is how far apart segments may start before a result says
