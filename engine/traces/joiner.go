@@ -80,11 +80,9 @@ type Joiner struct {
 	pending     list.List // *Span, oldest first
 	pendByTrace map[string]*list.Element
 	pendByReq   map[string]*list.Element
-	pendBySpan  map[string]*list.Element
-	joined      []joinedKey // ring of the last MaxPendingSpans joins
+	joined      []string // ring of the last MaxPendingSpans joined trace ids
 	joinedNext  int
 	joinedTrace map[string]struct{}
-	joinedSpan  map[string]struct{}
 	timer       *time.Timer
 	armed       bool
 	drained     chan struct{} // closed when the last held sample leaves
@@ -96,8 +94,6 @@ type heldSample struct {
 	s       engine.Sample
 	expires time.Time
 }
-
-type joinedKey struct{ trace, span string }
 
 // NewJoiner returns a Joiner passing samples on to next.
 func NewJoiner(opt JoinOptions, next func(engine.Sample)) *Joiner {
@@ -111,8 +107,7 @@ func NewJoiner(opt JoinOptions, next func(engine.Sample)) *Joiner {
 		opt: opt, next: next,
 		heldByTrace: map[string]*list.Element{}, heldByReq: map[string]*list.Element{},
 		pendByTrace: map[string]*list.Element{}, pendByReq: map[string]*list.Element{},
-		pendBySpan:  map[string]*list.Element{},
-		joinedTrace: map[string]struct{}{}, joinedSpan: map[string]struct{}{},
+		joinedTrace: map[string]struct{}{},
 	}
 }
 
@@ -207,7 +202,6 @@ func (j *Joiner) Flush(ctx context.Context) {
 	j.pending.Init()
 	clear(j.pendByTrace)
 	clear(j.pendByReq)
-	clear(j.pendBySpan)
 }
 
 // Stats is the Joiner's account so far; add the Receiver's with
@@ -221,12 +215,13 @@ func (j *Joiner) Stats() JoinStats {
 	return s
 }
 
+// duplicate reports a span of a trace already joined or waiting: a span
+// sent again (its span id is its trace's) or a second request span of one
+// trace, which cannot both be the request's.
 func (j *Joiner) duplicate(sp Span) bool {
-	_, a := j.joinedTrace[sp.TraceID]
-	_, b := j.joinedSpan[sp.SpanID]
-	_, c := j.pendByTrace[sp.TraceID]
-	_, d := j.pendBySpan[sp.SpanID]
-	return a || b || c || d
+	_, joined := j.joinedTrace[sp.TraceID]
+	_, waiting := j.pendByTrace[sp.TraceID]
+	return joined || waiting
 }
 
 func (j *Joiner) hold(s engine.Sample) {
@@ -318,7 +313,6 @@ func (j *Joiner) deliverJoined(s engine.Sample, sp Span, byRequestID bool) {
 func (j *Joiner) keep(sp Span) {
 	e := j.pending.PushBack(&sp)
 	j.pendByTrace[sp.TraceID] = e
-	j.pendBySpan[sp.SpanID] = e
 	if _, taken := j.pendByReq[sp.Server.RequestID]; sp.Server.RequestID != "" && !taken {
 		j.pendByReq[sp.Server.RequestID] = e
 	}
@@ -331,7 +325,6 @@ func (j *Joiner) keep(sp Span) {
 func (j *Joiner) unkeep(e *list.Element) Span {
 	sp := j.pending.Remove(e).(*Span)
 	delete(j.pendByTrace, sp.TraceID)
-	delete(j.pendBySpan, sp.SpanID)
 	if j.pendByReq[sp.Server.RequestID] == e {
 		delete(j.pendByReq, sp.Server.RequestID)
 	}
@@ -341,16 +334,12 @@ func (j *Joiner) unkeep(e *list.Element) Span {
 // remember records a join so that a second span of the trace is known
 // for a duplicate; the ring keeps the memory bounded.
 func (j *Joiner) remember(sp Span) {
-	k := joinedKey{trace: sp.TraceID, span: sp.SpanID}
 	if len(j.joined) < j.opt.MaxPendingSpans {
-		j.joined = append(j.joined, k)
+		j.joined = append(j.joined, sp.TraceID)
 	} else {
-		old := j.joined[j.joinedNext]
-		delete(j.joinedTrace, old.trace)
-		delete(j.joinedSpan, old.span)
-		j.joined[j.joinedNext] = k
+		delete(j.joinedTrace, j.joined[j.joinedNext])
+		j.joined[j.joinedNext] = sp.TraceID
 		j.joinedNext = (j.joinedNext + 1) % len(j.joined)
 	}
-	j.joinedTrace[k.trace] = struct{}{}
-	j.joinedSpan[k.span] = struct{}{}
+	j.joinedTrace[sp.TraceID] = struct{}{}
 }

@@ -174,18 +174,20 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 		r.fail(w, ct, code, err.Error())
 		return
 	}
-	var msg *coltracepb.ExportTraceServiceRequest
+	var b batch
 	if ct == ctJSON {
-		msg, err = unmarshalJSON(body)
+		var msg *coltracepb.ExportTraceServiceRequest
+		if msg, err = unmarshalJSON(body); err == nil {
+			decodeExport(msg, &b)
+		}
 	} else {
-		msg = &coltracepb.ExportTraceServiceRequest{}
-		err = proto.Unmarshal(body, msg)
+		err = decodeWire(body, &b)
 	}
 	if err != nil {
 		r.fail(w, ct, http.StatusBadRequest, "undecodable export request: "+err.Error())
 		return
 	}
-	resp := r.take(msg)
+	resp := r.take(&b)
 	var out []byte
 	if ct == ctJSON {
 		out, _ = protojson.Marshal(resp)
@@ -255,11 +257,9 @@ func grpcCode(httpCode int) int32 {
 	return 3 // INVALID_ARGUMENT
 }
 
-// take decodes an export's spans, delivers the request spans and builds
-// the answer: partial success when some spans were rejected.
-func (r *Receiver) take(msg *coltracepb.ExportTraceServiceRequest) *coltracepb.ExportTraceServiceResponse {
-	var b batch
-	decodeExport(msg, &b)
+// take delivers an export's request spans, counts the rest and builds the
+// answer: partial success when some spans were rejected.
+func (r *Receiver) take(b *batch) *coltracepb.ExportTraceServiceResponse {
 	for _, sp := range b.spans {
 		r.opt.Deliver(sp)
 	}
@@ -287,5 +287,7 @@ type traceService struct {
 
 // Export implements coltracepb.TraceServiceServer.
 func (s traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	return s.r.take(req), nil
+	var b batch
+	decodeExport(req, &b)
+	return s.r.take(&b), nil
 }

@@ -107,17 +107,13 @@ func decodeSpan(sp *tracepb.Span, service string) (Span, spanKind, bool) {
 	if !validID(sp.GetTraceId(), 16) || !validID(sp.GetSpanId(), 8) {
 		return Span{}, kindRejected, false
 	}
-	s := engine.ServerSpan{
-		Service: service, Name: sp.GetName(),
-		Queue: engine.Absent, Prefill: engine.Absent, Decode: engine.Absent,
-		TTFT: engine.Absent, E2E: engine.Absent,
-		PromptTokens: -1, CompletionTokens: -1,
-	}
+	s := newServerSpan(service, sp.GetName())
 	known, bad := false, false
 	for _, kv := range sp.GetAttributes() {
-		k, ok := applyAttr(&s, kv.GetKey(), kv.GetValue())
-		known = known || k
-		bad = bad || (k && !ok)
+		if knownKey(kv.GetKey()) {
+			known = true
+			bad = !applyAttr(&s, kv.GetKey(), protoValue(kv.GetValue())) || bad
+		}
 	}
 	if !known {
 		return Span{}, kindOther, false
@@ -125,26 +121,66 @@ func decodeSpan(sp *tracepb.Span, service string) (Span, spanKind, bool) {
 	return Span{TraceID: hex.EncodeToString(sp.GetTraceId()), SpanID: hex.EncodeToString(sp.GetSpanId()), Server: s}, kindRequest, bad
 }
 
-// applyAttr sets the field a known attribute names; known reports whether
-// the key is a request attribute, ok whether its value was usable.
-func applyAttr(s *engine.ServerSpan, key string, v *commonpb.AnyValue) (known, ok bool) {
+// value is an attribute's value, read from either encoding without
+// copying: only the kinds the request attributes use are told apart.
+type value struct {
+	kind valueKind
+	s    string
+	i    int64
+	f    float64
+}
+
+type valueKind uint8
+
+const (
+	valueOther valueKind = iota // missing, bool, array, kvlist, bytes
+	valueString
+	valueInt
+	valueDouble
+)
+
+func protoValue(v *commonpb.AnyValue) value {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return value{kind: valueString, s: x.StringValue}
+	case *commonpb.AnyValue_IntValue:
+		return value{kind: valueInt, i: x.IntValue}
+	case *commonpb.AnyValue_DoubleValue:
+		return value{kind: valueDouble, f: x.DoubleValue}
+	}
+	return value{}
+}
+
+// knownKey reports a request attribute.
+func knownKey(key string) bool {
+	switch key {
+	case attrRequestID, attrPromptTokens, attrCompletionTokens, attrTGIQueue, attrTGITotal,
+		attrQueue, attrTTFT, attrE2E, attrPrefill, attrDecode:
+		return true
+	}
+	return false
+}
+
+// applyAttr sets the field a request attribute names; ok reports whether
+// its value was usable.
+func applyAttr(s *engine.ServerSpan, key string, v value) (ok bool) {
 	var d *time.Duration
 	switch key {
 	case attrRequestID:
 		s.RequestID, ok = requestID(v)
-		return true, ok
+		return ok
 	case attrPromptTokens:
 		s.PromptTokens, ok = tokens(v)
-		return true, ok
+		return ok
 	case attrCompletionTokens:
 		s.CompletionTokens, ok = tokens(v)
-		return true, ok
+		return ok
 	case attrTGIQueue:
 		s.Queue, ok = rustDuration(v)
-		return true, ok
+		return ok
 	case attrTGITotal:
 		s.E2E, ok = rustDuration(v)
-		return true, ok
+		return ok
 	case attrQueue:
 		d = &s.Queue
 	case attrTTFT:
@@ -156,10 +192,20 @@ func applyAttr(s *engine.ServerSpan, key string, v *commonpb.AnyValue) (known, o
 	case attrDecode:
 		d = &s.Decode
 	default:
-		return false, true
+		return true
 	}
 	*d, ok = seconds(v)
-	return true, ok
+	return ok
+}
+
+// newServerSpan is a span with nothing measured yet.
+func newServerSpan(service, name string) engine.ServerSpan {
+	return engine.ServerSpan{
+		Service: service, Name: name,
+		Queue: engine.Absent, Prefill: engine.Absent, Decode: engine.Absent,
+		TTFT: engine.Absent, E2E: engine.Absent,
+		PromptTokens: -1, CompletionTokens: -1,
+	}
 }
 
 func validID(id []byte, n int) bool {
@@ -176,16 +222,16 @@ func validID(id []byte, n int) bool {
 
 // number reads a numeric attribute, sent as a double, an int or a numeric
 // string depending on the exporter's language.
-func number(v *commonpb.AnyValue) (float64, bool) {
+func number(v value) (float64, bool) {
 	var f float64
-	switch x := v.GetValue().(type) {
-	case *commonpb.AnyValue_DoubleValue:
-		f = x.DoubleValue
-	case *commonpb.AnyValue_IntValue:
-		f = float64(x.IntValue)
-	case *commonpb.AnyValue_StringValue:
+	switch v.kind {
+	case valueDouble:
+		f = v.f
+	case valueInt:
+		f = float64(v.i)
+	case valueString:
 		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x.StringValue), 64); err != nil {
+		if f, err = strconv.ParseFloat(strings.TrimSpace(v.s), 64); err != nil {
 			return 0, false
 		}
 	default:
@@ -200,7 +246,7 @@ func number(v *commonpb.AnyValue) (float64, bool) {
 // maxSeconds keeps a duration inside time.Duration's range.
 const maxSeconds = float64(math.MaxInt64) / 1e9
 
-func seconds(v *commonpb.AnyValue) (time.Duration, bool) {
+func seconds(v value) (time.Duration, bool) {
 	f, ok := number(v)
 	if !ok || f >= maxSeconds {
 		return engine.Absent, false
@@ -208,7 +254,7 @@ func seconds(v *commonpb.AnyValue) (time.Duration, bool) {
 	return time.Duration(math.Round(f * 1e9)), true
 }
 
-func tokens(v *commonpb.AnyValue) (int, bool) {
+func tokens(v value) (int, bool) {
 	f, ok := number(v)
 	if !ok || f != math.Trunc(f) || f > math.MaxInt32 {
 		return -1, false
@@ -216,24 +262,23 @@ func tokens(v *commonpb.AnyValue) (int, bool) {
 	return int(f), true
 }
 
-func requestID(v *commonpb.AnyValue) (string, bool) {
-	switch x := v.GetValue().(type) {
-	case *commonpb.AnyValue_StringValue:
-		return x.StringValue, x.StringValue != ""
-	case *commonpb.AnyValue_IntValue:
-		return strconv.FormatInt(x.IntValue, 10), true
+func requestID(v value) (string, bool) {
+	switch v.kind {
+	case valueString:
+		return v.s, v.s != ""
+	case valueInt:
+		return strconv.FormatInt(v.i, 10), true
 	}
 	return "", false
 }
 
 // rustDuration reads a Rust Debug-formatted duration ("1.5ms", "20µs",
 // "3.2s"), which Go's duration syntax happens to cover.
-func rustDuration(v *commonpb.AnyValue) (time.Duration, bool) {
-	s, ok := v.GetValue().(*commonpb.AnyValue_StringValue)
-	if !ok {
+func rustDuration(v value) (time.Duration, bool) {
+	if v.kind != valueString {
 		return engine.Absent, false
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(s.StringValue))
+	d, err := time.ParseDuration(strings.TrimSpace(v.s))
 	if err != nil || d < 0 {
 		return engine.Absent, false
 	}
