@@ -1,0 +1,113 @@
+package traces
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+)
+
+// vllmSpan is request i's span with vLLM's full set of attributes.
+func vllmSpan(i int) *tracepb.Span {
+	tid := make([]byte, 16)
+	copy(tid, fmt.Sprintf("%016d", i))
+	return &tracepb.Span{
+		TraceId: tid, SpanId: []byte(fmt.Sprintf("%08d", i%1e8)), Name: "llm_request",
+		StartTimeUnixNano: 1, EndTimeUnixNano: 2, Kind: tracepb.Span_SPAN_KIND_SERVER,
+		Attributes: []*commonpb.KeyValue{
+			kv("gen_ai.response.model", str("Qwen/Qwen2.5-7B-Instruct")), kv("gen_ai.request.max_tokens", num(200)),
+			kv("gen_ai.request.temperature", dbl(0.7)), kv("gen_ai.request.top_p", dbl(1)), kv("gen_ai.request.n", num(1)),
+			kv(attrRequestID, str(fmt.Sprintf("chatcmpl-%d", i))), kv(attrPromptTokens, num(120)), kv(attrCompletionTokens, num(200)),
+			kv(attrQueue, dbl(0.01)), kv(attrTTFT, dbl(0.2)), kv(attrE2E, dbl(3.1)),
+			kv(attrPrefill, dbl(0.15)), kv(attrDecode, dbl(2.9)), kv("gen_ai.latency.time_in_model_inference", dbl(3.05)),
+		},
+	}
+}
+
+// BenchmarkReceive posts batches of 512 spans (the OTel SDKs' batch
+// span processor's default) as OTLP/HTTP protobuf to a receiver feeding a
+// Joiner; the client's CPU is in the figure too.
+func BenchmarkReceive(b *testing.B) {
+	const batchSize = 512
+	spans := make([]*tracepb.Span, batchSize)
+	for i := range spans {
+		spans[i] = vllmSpan(i)
+	}
+	body := exportProto(&testing.T{}, spans...)
+	j := NewJoiner(JoinOptions{MaxPendingSpans: 4 * batchSize}, func(engine.Sample) {})
+	r, err := Listen("127.0.0.1:0", Options{Deliver: j.Span})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	url := "http://" + r.Addr().String() + TracesPath
+	client := &http.Client{}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	cpu := cpuTime()
+	for b.Loop() {
+		resp, err := client.Post(url, ctProtobuf, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
+	if st := j.Stats(); st.Delivered != int64(b.N*batchSize) {
+		b.Fatalf("delivered %d spans, want %d", st.Delivered, b.N*batchSize)
+	}
+}
+
+// BenchmarkJoin is one request's sample and its span meeting in a
+// Joiner, half of them span first.
+func BenchmarkJoin(b *testing.B) {
+	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
+	const n = 1 << 16
+	samples := make([]engine.Sample, n)
+	spans := make([]Span, n)
+	for i := range n {
+		samples[i] = sampleOf(i, fmt.Sprintf("r%d", i))
+		spans[i] = spanOf(i, i, fmt.Sprintf("r%d", i), time.Millisecond)
+	}
+	b.ReportAllocs()
+	cpu := cpuTime()
+	i := 0
+	for b.Loop() {
+		k := i % n
+		if i/n > 0 && k == 0 {
+			j = NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
+		}
+		if k%2 == 0 {
+			j.Sample(samples[k])
+			j.Span(spans[k])
+		} else {
+			j.Span(spans[k])
+			j.Sample(samples[k])
+		}
+		i++
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	j.Flush(context.Background())
+}
+
+// cpuTime is the process's CPU time, user and system, in nanoseconds: on
+// a machine shared with other work, wall time per op says little.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

@@ -1,0 +1,273 @@
+package traces
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/llmload/llmload/engine"
+)
+
+// collector records what a Joiner passes on.
+type collector struct {
+	mu  sync.Mutex
+	out []engine.Sample
+}
+
+func (c *collector) next(s engine.Sample) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out = append(c.out, s)
+}
+
+func (c *collector) samples() []engine.Sample {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]engine.Sample(nil), c.out...)
+}
+
+func traceHex(i int) string { return fmt.Sprintf("%032x", i+1) }
+func spanHex(i int) string  { return fmt.Sprintf("%016x", i+1) }
+
+func sampleOf(i int, requestID string) engine.Sample {
+	return engine.Sample{Stage: "s", Result: engine.Result{TraceID: traceHex(i), RequestID: requestID}}
+}
+
+func spanOf(traceI, spanI int, requestID string, queue time.Duration) Span {
+	s := absent()
+	s.RequestID, s.Queue = requestID, queue
+	return Span{TraceID: traceHex(traceI), SpanID: spanHex(spanI), Server: s}
+}
+
+func TestJoinOrders(t *testing.T) {
+	tests := map[string]struct {
+		spanFirst bool
+		sampleReq string
+		span      Span
+		byReq     int64
+	}{
+		"sample before span":            {span: spanOf(0, 0, "r0", time.Millisecond)},
+		"span before sample":            {spanFirst: true, span: spanOf(0, 0, "r0", time.Millisecond)},
+		"by request id, sample first":   {sampleReq: "r0", span: spanOf(99, 0, "r0", time.Millisecond), byReq: 1},
+		"by request id, span first":     {spanFirst: true, sampleReq: "r0", span: spanOf(99, 0, "r0", time.Millisecond), byReq: 1},
+		"trace id wins over request id": {sampleReq: "other", span: spanOf(0, 0, "r0", time.Millisecond)},
+		"no request ids, by trace":      {sampleReq: "", span: spanOf(0, 0, "", time.Millisecond)},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var c collector
+				j := NewJoiner(JoinOptions{Wait: time.Second}, c.next)
+				if tt.spanFirst {
+					j.Span(tt.span)
+					j.Sample(sampleOf(0, tt.sampleReq))
+				} else {
+					j.Sample(sampleOf(0, tt.sampleReq))
+					if got := len(c.samples()); got != 0 {
+						t.Fatalf("sample passed on before its span: %d", got)
+					}
+					j.Span(tt.span)
+				}
+				out := c.samples()
+				if len(out) != 1 || out[0].Span == nil {
+					t.Fatalf("passed on %d samples, first %+v; want 1 with its span", len(out), out)
+				}
+				if got, want := out[0].Span.Queue, time.Millisecond; got != want {
+					t.Errorf("queue = %v, want %v", got, want)
+				}
+				j.Flush(context.Background())
+				st := j.Stats()
+				if st.Joined != 1 || st.ByRequestID != tt.byReq || st.NoSpan != 0 || st.Unjoined != 0 {
+					t.Errorf("stats = %+v", st)
+				}
+			})
+		})
+	}
+}
+
+func TestJoinWaitExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c collector
+		j := NewJoiner(JoinOptions{Wait: 10 * time.Second}, c.next)
+		j.Sample(sampleOf(0, ""))
+		time.Sleep(5 * time.Second)
+		j.Sample(sampleOf(1, ""))
+		time.Sleep(5*time.Second + time.Millisecond)
+		synctest.Wait()
+		out := c.samples()
+		if len(out) != 1 || out[0].TraceID != traceHex(0) || out[0].Span != nil {
+			t.Fatalf("after 10 s: passed on %+v; want the first sample without a span", out)
+		}
+		j.Span(spanOf(1, 1, "", 0)) // the second one's span is still in time
+		time.Sleep(20 * time.Second)
+		j.Span(spanOf(0, 0, "", 0)) // too late: its sample left
+		j.Flush(context.Background())
+		st := j.Stats()
+		if st.Joined != 1 || st.NoSpan != 1 || st.Unjoined != 1 || st.Held != 0 || st.Samples != 2 {
+			t.Errorf("stats = %+v", st)
+		}
+	})
+}
+
+func TestFlushWaitsForHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c collector
+		j := NewJoiner(JoinOptions{Wait: 3 * time.Second}, c.next)
+		j.Sample(sampleOf(0, ""))
+		j.Sample(sampleOf(1, ""))
+		start := time.Now()
+		go func() {
+			time.Sleep(time.Second)
+			j.Span(spanOf(0, 0, "", 0))
+		}()
+		j.Flush(context.Background())
+		if got, want := time.Since(start), 3*time.Second; got != want {
+			t.Errorf("Flush took %v, want %v (the second sample's Wait)", got, want)
+		}
+		if got := len(c.samples()); got != 2 {
+			t.Errorf("passed on %d samples, want 2", got)
+		}
+		j.Sample(sampleOf(2, ""))
+		j.Span(spanOf(3, 3, "", 0))
+		st := j.Stats()
+		if st.Joined != 1 || st.NoSpan != 1 || st.Late != 1 || st.Unjoined != 1 || len(c.samples()) != 2 {
+			t.Errorf("stats = %+v, passed on %d", st, len(c.samples()))
+		}
+	})
+}
+
+func TestFlushContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c collector
+		j := NewJoiner(JoinOptions{Wait: time.Hour}, c.next)
+		j.Sample(sampleOf(0, ""))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		j.Flush(ctx)
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("Flush took %v, want 1s", got)
+		}
+		if out := c.samples(); len(out) != 1 || out[0].Span != nil {
+			t.Errorf("passed on %+v, want the sample without span", out)
+		}
+	})
+}
+
+func TestJoinEvictsOldestSpans(t *testing.T) {
+	var c collector
+	j := NewJoiner(JoinOptions{MaxPendingSpans: 3}, c.next)
+	for i := range 5 {
+		j.Span(spanOf(i, i, "", 0))
+	}
+	if st := j.Stats(); st.Evicted != 2 || st.Pending != 3 {
+		t.Fatalf("stats = %+v; want 2 evicted, 3 pending", st)
+	}
+	j.Sample(sampleOf(0, "")) // evicted: held
+	j.Sample(sampleOf(4, "")) // kept: joined at once
+	out := c.samples()
+	if len(out) != 1 || out[0].TraceID != traceHex(4) || out[0].Span == nil {
+		t.Fatalf("passed on %+v; want sample 4 joined", out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	j.Flush(ctx)
+	st := j.Stats()
+	if st.Joined != 1 || st.Evicted != 2 || st.Unjoined != 2 || st.NoSpan != 1 || st.Delivered != 5 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestJoinDuplicates(t *testing.T) {
+	tests := map[string]struct {
+		first, second Span
+		sampleFirst   bool
+	}{
+		"same span id after join":  {first: spanOf(0, 0, "", 1), second: spanOf(0, 0, "", 2), sampleFirst: true},
+		"same trace after join":    {first: spanOf(0, 0, "", 1), second: spanOf(0, 7, "", 2), sampleFirst: true},
+		"sent again while waiting": {first: spanOf(0, 0, "", 1), second: spanOf(0, 0, "", 2)},
+		"same trace while waiting": {first: spanOf(0, 0, "", 1), second: spanOf(0, 7, "", 2)},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var c collector
+			j := NewJoiner(JoinOptions{Wait: time.Second}, c.next)
+			if tt.sampleFirst {
+				j.Sample(sampleOf(0, ""))
+			}
+			j.Span(tt.first)
+			j.Span(tt.second)
+			if !tt.sampleFirst {
+				j.Sample(sampleOf(0, ""))
+			}
+			out := c.samples()
+			if len(out) != 1 || out[0].Span == nil || out[0].Span.Queue != 1 {
+				t.Fatalf("passed on %+v; want one sample with the first span", out)
+			}
+			if st := j.Stats(); st.Duplicates != 1 || st.Joined != 1 {
+				t.Errorf("stats = %+v", st)
+			}
+		})
+	}
+}
+
+func TestJoinUntracedAndSharedTrace(t *testing.T) {
+	var c collector
+	j := NewJoiner(JoinOptions{}, c.next)
+	j.Sample(engine.Sample{Stage: "plain"})
+	j.Sample(sampleOf(0, ""))
+	j.Sample(sampleOf(0, "")) // a second request under the same trace id
+	if out := c.samples(); len(out) != 2 || out[0].Stage != "plain" || out[1].Span != nil {
+		t.Fatalf("passed on %+v", out)
+	}
+	j.Span(spanOf(0, 0, "", 0))
+	st := j.Stats()
+	if st.Untraced != 1 || st.NoSpan != 1 || st.Joined != 1 || st.Samples != 3 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestJoinRemembersBoundedJoins(t *testing.T) {
+	var c collector
+	j := NewJoiner(JoinOptions{MaxPendingSpans: 2}, c.next)
+	for i := range 4 {
+		j.Sample(sampleOf(i, ""))
+		j.Span(spanOf(i, i, "", 0))
+	}
+	if got := len(j.joinedTrace); got != 2 {
+		t.Errorf("remembered %d joins, want 2", got)
+	}
+	j.Span(spanOf(3, 3, "", 0))
+	if st := j.Stats(); st.Duplicates != 1 || st.Joined != 4 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestJoinConcurrent(t *testing.T) {
+	var c collector
+	j := NewJoiner(JoinOptions{Wait: time.Minute}, c.next)
+	const n = 2000
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < n; i += 4 {
+				if i%2 == 0 {
+					j.Span(spanOf(i, i, "", 0))
+					j.Sample(sampleOf(i, ""))
+				} else {
+					j.Sample(sampleOf(i, ""))
+					j.Span(spanOf(i, i, "", 0))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	j.Flush(context.Background())
+	st := j.Stats()
+	if st.Joined != n || len(c.samples()) != n {
+		t.Errorf("joined %d, passed on %d; want %d", st.Joined, len(c.samples()), n)
+	}
+}
