@@ -104,4 +104,3 @@ func (n *negatives) list() []result.NegativeResidual {
 	return n.seen
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
