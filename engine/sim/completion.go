@@ -41,12 +41,12 @@ type completion struct {
 	// a batch slot, held one, the last token existed, the first token
 	// left for the client. Zero until reached.
 	queued, scheduled, lastToken, firstSent time.Time
-	maxTokens                               int    // the effective output limit
-	id                                      string // the answer's id, also its span's gen_ai.request.id
-	complete                                bool // generated and written to its end
-	kind         string    // the valid-but-odd dirty kind, "" for plain text
-	arrived      time.Time // when the handler began
-	truth        *TruthRecord
+	maxTokens                               int       // the effective output limit
+	id                                      string    // the answer's id, also its span's gen_ai.request.id
+	complete                                bool      // generated and written to its end
+	kind                                    string    // the valid-but-odd dirty kind, "" for plain text
+	arrived                                 time.Time // when the handler began
+	truth                                   *TruthRecord
 	// tool is the tool call the answer makes instead of text; nil for a
 	// text answer.
 	tool *toolPlan
