@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,10 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Float64Var(&cfg.SpeechRTF, "speech-rtf", sim.DefaultSpeechRTF, "/v1/audio/speech sends audio this many times faster than real time")
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulator to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
+	fs.StringVar(&cfg.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export one OTLP span per request (vLLM's llm_request) to this URL, or host:port (default: none)")
+	fs.StringVar(&cfg.OTLPTracesProtocol, "otlp-traces-protocol", sim.ProtocolHTTPProtobuf, "the OTLP protocol of --otlp-traces-endpoint: http/protobuf or grpc (default: env "+sim.EnvTracesProtocol+", else http/protobuf)")
+	fs.IntVar(&cfg.SpecTokens, "spec-tokens", 0, "speculative decoding: draft tokens proposed per decode step (default none)")
+	fs.Float64Var(&cfg.SpecAccept, "spec-accept", sim.DefaultSpecAccept, "speculative decoding: the chance each draft token is accepted, in order until the first rejected")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -74,6 +79,12 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if fs.NArg() != 0 {
 		return usagef("mock: unexpected arguments %v", fs.Args())
+	}
+	if !fs.Changed("otlp-traces-protocol") {
+		cfg.OTLPTracesProtocol = cmp.Or(os.Getenv(sim.EnvTracesProtocol), sim.ProtocolHTTPProtobuf)
+	}
+	if !fs.Changed("spec-accept") && cfg.SpecTokens == 0 {
+		cfg.SpecAccept = 0 // the default needs no spec tokens
 	}
 	if cfg.Defects, err = sim.ParseDefects(defects); err != nil {
 		return usagef("mock: %v", err)
@@ -119,6 +130,9 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 		if cerr := srv.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("mock: %w", cerr)
 		}
+		if cfg.OTLPTracesEndpoint != "" { // after Close's flush, which counts the dropped
+			printSpanStats(stderr, srv.Stats().Spans)
+		}
 	}()
 	model := cfg.Model
 	if model == "" {
@@ -129,6 +143,14 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// printSpanStats says what became of the spans, the lost ones first.
+func printSpanStats(w io.Writer, st sim.SpanStats) {
+	fmt.Fprintf(w, "llmload mock: spans: %d ended, %d exported, %d failed to export, %d dropped\n", st.Ended, st.Exported, st.Failed, st.Dropped)
+	if st.LastError != "" {
+		fmt.Fprintf(w, "llmload mock: spans: last export error: %s\n", st.LastError)
+	}
 }
 
 // checkMediaFlags rejects the media flags' bad values, naming the flag.

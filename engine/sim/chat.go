@@ -102,7 +102,7 @@ func (s *Server) end(r *http.Request, x *exchange) {
 	if x.in != nil {
 		c = x.in.c
 	}
-	s.spans.record(r.Header, &spanFacts{id: x.id, status: x.sr.status, c: c, arrived: x.arrived, end: now})
+	s.spans.record(r.Header, &spanFacts{id: x.id, model: s.cfg.Model, status: x.sr.status, c: c, arrived: x.arrived, end: now})
 }
 
 // answer generates c, streamed or whole, in its API's shape.

@@ -216,7 +216,7 @@ func (s *Server) embedWait(ctx context.Context, c *completion) error {
 	c.queued = time.Now()
 	if s.cfg.fixed() {
 		c.scheduled, c.firstToken = c.queued, c.arrived.Add(s.cfg.FixedTTFT)
-		c.lastToken = c.firstToken
+		c.lastToken, c.firstSent = c.firstToken, c.firstToken
 		return z.until(ctx, c.firstToken)
 	}
 	if err := s.sched.acquire(ctx); err != nil {
@@ -229,6 +229,7 @@ func (s *Server) embedWait(ctx context.Context, c *completion) error {
 		return err
 	}
 	// The vectors are the prefill's only output: no decode.
-	c.firstToken, c.lastToken = time.Now(), time.Now()
+	now := time.Now()
+	c.firstToken, c.lastToken, c.firstSent = now, now, now
 	return nil
 }

@@ -154,6 +154,7 @@ func newSpanner(exp sdktrace.SpanExporter) *spanner {
 // spanFacts is what a request's span says.
 type spanFacts struct {
 	id      string
+	model   string
 	status  int // the HTTP status written, 0 for none
 	c       *completion
 	arrived time.Time
@@ -190,6 +191,7 @@ func (sp *spanner) record(h http.Header, f *spanFacts) {
 func (f *spanFacts) attributes() []attribute.KeyValue {
 	kv := []attribute.KeyValue{
 		attribute.String(AttrRequestID, f.id),
+		attribute.String(AttrResponseModel, f.model),
 		attribute.Float64(AttrE2E, f.end.Sub(f.arrived).Seconds()),
 	}
 	c := f.c
