@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,8 +79,11 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	if fs.NArg() != 0 {
 		return usagef("mock: unexpected arguments %v", fs.Args())
 	}
-	if !fs.Changed("otlp-traces-protocol") {
-		cfg.OTLPTracesProtocol = cmp.Or(os.Getenv(sim.EnvTracesProtocol), sim.ProtocolHTTPProtobuf)
+	if env := os.Getenv(sim.EnvTracesProtocol); env != "" && !fs.Changed("otlp-traces-protocol") {
+		if env != sim.ProtocolHTTPProtobuf && env != sim.ProtocolGRPC {
+			return usagef("mock: %s=%s: expected %s or %s", sim.EnvTracesProtocol, env, sim.ProtocolHTTPProtobuf, sim.ProtocolGRPC)
+		}
+		cfg.OTLPTracesProtocol = env
 	}
 	if !fs.Changed("spec-accept") && cfg.SpecTokens == 0 {
 		cfg.SpecAccept = 0 // the default needs no spec tokens
