@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -450,3 +452,52 @@ func TestRequestIDs(t *testing.T) {
 		}
 	}
 }
+
+// A caller's unsampled trace gets no span, as vLLM's parent-based
+// sampler decides; a sampled one does.
+func TestSpanSampling(t *testing.T) {
+	exp := keptSpans{tracetest.NewInMemoryExporter()}
+	s := newServer(zeroCost(Config{}))
+	s.spans = newSpanner(exp)
+	body := chatBody(t, "hi", map[string]any{"max_tokens": 2})
+	for _, flags := range []string{"00", "01"} {
+		serve(s, http.MethodPost, "/v1/chat/completions", body, map[string]string{"Traceparent": "00-" + callerTrace + "-" + callerSpan + "-" + flags})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 || !spans[0].SpanContext.IsSampled() || spans[0].Parent.SpanID().String() != callerSpan {
+		t.Errorf("spans %+v, want one, the sampled caller's child", spans)
+	}
+	if got := s.Stats().Spans; got.Ended != 1 || got.Exported != 1 {
+		t.Errorf("span stats %+v, want 1 ended and exported", got)
+	}
+}
+
+// BenchmarkServeTraced is one whole zero-cost chat answer served
+// in-process, with and without its span.
+func BenchmarkServeTraced(b *testing.B) {
+	for _, traced := range []bool{false, true} {
+		b.Run(fmt.Sprintf("traced=%v", traced), func(b *testing.B) {
+			s := newServer(zeroCost(Config{}))
+			if traced {
+				s.spans = newSpanner(discardSpans{})
+			}
+			body := `{"messages":[{"role":"user","content":"hello"}],"max_tokens":4}`
+			header := map[string]string{"Traceparent": "00-" + callerTrace + "-" + callerSpan + "-01"}
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(s, http.MethodPost, "/v1/chat/completions", body, header)
+			}
+			b.StopTimer()
+			_ = s.Close()
+		})
+	}
+}
+
+// discardSpans exports nowhere.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
