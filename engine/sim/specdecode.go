@@ -77,8 +77,10 @@ func (d *drafter) step() int {
 
 // SpecStats are the speculative-decoding counters /metrics serves.
 type SpecStats struct {
-	Drafts, DraftTokens, Accepted int64
-	AcceptedPerPos                []int64 // by draft position, 0 first
+	Drafts         int64   // drafts verified: one a decode step
+	DraftTokens    int64   // tokens drafted: SpecTokens a draft
+	Accepted       int64   // of those, accepted
+	AcceptedPerPos []int64 // accepted at each draft position, 0 first
 }
 
 // stats snapshots the counters; zero without speculative decoding.

@@ -141,7 +141,8 @@ type spanner struct {
 	closed atomic.Bool
 }
 
-// newSpanner exports through exp; a nil spanner records nothing.
+// newSpanner exports through exp. The spanner's methods take a nil
+// receiver, the server's without an endpoint, and do nothing.
 func newSpanner(exp sdktrace.SpanExporter) *spanner {
 	ce := &countingExporter{SpanExporter: exp}
 	res := resource.NewSchemaless(attribute.String("service.name", TraceServiceName))

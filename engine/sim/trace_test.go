@@ -218,7 +218,8 @@ func TestSpansExported(t *testing.T) {
 			if protocol == ProtocolGRPC {
 				endpoint = grpcReceiver(t, rc)
 			}
-			s := New(zeroCost(Config{Model: "m", OTLPTracesEndpoint: endpoint, OTLPTracesProtocol: protocol}))
+			var truth strings.Builder
+			s := New(zeroCost(Config{Model: "m", OTLPTracesEndpoint: endpoint, OTLPTracesProtocol: protocol, TruthLog: &truth}))
 			base, err := s.Start("127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -235,11 +236,42 @@ func TestSpansExported(t *testing.T) {
 			for _, q := range reqs {
 				checkSpan(t, q, spans[q.requestID])
 			}
+			checkTruthTTFT(t, truth.String(), spans)
 			st := s.Stats().Spans
 			if st.Ended != int64(len(reqs)) || st.Exported != st.Ended || st.Failed != 0 || st.Dropped != 0 {
 				t.Errorf("span stats %+v, want %d ended and exported", st, len(reqs))
 			}
 		})
+	}
+}
+
+// checkTruthTTFT holds each streamed answer's span TTFT against the truth
+// log's, and queue + prefill within it: the rest is the time before the
+// request asked for a slot.
+func checkTruthTTFT(t *testing.T, truth string, spans map[string]*tracepb.Span) {
+	t.Helper()
+	streamed := 0
+	for line := range strings.SplitSeq(strings.TrimSpace(truth), "\n") {
+		var rec TruthRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		sp := spans[rec.ID]
+		if sp == nil || rec.TTFTMS == 0 {
+			continue
+		}
+		streamed++
+		a := attrs(sp.GetAttributes())
+		ttft := a[AttrTTFT].GetDoubleValue()
+		if !near(ttft, rec.TTFTMS/1000, 1e-3) {
+			t.Errorf("%s: span TTFT %v s, truth log %v ms", rec.ID, ttft, rec.TTFTMS)
+		}
+		if gap := ttft - a[AttrQueue].GetDoubleValue() - a[AttrPrefill].GetDoubleValue(); gap < -1e-9 || gap > 0.1 {
+			t.Errorf("%s: TTFT %v s − queue − prefill = %v s, want the small time before asking for a slot", rec.ID, ttft, gap)
+		}
+	}
+	if streamed < 3 {
+		t.Errorf("%d streamed answers in the truth log, want 3", streamed)
 	}
 }
 
