@@ -31,6 +31,12 @@ second up to 32, as 448x448 images), and prefilled like text; an http(s) image
 URL is not fetched but counted as a 1024x1024 image. /v1/audio/transcriptions
 and /v1/audio/speech (wav or pcm, --speech-rtf) are served too.
 
+Every answer's id is also its X-Request-Id header. With --otlp-traces-endpoint
+each request ends one OTLP span as vLLM's does (llm_request, gen_ai.* latency
+attributes, the caller's traceparent continued). --spec-tokens K simulates
+speculative decoding: 1 + accepted drafts per streamed chunk, and vLLM's
+vllm:spec_decode_* counters in /metrics.
+
 Flags:
 `
 

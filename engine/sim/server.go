@@ -272,7 +272,8 @@ func baseURL(addr net.Addr) string {
 // Close stops listening, ends in-flight streams (clients see them cut
 // before [DONE]), answers non-streamed requests still in the queue or the
 // batch with 503, waits briefly for handlers to return and flushes the
-// truth log and, within a few seconds, the spans. Later requests get 503 too. Calling it again does nothing.
+// truth log and, within a few seconds, the spans. Later requests get 503
+// too. Calling it again does nothing.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
