@@ -73,7 +73,7 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulator to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
 	fs.StringVar(&cfg.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export one OTLP span per request (vLLM's llm_request) to this URL, or host:port (default: none)")
-	fs.StringVar(&cfg.OTLPTracesProtocol, "otlp-traces-protocol", sim.ProtocolHTTPProtobuf, "the OTLP protocol of --otlp-traces-endpoint: http/protobuf or grpc (default: env "+sim.EnvTracesProtocol+", else http/protobuf)")
+	fs.StringVar(&cfg.OTLPTracesProtocol, "otlp-traces-protocol", "", "the OTLP protocol of --otlp-traces-endpoint: http/protobuf or grpc (default: env "+sim.EnvTracesProtocol+", else http/protobuf)")
 	fs.IntVar(&cfg.SpecTokens, "spec-tokens", 0, "speculative decoding: draft tokens proposed per decode step (default none)")
 	fs.Float64Var(&cfg.SpecAccept, "spec-accept", sim.DefaultSpecAccept, "speculative decoding: the chance each draft token is accepted, in order until the first rejected")
 	if err := fs.Parse(args); err != nil {

@@ -411,30 +411,34 @@ func TestSpansEndpointDown(t *testing.T) {
 	}
 	down := ln.Addr().String()
 	ln.Close()
-	s := New(zeroCost(Config{OTLPTracesEndpoint: down}))
-	s.flushWait = 200 * time.Millisecond
-	base := startServer(t, s)
-	const n = 20
-	start := time.Now()
-	for i := range n {
-		resp, body, err := post(t, base, chatBody(t, "hi", map[string]any{"max_tokens": 3 + i}), 5*time.Second)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: %v %s", i, err, body)
-		}
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("%d answers took %v with the endpoint down", n, took)
-	}
-	closed := time.Now()
-	if err := s.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if took := time.Since(closed); took > 3*time.Second {
-		t.Errorf("Close took %v, want its flush bounded", took)
-	}
-	st := s.Stats().Spans
-	if st.Ended != n || st.Exported != 0 || st.Failed+st.Dropped != n {
-		t.Errorf("span stats %+v, want %d ended, none exported, all failed or dropped", st, n)
+	for _, protocol := range []string{ProtocolHTTPProtobuf, ProtocolGRPC} {
+		t.Run(protocol, func(t *testing.T) {
+			s := New(zeroCost(Config{OTLPTracesEndpoint: down, OTLPTracesProtocol: protocol}))
+			s.flushWait = 200 * time.Millisecond
+			base := startServer(t, s)
+			const n = 20
+			start := time.Now()
+			for i := range n {
+				resp, body, err := post(t, base, chatBody(t, "hi", map[string]any{"max_tokens": 3 + i}), 5*time.Second)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("request %d: %v %s", i, err, body)
+				}
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("%d answers took %v with the endpoint down", n, took)
+			}
+			closed := time.Now()
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if took := time.Since(closed); took > 3*time.Second {
+				t.Errorf("Close took %v, want its flush bounded by %v", took, s.flushWait)
+			}
+			st := s.Stats().Spans
+			if st.Ended != n || st.Exported != 0 || st.Failed+st.Dropped != n {
+				t.Errorf("span stats %+v, want %d ended, none exported, all failed or dropped", st, n)
+			}
+		})
 	}
 }
 
