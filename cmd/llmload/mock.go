@@ -31,6 +31,12 @@ second up to 32, as 448x448 images), and prefilled like text; an http(s) image
 URL is not fetched but counted as a 1024x1024 image. /v1/audio/transcriptions
 and /v1/audio/speech (wav or pcm, --speech-rtf) are served too.
 
+Every answer's id is also its X-Request-Id header. With --otlp-traces-endpoint
+each request ends one OTLP span as vLLM's does (llm_request, gen_ai.* latency
+attributes, the caller's traceparent continued). --spec-tokens K simulates
+speculative decoding: 1 + accepted drafts per streamed chunk, and vLLM's
+vllm:spec_decode_* counters in /metrics.
+
 Flags:
 `
 
@@ -66,6 +72,10 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Float64Var(&cfg.SpeechRTF, "speech-rtf", sim.DefaultSpeechRTF, "/v1/audio/speech sends audio this many times faster than real time")
 	fs.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the simulator to this file (go tool pprof reads it)")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "require this bearer key (default: none; env LLMLOAD_MOCK_API_KEY)")
+	fs.StringVar(&cfg.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export one OTLP span per request (vLLM's llm_request) to this URL, or host:port (default: none)")
+	fs.StringVar(&cfg.OTLPTracesProtocol, "otlp-traces-protocol", "", "the OTLP protocol of --otlp-traces-endpoint: http/protobuf or grpc (default: env "+sim.EnvTracesProtocol+", else http/protobuf)")
+	fs.IntVar(&cfg.SpecTokens, "spec-tokens", 0, "speculative decoding: draft tokens proposed per decode step (default none)")
+	fs.Float64Var(&cfg.SpecAccept, "spec-accept", sim.DefaultSpecAccept, "speculative decoding: the chance each draft token is accepted, in order until the first rejected")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -74,6 +84,15 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if fs.NArg() != 0 {
 		return usagef("mock: unexpected arguments %v", fs.Args())
+	}
+	if env := os.Getenv(sim.EnvTracesProtocol); env != "" && !fs.Changed("otlp-traces-protocol") {
+		if env != sim.ProtocolHTTPProtobuf && env != sim.ProtocolGRPC {
+			return usagef("mock: %s=%s: expected %s or %s", sim.EnvTracesProtocol, env, sim.ProtocolHTTPProtobuf, sim.ProtocolGRPC)
+		}
+		cfg.OTLPTracesProtocol = env
+	}
+	if !fs.Changed("spec-accept") && cfg.SpecTokens == 0 {
+		cfg.SpecAccept = 0 // the default needs no spec tokens
 	}
 	if cfg.Defects, err = sim.ParseDefects(defects); err != nil {
 		return usagef("mock: %v", err)
@@ -119,6 +138,9 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 		if cerr := srv.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("mock: %w", cerr)
 		}
+		if cfg.OTLPTracesEndpoint != "" { // after Close's flush, which counts the dropped
+			printSpanStats(stderr, srv.Stats().Spans)
+		}
 	}()
 	model := cfg.Model
 	if model == "" {
@@ -129,6 +151,14 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// printSpanStats says what became of the spans, the lost ones first.
+func printSpanStats(w io.Writer, st sim.SpanStats) {
+	fmt.Fprintf(w, "llmload mock: spans: %d ended, %d exported, %d failed to export, %d dropped\n", st.Ended, st.Exported, st.Failed, st.Dropped)
+	if st.LastError != "" {
+		fmt.Fprintf(w, "llmload mock: spans: last export error: %s\n", st.LastError)
+	}
 }
 
 // checkMediaFlags rejects the media flags' bad values, naming the flag.

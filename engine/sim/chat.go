@@ -32,22 +32,19 @@ type parser func(*Config, []byte) (*completion, *apiError)
 // error or the completion — unless Config.Defects picks a misbehaviour for
 // its kind.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, api apiKind) {
-	s.requests.Add(1)
-	arrived := arrival(r)
-	var rec *TruthRecord
-	if s.truth != nil {
-		sr := &statusRecorder{ResponseWriter: w}
-		w, rec = sr, &TruthRecord{Arrival: arrived}
-		// Deferred, so a handler ended by a reset's panic is logged too.
-		defer func() { rec.finish(sr.status); s.truth.write(rec) }()
-	}
+	x, w := s.begin(w, r, "")
+	// Deferred, so a handler ended by a reset's panic is logged too.
+	defer s.end(r, x)
 	in := s.read(w, r, parse, api)
-	in.arrived, in.truth = arrived, rec
-	if rec != nil {
-		rec.BodyBytes = int64(len(in.body))
+	in.arrived, in.truth = x.arrived, x.truth
+	in.id = s.newID(api, in.key())
+	x.id, x.in = in.id, in
+	w.Header().Set(RequestIDHeader, in.id)
+	if rec := x.truth; rec != nil {
+		rec.BodyBytes, rec.ID = int64(len(in.body)), in.id
 	}
 	if in.c != nil {
-		rec.asked(&in.c.asked)
+		x.truth.asked(&in.c.asked)
 	}
 	if behaviour, ok := s.cfg.Defects[in.kind()]; ok {
 		s.misbehave(w, r, in, behaviour)
@@ -61,15 +58,65 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, parse parser, api
 	s.answer(w, r, in.completion(&s.cfg))
 }
 
+// RequestIDHeader carries each answer's id, as vLLM sends it with
+// --enable-request-id-headers.
+const RequestIDHeader = "X-Request-Id"
+
+// newID numbers a request's id in arrival order; key, the hash of its
+// content, tells apart the runs of different servers.
+func (s *Server) newID(api apiKind, key uint64) string {
+	return fmt.Sprintf("%s-sim-%d-%08x", api.idPrefix(), s.seq.Add(1), uint32(key))
+}
+
+// exchange is one request on a generating route, from its arrival to the
+// end of its handler: what its truth-log line and its span are made of.
+type exchange struct {
+	id      string
+	arrived time.Time
+	sr      *statusRecorder
+	truth   *TruthRecord // nil without a truth log
+	in      *incoming    // nil until read
+	c       *completion  // set instead of in by routes without one
+}
+
+// begin counts a request on endpoint ("" for the generating APIs) and
+// starts its exchange; the caller writes through the writer returned,
+// which remembers the status.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, endpoint string) (*exchange, http.ResponseWriter) {
+	s.requests.Add(1)
+	x := &exchange{arrived: arrival(r), sr: &statusRecorder{ResponseWriter: w}}
+	if s.truth != nil {
+		x.truth = &TruthRecord{Arrival: x.arrived, Endpoint: endpoint}
+	}
+	return x, x.sr
+}
+
+// end writes the exchange's truth-log line and ends its span.
+func (s *Server) end(r *http.Request, x *exchange) {
+	now := time.Now()
+	if x.truth != nil {
+		x.truth.finish(x.sr.status)
+		s.truth.write(x.truth)
+	}
+	c := x.c
+	if x.in != nil {
+		c = x.in.c
+	}
+	s.spans.record(r.Header, &spanFacts{id: x.id, model: s.cfg.Model, status: x.sr.status, c: c, arrived: x.arrived, end: now})
+}
+
 // answer generates c, streamed or whole, in its API's shape.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	arrived := time.Now()
 	ctx, cancel := s.requestContext(r.Context())
 	defer cancel()
-	id := fmt.Sprintf("%s-sim-%d-%08x", c.api.idPrefix(), s.seq.Add(1), uint32(c.key))
-	err := s.write(ctx, w, c, id)
+	if c.id == "" {
+		c.id = s.newID(c.api, c.key)
+	}
+	err := s.write(ctx, w, c, c.id)
+	c.complete = err == nil
 	if c.truth != nil {
-		c.truth.ID, c.truth.Complete = id, err == nil
+		c.truth.ID, c.truth.Complete = c.id, err == nil
 		c.truth.PromptTokens, c.truth.CachedTokens = c.promptTokens, c.cachedTokens
 	}
 	if err != nil {
@@ -78,6 +125,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, c *completion) {
 	}
 	s.completed.Add(1)
 	s.metrics.completed(c.firstToken.Sub(arrived), time.Since(arrived))
+	s.metrics.phases(c)
 }
 
 // write generates c and writes the answer of its API, streamed or whole.
@@ -116,6 +164,15 @@ type incoming struct {
 	aerr    *apiError
 	arrived time.Time
 	truth   *TruthRecord // nil without a truth log
+	id      string       // the answer's id
+}
+
+// key is the hash of the request's content, 0 for one rejected.
+func (in *incoming) key() uint64 {
+	if in.c == nil {
+		return 0
+	}
+	return in.c.key
 }
 
 // kind is the request's dirty-data kind, "" for a plain valid request.
@@ -132,8 +189,9 @@ func (in *incoming) completion(cfg *Config) *completion {
 	c := in.c
 	if c == nil {
 		c = fallbackCompletion(cfg, in.body, in.api)
+		in.c = c // the span's, once answered
 	}
-	c.arrived, c.truth = in.arrived, in.truth
+	c.arrived, c.truth, c.id = in.arrived, in.truth, in.id
 	return c
 }
 
@@ -167,10 +225,12 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 	if s.cfg.fixed() {
 		return s.generateFixed(ctx, c, emit)
 	}
+	c.queued = time.Now()
 	if err := s.sched.acquire(ctx); err != nil {
 		return err
 	}
 	defer s.sched.release()
+	c.scheduled = time.Now()
 	var z sleeper
 	defer z.stop()
 	c.cachedTokens = s.cache.admit(c.blocks)
@@ -180,21 +240,37 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 		return err
 	}
 	c.firstToken = first
-	clk, words := s.sched.newClock(first), newWordSource(c.key, s.cfg.Seed)
+	return s.decode(ctx, c, &z, emit)
+}
+
+// decode makes c's tokens from its first on, one decode step each, or
+// with speculative decoding one step for each draft verified: the step's
+// token and the drafts accepted, sent as one chunk.
+func (s *Server) decode(ctx context.Context, c *completion, z *sleeper, emit func(text string) error) error {
+	clk, words := s.sched.newClock(c.firstToken), newWordSource(c.key, s.cfg.Seed)
+	drafts := s.spec.drafter(c.key, s.cfg.Seed)
 	var chunk strings.Builder
-	for i := range c.outputTokens {
-		if i > 0 {
-			if err := z.until(ctx, clk.tick()); err != nil {
+	pending := 0 // tokens in chunk
+	for made, at := 0, c.firstToken; made < c.outputTokens; {
+		n := 1 // the prefill's token, or a plain step's
+		if made > 0 {
+			at = clk.tick()
+			if err := z.until(ctx, at); err != nil {
 				return err
 			}
+			n = min(1+drafts.step(), c.outputTokens-made)
 		}
-		compute(s.cfg.CPUPerToken)
-		chunk.WriteString(words.next())
-		if (i+1)%s.cfg.TokensPerChunk == 0 || i == c.outputTokens-1 {
-			if err := c.emit(emit, chunk.String(), (i%s.cfg.TokensPerChunk)+1); err != nil {
+		for range n {
+			compute(s.cfg.CPUPerToken)
+			chunk.WriteString(words.next())
+		}
+		made, pending, c.lastToken = made+n, pending+n, at
+		if drafts != nil || pending == s.cfg.TokensPerChunk || made == c.outputTokens {
+			if err := c.emit(emit, chunk.String(), pending); err != nil {
 				return err
 			}
 			chunk.Reset()
+			pending = 0
 		}
 	}
 	return nil
@@ -211,6 +287,9 @@ func compute(d time.Duration) {
 // streamed chunk is flushed, notes it in the truth log's record.
 func (c *completion) emit(emit func(string) error, text string, n int) error {
 	sent := time.Now()
+	if c.firstSent.IsZero() {
+		c.firstSent = sent
+	}
 	c.chunkTokens = n
 	c.sentTokens += n
 	if err := emit(text); err != nil {

@@ -36,9 +36,17 @@ type completion struct {
 	blocks       []uint64  // prefix-cache block hashes of the prompt
 	cachedTokens int       // prompt tokens found in the prefix cache, set at prefill
 	firstToken   time.Time // when the first token existed, set by generate
-	kind         string    // the valid-but-odd dirty kind, "" for plain text
-	arrived      time.Time // when the handler began
-	truth        *TruthRecord
+	// queued, scheduled, lastToken and firstSent are the rest of the
+	// request's timeline, as vLLM's RequestStateStats keeps it: asked for
+	// a batch slot, held one, the last token existed, the first token
+	// left for the client. Zero until reached.
+	queued, scheduled, lastToken, firstSent time.Time
+	maxTokens                               int       // the effective output limit
+	id                                      string    // the answer's id, also its span's gen_ai.request.id
+	complete                                bool      // generated and written to its end
+	kind                                    string    // the valid-but-odd dirty kind, "" for plain text
+	arrived                                 time.Time // when the handler began
+	truth                                   *TruthRecord
 	// tool is the tool call the answer makes instead of text; nil for a
 	// text answer.
 	tool *toolPlan
@@ -131,6 +139,7 @@ func checkChat(cfg *Config, req *openai.ChatCompletionRequest, ext extensions) (
 		kind:         oddKind(req.Messages),
 		asked:        askedOf(cfg, req, ext),
 	}
+	c.maxTokens = maxTokens
 	c.outputTokens, c.finish = drawLength(cfg, c.key, maxTokens, ext)
 	tools, choice, aerr := chatTools(req)
 	if aerr != nil {
@@ -345,6 +354,15 @@ func contentKey(seed int64, req *openai.ChatCompletionRequest, maxTokens int, ex
 		}
 	}
 	return h.Sum64()
+}
+
+// engineFinish is the finish reason as vLLM's engine names it (a tool
+// call ends with "stop" there: the API layer renames it).
+func (c *completion) engineFinish() string {
+	if c.finish == openai.FinishReasonLength {
+		return "length"
+	}
+	return "stop"
 }
 
 // drawLength decides the output length and finish reason of a request.

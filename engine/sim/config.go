@@ -166,6 +166,21 @@ type Config struct {
 	// SpeechRTF is the real-time factor of /v1/audio/speech: audio of d
 	// seconds is sent in d / SpeechRTF after its first byte.
 	SpeechRTF float64
+	// OTLPTracesEndpoint, when set, receives one OTLP span per request
+	// (see the package doc, "Traces"), as vLLM's --otlp-traces-endpoint
+	// does: a URL, or host:port for plain http. An http/protobuf URL
+	// without a path posts to /v1/traces.
+	OTLPTracesEndpoint string
+	// OTLPTracesProtocol is ProtocolHTTPProtobuf ("", the default) or
+	// ProtocolGRPC.
+	OTLPTracesProtocol string
+	// SpecTokens, when positive, turns on speculative decoding: each
+	// decode step drafts this many tokens (at most MaxSpecTokens).
+	SpecTokens int
+	// SpecAccept is the chance each draft token is accepted, in order
+	// until the first rejected; zero is DefaultSpecAccept and negative
+	// accepts none. At most 1.
+	SpecAccept float64
 
 	codec tokenize.Codec // Tokenizer's, set by withDefaults; nil: estimate
 }
@@ -203,6 +218,14 @@ func (c Config) Validate() error {
 	}
 	bad(c.CPUPerToken < 0, "CPU per token %s is negative", c.CPUPerToken)
 	bad(c.CPUPerToken > 0 && c.FixedTTFT > 0, "the fixed-delay mode's delays are exact: no CPU per token (got %s)", c.CPUPerToken)
+	if err := c.checkTraces(); err != nil {
+		errs = append(errs, fmt.Errorf("sim: %w", err))
+	}
+	bad(c.SpecTokens < 0 || c.SpecTokens > MaxSpecTokens, "spec tokens %d: from 0 to %d", c.SpecTokens, MaxSpecTokens)
+	bad(!(c.SpecAccept <= 1), "spec accept %v is not at most 1", c.SpecAccept)
+	bad(c.SpecAccept != 0 && c.SpecTokens == 0, "spec accept %v needs spec tokens", c.SpecAccept)
+	bad(c.SpecTokens > 0 && c.TokensPerChunk > 1, "speculative decoding sends each step's tokens as one chunk: no tokens per chunk (got %d)", c.TokensPerChunk)
+	bad(c.SpecTokens > 0 && c.FixedTTFT > 0, "the fixed-delay mode has no decode steps to speculate on")
 	for _, kind := range slices.Sorted(maps.Keys(c.Defects)) {
 		if err := checkDefect(kind, c.Defects[kind]); err != nil {
 			errs = append(errs, fmt.Errorf("sim: defect %s=%s: %w", kind, c.Defects[kind], err))
@@ -250,12 +273,28 @@ func (c Config) withDefaults() Config {
 		c.PrefixCacheTokens = DefaultPrefixCacheTokens
 	}
 	c.Defects = validDefects(c.Defects)
+	if c.checkTraces() != nil {
+		c.OTLPTracesEndpoint = ""
+	}
+	if c.OTLPTracesProtocol == "" {
+		c.OTLPTracesProtocol = ProtocolHTTPProtobuf
+	}
+	c.SpecAccept = fraction(c.SpecAccept, DefaultSpecAccept)
+	if c.SpecTokens < 0 || c.SpecTokens > MaxSpecTokens {
+		c.SpecTokens = 0
+	}
 	c.codec = nil
 	if c.countsTokens() {
 		c.codec, _ = tokenize.Get(c.Tokenizer) // nil on error: the estimate, as Validate warned
 	}
 	if c.FixedTTFT <= 0 || c.FixedITL <= 0 {
 		c.FixedTTFT, c.FixedITL = 0, 0
+	}
+	if c.SpecTokens > 0 { // as Validate says: one chunk a step, and steps to speculate on
+		c.TokensPerChunk = 1
+		if c.fixed() {
+			c.SpecTokens = 0
+		}
 	}
 	return c
 }

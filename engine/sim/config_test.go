@@ -40,6 +40,20 @@ func TestValidate(t *testing.T) {
 		{"negative speech RTF", Config{SpeechRTF: -2}, "speech real-time factor -2"},
 		{"NaN speech RTF", Config{SpeechRTF: math.NaN()}, "speech real-time factor NaN"},
 		{"CPU per token in the fixed-delay mode", Config{CPUPerToken: time.Millisecond, FixedTTFT: time.Second, FixedITL: time.Millisecond}, "delays are exact"},
+		{"traces over http", Config{OTLPTracesEndpoint: "http://127.0.0.1:4318/v1/traces"}, ""},
+		{"traces to host:port", Config{OTLPTracesEndpoint: "127.0.0.1:4317", OTLPTracesProtocol: ProtocolGRPC}, ""},
+		{"unknown traces protocol", Config{OTLPTracesEndpoint: "127.0.0.1:4318", OTLPTracesProtocol: "http/json"}, `unsupported OTLP protocol "http/json"`},
+		{"traces endpoint scheme", Config{OTLPTracesEndpoint: "ftp://127.0.0.1:4318"}, `scheme "ftp"`},
+		{"traces endpoint without host", Config{OTLPTracesEndpoint: "http:///v1/traces"}, "has no host"},
+		{"gRPC endpoint with a path", Config{OTLPTracesEndpoint: "http://127.0.0.1:4317/v1/traces", OTLPTracesProtocol: ProtocolGRPC}, "a gRPC endpoint has no path"},
+		{"speculative decoding", Config{SpecTokens: 3, SpecAccept: 0.6}, ""},
+		{"negative spec tokens", Config{SpecTokens: -1}, "spec tokens -1"},
+		{"too many spec tokens", Config{SpecTokens: MaxSpecTokens + 1}, "spec tokens 33"},
+		{"spec accept above 1", Config{SpecTokens: 2, SpecAccept: 1.5}, "spec accept 1.5"},
+		{"spec accept NaN", Config{SpecTokens: 2, SpecAccept: math.NaN()}, "spec accept NaN"},
+		{"spec accept alone", Config{SpecAccept: 0.5}, "needs spec tokens"},
+		{"spec with tokens per chunk", Config{SpecTokens: 2, TokensPerChunk: 4}, "no tokens per chunk"},
+		{"spec in the fixed-delay mode", Config{SpecTokens: 2, FixedTTFT: time.Second, FixedITL: time.Millisecond}, "no decode steps"},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Validate()
@@ -67,6 +81,7 @@ func TestWithDefaults(t *testing.T) {
 		PrefixCacheTokens: DefaultPrefixCacheTokens, Defects: map[string]string{KindOverlong: "500"},
 		ImageTokens: ImageTokensQwen2VL, MaxImages: DefaultMaxImages, MaxImageBytes: DefaultMaxImageBytes,
 		URLImageSide: DefaultURLImageSide, SpeechRTF: DefaultSpeechRTF,
+		OTLPTracesProtocol: ProtocolHTTPProtobuf, SpecAccept: DefaultSpecAccept,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("withDefaults() =\n%+v\nwant\n%+v", got, want)

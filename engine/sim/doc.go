@@ -128,7 +128,92 @@
 // simulator never preempts), and the histograms
 // vllm:time_to_first_token_seconds and vllm:e2e_request_latency_seconds
 // with vLLM's buckets, observed for every request generated to its end and
-// timed from its arrival (after the body is read and validated).
+// timed from its arrival (after the body is read and validated); and
+// vllm:request_queue_time_seconds, vllm:request_prefill_time_seconds,
+// vllm:request_decode_time_seconds and vllm:request_inference_time_seconds
+// with vLLM's request-latency buckets (those of the e2e histogram), timed
+// as the spans' attributes are (see Traces). With speculative decoding,
+// also vLLM's counters (see Speculative decoding). Names, help texts and
+// buckets are those of vllm/v1/metrics/loggers.py at commit 005a810b.
+//
+// # Request ids
+//
+// Every request on a generating route gets an id, numbered in arrival
+// order ("chatcmpl-sim-7-1a2b3c4d": the API's prefix, the number, a hash
+// of the content), answered as the response's id and in an X-Request-Id
+// header — a rejected request's too, whose error body has no id — and
+// logged as the truth log's id, so a client's record, the truth log and a
+// span name the same request alike.
+//
+// # Traces
+//
+// With Config.OTLPTracesEndpoint (`llmload mock --otlp-traces-endpoint`;
+// --otlp-traces-protocol http/protobuf, the default, or grpc; without the
+// flag, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL as vLLM reads it, though vLLM's
+// own default is grpc) every request on a generating route (chat,
+// completions, responses, messages, embeddings, transcriptions; streamed
+// or not; rejected too) ends one span, exported by the OpenTelemetry SDK's
+// batch span processor, as vLLM's --otlp-traces-endpoint does. It follows
+// vLLM's output_processor.py do_tracing (vllm/v1/engine/output_processor.py
+// at commit d0782260; attribute names from vllm/tracing/utils.py at commit
+// 0bf3270f; stats from vllm/v1/metrics/stats.py at commit 28ed1fb8): a
+// SERVER span named llm_request from the request's arrival to the end of
+// its answer, its resource's service.name "llmload-sim", continuing the
+// caller's W3C traceparent (the span's trace is the caller's, its parent
+// the caller's span; a missing or malformed traceparent starts a new
+// trace, and an unsampled one gets no span, as the SDK's default sampler
+// decides for vLLM). Its attributes, latencies in float seconds:
+//
+//   - gen_ai.request.id: the answer's id (X-Request-Id);
+//   - gen_ai.response.model, gen_ai.request.max_tokens (the effective
+//     limit), gen_ai.usage.prompt_tokens and gen_ai.usage.completion_tokens
+//     (the tokens sent), gen_ai.response.finish_reasons (a JSON list,
+//     ["stop"] or ["length"], vLLM's engine's words);
+//   - gen_ai.latency.e2e: arrival to the end;
+//   - gen_ai.latency.time_in_queue: asking for a batch slot to holding one
+//     (vLLM's QUEUED to SCHEDULED events); it grows once MaxBatch requests
+//     run;
+//   - gen_ai.latency.time_in_model_prefill: holding the slot to the first
+//     token (waiting for the prefill lane included, as vLLM counts a
+//     preemption during prefill);
+//   - gen_ai.latency.time_in_model_decode: the first token to the last;
+//   - gen_ai.latency.time_in_model_inference: the slot to the last token;
+//   - gen_ai.latency.time_to_first_token: arrival to the first token's
+//     leaving for the client (vLLM's frontend stamp), which is the truth
+//     log's TTFT. It exceeds queue + prefill by the time between arrival
+//     and asking for a slot (reading and judging the body).
+//
+// A figure the request never reached is left out rather than sent as
+// vLLM's zero (a rejected request has only its id, model and e2e). A
+// request answered with an error status, cut before its end, or reset has
+// status Error. The fixed-delay mode has no queue: queue is 0.
+//
+// Export never slows serving: spans wait in the processor's queue (2048)
+// and beyond it are dropped; an export gives up after 5 s; Close flushes
+// what is queued for at most 5 s more. Stats.Spans counts the spans ended,
+// exported, failed to export and (after Close) dropped, and `llmload mock`
+// prints them when it stops.
+//
+// # Speculative decoding
+//
+// With Config.SpecTokens K (`llmload mock --spec-tokens K --spec-accept
+// P`) each decode step verifies a draft of K tokens, each accepted with
+// probability Config.SpecAccept P in order until the first rejected, from a
+// random stream seeded by Config.Seed and the request's content (so runs
+// are reproducible), and emits 1 + accepted tokens as one streamed chunk
+// for one decode step's time: a client sees k tokens per chunk, k − 1 of
+// them accepted drafts. The prefill's token comes alone. A draft near the
+// end of an answer is still K tokens, as vLLM's drafter does not know the
+// end; only the tokens that fit are sent. /metrics then serves vLLM's
+// counters (vllm/v1/spec_decode/metrics.py at commit 016a8587; the
+// Prometheus client adds _total): vllm:spec_decode_num_drafts_total,
+// vllm:spec_decode_num_draft_tokens_total,
+// vllm:spec_decode_num_accepted_tokens_total and
+// vllm:spec_decode_num_accepted_tokens_per_pos_total{position="0".."K-1"}.
+// The acceptance rate accepted / draft tokens is therefore
+// (P + P² + … + P^K) / K, position i's rate P^(i+1), and the mean
+// acceptance length 1 + accepted / drafts. Stats.Spec holds the same
+// counts.
 //
 // # Validation
 //
@@ -249,5 +334,5 @@
 // max_tokens, temperature, top_p and seed), never on arrival order or
 // timing: the same request always gets the same answer, and a run with the
 // same seed and the same prompts is reproducible however its requests
-// interleave. Response ids number responses in arrival order.
+// interleave. Ids number requests in arrival order.
 package sim

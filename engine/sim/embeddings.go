@@ -213,18 +213,23 @@ func (s *Server) answerEmbeddings(ctx context.Context, w http.ResponseWriter, c 
 func (s *Server) embedWait(ctx context.Context, c *completion) error {
 	var z sleeper
 	defer z.stop()
+	c.queued = time.Now()
 	if s.cfg.fixed() {
-		c.firstToken = c.arrived.Add(s.cfg.FixedTTFT)
+		c.scheduled, c.firstToken = c.queued, c.arrived.Add(s.cfg.FixedTTFT)
+		c.lastToken, c.firstSent = c.firstToken, c.firstToken
 		return z.until(ctx, c.firstToken)
 	}
 	if err := s.sched.acquire(ctx); err != nil {
 		return err
 	}
 	defer s.sched.release()
+	c.scheduled = time.Now()
 	done := s.sched.prefill(c.promptTokens)
 	if err := z.until(ctx, done); err != nil {
 		return err
 	}
-	c.firstToken = time.Now()
+	// The vectors are the prefill's only output: no decode.
+	now := time.Now()
+	c.firstToken, c.lastToken, c.firstSent = now, now, now
 	return nil
 }

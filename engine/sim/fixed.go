@@ -16,6 +16,8 @@ func (c *Config) fixed() bool { return c.FixedTTFT > 0 }
 func (s *Server) generateFixed(ctx context.Context, c *completion, emit func(text string) error) error {
 	var z sleeper
 	defer z.stop()
+	c.queued = time.Now()
+	c.scheduled = c.queued // no batch slots: never queued
 	first := c.arrived.Add(s.cfg.FixedTTFT)
 	c.firstToken = first
 	words := newWordSource(c.key, s.cfg.Seed)
@@ -23,9 +25,11 @@ func (s *Server) generateFixed(ctx context.Context, c *completion, emit func(tex
 	for i := 0; i < c.outputTokens; i += per {
 		// A chunk leaves when its last token exists, as in generate.
 		n := min(per, c.outputTokens-i)
-		if err := z.until(ctx, first.Add(time.Duration(i+n-1)*s.cfg.FixedITL)); err != nil {
+		at := first.Add(time.Duration(i+n-1) * s.cfg.FixedITL)
+		if err := z.until(ctx, at); err != nil {
 			return err
 		}
+		c.lastToken = at
 		text := words.next()
 		for range n - 1 {
 			text += words.next()

@@ -85,8 +85,8 @@ func TestTruthLog(t *testing.T) {
 	if r := recs[3]; r.Status != 200 || !r.Complete || r.Tokens != 5 || r.TTFTMS != 0 || r.E2EMS != 240 {
 		t.Errorf("whole answer %+v: want 200, complete, 5 tokens, no TTFT, E2E 240", r)
 	}
-	if r := recs[4]; r.Status != 400 || r.Complete || r.ID != "" {
-		t.Errorf("rejected %+v: want 400, not complete, no id", r)
+	if r := recs[4]; r.Status != 400 || r.Complete || !strings.HasPrefix(r.ID, "chatcmpl-sim-") {
+		t.Errorf("rejected %+v: want 400, not complete, an id (its x-request-id)", r)
 	}
 	if r := recs[5]; r.Status != 0 || r.Complete {
 		t.Errorf("reset %+v: want status 0, not complete", r)

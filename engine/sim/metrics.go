@@ -10,7 +10,10 @@ import (
 )
 
 // Bucket bounds, in seconds, of the simulator's latency histograms: vLLM's
-// own, so dashboards and quantiles built for vLLM read the simulator alike.
+// own (vllm/v1/metrics/loggers.py at commit 005a810b: the e2e buckets are
+// its request_latency_buckets, which the queue, prefill, decode and
+// inference histograms share), so dashboards and quantiles built for vLLM
+// read the simulator alike.
 var (
 	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
 		0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
@@ -61,11 +64,31 @@ func (h *latencyHistogram) snapshot() (cum []uint64, sum float64) {
 // serverMetrics are the Prometheus metrics the simulator exposes. Safe for
 // concurrent use.
 type serverMetrics struct {
-	ttft, e2e *latencyHistogram
+	ttft, e2e                         *latencyHistogram
+	queue, prefill, decode, inference *latencyHistogram
 }
 
 func newServerMetrics() *serverMetrics {
-	return &serverMetrics{ttft: newLatencyHistogram(ttftBuckets), e2e: newLatencyHistogram(e2eBuckets)}
+	return &serverMetrics{
+		ttft: newLatencyHistogram(ttftBuckets), e2e: newLatencyHistogram(e2eBuckets),
+		queue: newLatencyHistogram(e2eBuckets), prefill: newLatencyHistogram(e2eBuckets),
+		decode: newLatencyHistogram(e2eBuckets), inference: newLatencyHistogram(e2eBuckets),
+	}
+}
+
+// phases records the phases of a request generated to its end, as its
+// span's attributes time them (vLLM's FinishedRequestStats): queue from
+// asking for a batch slot to holding one, prefill from then to the first
+// token, decode from the first token to the last, inference from the slot
+// to the last token.
+func (m *serverMetrics) phases(c *completion) {
+	if c.scheduled.IsZero() || c.firstToken.IsZero() || c.lastToken.IsZero() {
+		return
+	}
+	m.queue.observe(c.scheduled.Sub(c.queued))
+	m.prefill.observe(c.firstToken.Sub(c.scheduled))
+	m.decode.observe(c.lastToken.Sub(c.firstToken))
+	m.inference.observe(c.lastToken.Sub(c.scheduled))
 }
 
 // completed records a request generated to its end, timed from its arrival.
@@ -87,6 +110,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	p.scalar("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", 0)
 	p.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", s.metrics.ttft)
 	p.histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", s.metrics.e2e)
+	p.histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", s.metrics.queue)
+	p.histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", s.metrics.inference)
+	p.histogram("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", s.metrics.prefill)
+	p.histogram("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", s.metrics.decode)
+	s.spec.write(p)
 	_ = p.w.Flush() // a scraper that went away needs no answer
 }
 

@@ -12,9 +12,15 @@ import (
 )
 
 func TestMetricsExposition(t *testing.T) {
-	s := New(zeroCost(Config{Model: `we"ird\model`}))
+	s := New(zeroCost(Config{Model: `we"ird\model`, SpecTokens: 3}))
+	t0 := time.Unix(0, 0)
 	for _, d := range []time.Duration{30 * time.Millisecond, 50 * time.Millisecond, 3 * time.Second} {
 		s.metrics.completed(d, 2*d)
+		s.metrics.phases(&completion{queued: t0, scheduled: t0.Add(d), firstToken: t0.Add(2 * d), lastToken: t0.Add(4 * d)})
+	}
+	d := s.spec.drafter(1, 1)
+	for range 5 {
+		d.step()
 	}
 	w := serve(s, http.MethodGet, "/metrics", "", nil)
 	if got, want := w.Code, http.StatusOK; got != want {

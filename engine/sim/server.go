@@ -29,8 +29,13 @@ type Server struct {
 	sched   *scheduler
 	cache   *prefixCache // nil when disabled
 	metrics *serverMetrics
-	truth   *truthLog // nil without Config.TruthLog
-	born    int64     // Unix time of New, the model's "created"
+	truth   *truthLog   // nil without Config.TruthLog
+	spans   *spanner    // nil without Config.OTLPTracesEndpoint
+	spanErr error       // why the endpoint's exporter could not be built
+	spec    *specDecode // nil without Config.SpecTokens
+	born    int64       // Unix time of New, the model's "created"
+	// flushWait bounds Close's flush of the spans.
+	flushWait time.Duration
 
 	ctx    context.Context // ends in-flight requests on Close
 	cancel context.CancelFunc
@@ -59,12 +64,31 @@ type Stats struct {
 	Defects int64
 	// CachedTokens is the total of prompt tokens found in the prefix cache.
 	CachedTokens int64
+	// Spans counts the spans sent to Config.OTLPTracesEndpoint.
+	Spans SpanStats
+	// Spec holds the speculative-decoding counters (Config.SpecTokens).
+	Spec SpecStats
 }
 
 // New returns a server for cfg, with defaults for zero fields and for the
 // out-of-range values Config.Validate reports.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg.withDefaults(), born: time.Now().Unix()}
+	s := newServer(cfg)
+	if s.cfg.OTLPTracesEndpoint != "" {
+		exp, err := newExporter(&s.cfg)
+		if err != nil {
+			s.spanErr = fmt.Errorf("sim: traces: %w", err)
+		} else {
+			s.spans = newSpanner(exp)
+		}
+	}
+	return s
+}
+
+// newServer is New without span export, which a test may plug in.
+func newServer(cfg Config) *Server {
+	s := &Server{cfg: cfg.withDefaults(), born: time.Now().Unix(), flushWait: traceFlushWait}
+	s.spec = newSpecDecode(&s.cfg)
 	s.sched = newScheduler(&s.cfg)
 	s.cache = newPrefixCache(s.cfg.PrefixCacheTokens)
 	s.metrics = newServerMetrics()
@@ -86,6 +110,8 @@ func (s *Server) Stats() Stats {
 
 		Defects:      s.defects.Load(),
 		CachedTokens: s.cachedTokens.Load(),
+		Spans:        s.spans.stats(),
+		Spec:         s.spec.stats(),
 	}
 }
 
@@ -197,6 +223,8 @@ func (s *Server) Start(addr string) (string, error) {
 		return "", ErrClosed
 	case s.httpSrv != nil:
 		return "", errors.New("sim: server already started")
+	case s.spanErr != nil:
+		return "", s.spanErr
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -244,7 +272,8 @@ func baseURL(addr net.Addr) string {
 // Close stops listening, ends in-flight streams (clients see them cut
 // before [DONE]), answers non-streamed requests still in the queue or the
 // batch with 503, waits briefly for handlers to return and flushes the
-// truth log. Later requests get 503 too. Calling it again does nothing.
+// truth log and, within a few seconds, the spans. Later requests get 503
+// too. Calling it again does nothing.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -270,6 +299,9 @@ func (s *Server) Close() error {
 	}
 	if terr := s.truth.flush(); terr != nil {
 		err = errors.Join(err, fmt.Errorf("sim: truth log: %w", terr))
+	}
+	if serr := s.spans.shutdown(s.flushWait); serr != nil {
+		err = errors.Join(err, fmt.Errorf("sim: traces: %w", serr))
 	}
 	return err
 }

@@ -26,21 +26,24 @@ const WordsPerSecond = 2.5
 // prompt the simulated model prefills; the transcript is seeded words,
 // decoded at the batch's pace.
 func (s *Server) serveTranscription(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
-	arrived := arrival(r)
-	var rec *TruthRecord
-	if s.truth != nil {
-		sr := &statusRecorder{ResponseWriter: w}
-		w, rec = sr, &TruthRecord{Arrival: arrived, Endpoint: "transcriptions"}
-		defer func() { rec.finish(sr.status); s.truth.write(rec) }()
+	x, w := s.begin(w, r, "transcriptions")
+	defer s.end(r, x)
+	c, aerr := s.readTranscription(w, r, x.truth)
+	var key uint64
+	if c != nil {
+		key = c.key
 	}
-	c, aerr := s.readTranscription(w, r, rec)
+	x.id, x.c = s.newID(apiTranscription, key), c
+	w.Header().Set(RequestIDHeader, x.id)
+	if x.truth != nil {
+		x.truth.ID = x.id
+	}
 	if aerr != nil {
 		s.rejected.Add(1)
 		aerr.write(w)
 		return
 	}
-	c.arrived, c.truth = arrived, rec
+	c.arrived, c.truth, c.id = x.arrived, x.truth, x.id
 	s.answer(w, r, c)
 }
 

@@ -18,7 +18,7 @@ import (
 // A client's figures for the same requests, less these, are the client's
 // own error.
 type TruthRecord struct {
-	ID      string    `json:"id,omitempty"` // the response id, "" for a rejected request
+	ID      string    `json:"id,omitempty"` // the answer's id and X-Request-Id header, a rejected request's too
 	Arrival time.Time `json:"arrival"`
 	Status  int       `json:"status"`           // the HTTP status written, 0 when none was (a reset)
 	Tokens  int       `json:"tokens"`           // generated tokens sent
