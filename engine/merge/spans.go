@@ -26,6 +26,7 @@ func serverSpans(in []Input) *result.ServerSpans {
 		out.Malformed += s.Malformed
 		out.Other += s.Other
 		out.Rejected += s.Rejected
+		out.Preflight += s.Preflight
 		out.Requests += s.Requests
 		out.NoSpan += s.NoSpan
 		for _, n := range s.Negative {

@@ -165,3 +165,20 @@ func BenchmarkNewTraceparent(b *testing.B) {
 		newTraceparent()
 	}
 }
+
+// The preflight's requests carry a traceparent like any other, and the
+// preflight says which, so that their spans can be told from the load's.
+func TestPreflightTraceIDs(t *testing.T) {
+	h := &headerSeen{next: script{steps: steps(0, roleChunk(), contentChunk("a"), finishChunk("stop"), usageChunk(3, 1), done())}}
+	c := testClient(t, serve(t, h).URL+"/v1")
+	info, err := c.Preflight(context.Background(), "m", engine.EndpointChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.seen) != 1 || len(info.TraceIDs) != 1 {
+		t.Fatalf("%d requests seen, trace ids %q", len(h.seen), info.TraceIDs)
+	}
+	if m := traceparentRE.FindStringSubmatch(h.seen[0]); m == nil || m[1] != info.TraceIDs[0] {
+		t.Errorf("the preflight sent traceparent %q, says it sent trace %q", h.seen[0], info.TraceIDs[0])
+	}
+}

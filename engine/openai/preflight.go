@@ -38,6 +38,10 @@ type PreflightInfo struct {
 	Retried string
 	// APIs are the endpoints checked, in order (engine.EndpointChat, ...).
 	APIs []string
+	// TraceIDs are the trace ids the preflight's requests carried (""
+	// for one that carried none): a server that traces sends spans of
+	// them too, which are llmload's checks and no request of the load.
+	TraceIDs []string
 }
 
 // preflightError is a preflight failure explained for a human; it wraps the
@@ -79,11 +83,13 @@ func (c *Client) Preflight(ctx context.Context, model string, apis ...string) (*
 		}
 	}
 	var info *PreflightInfo
+	var traces []string
 	for _, api := range apis {
 		err := r.do(ctx, func() (attempt, error) {
 			req := preflightRequest(api, model)
 			d := dialectOf(req)
 			res, out := c.chat(ctx, req)
+			traces = append(traces, res.TraceID)
 			c.calibrate(res, d, req)
 			if res.Err != nil {
 				return attempt{class: res.Err.Class, status: res.Status, retryAfter: out.retryAfter},
@@ -104,6 +110,7 @@ func (c *Client) Preflight(ctx context.Context, model string, apis ...string) (*
 		info.APIs = append(info.APIs, api)
 	}
 	info.Retried = r.summary()
+	info.TraceIDs = traces
 	return info, nil
 }
 

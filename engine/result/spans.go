@@ -24,6 +24,9 @@ type ServerSpans struct {
 	Malformed int64 `json:"malformed"`
 	Other     int64 `json:"other"`
 	Rejected  int64 `json:"rejected"`
+	// Preflight spans are of the preflight's requests: llmload's checks
+	// of the target before the load, no request of it.
+	Preflight int64 `json:"preflight,omitempty"`
 	// Requests are the requests that carried a trace id; NoSpan of them
 	// got no span within the wait.
 	Requests int64 `json:"requests"`

@@ -87,6 +87,10 @@ type Config struct {
 	// Spans, when its Listen is set, receives the server's OTLP trace
 	// spans and joins each to its request (--otlp-traces-listen).
 	Spans Spans
+
+	// checkTraces are the trace ids of the preflights' requests, whose
+	// spans the receiver counts apart from the load's.
+	checkTraces []string
 }
 
 // Spans configures the run's trace receiver.
@@ -251,6 +255,7 @@ func (c *Config) connectTarget(ctx context.Context, t *plan.Target) (*openai.Cli
 		return nil, fmt.Errorf("%spreflight failed, no load sent: %w", preflight, err)
 	}
 	t.Model = info.Model
+	c.checkTraces = append(c.checkTraces, info.TraceIDs...)
 	ok := fmt.Sprintf("preflight ok in %v", info.Latency.Round(time.Millisecond))
 	if info.Retried != "" {
 		ok = "preflight retried: " + info.Retried // a busy server: worth knowing before the load

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -19,6 +20,10 @@ type spanJoin struct {
 	join   *traces.Joiner
 	listen string
 	wait   time.Duration
+	checks map[string]bool // the preflights' trace ids
+	// checked counts the spans of the preflights' requests: llmload's
+	// checks, no request of the load.
+	checked atomic.Int64
 }
 
 // startSpans starts the receiver of c.Spans and hooks its joiner into
@@ -31,16 +36,30 @@ func (c *Config) startSpans(sink *recordingSink) (*spanJoin, error) {
 	if wait <= 0 {
 		wait = traces.DefaultWait
 	}
-	j := traces.NewJoiner(traces.JoinOptions{Wait: wait}, sink.joined)
-	r, err := traces.Listen(c.Spans.Listen, traces.Options{Deliver: j.Span})
+	s := &spanJoin{join: traces.NewJoiner(traces.JoinOptions{Wait: wait}, sink.joined), wait: wait, checks: map[string]bool{}}
+	for _, id := range c.checkTraces {
+		if id != "" {
+			s.checks[id] = true
+		}
+	}
+	r, err := traces.Listen(c.Spans.Listen, traces.Options{Deliver: s.deliver})
 	if err != nil {
 		return nil, fmt.Errorf("--otlp-traces-listen: %w", err)
 	}
-	sink.join = j
-	addr := r.Addr().String()
+	sink.join = s.join
+	s.recv, s.listen = r, r.Addr().String()
 	c.log("server spans: OTLP traces received at %s (HTTP and gRPC); point the server there, e.g. vLLM --otlp-traces-endpoint http://%s",
-		addr, addr)
-	return &spanJoin{recv: r, join: j, listen: addr, wait: wait}, nil
+		s.listen, s.listen)
+	return s, nil
+}
+
+// deliver hands the joiner a span, unless it is of a preflight request.
+func (s *spanJoin) deliver(sp traces.Span) {
+	if s.checks[sp.TraceID] {
+		s.checked.Add(1)
+		return
+	}
+	s.join.Span(sp)
 }
 
 // stop waits for the spans of the last requests, at most one wait and
@@ -70,7 +89,7 @@ func (s *spanJoin) summary(neg *negatives) *result.ServerSpans {
 	return &result.ServerSpans{Listen: s.listen, Spans: st.Delivered, Joined: st.Joined - st.ByRequestID,
 		ByRequestID: st.ByRequestID, Unjoined: st.Unjoined + st.Pending, Evicted: st.Evicted, Duplicates: st.Duplicates,
 		Malformed: st.Malformed, Other: st.Other, Rejected: st.Rejected,
-		Requests: st.Samples - st.Untraced, NoSpan: st.NoSpan + st.Held, Negative: neg.list()}
+		Requests: st.Samples - st.Untraced, NoSpan: st.NoSpan + st.Held, Preflight: s.checked.Load(), Negative: neg.list()}
 }
 
 // negatives keeps the first requests whose residual was below zero, for
