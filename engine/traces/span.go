@@ -152,13 +152,34 @@ func protoValue(v *commonpb.AnyValue) value {
 }
 
 // knownKey reports a request attribute.
-func knownKey(key string) bool {
-	switch key {
-	case attrRequestID, attrPromptTokens, attrCompletionTokens, attrTGIQueue, attrTGITotal,
-		attrQueue, attrTTFT, attrE2E, attrPrefill, attrDecode:
-		return true
+func knownKey(key string) bool { return requestAttr(key) != "" }
+
+// requestAttr is the request attribute named key, "" for another key:
+// the wire reader takes its constant instead of copying the key.
+func requestAttr[K string | []byte](key K) string {
+	switch string(key) { // for []byte, compared without a copy
+	case attrRequestID:
+		return attrRequestID
+	case attrPromptTokens:
+		return attrPromptTokens
+	case attrCompletionTokens:
+		return attrCompletionTokens
+	case attrTGIQueue:
+		return attrTGIQueue
+	case attrTGITotal:
+		return attrTGITotal
+	case attrQueue:
+		return attrQueue
+	case attrTTFT:
+		return attrTTFT
+	case attrE2E:
+		return attrE2E
+	case attrPrefill:
+		return attrPrefill
+	case attrDecode:
+		return attrDecode
 	}
-	return false
+	return ""
 }
 
 // applyAttr sets the field a request attribute names; ok reports whether
