@@ -11,8 +11,13 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/protobuf/proto"
 )
 
 // vllmSpan is request i's span with vLLM's full set of attributes.
@@ -110,4 +115,40 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkReceiveGRPC is BenchmarkReceive over OTLP/gRPC, vLLM's default.
+func BenchmarkReceiveGRPC(b *testing.B) {
+	const batchSize = 512
+	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{}}}}}
+	for i := range batchSize {
+		req.ResourceSpans[0].ScopeSpans[0].Spans = append(req.ResourceSpans[0].ScopeSpans[0].Spans, vllmSpan(i))
+	}
+	j := NewJoiner(JoinOptions{MaxPendingSpans: 4 * batchSize}, func(engine.Sample) {})
+	r, err := Listen("127.0.0.1:0", Options{Deliver: j.Span})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	// The body is marshalled once, so that the figure is the receiver's
+	// more than the client's.
+	body, err := proto.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := grpc.NewClient(r.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{proto: encoding.GetCodecV2("proto")})))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		var out coltracepb.ExportTraceServiceResponse
+		if err := conn.Invoke(context.Background(), "/opentelemetry.proto.collector.trace.v1.TraceService/Export", body, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
 }
