@@ -152,3 +152,22 @@ func BenchmarkReceiveGRPC(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
 }
+
+// BenchmarkDecode is the wire reader alone on a batch of 512 vLLM spans.
+func BenchmarkDecode(b *testing.B) {
+	const batchSize = 512
+	spans := make([]*tracepb.Span, batchSize)
+	for i := range spans {
+		spans[i] = vllmSpan(i)
+	}
+	body := exportProto(&testing.T{}, spans...)
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		var bt batch
+		if err := decodeWire(body, &bt); err != nil || len(bt.spans) != batchSize {
+			b.Fatal(err, len(bt.spans))
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
+}

@@ -56,8 +56,10 @@
 // A span may arrive before its sample (the server exports as soon as the
 // request ends, the client's sample can be later): it waits, up to
 // MaxPendingSpans spans, the oldest evicted past that (Evicted); spans
-// still waiting at Flush are Unjoined. A second span with a span id or a
-// trace id already seen is a Duplicate and changes nothing. A sample waits
+// still waiting at Flush are Unjoined. A span of a trace already joined
+// or waiting (a span sent again, or a second request span of one trace) is
+// a Duplicate and changes nothing; joined traces are remembered for the
+// last MaxPendingSpans joins. A sample waits
 // up to Wait for its span, released by a timer, then goes on with
 // Result.Span nil (NoSpan).
 package traces
