@@ -70,8 +70,8 @@ func BenchmarkReceive(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
-	if st := j.Stats(); st.Delivered != int64(b.N*batchSize) {
-		b.Fatalf("delivered %d spans, want %d", st.Delivered, b.N*batchSize)
+	if st := j.Stats(); st.Spans != int64(b.N*batchSize) {
+		b.Fatalf("delivered %d spans, want %d", st.Spans, b.N*batchSize)
 	}
 }
 

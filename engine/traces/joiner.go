@@ -27,11 +27,11 @@ type JoinOptions struct {
 
 // JoinStats is the whole account of a run's spans and samples.
 //
-// Spans (from the Receiver, filled by WithReceiver): Received = Delivered
+// Spans, the Receiver's part (filled by WithReceiver): Received = Spans
 // + Other + Rejected; Malformed counts delivered spans with a bad
-// attribute value (a subset of Delivered).
-// Spans (the Joiner's): Delivered = Joined + Duplicates + Evicted +
-// Unjoined + Pending; ByRequestID is the part of Joined matched by the
+// attribute value (a subset of Spans).
+// Spans, the Joiner's part: Spans (the request spans delivered to it) =
+// Joined + Duplicates + Evicted + Unjoined + Pending; ByRequestID is the part of Joined matched by the
 // server's request id rather than the trace id.
 // Samples: Samples = Joined + NoSpan + Untraced + Held; Late counts
 // samples that came after Flush and were dropped.
@@ -40,7 +40,7 @@ type JoinStats struct {
 	Other       int64 `json:"spans_other"`
 	Rejected    int64 `json:"spans_rejected"`
 	Malformed   int64 `json:"spans_malformed"`
-	Delivered   int64 `json:"spans"`
+	Spans       int64 `json:"spans"`
 	Joined      int64 `json:"joined"`
 	ByRequestID int64 `json:"joined_by_request_id"`
 	Duplicates  int64 `json:"duplicates"`
@@ -149,7 +149,7 @@ func (j *Joiner) Sample(s engine.Sample) {
 func (j *Joiner) Span(sp Span) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.stats.Delivered++
+	j.stats.Spans++
 	if j.flushed {
 		j.stats.Unjoined++
 		return
