@@ -76,30 +76,33 @@ func BenchmarkReceive(b *testing.B) {
 }
 
 // BenchmarkJoin is one request's sample and its span meeting in a
-// Joiner, half of them span first.
+// Joiner, half of them span first. The trace ids outnumber
+// DefaultMaxPendingSpans, so the Joiner reaches its steady state, where
+// every join also forgets the oldest remembered one.
 func BenchmarkJoin(b *testing.B) {
-	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
-	const n = 1 << 16
-	samples := make([]engine.Sample, n)
-	spans := make([]Span, n)
+	const n = 1 << 18
+	traces, requests := make([]string, n), make([]string, n)
 	for i := range n {
-		samples[i] = sampleOf(i, fmt.Sprintf("r%d", i))
-		spans[i] = spanOf(i, i, fmt.Sprintf("r%d", i), time.Millisecond)
+		traces[i], requests[i] = traceHex(i), fmt.Sprintf("r%d", i)
 	}
+	span := spanOf(0, 0, "", time.Millisecond)
+	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
 	b.ReportAllocs()
 	cpu := cpuTime()
 	i := 0
 	for b.Loop() {
 		k := i % n
-		if i/n > 0 && k == 0 {
+		if k == 0 && i > 0 {
 			j = NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
 		}
+		s := engine.Sample{Result: engine.Result{TraceID: traces[k], RequestID: requests[k]}}
+		span.TraceID, span.SpanID, span.Server.RequestID = traces[k], traces[k][16:], requests[k]
 		if k%2 == 0 {
-			j.Sample(samples[k])
-			j.Span(spans[k])
+			j.Sample(s)
+			j.Span(span)
 		} else {
-			j.Span(spans[k])
-			j.Sample(samples[k])
+			j.Span(span)
+			j.Sample(s)
 		}
 		i++
 	}
