@@ -36,22 +36,22 @@ type JoinOptions struct {
 // Samples: Samples = Joined + NoSpan + Untraced + Held; Late counts
 // samples that came after Flush and were dropped.
 type JoinStats struct {
-	Received    int64 `json:"spans_received"`
-	Other       int64 `json:"spans_other"`
-	Rejected    int64 `json:"spans_rejected"`
-	Malformed   int64 `json:"spans_malformed"`
-	Spans       int64 `json:"spans"`
-	Joined      int64 `json:"joined"`
-	ByRequestID int64 `json:"joined_by_request_id"`
-	Duplicates  int64 `json:"duplicates"`
-	Evicted     int64 `json:"evicted"`
-	Unjoined    int64 `json:"unjoined"`
-	Pending     int64 `json:"pending"`
-	Samples     int64 `json:"samples"`
-	NoSpan      int64 `json:"no_span"`
-	Untraced    int64 `json:"untraced"`
-	Held        int64 `json:"held"`
-	Late        int64 `json:"late"`
+	Received    int64 `json:"spans_received"`       // spans in the exports decoded
+	Other       int64 `json:"spans_other"`          // not request spans, not delivered
+	Rejected    int64 `json:"spans_rejected"`       // bad trace or span id, not delivered
+	Malformed   int64 `json:"spans_malformed"`      // delivered with a bad attribute value
+	Spans       int64 `json:"spans"`                // request spans given to the Joiner
+	Joined      int64 `json:"joined"`               // spans matched to their sample
+	ByRequestID int64 `json:"joined_by_request_id"` // of Joined, matched by request id
+	Duplicates  int64 `json:"duplicates"`           // a trace's span again, ignored
+	Evicted     int64 `json:"evicted"`              // waited for their sample past the cap
+	Unjoined    int64 `json:"unjoined"`             // still waiting at Flush, or after it
+	Pending     int64 `json:"pending"`              // waiting for their sample now
+	Samples     int64 `json:"samples"`              // samples given before Flush
+	NoSpan      int64 `json:"no_span"`              // traced samples passed on without a span
+	Untraced    int64 `json:"untraced"`             // samples without a trace id
+	Held        int64 `json:"held"`                 // samples waiting for their span now
+	Late        int64 `json:"late"`                 // samples given after Flush, dropped
 }
 
 // WithReceiver adds the receiver's part of the account.

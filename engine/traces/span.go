@@ -22,9 +22,8 @@ type Span struct {
 }
 
 // The attribute names of vLLM's request span ("llm_request"), from
-// SpanAttributes in vllm/tracing.py (vllm-project/vllm, main at commit
-// 03b8a674, the names unchanged since v0.6): latencies are float seconds,
-// token counts integers.
+// SpanAttributes in vllm/tracing.py (vllm-project/vllm at commit
+// 03b8a674): latencies are float seconds, token counts integers.
 const (
 	attrRequestID        = "gen_ai.request.id"
 	attrQueue            = "gen_ai.latency.time_in_queue"
