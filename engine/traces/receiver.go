@@ -51,7 +51,7 @@ type Options struct {
 // + Rejected; Malformed counts delivered spans with a bad attribute value.
 type ReceiverStats struct {
 	Exports     int64 `json:"exports"`      // export requests answered 200
-	BadRequests int64 `json:"bad_requests"` // answered 400, 413 or 415
+	BadRequests int64 `json:"bad_requests"` // answered 4xx, or InvalidArgument over gRPC
 	Spans       int64 `json:"spans"`        // spans in the exports decoded
 	Delivered   int64 `json:"delivered"`    // request spans passed to Deliver
 	Other       int64 `json:"other"`        // spans carrying no request attribute
