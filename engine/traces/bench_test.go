@@ -6,13 +6,19 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/protobuf/proto"
 )
 
 // vllmSpan is request i's span with vLLM's full set of attributes.
@@ -33,8 +39,9 @@ func vllmSpan(i int) *tracepb.Span {
 }
 
 // BenchmarkReceive posts batches of 512 spans (the OTel SDKs' batch
-// span processor's default) as OTLP/HTTP protobuf to a receiver feeding a
-// Joiner; the client's CPU is in the figure too.
+// span processor's default) as OTLP/HTTP protobuf to a receiver; the
+// client's CPU is in the figure too. The join is BenchmarkJoin's: the
+// spans here are only counted.
 func BenchmarkReceive(b *testing.B) {
 	const batchSize = 512
 	spans := make([]*tracepb.Span, batchSize)
@@ -42,8 +49,8 @@ func BenchmarkReceive(b *testing.B) {
 		spans[i] = vllmSpan(i)
 	}
 	body := exportProto(&testing.T{}, spans...)
-	j := NewJoiner(JoinOptions{MaxPendingSpans: 4 * batchSize}, func(engine.Sample) {})
-	r, err := Listen("127.0.0.1:0", Options{Deliver: j.Span})
+	var delivered atomic.Int64
+	r, err := Listen("127.0.0.1:0", Options{Deliver: func(Span) { delivered.Add(1) }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,36 +72,39 @@ func BenchmarkReceive(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
-	if st := j.Stats(); st.Delivered != int64(b.N*batchSize) {
-		b.Fatalf("delivered %d spans, want %d", st.Delivered, b.N*batchSize)
+	if got := delivered.Load(); got != int64(b.N*batchSize) {
+		b.Fatalf("delivered %d spans, want %d", got, b.N*batchSize)
 	}
 }
 
 // BenchmarkJoin is one request's sample and its span meeting in a
-// Joiner, half of them span first.
+// Joiner, half of them span first. The trace ids outnumber
+// DefaultMaxPendingSpans, so the Joiner reaches its steady state, where
+// every join also forgets the oldest remembered one.
 func BenchmarkJoin(b *testing.B) {
-	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
-	const n = 1 << 16
-	samples := make([]engine.Sample, n)
-	spans := make([]Span, n)
+	const n = 1 << 18
+	traces, requests := make([]string, n), make([]string, n)
 	for i := range n {
-		samples[i] = sampleOf(i, fmt.Sprintf("r%d", i))
-		spans[i] = spanOf(i, i, fmt.Sprintf("r%d", i), time.Millisecond)
+		traces[i], requests[i] = traceHex(i), fmt.Sprintf("r%d", i)
 	}
+	span := spanOf(0, 0, "", time.Millisecond)
+	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
 	b.ReportAllocs()
 	cpu := cpuTime()
 	i := 0
 	for b.Loop() {
 		k := i % n
-		if i/n > 0 && k == 0 {
+		if k == 0 && i > 0 {
 			j = NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
 		}
+		s := engine.Sample{Result: engine.Result{TraceID: traces[k], RequestID: requests[k]}}
+		span.TraceID, span.SpanID, span.Server.RequestID = traces[k], traces[k][16:], requests[k]
 		if k%2 == 0 {
-			j.Sample(samples[k])
-			j.Span(spans[k])
+			j.Sample(s)
+			j.Span(span)
 		} else {
-			j.Span(spans[k])
-			j.Sample(samples[k])
+			j.Span(span)
+			j.Sample(s)
 		}
 		i++
 	}
@@ -110,4 +120,58 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkReceiveGRPC is BenchmarkReceive over OTLP/gRPC, vLLM's default.
+func BenchmarkReceiveGRPC(b *testing.B) {
+	const batchSize = 512
+	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{}}}}}
+	for i := range batchSize {
+		req.ResourceSpans[0].ScopeSpans[0].Spans = append(req.ResourceSpans[0].ScopeSpans[0].Spans, vllmSpan(i))
+	}
+	r, err := Listen("127.0.0.1:0", Options{Deliver: func(Span) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	// The body is marshalled once, so that the figure is the receiver's
+	// more than the client's.
+	body, err := proto.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn, err := grpc.NewClient(r.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{proto: encoding.GetCodecV2("proto")})))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		var out coltracepb.ExportTraceServiceResponse
+		if err := conn.Invoke(context.Background(), "/opentelemetry.proto.collector.trace.v1.TraceService/Export", body, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
+}
+
+// BenchmarkDecode is the wire reader alone on a batch of 512 vLLM spans.
+func BenchmarkDecode(b *testing.B) {
+	const batchSize = 512
+	spans := make([]*tracepb.Span, batchSize)
+	for i := range spans {
+		spans[i] = vllmSpan(i)
+	}
+	body := exportProto(&testing.T{}, spans...)
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		var bt batch
+		if err := decodeWire(body, &bt); err != nil || len(bt.spans) != batchSize {
+			b.Fatal(err, len(bt.spans))
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
 }

@@ -24,7 +24,7 @@
 // A span is a request span when it carries at least one of these
 // attributes; any other span is counted Other and not delivered:
 //
-//	vLLM (vllm/tracing.py SpanAttributes), span "llm_request":
+//	vLLM (vllm/tracing.py SpanAttributes, commit 03b8a674), span "llm_request":
 //	  gen_ai.request.id                    the server's request id (string)
 //	  gen_ai.latency.time_in_queue         Queue, seconds
 //	  gen_ai.latency.time_to_first_token   TTFT, seconds
@@ -33,7 +33,7 @@
 //	  gen_ai.latency.time_in_model_decode  Decode, seconds
 //	  gen_ai.usage.prompt_tokens           PromptTokens
 //	  gen_ai.usage.completion_tokens       CompletionTokens
-//	TGI (router/src/server.rs), spans "generate" and "generate_stream":
+//	TGI (router/src/server.rs, commit 003eaec0), spans "generate" and "generate_stream":
 //	  queue_time                           Queue, a Rust duration string ("1.2ms")
 //	  total_time                           E2E, a Rust duration string
 //
@@ -42,8 +42,9 @@
 // not whole) is malformed: that field stays engine.Absent (-1 for counts)
 // and the span is still delivered, counted Malformed. SGLang's spans are
 // per-thread slices named after the scheduler's stages, with no latency
-// attribute of the request (python/sglang/srt/tracing/trace.py): they
-// count as Other.
+// attribute of the request (sgl-project/sglang
+// python/sglang/srt/tracing/trace.py at commit 021a8923): they count as
+// Other.
 //
 // # Joining
 //
@@ -56,8 +57,10 @@
 // A span may arrive before its sample (the server exports as soon as the
 // request ends, the client's sample can be later): it waits, up to
 // MaxPendingSpans spans, the oldest evicted past that (Evicted); spans
-// still waiting at Flush are Unjoined. A second span with a span id or a
-// trace id already seen is a Duplicate and changes nothing. A sample waits
+// still waiting at Flush are Unjoined. A span of a trace already joined
+// or waiting (a span sent again, or a second request span of one trace) is
+// a Duplicate and changes nothing; joined traces are remembered for the
+// last MaxPendingSpans joins. A sample waits
 // up to Wait for its span, released by a timer, then goes on with
 // Result.Span nil (NoSpan).
 package traces

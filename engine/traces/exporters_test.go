@@ -67,7 +67,7 @@ func TestRealExporters(t *testing.T) {
 			j.Flush(ctx)
 			checkJoined(t, c.samples(), n)
 			st := j.Stats().WithReceiver(r.Stats())
-			if st.Joined != n || st.Received != n+1 || st.Other != 1 || st.Delivered != n {
+			if st.Joined != n || st.Received != n+1 || st.Other != 1 || st.Spans != n {
 				t.Errorf("stats = %+v", st)
 			}
 		})

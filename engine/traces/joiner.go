@@ -27,31 +27,31 @@ type JoinOptions struct {
 
 // JoinStats is the whole account of a run's spans and samples.
 //
-// Spans (from the Receiver, filled by WithReceiver): Received = Delivered
+// Spans, the Receiver's part (filled by WithReceiver): Received = Spans
 // + Other + Rejected; Malformed counts delivered spans with a bad
-// attribute value (a subset of Delivered).
-// Spans (the Joiner's): Delivered = Joined + Duplicates + Evicted +
-// Unjoined + Pending; ByRequestID is the part of Joined matched by the
+// attribute value (a subset of Spans).
+// Spans, the Joiner's part: Spans (the request spans delivered to it) =
+// Joined + Duplicates + Evicted + Unjoined + Pending; ByRequestID is the part of Joined matched by the
 // server's request id rather than the trace id.
 // Samples: Samples = Joined + NoSpan + Untraced + Held; Late counts
 // samples that came after Flush and were dropped.
 type JoinStats struct {
-	Received    int64 `json:"spans_received"`
-	Other       int64 `json:"spans_other"`
-	Rejected    int64 `json:"spans_rejected"`
-	Malformed   int64 `json:"spans_malformed"`
-	Delivered   int64 `json:"spans"`
-	Joined      int64 `json:"joined"`
-	ByRequestID int64 `json:"joined_by_request_id"`
-	Duplicates  int64 `json:"duplicates"`
-	Evicted     int64 `json:"evicted"`
-	Unjoined    int64 `json:"unjoined"`
-	Pending     int64 `json:"pending"`
-	Samples     int64 `json:"samples"`
-	NoSpan      int64 `json:"no_span"`
-	Untraced    int64 `json:"untraced"`
-	Held        int64 `json:"held"`
-	Late        int64 `json:"late"`
+	Received    int64 `json:"spans_received"`       // spans in the exports decoded
+	Other       int64 `json:"spans_other"`          // not request spans, not delivered
+	Rejected    int64 `json:"spans_rejected"`       // bad trace or span id, not delivered
+	Malformed   int64 `json:"spans_malformed"`      // delivered with a bad attribute value
+	Spans       int64 `json:"spans"`                // request spans given to the Joiner
+	Joined      int64 `json:"joined"`               // spans matched to their sample
+	ByRequestID int64 `json:"joined_by_request_id"` // of Joined, matched by request id
+	Duplicates  int64 `json:"duplicates"`           // a trace's span again, ignored
+	Evicted     int64 `json:"evicted"`              // waited for their sample past the cap
+	Unjoined    int64 `json:"unjoined"`             // still waiting at Flush, or after it
+	Pending     int64 `json:"pending"`              // waiting for their sample now
+	Samples     int64 `json:"samples"`              // samples given before Flush
+	NoSpan      int64 `json:"no_span"`              // traced samples passed on without a span
+	Untraced    int64 `json:"untraced"`             // samples without a trace id
+	Held        int64 `json:"held"`                 // samples waiting for their span now
+	Late        int64 `json:"late"`                 // samples given after Flush, dropped
 }
 
 // WithReceiver adds the receiver's part of the account.
@@ -149,7 +149,7 @@ func (j *Joiner) Sample(s engine.Sample) {
 func (j *Joiner) Span(sp Span) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.stats.Delivered++
+	j.stats.Spans++
 	if j.flushed {
 		j.stats.Unjoined++
 		return

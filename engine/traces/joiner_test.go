@@ -3,6 +3,7 @@ package traces
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -176,7 +177,7 @@ func TestJoinEvictsOldestSpans(t *testing.T) {
 	cancel()
 	j.Flush(ctx)
 	st := j.Stats()
-	if st.Joined != 1 || st.Evicted != 2 || st.Unjoined != 2 || st.NoSpan != 1 || st.Delivered != 5 {
+	if st.Joined != 1 || st.Evicted != 2 || st.Unjoined != 2 || st.NoSpan != 1 || st.Spans != 5 {
 		t.Errorf("stats = %+v", st)
 	}
 }
@@ -270,4 +271,58 @@ func TestJoinConcurrent(t *testing.T) {
 	if st.Joined != n || len(c.samples()) != n {
 		t.Errorf("joined %d, passed on %d; want %d", st.Joined, len(c.samples()), n)
 	}
+}
+
+// checkAccount holds a Joiner's account to its sums.
+func checkAccount(t *testing.T, st JoinStats) {
+	t.Helper()
+	if st.Spans != st.Joined+st.Duplicates+st.Evicted+st.Unjoined+st.Pending {
+		t.Errorf("spans %d != joined %d + duplicates %d + evicted %d + unjoined %d + pending %d",
+			st.Spans, st.Joined, st.Duplicates, st.Evicted, st.Unjoined, st.Pending)
+	}
+	if st.Samples != st.Joined+st.NoSpan+st.Untraced+st.Held {
+		t.Errorf("samples %d != joined %d + no span %d + untraced %d + held %d",
+			st.Samples, st.Joined, st.NoSpan, st.Untraced, st.Held)
+	}
+	if st.ByRequestID > st.Joined {
+		t.Errorf("by request id %d > joined %d", st.ByRequestID, st.Joined)
+	}
+}
+
+// TestJoinAccountAddsUp drives a Joiner with a seeded mix of everything
+// that can happen to a span or a sample and checks the account at every
+// step and that every sample came out once.
+func TestJoinAccountAddsUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		var c collector
+		j := NewJoiner(JoinOptions{Wait: 2 * time.Second, MaxPendingSpans: 50}, c.next)
+		var given int64
+		for i := range 3000 {
+			switch rng.IntN(6) {
+			case 0:
+				j.Sample(engine.Sample{})
+				given++
+			case 1, 2:
+				j.Sample(sampleOf(rng.IntN(400), fmt.Sprintf("r%d", rng.IntN(400))))
+				given++
+			case 3, 4:
+				j.Span(spanOf(rng.IntN(400), rng.IntN(400), fmt.Sprintf("r%d", rng.IntN(400)), 0))
+			case 5:
+				time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+			}
+			if i%100 == 0 {
+				checkAccount(t, j.Stats())
+			}
+		}
+		j.Flush(context.Background())
+		st := j.Stats()
+		checkAccount(t, st)
+		if st.Joined == 0 || st.ByRequestID == 0 || st.Duplicates == 0 || st.Evicted == 0 || st.NoSpan == 0 {
+			t.Errorf("the mix missed a case: %+v", st)
+		}
+		if st.Held != 0 || st.Pending != 0 || int64(len(c.samples())) != given || st.Samples != given {
+			t.Errorf("after Flush: %+v; passed on %d of %d", st, len(c.samples()), given)
+		}
+	})
 }

@@ -18,7 +18,6 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
-	_ "google.golang.org/grpc/encoding/gzip" // OTLP/gRPC exporters may compress with gzip
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -52,7 +51,7 @@ type Options struct {
 // + Rejected; Malformed counts delivered spans with a bad attribute value.
 type ReceiverStats struct {
 	Exports     int64 `json:"exports"`      // export requests answered 200
-	BadRequests int64 `json:"bad_requests"` // answered 400, 413 or 415
+	BadRequests int64 `json:"bad_requests"` // answered 4xx, or InvalidArgument over gRPC
 	Spans       int64 `json:"spans"`        // spans in the exports decoded
 	Delivered   int64 `json:"delivered"`    // request spans passed to Deliver
 	Other       int64 `json:"other"`        // spans carrying no request attribute
@@ -89,8 +88,7 @@ func Listen(addr string, opt Options) (*Receiver, error) {
 		return nil, fmt.Errorf("traces: cannot listen for OTLP on %s: %w", addr, err)
 	}
 	r := &Receiver{opt: opt, ln: ln, served: make(chan struct{})}
-	r.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(opt.MaxBodyBytes)))
-	coltracepb.RegisterTraceServiceServer(r.grpc, traceService{r: r})
+	r.grpc = newGRPCServer(r, opt.MaxBodyBytes)
 	// gRPC is HTTP/2 with prior knowledge and no TLS: the standard server
 	// speaks it beside HTTP/1.1, and grpc-go serves it as a handler, so one
 	// port takes both protocols without a sniffing listener.
@@ -169,7 +167,9 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 			fmt.Sprintf("content type %q: OTLP/HTTP takes %s or %s", ct, ctProtobuf, ctJSON))
 		return
 	}
-	body, code, err := r.readBody(w, req)
+	buf := bodies.Get().(*bytes.Buffer)
+	defer putBody(buf)
+	body, code, err := r.readBody(w, req, buf)
 	if err != nil {
 		r.fail(w, ct, code, err.Error())
 		return
@@ -198,8 +198,22 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// readBody reads the (decompressed) body up to the cap.
-func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request) ([]byte, int, error) {
+// bodies recycles the request bodies' buffers: the decoders copy what
+// they keep, so a buffer is free again once its request is answered.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled keeps a rare huge body's buffer from staying in the pool.
+const maxPooled = 4 << 20
+
+func putBody(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		b.Reset()
+		bodies.Put(b)
+	}
+}
+
+// readBody reads the (decompressed) body up to the cap into buf.
+func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, buf *bytes.Buffer) ([]byte, int, error) {
 	var src io.Reader = http.MaxBytesReader(w, req.Body, r.opt.MaxBodyBytes)
 	switch enc := strings.ToLower(req.Header.Get("Content-Encoding")); enc {
 	case "", "identity":
@@ -213,7 +227,6 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request) ([]byte, i
 	default:
 		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("content encoding %q: only gzip is accepted", enc)
 	}
-	var buf bytes.Buffer
 	if req.ContentLength > 0 && req.ContentLength <= r.opt.MaxBodyBytes {
 		buf.Grow(int(req.ContentLength))
 	}
@@ -277,17 +290,4 @@ func (r *Receiver) take(b *batch) *coltracepb.ExportTraceServiceResponse {
 		}
 	}
 	return resp
-}
-
-// traceService is the OTLP/gRPC side of the receiver.
-type traceService struct {
-	coltracepb.UnimplementedTraceServiceServer
-	r *Receiver
-}
-
-// Export implements coltracepb.TraceServiceServer.
-func (s traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	var b batch
-	decodeExport(req, &b)
-	return s.r.take(&b), nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -232,5 +233,40 @@ func TestReceiverClose(t *testing.T) {
 	if c, err := net.Dial("tcp", addr); err == nil {
 		c.Close()
 		t.Error("still accepting after Close")
+	}
+}
+
+func TestReceiverCloseWaitsForHandlers(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	r, err := Listen("127.0.0.1:0", Options{Deliver: func(Span) {
+		close(entered)
+		<-release
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := exportProto(t, requestSpan)
+	go func() {
+		resp, err := http.Post("http://"+r.Addr().String()+TracesPath, ctProtobuf, bytes.NewReader(body))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	closed := make(chan struct{})
+	go func() {
+		_ = r.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a handler was delivering")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after the handler ended")
 	}
 }

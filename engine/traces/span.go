@@ -22,9 +22,8 @@ type Span struct {
 }
 
 // The attribute names of vLLM's request span ("llm_request"), from
-// SpanAttributes in vllm/tracing.py (vllm-project/vllm, main at commit
-// 03b8a674, the names unchanged since v0.6): latencies are float seconds,
-// token counts integers.
+// SpanAttributes in vllm/tracing.py (vllm-project/vllm at commit
+// 03b8a674): latencies are float seconds, token counts integers.
 const (
 	attrRequestID        = "gen_ai.request.id"
 	attrQueue            = "gen_ai.latency.time_in_queue"
@@ -152,13 +151,34 @@ func protoValue(v *commonpb.AnyValue) value {
 }
 
 // knownKey reports a request attribute.
-func knownKey(key string) bool {
-	switch key {
-	case attrRequestID, attrPromptTokens, attrCompletionTokens, attrTGIQueue, attrTGITotal,
-		attrQueue, attrTTFT, attrE2E, attrPrefill, attrDecode:
-		return true
+func knownKey(key string) bool { return requestAttr(key) != "" }
+
+// requestAttr is the request attribute named key, "" for another key:
+// the wire reader takes its constant instead of copying the key.
+func requestAttr[K string | []byte](key K) string {
+	switch string(key) { // for []byte, compared without a copy
+	case attrRequestID:
+		return attrRequestID
+	case attrPromptTokens:
+		return attrPromptTokens
+	case attrCompletionTokens:
+		return attrCompletionTokens
+	case attrTGIQueue:
+		return attrTGIQueue
+	case attrTGITotal:
+		return attrTGITotal
+	case attrQueue:
+		return attrQueue
+	case attrTTFT:
+		return attrTTFT
+	case attrE2E:
+		return attrE2E
+	case attrPrefill:
+		return attrPrefill
+	case attrDecode:
+		return attrDecode
 	}
-	return false
+	return ""
 }
 
 // applyAttr sets the field a request attribute names; ok reports whether

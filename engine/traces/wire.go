@@ -45,6 +45,13 @@ type field struct {
 
 // next reads the first field of b.
 func next(b []byte) (field, error) {
+	// Nearly every field of a span is a one-byte tag and a one-byte length:
+	// read those without protowire's general varint loops.
+	if len(b) >= 2 && b[0] < 0x80 && b[1] < 0x80 && b[0]&7 == byte(protowire.BytesType) && b[0] >= 8 {
+		if n := int(b[1]); n <= len(b)-2 {
+			return field{num: protowire.Number(b[0] >> 3), typ: protowire.BytesType, b: b[2 : 2+n], rest: b[2+n:]}, nil
+		}
+	}
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
 		return field{}, errWire
@@ -72,20 +79,9 @@ func next(b []byte) (field, error) {
 	return f, nil
 }
 
-// each calls fn for every field of b.
-func each(b []byte, fn func(field) error) error {
-	for len(b) > 0 {
-		f, err := next(b)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			return err
-		}
-		b = f.rest
-	}
-	return nil
-}
+// The readers below loop over next by hand rather than through a
+// callback: a closure capturing the loop's state escapes to the heap, one
+// allocation per attribute.
 
 // message is the content of a length-delimited field of number num; ok is
 // false for another field. As in proto.Unmarshal, a field of the right
@@ -99,65 +95,102 @@ func (f field) message(num protowire.Number) ([]byte, bool, error) {
 
 // decodeWire decodes a protobuf ExportTraceServiceRequest into b.
 func decodeWire(body []byte, b *batch) error {
-	return each(body, func(f field) error {
-		rs, ok, err := f.message(fExportResourceSpans)
-		if !ok {
+	if b.spans == nil {
+		// A vLLM span takes some 400 bytes on the wire: room for them all
+		// at once rather than growing the slice span by span.
+		b.spans = make([]Span, 0, len(body)/400+1)
+	}
+	for len(body) > 0 {
+		f, err := next(body)
+		if err != nil {
 			return err
 		}
-		return decodeResourceSpans(rs, b)
-	})
+		body = f.rest
+		if rs, ok, _ := f.message(fExportResourceSpans); ok {
+			if err := decodeResourceSpans(rs, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func decodeResourceSpans(rs []byte, b *batch) error {
 	// The resource may follow its spans on the wire: find it first.
 	service, found := "", false
-	err := each(rs, func(f field) error {
-		res, ok, err := f.message(fResourceResource)
-		if !ok || err != nil || found {
+	for p := rs; len(p) > 0; {
+		f, err := next(p)
+		if err != nil {
 			return err
 		}
-		service, found, err = wireServiceName(res)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return each(rs, func(f field) error {
-		ss, ok, err := f.message(fResourceScopeSpans)
-		if !ok {
-			return err
-		}
-		return each(ss, func(f field) error {
-			sp, ok, err := f.message(fScopeSpans)
-			if !ok {
+		p = f.rest
+		if res, ok, _ := f.message(fResourceResource); ok && !found {
+			if service, found, err = wireServiceName(res); err != nil {
 				return err
 			}
-			return decodeWireSpan(sp, service, b)
-		})
-	})
+		}
+	}
+	for p := rs; len(p) > 0; {
+		f, _ := next(p) // the pass above checked every field
+		p = f.rest
+		ss, ok, _ := f.message(fResourceScopeSpans)
+		for ok && len(ss) > 0 {
+			g, err := next(ss)
+			if err != nil {
+				return err
+			}
+			ss = g.rest
+			if sp, isSpan, _ := g.message(fScopeSpans); isSpan {
+				if err := decodeWireSpan(sp, service, b); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func wireServiceName(res []byte) (name string, found bool, err error) {
-	err = each(res, func(f field) error {
-		kv, ok, err := f.message(fResourceAttributes)
-		if !ok || err != nil || found {
-			return err
+	for len(res) > 0 {
+		f, err := next(res)
+		if err != nil {
+			return "", false, err
 		}
-		key, v, err := wireKeyValue(kv, func(k []byte) bool { return string(k) == attrServiceName })
-		if err == nil && key == attrServiceName {
+		res = f.rest
+		kv, ok, _ := f.message(fResourceAttributes)
+		if !ok || found {
+			continue
+		}
+		key, v, err := wireKeyValue(kv, serviceKey)
+		if err != nil {
+			return "", false, err
+		}
+		if key == attrServiceName {
 			name, found = v.s, true // "" when not a string, as GetStringValue gives
 		}
-		return err
-	})
-	return name, found, err
+	}
+	return name, found, nil
 }
+
+func serviceKey(k []byte) string {
+	if string(k) == attrServiceName {
+		return attrServiceName
+	}
+	return ""
+}
+
+func requestKey(k []byte) string { return requestAttr(k) }
 
 func decodeWireSpan(sp []byte, service string, b *batch) error {
 	var traceID, spanID, name []byte
 	s := newServerSpan(service, "")
 	known, bad := false, false
-	err := each(sp, func(f field) error {
-		var err error
+	for len(sp) > 0 {
+		f, err := next(sp)
+		if err != nil {
+			return err
+		}
+		sp = f.rest
 		switch f.num {
 		case fSpanTraceID:
 			traceID = last(f, traceID)
@@ -168,19 +201,17 @@ func decodeWireSpan(sp []byte, service string, b *batch) error {
 		case fSpanAttributes:
 			kv, ok, _ := f.message(fSpanAttributes)
 			if !ok {
-				return nil
+				continue
 			}
-			key, v, err := wireKeyValue(kv, func(k []byte) bool { return knownKey(string(k)) })
-			if err == nil && key != "" {
+			key, v, err := wireKeyValue(kv, requestKey)
+			if err != nil {
+				return err
+			}
+			if key != "" {
 				known = true
 				bad = !applyAttr(&s, key, v) || bad
 			}
-			return err
 		}
-		return err
-	})
-	if err != nil {
-		return err
 	}
 	b.received++
 	switch {
@@ -189,13 +220,26 @@ func decodeWireSpan(sp []byte, service string, b *batch) error {
 	case !known:
 		b.other++
 	default:
-		s.Name = string(name)
+		s.Name = spanName(name)
 		if bad {
 			b.malformed++
 		}
-		b.spans = append(b.spans, Span{TraceID: hex.EncodeToString(traceID), SpanID: hex.EncodeToString(spanID), Server: s})
+		// One string holds both ids: one allocation rather than two.
+		var ids [24]byte
+		copy(ids[:16], traceID)
+		copy(ids[16:], spanID)
+		both := hex.EncodeToString(ids[:])
+		b.spans = append(b.spans, Span{TraceID: both[:32], SpanID: both[32:], Server: s})
 	}
 	return nil
+}
+
+// spanName is the span's name, vLLM's without a copy.
+func spanName(name []byte) string {
+	if string(name) == "llm_request" {
+		return "llm_request"
+	}
+	return string(name)
 }
 
 // last keeps a bytes field's content: as in protobuf, the last one of a
@@ -208,35 +252,59 @@ func last(f field, prev []byte) []byte {
 }
 
 // wireKeyValue reads a KeyValue; the value is decoded only when want
-// accepts the key, and key is "" otherwise. The key's last occurrence
+// names the key (its constant, so the key is not copied), and key is ""
+// otherwise. The key's last occurrence
 // wins; values repeated are merged, as proto.Unmarshal merges a singular
 // message field.
-func wireKeyValue(kv []byte, want func([]byte) bool) (string, value, error) {
-	var keyB []byte
-	err := each(kv, func(f field) error {
-		if f.num == fKeyValueKey {
-			keyB = last(f, keyB)
+func wireKeyValue(kv []byte, want func([]byte) string) (string, value, error) {
+	var keyB, valB []byte
+	values := 0
+	for p := kv; len(p) > 0; {
+		f, err := next(p)
+		if err != nil {
+			return "", value{}, err
 		}
-		return nil
-	})
-	if err != nil || !want(keyB) {
-		return "", value{}, err
+		p = f.rest
+		switch f.num {
+		case fKeyValueKey:
+			keyB = last(f, keyB)
+		case fKeyValueValue:
+			if b, ok, _ := f.message(fKeyValueValue); ok {
+				valB = b
+				values++
+			}
+		}
+	}
+	key := want(keyB)
+	if key == "" {
+		return "", value{}, nil
 	}
 	var v value
-	err = each(kv, func(f field) error {
+	if values <= 1 {
+		return key, v, wireValue(valB, &v)
+	}
+	for p := kv; len(p) > 0; { // a value in parts: merge them in order
+		f, _ := next(p) // the pass above checked every field
+		p = f.rest
 		if b, ok, _ := f.message(fKeyValueValue); ok {
-			return wireValue(b, &v)
+			if err := wireValue(b, &v); err != nil {
+				return "", value{}, err
+			}
 		}
-		return nil
-	})
-	return string(keyB), v, err
+	}
+	return key, v, nil
 }
 
 // wireValue merges an AnyValue's fields into v; a member of the oneof the
 // decoder does not read makes it valueOther, as it would replace the
 // member in a protobuf message.
 func wireValue(b []byte, v *value) error {
-	return each(b, func(f field) error {
+	for len(b) > 0 {
+		f, err := next(b)
+		if err != nil {
+			return err
+		}
+		b = f.rest
 		switch t := f.typ; {
 		case f.num == fAnyString && t == protowire.BytesType:
 			*v = value{kind: valueString, s: string(f.b)}
@@ -248,6 +316,6 @@ func wireValue(b []byte, v *value) error {
 			(f.num == 5 || f.num == 6 || f.num == 7) && t == protowire.BytesType: // array, kvlist, bytes
 			*v = value{}
 		}
-		return nil
-	})
+	}
+	return nil
 }
