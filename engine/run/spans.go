@@ -71,7 +71,7 @@ func (s *spanJoin) stop(aborted bool) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.wait+time.Second)
-	if aborted || s.join.Stats().Delivered == 0 {
+	if aborted || s.join.Stats().Spans == 0 {
 		cancel()
 	}
 	s.join.Flush(ctx)
@@ -86,7 +86,7 @@ func (s *spanJoin) summary(neg *negatives) *result.ServerSpans {
 		return nil
 	}
 	st := s.join.Stats().WithReceiver(s.recv.Stats())
-	return &result.ServerSpans{Listen: s.listen, Spans: st.Delivered, Joined: st.Joined - st.ByRequestID,
+	return &result.ServerSpans{Listen: s.listen, Spans: st.Spans, Joined: st.Joined - st.ByRequestID,
 		ByRequestID: st.ByRequestID, Unjoined: st.Unjoined + st.Pending, Evicted: st.Evicted, Duplicates: st.Duplicates,
 		Malformed: st.Malformed, Other: st.Other, Rejected: st.Rejected,
 		Requests: st.Samples - st.Untraced, NoSpan: st.NoSpan + st.Held, Preflight: s.checked.Load(), Negative: neg.list()}
