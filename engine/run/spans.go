@@ -122,4 +122,3 @@ func (n *negatives) list() []result.NegativeResidual {
 	defer n.mu.Unlock()
 	return n.seen
 }
-
