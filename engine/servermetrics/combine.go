@@ -13,17 +13,38 @@ import (
 // full one, so they stay per endpoint.
 func Additive(s *Series) bool {
 	switch s.Unit {
-	case UnitRequests, UnitTokens, UnitTokensPerSecond, UnitPerSecond:
+	case UnitRequests, UnitTokens, UnitTokensPerSecond, UnitPerSecond, UnitCount:
 		return true
 	}
 	return false
 }
 
-// combine joins the endpoints' Results: one endpoint's is returned as it
-// is; several give a Result holding each one's in Endpoints and, in
-// Series, the sums of their additive series.
-func combine(rs []*Result) *Result {
-	if len(rs) == 1 {
+// combine joins the endpoints' Results: the GPU exporters' go to GPUs,
+// apart; of the servers', one endpoint's is returned as it is, and
+// several give a Result holding each one's in Endpoints and, in Series,
+// the sums of their additive series. Only GPU exporters: a Result with
+// nothing but GPUs.
+func combine(all []*Result) *Result {
+	var rs []*Result
+	var gpus []Result
+	for _, r := range all {
+		if r.GPUOnly || r.Server == ServerDCGM {
+			gpus = append(gpus, *r)
+		} else {
+			rs = append(rs, r)
+		}
+	}
+	out := combineServers(rs)
+	out.GPUs = gpus
+	return out
+}
+
+// combineServers joins the servers' Results (see combine).
+func combineServers(rs []*Result) *Result {
+	switch len(rs) {
+	case 0:
+		return &Result{Series: []Series{}}
+	case 1:
 		return rs[0]
 	}
 	out := &Result{EveryS: rs[0].EveryS, Server: commonKind(rs)}

@@ -27,6 +27,13 @@ func Metrics() []Metric {
 			add(c.server, c.per, "counter")
 		}
 	}
+	for _, m := range gpuMetrics {
+		typ := "gauge"
+		if m.counter {
+			typ = "counter"
+		}
+		add(ServerDCGM, m.name, typ)
+	}
 	return ms
 }
 
