@@ -64,6 +64,7 @@ type runFlags struct {
 	export                exportFlags
 	reach                 targetFlags
 	metricsURLs           []string
+	gpu                   gpuFlags
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -97,6 +98,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringArrayVar(&f.metricsURLs, "metrics-url", nil, "the server's Prometheus endpoint, read during the run (instead of options.target.metrics_url);\n"+
 		"repeat it for each replica: each is kept apart, their queues and token rates summed\n"+
 		"(default: the target's /metrics when it is vLLM's, SGLang's, TGI's or llama.cpp's)")
+	f.gpu.register(fs)
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
@@ -124,6 +126,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", err
 	}
 	if err := checkMetricsFlags(f.metricsURLs); err != nil {
+		return nil, "", err
+	}
+	if err := f.gpu.check(); err != nil {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
@@ -324,7 +329,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop, Observe: d.Observe})
 		},
 		Outputs: f.out,
-		Summary: stdout, Log: say, Memory: mem, Version: version,
+		Summary: stdout, Log: say, Memory: mem, Version: version, GPU: f.gpu.options(),
 		Fingerprint: parts.Fingerprint(), PlanParts: &parts, Traces: script.Traces(),
 		Barrier: f.startBarrier(parts, say),
 		Progress: func(l enginerun.Live) func() {
