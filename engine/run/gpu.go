@@ -2,6 +2,7 @@ package run
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,7 +85,7 @@ func (c *Config) addGPU(res *result.Result, g *gpuRun) {
 			sec.Stages = append(sec.Stages, s)
 		}
 	}
-	sec.Note = gpuNote(sec)
+	sec.Note = gpuNote(sec, res.ServerMetrics)
 	if sec.Note != "" {
 		c.log("gpu: %s", sec.Note)
 	}
@@ -126,13 +127,18 @@ func gpuStage(res *result.Result, st *metrics.StageSummary, sources []*servermet
 }
 
 // gpuNote says why GPU figures that were asked for are missing: each
-// source's own note, or that none of their readings fell within a stage.
-func gpuNote(sec *result.GPU) string {
+// source's own note (the exporters among sm's too), or that none of their
+// readings fell within a stage.
+func gpuNote(sec *result.GPU, sm *servermetrics.Result) string {
 	var notes []string
 	if r := sec.NvidiaSMI; r != nil && r.Note != "" {
 		notes = append(notes, r.Note)
 	}
-	for _, r := range sec.Exporters {
+	exporters := sec.Exporters
+	if sm != nil {
+		exporters = append(slices.Clone(sm.GPUs), exporters...)
+	}
+	for _, r := range exporters {
 		if r.Note != "" {
 			notes = append(notes, r.Note)
 		}

@@ -139,8 +139,8 @@ type Spec struct {
 }
 
 // StageSpec is the server's speculative decoding over the window (from,
-// to] (seconds since the run start): from vLLM's counters, summed across
-// endpoints, or SGLang's gauges, averaged. ok is false when the server
+// to] (seconds since the run start): from vLLM's counters, summed over
+// the endpoints that have them, or SGLang's gauges, averaged. ok is false when the server
 // exposes none, or no draft was made in the window.
 func StageSpec(r *Result, from, to float64) (s Spec, ok bool) {
 	if r == nil {
@@ -173,21 +173,23 @@ func StageSpec(r *Result, from, to float64) (s Spec, ok bool) {
 	return s, ok
 }
 
-// increase sums a role's increases over the window, from the sums of
-// several endpoints (Additive) or the one's; the series' name is added to
-// names.
+// increase sums a role's increases over the window and over the
+// endpoints that have it: a sum of increases is exact per endpoint, where
+// the endpoints' summed series would miss a round one of them failed.
+// The series' names are added to names.
 func increase(r *Result, role Role, from, to float64, names *[]string) (float64, bool) {
-	s := r.ByRole(role)
-	if s == nil {
-		return 0, false
-	}
 	total, n := 0.0, 0
-	s.each(from, to, func(v float64) { total += v; n++ })
-	if n == 0 {
-		return 0, false
+	for _, e := range serverResults(r) {
+		s := e.ByRole(role)
+		if s == nil {
+			continue
+		}
+		s.each(from, to, func(v float64) { total += v; n++ })
+		if !slices.Contains(*names, s.Name) {
+			*names = append(*names, s.Name)
+		}
 	}
-	*names = append(*names, s.Name)
-	return total, true
+	return total, n > 0
 }
 
 // gaugeMeanOver averages a gauge role over the window and over the

@@ -75,3 +75,15 @@ func TestStageSpec(t *testing.T) {
 		t.Errorf("no spec metrics: %+v", s)
 	}
 }
+
+// TestStageSpecEndpoints sums the counters of the replicas that have
+// them, one replica without speculation besides.
+func TestStageSpecEndpoints(t *testing.T) {
+	a := build(t, "testdata/vllm_spec_1.txt", "testdata/vllm_spec_2.txt")
+	b := build(t, "testdata/vllm_spec_1.txt", "testdata/vllm_spec_2.txt")
+	plain := build(t, "testdata/vllm_1.txt", "testdata/vllm_2.txt")
+	s, ok := StageSpec(&Result{Endpoints: []Result{*a, *b, *plain}}, 0, 20)
+	if !ok || s.Drafts != 2000 || s.DraftTokens != 6000 || s.Accepted != 4260 || !near(s.AcceptRate, 0.71) || len(s.Metrics) != 3 {
+		t.Errorf("spec over replicas %+v", s)
+	}
+}
