@@ -122,3 +122,27 @@ func TestRunNoGPU(t *testing.T) {
 		t.Errorf("gpu section %+v", sec)
 	}
 }
+
+// A DCGM exporter named by --metrics-url is read as GPUs, not as a server
+// of unknown names: the result has no server metrics, and the stage its
+// GPU.
+func TestRunDCGMAsMetricsURL(t *testing.T) {
+	dcgm := dcgmServer(t)
+	p := testPlan(500 * time.Millisecond)
+	p.Target.MetricsURL, p.Target.MetricsEvery = dcgm.URL+"/metrics", servermetrics.MinEvery
+	cfg := testConfig(t, p, &fakeRunner{})
+	if _, _, err := Run(testContext(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	res := readBack(t, cfg.Outputs.Out)
+	if res.ServerMetrics != nil {
+		t.Errorf("server metrics %+v", res.ServerMetrics)
+	}
+	sec := res.GPU
+	if sec == nil || len(sec.Exporters) != 1 || len(sec.Stages) != 1 || sec.Stages[0].GPUs != 1 || sec.Note != "" {
+		t.Fatalf("gpu section %+v", sec)
+	}
+	if d := sec.Stages[0].GPU.Devices[0]; d.Source != dcgm.URL+"/metrics" || d.EnergySource != servermetrics.EnergyCounter {
+		t.Errorf("device %+v", d)
+	}
+}
