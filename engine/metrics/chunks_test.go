@@ -54,3 +54,13 @@ func TestChunksAbsent(t *testing.T) {
 		t.Errorf("chunks %+v", st.Chunks)
 	}
 }
+
+// BenchmarkChunksAdd is the cost a streamed request adds to its stage.
+func BenchmarkChunksAdd(b *testing.B) {
+	var c chunkDist
+	e := &event{source: engine.TokensFromUsage, outTok: 260, textEvents: 100}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.add(e)
+	}
+}

@@ -3,6 +3,7 @@ package servermetrics
 import (
 	"math"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,26 @@ func TestDCGMBesideServer(t *testing.T) {
 	}
 	if g := r.GPUs[0]; g.Server != ServerDCGM || g.Note != "" || len(r.GPUSeries()) == 0 {
 		t.Errorf("gpu result: server %q note %q series %d", g.Server, g.Note, len(r.GPUSeries()))
+	}
+}
+
+// BenchmarkDCGMScrape is one scrape of a real DCGM exporter's exposition
+// turned into the GPU series, parsing included.
+func BenchmarkDCGMScrape(b *testing.B) {
+	raw, err := os.ReadFile("testdata/dcgm_2.0.13_1.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := string(raw)
+	bld := newBuilder()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		fams, err := decode(strings.NewReader(body), http.Header{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bld.add(float64(i), i, fams)
+		i++
 	}
 }
