@@ -45,6 +45,8 @@ type Sampler struct {
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
+	ctx    context.Context // ended by Stop, so that a hung nvidia-smi does not hold it up
+	cancel context.CancelFunc
 
 	// Owned by the goroutine until done is closed.
 	res   servermetrics.Result
@@ -67,6 +69,7 @@ func Start(binary string, every time.Duration, start time.Time) *Sampler {
 	}
 	s := &Sampler{binary: binary, every: every, start: start, stop: make(chan struct{}), done: make(chan struct{}),
 		at: map[string]int{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.res = servermetrics.Result{URL: Binary, Server: servermetrics.ServerNvidiaSMI, EveryS: every.Seconds(), Series: []servermetrics.Series{}}
 	go s.run()
 	return s
@@ -78,7 +81,7 @@ func (s *Sampler) Stop() *servermetrics.Result {
 	if s == nil {
 		return nil
 	}
-	s.once.Do(func() { close(s.stop) })
+	s.once.Do(func() { close(s.stop); s.cancel() })
 	<-s.done
 	return &s.res
 }
@@ -113,6 +116,9 @@ func (s *Sampler) sample() bool {
 	out, err := s.query()
 	var notRun *exec.Error
 	switch {
+	case s.ctx.Err() != nil: // stopped mid-sample: not a sample
+		s.res.Scrapes--
+		return true
 	case errors.As(err, &notRun) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
 		s.res.Failures++
 		s.notes.add(fmt.Sprintf("%s cannot be run: %v", s.binary, cause(err)))
@@ -143,13 +149,13 @@ func (s *Sampler) sample() bool {
 // query runs nvidia-smi; a non-zero exit is an error that quotes the
 // first line it printed (its reason: no driver, a GPU fallen off the bus).
 func (s *Sampler) query() ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := context.WithTimeout(s.ctx, Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.binary, "--query-gpu="+Query, "--format=csv,noheader,nounits")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, fmt.Errorf("nvidia-smi took longer than %v", Timeout)
 	}
 	var exit *exec.ExitError
@@ -197,5 +203,5 @@ func (s *Sampler) explain() string {
 	case len(s.res.Series) == 0:
 		return fmt.Sprintf("--gpu nvidia-smi gave no GPU readings in %d samples: %s", s.res.Scrapes, s.res.Errors[0])
 	}
-	return fmt.Sprintf("--gpu nvidia-smi: %d of %d samples failed, and some fields were missing (see errors)", s.res.Failures, s.res.Scrapes)
+	return "--gpu nvidia-smi: readings missing: " + strings.Join(s.res.Errors, "; ")
 }

@@ -125,3 +125,22 @@ func TestStopTwice(t *testing.T) {
 		t.Error("nil sampler has a result")
 	}
 }
+
+// TestStopHungSampler stops a sampler whose nvidia-smi hangs at once,
+// without counting the cut sample.
+func TestStopHungSampler(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "nvidia-smi")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := Start(bin, time.Second, time.Now())
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	r := s.Stop()
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("Stop took %v", d)
+	}
+	if r.Scrapes != 0 || r.Failures != 0 || len(r.Errors) != 0 {
+		t.Errorf("a cut sample was counted: %+v", r)
+	}
+}
