@@ -77,7 +77,7 @@ func gpuTables(sec *result.GPU, labels map[[2]string]string) (totals, devices ht
 // specTable has a row per stage with speculation evidence: the client's
 // tokens per chunk beside the server's acceptance and the TPOT.
 func specTable(sec *result.GPU, labels map[[2]string]string) htmlTable {
-	t := htmlTable{Head: []string{"stage", "tokens/chunk mean", "p50", "p99", "requests", "server", "acceptance", "accepted length", "TPOT p50"}}
+	t := htmlTable{Head: []string{"stage", "tokens/chunk mean", "p50", "p99", "requests", "server", "acceptance", "accepted length", "by draft position", "TPOT p50"}}
 	for _, s := range sec.Stages {
 		if s.Spec == nil && s.Chunks == nil {
 			continue
@@ -89,9 +89,10 @@ func specTable(sec *result.GPU, labels map[[2]string]string) htmlTable {
 			cells = append(cells, cell("-"), cell("-"), cell("-"), cell("-"))
 		}
 		if sp := s.Spec; sp != nil {
-			cells = append(cells, cell(servermetrics.ServerName(sp.Server)), cell(fig(sp.AcceptRate, 2)), cell(fig(sp.AcceptLength, 2)))
+			cells = append(cells, cell(servermetrics.ServerName(sp.Server)), cell(fig(sp.AcceptRate, 2)), cell(fig(sp.AcceptLength, 2)),
+				cell(positions(sp.PerPosition)))
 		} else {
-			cells = append(cells, cell("-"), cell("-"), cell("-"))
+			cells = append(cells, cell("-"), cell("-"), cell("-"), cell("-"))
 		}
 		tpot := "-"
 		if s.TPOTP50MS != nil {
@@ -100,4 +101,17 @@ func specTable(sec *result.GPU, labels map[[2]string]string) htmlTable {
 		t.Rows = append(t.Rows, append(cells, cell(tpot)))
 	}
 	return t
+}
+
+// positions are per-position acceptance rates, "0.85 0.72 0.56"; "-"
+// without.
+func positions(vs []float64) string {
+	if len(vs) == 0 {
+		return "-"
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strings.Join(out, " ")
 }

@@ -203,6 +203,13 @@ func specLine(s result.GPUStage) string {
 		if sp.AcceptLength != nil {
 			parts = append(parts, fmt.Sprintf("mean accepted length %.2f", *sp.AcceptLength))
 		}
+		if len(sp.PerPosition) > 0 {
+			rates := make([]string, len(sp.PerPosition))
+			for i, v := range sp.PerPosition {
+				rates[i] = fmt.Sprintf("%.2f", v)
+			}
+			parts = append(parts, "by draft position "+strings.Join(rates, " "))
+		}
 	}
 	if s.TPOTP50MS != nil {
 		parts = append(parts, "TPOT p50 "+textfmt.DistMS(metrics.Dist{Count: 1}, *s.TPOTP50MS)+" ms")

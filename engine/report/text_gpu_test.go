@@ -49,7 +49,7 @@ func gpuFixture() *result.Result {
 		dev("0", "GPU-a6158b59-2c1e-1e63-0068-9178c4298abd", "Tesla V100-SXM2-32GB", "r6i3n0", dcgm, servermetrics.EnergyCounter, 93, 281.2, 31800, 16872),
 		dev("0", "GPU-b8d1", "NVIDIA L40S", "", "nvidia-smi", servermetrics.EnergyPowerIntegral, -1, 240, 21000, 14400))
 	s2.Spec = &servermetrics.Spec{Server: servermetrics.ServerVLLM, AcceptRate: fp(0.71), AcceptLength: fp(3.13),
-		Drafts: 1000, DraftTokens: 3000, Accepted: 2130, Metrics: []string{"vllm:spec_decode_num_drafts_total:increase"}}
+		Drafts: 1000, DraftTokens: 3000, Accepted: 2130, PerPosition: []float64{0.85, 0.72, 0.56}, Metrics: []string{"vllm:spec_decode_num_drafts_total:increase"}}
 	s2.Chunks = &metrics.Chunks{Requests: 412, Mean: 2.6, P50: 2.5, P99: 4}
 	s2.TPOTP50MS = fp(4.1)
 	return &result.Result{Run: result.Meta{Start: start}, Stages: stages,

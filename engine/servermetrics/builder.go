@@ -13,6 +13,7 @@ import (
 type builder struct {
 	tracks []*track
 	gpus   *gpuTracks
+	pos    *posTracks
 
 	families int             // in the latest scrape
 	known    map[string]bool // chosen metrics seen in any scrape
@@ -32,7 +33,7 @@ type track struct {
 }
 
 func newBuilder() *builder {
-	b := &builder{known: map[string]bool{}, gpus: newGPUTracks()}
+	b := &builder{known: map[string]bool{}, gpus: newGPUTracks(), pos: newPosTracks()}
 	for _, c := range chosen {
 		b.tracks = append(b.tracks, &track{choice: c})
 	}
@@ -54,6 +55,7 @@ func (b *builder) add(t float64, round int, fams families) {
 		}
 	}
 	b.gpus.add(t, round, fams, b.known)
+	b.pos.add(t, round, fams, b.known)
 }
 
 // add derives the track's points from the scrape at t.
@@ -205,5 +207,6 @@ func (b *builder) series() []Series {
 			out = append(out, s)
 		}
 	}
+	out = append(out, b.pos.series...)
 	return append(out, b.gpus.series...)
 }

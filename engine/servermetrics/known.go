@@ -27,6 +27,7 @@ func Metrics() []Metric {
 			add(c.server, c.per, "counter")
 		}
 	}
+	add(ServerVLLM, specPerPos, "counter")
 	for _, m := range gpuMetrics {
 		typ := "gauge"
 		if m.counter {

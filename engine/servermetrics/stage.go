@@ -134,6 +134,9 @@ type Spec struct {
 	Drafts      float64 `json:"drafts,omitempty"`
 	DraftTokens float64 `json:"draft_tokens,omitempty"`
 	Accepted    float64 `json:"accepted,omitempty"`
+	// PerPosition is vLLM's acceptance rate at each draft position, 0..1:
+	// Δaccepted there ÷ Δdrafts; absent without its counter.
+	PerPosition []float64 `json:"per_position,omitempty"`
 	// Metrics names what the figures came from.
 	Metrics []string `json:"metrics"`
 }
@@ -159,6 +162,19 @@ func StageSpec(r *Result, from, to float64) (s Spec, ok bool) {
 		s.Drafts, s.Accepted = drafts, accepted
 		length := 1 + accepted/drafts
 		s.AcceptLength, ok = &length, true
+	}
+	if dOK && drafts > 0 {
+		var names []string
+		for pos := 0; ; pos++ {
+			v, has := increase(r, RoleSpecAcceptedAt(pos), from, to, &names)
+			if !has {
+				break
+			}
+			s.PerPosition = append(s.PerPosition, v/drafts)
+		}
+		if len(names) > 0 {
+			s.Metrics = append(s.Metrics, specPerPos)
+		}
 	}
 	if ok {
 		return s, true

@@ -60,8 +60,13 @@ func TestStageSpec(t *testing.T) {
 	if !ok || !near(s.AcceptRate, 0.71) || !near(s.AcceptLength, 3.13) || s.Drafts != 1000 || s.DraftTokens != 3000 || s.Accepted != 2130 {
 		t.Fatalf("spec %+v ok %v", s, ok)
 	}
-	if len(s.Metrics) != 3 {
+	if len(s.Metrics) != 4 {
 		t.Errorf("metrics %v", s.Metrics)
+	}
+	// Per position: (1850−1000, 1570−850, 1210−650) ÷ 1000 drafts.
+	if want := []float64{0.85, 0.72, 0.56}; len(s.PerPosition) != 3 || math.Abs(s.PerPosition[0]-want[0]) > 1e-9 ||
+		math.Abs(s.PerPosition[1]-want[1]) > 1e-9 || math.Abs(s.PerPosition[2]-want[2]) > 1e-9 {
+		t.Errorf("per position %v, want %v", s.PerPosition, want)
 	}
 	sg := build(t,
 		"sglang:spec_accept_rate{tp_rank=\"0\"} 0.5\nsglang:spec_accept_length{tp_rank=\"0\"} 2.5\n",
@@ -83,7 +88,8 @@ func TestStageSpecEndpoints(t *testing.T) {
 	b := build(t, "testdata/vllm_spec_1.txt", "testdata/vllm_spec_2.txt")
 	plain := build(t, "testdata/vllm_1.txt", "testdata/vllm_2.txt")
 	s, ok := StageSpec(&Result{Endpoints: []Result{*a, *b, *plain}}, 0, 20)
-	if !ok || s.Drafts != 2000 || s.DraftTokens != 6000 || s.Accepted != 4260 || !near(s.AcceptRate, 0.71) || len(s.Metrics) != 3 {
+	if !ok || s.Drafts != 2000 || s.DraftTokens != 6000 || s.Accepted != 4260 || !near(s.AcceptRate, 0.71) || len(s.Metrics) != 4 ||
+		len(s.PerPosition) != 3 || math.Abs(s.PerPosition[0]-0.85) > 1e-9 {
 		t.Errorf("spec over replicas %+v", s)
 	}
 }
