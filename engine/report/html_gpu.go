@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"strconv"
 	"strings"
@@ -32,6 +33,15 @@ func gpuHTML(r *result.Result) template.HTML {
 		writeHTMLTable(&b, devices)
 	} else if len(sec.Asked) > 0 {
 		b.WriteString(`<p class="note">No GPU figures from ` + template.HTMLEscapeString(strings.Join(sec.Asked, ", ")) + ".</p>\n")
+	}
+	if charts := gpuCharts(r); len(charts) > 0 {
+		b.WriteString(`<div class="grid">`)
+		for _, c := range charts {
+			if err := htmlTemplate.ExecuteTemplate(&b, "chart", c); err != nil {
+				b.WriteString(`<p class="note">` + template.HTMLEscapeString(err.Error()) + "</p>")
+			}
+		}
+		b.WriteString("</div>\n")
 	}
 	if spec := specTable(sec, labels); len(spec.Rows) > 0 {
 		b.WriteString("<h3>Speculative decoding</h3>\n")
@@ -114,4 +124,52 @@ func positions(vs []float64) string {
 		out[i] = strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return strings.Join(out, " ")
+}
+
+// gpuChartRoles are the GPU quantities drawn over time, one chart each
+// with a line per device.
+var gpuChartRoles = []struct {
+	role  servermetrics.Role
+	title string
+}{
+	{servermetrics.RoleGPUUtil, "GPU utilisation"},
+	{servermetrics.RoleGPUPower, "GPU power"},
+	{servermetrics.RoleGPUMemUsed, "GPU memory used"},
+}
+
+// gpuCharts draw the GPUs' series over the run, on the time axis of the
+// server's charts, stages marked.
+func gpuCharts(r *result.Result) []chartOut {
+	var srcs []*servermetrics.Result
+	srcs = append(srcs, servermetrics.GPUSources(r.ServerMetrics)...)
+	if r.GPU != nil {
+		for i := range r.GPU.Exporters {
+			srcs = append(srcs, servermetrics.GPUSources(&r.GPU.Exporters[i])...)
+		}
+		srcs = append(srcs, servermetrics.GPUSources(r.GPU.NvidiaSMI)...)
+	}
+	shift := 0.0
+	if origin, ok := seriesOrigin(r); ok && !r.Run.Start.IsZero() {
+		shift = origin - float64(r.Run.Start.UnixNano())/1e9
+	}
+	marks := stageMarks(r, stageLabels(r.Stages))
+	var out []chartOut
+	for i, c := range gpuChartRoles {
+		var lines []chartLine
+		unit := ""
+		for _, src := range srcs {
+			for j := range src.Series {
+				if s := &src.Series[j]; s.GPU != nil && s.Role == c.role {
+					lines = append(lines, chartLine{Name: deviceName(servermetrics.GPUDevice{GPU: *s.GPU}), T: s.T, V: s.V})
+					unit = s.Unit
+				}
+			}
+		}
+		if drawn := chartLines(lines, shift); len(drawn) > 0 {
+			ch := lineChart{Name: fmt.Sprintf("gpu-%d", i), Title: c.title, XLabel: "time since the first stage started (s)",
+				YLabel: unit, Marks: marks, Series: drawn}
+			out = append(out, ch.render())
+		}
+	}
+	return out
 }

@@ -25,7 +25,9 @@ func TestHTMLGPUAbsent(t *testing.T) {
 		t.Errorf("absent section %q", got)
 	}
 	page := render(t, HTML(gpuFixture()))
-	if !strings.Contains(string(page), "<h2>GPUs</h2>") || !strings.Contains(string(page), "Speculative decoding") {
-		t.Error("the page has no GPU section")
+	for _, want := range []string{"<h2>GPUs</h2>", "Speculative decoding", `data-chart="gpu-1"`, "GPU power"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page has no %q", want)
+		}
 	}
 }

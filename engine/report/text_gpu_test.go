@@ -52,8 +52,12 @@ func gpuFixture() *result.Result {
 		Drafts: 1000, DraftTokens: 3000, Accepted: 2130, PerPosition: []float64{0.85, 0.72, 0.56}, Metrics: []string{"vllm:spec_decode_num_drafts_total:increase"}}
 	s2.Chunks = &metrics.Chunks{Requests: 412, Mean: 2.6, P50: 2.5, P99: 4}
 	s2.TPOTP50MS = fp(4.1)
+	smi := &servermetrics.Result{URL: "nvidia-smi", Server: servermetrics.ServerNvidiaSMI, Series: []servermetrics.Series{
+		{Name: "nvidia-smi:gpu_power", Role: servermetrics.RoleGPUPower, Unit: servermetrics.UnitWatts,
+			T: []float64{5, 35, 65, 95}, V: []float64{90, 106, 230, 250}, GPU: &servermetrics.GPU{Index: "0", UUID: "GPU-b8d1", Model: "NVIDIA L40S"}},
+	}}
 	return &result.Result{Run: result.Meta{Start: start}, Stages: stages,
-		GPU: &result.GPU{Asked: []string{"nvidia-smi", dcgm}, Stages: []result.GPUStage{s1, s2}}}
+		GPU: &result.GPU{Asked: []string{"nvidia-smi", dcgm}, NvidiaSMI: smi, Stages: []result.GPUStage{s1, s2}}}
 }
 
 // TestTextGPU renders the GPU and speculative-decoding section.
