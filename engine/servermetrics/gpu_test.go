@@ -115,7 +115,7 @@ func TestGPUOnlyNotes(t *testing.T) {
 	for _, c := range []struct {
 		url, want string
 	}{
-		{html.URL, "answered no metrics in"},
+		{html.URL, "answered no metrics in 1 scrape: an HTML page, not the Prometheus text format; no GPU"},
 		{vllm.URL, "is not NVIDIA's DCGM exporter: none of its"},
 		{dcgm.URL, ""},
 	} {

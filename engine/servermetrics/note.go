@@ -98,7 +98,12 @@ func (r *Result) explainGPU() string {
 	case r.Server == ServerDCGM && len(r.Series) > 0:
 		return ""
 	case r.Failures >= r.Scrapes:
-		return fmt.Sprintf("--gpu-metrics %s answered no metrics in %s: no GPU figures from it", r.URL, plural(r.Scrapes, "scrape", "scrapes"))
+		why := ""
+		if len(r.Errors) > 0 {
+			why = ": " + withoutCount(r.Errors[0])
+		}
+		return fmt.Sprintf("--gpu-metrics %s answered no metrics in %s%s; no GPU figures from it", r.URL,
+			plural(r.Scrapes, "scrape", "scrapes"), why)
 	case r.Server == ServerDCGM:
 		return fmt.Sprintf("--gpu-metrics %s exposes DCGM fields but none of %s gave a reading", r.URL, dcgmNames())
 	case r.Families > 0:
@@ -106,6 +111,15 @@ func (r *Result) explainGPU() string {
 			r.URL, r.Families, dcgmNames(), strings.Join(r.Examples, ", "))
 	}
 	return fmt.Sprintf("--gpu-metrics %s gave no GPU series in %s", r.URL, plural(r.Scrapes, "scrape", "scrapes"))
+}
+
+// withoutCount is an error line without its count: "HTTP 500" of
+// "HTTP 500 (3×)".
+func withoutCount(line string) string {
+	if i := strings.LastIndex(line, " ("); i > 0 && strings.HasSuffix(line, "×)") {
+		return line[:i]
+	}
+	return line
 }
 
 // dcgmNames lists the DCGM fields llmload reads.
