@@ -30,7 +30,7 @@ func (s *Sampler) row(t float64, line string) bool {
 	for i := range cols {
 		cols[i] = strings.TrimSpace(cols[i])
 	}
-	if len(cols) != 3+len(fields) {
+	if len(cols) < 3+len(fields) {
 		s.notes.add(fmt.Sprintf("unreadable line from nvidia-smi: %q", firstLine(line)))
 		return false
 	}
@@ -38,11 +38,14 @@ func (s *Sampler) row(t float64, line string) bool {
 		s.notes.add(fmt.Sprintf("unreadable line from nvidia-smi: %q", firstLine(line)))
 		return false
 	}
-	dev := servermetrics.GPU{Index: cols[0], UUID: cols[1], Model: cols[2]}
+	// The name is whatever lies between the UUID and the readings: a
+	// comma in it makes more columns, never fewer.
+	readings := cols[len(cols)-len(fields):]
+	dev := servermetrics.GPU{Index: cols[0], UUID: cols[1], Model: strings.Join(cols[2:len(cols)-len(fields)], ", ")}
 	vals := make([]float64, len(fields))
 	have := make([]bool, len(fields))
 	for i, f := range fields {
-		vals[i], have[i] = s.value(dev, f.name, cols[3+i])
+		vals[i], have[i] = s.value(dev, f.name, readings[i])
 	}
 	for i, f := range fields[:3] {
 		if have[i] {

@@ -144,3 +144,17 @@ func TestStopHungSampler(t *testing.T) {
 		t.Errorf("a cut sample was counted: %+v", r)
 	}
 }
+
+// TestRowName reads a device name with a comma in it.
+func TestRowName(t *testing.T) {
+	s := &Sampler{at: map[string]int{}}
+	if !s.row(1, "3, GPU-c0ffee, NVIDIA RTX 6000 Ada Generation, rev 2, 10, 55.5, 100, 49140") {
+		t.Fatalf("not read: %v", s.notes.lines())
+	}
+	if got := s.res.Series[0].GPU.Model; got != "NVIDIA RTX 6000 Ada Generation, rev 2" {
+		t.Errorf("name %q", got)
+	}
+	if s.row(1, "3, GPU-c0ffee, 10, 55.5") {
+		t.Error("a truncated line was read")
+	}
+}
