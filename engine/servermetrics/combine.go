@@ -8,7 +8,7 @@ import (
 
 // Additive says whether a series' values add up across endpoints into the
 // figure of the whole service: requests held (running, waiting), tokens
-// held, and rates of tokens or events. Fractions (cache use, hit ratios)
+// held, rates of tokens or events, and counts per scrape interval. Fractions (cache use, hit ratios)
 // and latencies do not: a mean of two replicas' cache use would hide the
 // full one, so they stay per endpoint.
 func Additive(s *Series) bool {

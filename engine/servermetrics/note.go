@@ -33,7 +33,7 @@ func (b *builder) kind() string {
 		counts[kindOf(name)]++
 	}
 	best := ""
-	for _, s := range append(servers[:len(servers):len(servers)], exporters...) {
+	for _, s := range kinds {
 		if counts[s.kind] > counts[best] {
 			best = s.kind
 		}

@@ -58,9 +58,9 @@ type Result struct {
 	Failures   int      `json:"failures"`
 	Errors     []string `json:"errors,omitempty"` // distinct messages with counts, at most MaxErrors
 	// Server is the kind of server the known metrics came from
-	// (ServerVLLM, ServerSGLang, ServerTGI, ServerLlamaCpp); "" when none
-	// was known. Of several endpoints, their common kind ("" when they
-	// differ).
+	// (ServerVLLM, ServerSGLang, ServerTGI, ServerLlamaCpp), or the GPU
+	// exporter (ServerDCGM, ServerNvidiaSMI); "" when none was known. Of
+	// several endpoints, their common kind ("" when they differ).
 	Server string `json:"server,omitempty"`
 	// Families is how many metric families the latest successful scrape
 	// held, Known how many metrics llmload maps were seen in any scrape,

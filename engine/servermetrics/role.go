@@ -1,6 +1,9 @@
 package servermetrics
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Role is what a series means whichever server exposed it, so that the
 // analysis and the reports read "the queue" or "the server's TTFT" without
@@ -88,6 +91,10 @@ var exporters = []struct{ kind, name, prefix string }{
 	{ServerNvidiaSMI, "nvidia-smi", "nvidia-smi:"},
 }
 
+// kinds are the servers and the GPU exporters together, for lookups by
+// kind or by prefix.
+var kinds = slices.Concat(servers, exporters)
+
 // IsGPU says whether a kind is a GPU telemetry source rather than an
 // inference server.
 func IsGPU(kind string) bool { return kind == ServerDCGM || kind == ServerNvidiaSMI }
@@ -95,7 +102,7 @@ func IsGPU(kind string) bool { return kind == ServerDCGM || kind == ServerNvidia
 // ServerName is how a report names a server kind ("vLLM", "llama.cpp");
 // the kind itself when it is not a known one.
 func ServerName(kind string) string {
-	for _, s := range append(servers[:len(servers):len(servers)], exporters...) {
+	for _, s := range kinds {
 		if s.kind == kind {
 			return s.name
 		}
@@ -115,7 +122,7 @@ func knownServers() string {
 // kindOf is the server kind a metric or series name belongs to, "" for
 // none known.
 func kindOf(name string) string {
-	for _, s := range append(servers[:len(servers):len(servers)], exporters...) {
+	for _, s := range kinds {
 		if strings.HasPrefix(name, s.prefix) {
 			return s.kind
 		}
