@@ -48,7 +48,7 @@ func byRole(r *servermetrics.Result, role servermetrics.Role, index string) *ser
 // free memory from the total.
 func TestSamplerReadings(t *testing.T) {
 	r := sampleFor(t, fake(t, "two_v100.txt", 0))
-	if r.Server != servermetrics.ServerNvidiaSMI || r.Failures != 0 || r.Note != "" || r.Scrapes < 2 {
+	if r.Server != servermetrics.ServerNvidiaSMI || r.Failures != 0 || r.Note != "" || r.Scrapes < 1 {
 		t.Fatalf("result %+v", r)
 	}
 	for _, c := range []struct {
