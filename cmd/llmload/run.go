@@ -66,6 +66,7 @@ type runFlags struct {
 	reach                 targetFlags
 	metricsURLs           []string
 	spans                 enginerun.Spans
+	gpu                   gpuFlags
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
@@ -101,6 +102,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		"(default: the target's /metrics when it is vLLM's, SGLang's, TGI's or llama.cpp's)")
 	fs.StringVar(&f.spans.Listen, "otlp-traces-listen", "", "receive the server's OTLP trace spans here (HTTP and gRPC, e.g. 127.0.0.1:4317)\nand split each request's TTFT into queue, prefill and the rest; point the server's\n--otlp-traces-endpoint at it")
 	fs.DurationVar(&f.spans.Wait, "otlp-traces-wait", 10*time.Second, "with --otlp-traces-listen: how long a request waits for its span")
+	f.gpu.register(fs)
 	fs.StringArrayVar(&f.sets, "set", nil, "set a script parameter, key=value (read with llm.param); repeatable")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed for reproducible randomness (0: from the clock)")
 	maxMemoryFlag(fs, &f.maxMemory)
@@ -131,6 +133,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", err
 	}
 	if err := checkSpansFlags(f.spans, fs.Changed("otlp-traces-wait")); err != nil {
+		return nil, "", err
+	}
+	if err := f.gpu.check(); err != nil {
 		return nil, "", err
 	}
 	if err := f.parseSegment(*segment, *startAt, time.Now()); err != nil {
@@ -331,7 +336,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				Backoff: d.Policy, Reach: d.Reach, Stop: d.Stop, Observe: d.Observe})
 		},
 		Outputs: f.out, Spans: f.spans,
-		Summary: stdout, Log: say, Memory: mem, Version: version,
+		Summary: stdout, Log: say, Memory: mem, Version: version, GPU: f.gpu.options(),
 		Fingerprint: parts.Fingerprint(), PlanParts: &parts, Traces: script.Traces(),
 		Barrier: f.startBarrier(parts, say),
 		Progress: func(l enginerun.Live) func() {

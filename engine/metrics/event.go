@@ -54,7 +54,9 @@ type event struct {
 	tokenITL []time.Duration
 	inTok    int
 	outTok   int
-	cached   int // prompt tokens served from the server's prefix cache
+	// textEvents are the sample's text-carrying events (engine.Result.TextEvents).
+	textEvents int
+	cached     int // prompt tokens served from the server's prefix cache
 	// clientTok is the client tokenizer's count of the output, reasoning
 	// the reasoning tokens among outTok.
 	clientTok, reasoning int
@@ -102,7 +104,7 @@ func sampleEvent(s *engine.Sample) event {
 		itl: s.ITL, tokenITL: s.TokenITL,
 		inTok: s.InputTokens, outTok: s.OutputTokens, cached: s.CachedTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
-		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API, targetName: s.Target,
+		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API, targetName: s.Target, textEvents: s.TextEvents,
 		tags: s.Tags, media: mediaOf(&s.Result), parts: breakdownOf(&s.Result),
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)

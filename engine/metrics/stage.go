@@ -26,6 +26,7 @@ type stageAgg struct {
 	dirty           int64
 	robust          robustness
 	tokens          tokenCheck
+	chunks          chunkDist
 	prefix          prefixCounts
 	tags            tagBreakdown
 	apis            tagBreakdown // by apiKey: the endpoints' requests
@@ -96,6 +97,7 @@ func (s *stageAgg) sample(e *event) {
 		s.sources[cmp.Or(e.source, "unknown")]++
 		s.inSources[cmp.Or(e.inSource, "unknown")]++
 		s.tokens.add(e)
+		s.chunks.add(e)
 		s.prefix.add(e)
 	}
 	s.tags.add(e)
@@ -379,6 +381,7 @@ func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
 	st.InputTokPerSec = perSecond(float64(st.InputTokens-s.tail.inTok), secs)
 	st.TokensSource, st.InputTokensSource = s.sources, s.inSources
 	st.TokenCheck = s.tokens.summary()
+	st.Chunks = s.chunks.summary()
 	in := &c[mInputs]
 	st.Inputs, st.InputsPerSec = int64(in.sum), perSecond(in.sum-in.tail, secs)
 	st.ToolCalls = int64(c[mToolCalls].sum)

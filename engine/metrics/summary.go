@@ -96,7 +96,11 @@ type StageSummary struct {
 	TokensSource      map[string]int64 `json:"tokens_source"`
 	InputTokensSource map[string]int64 `json:"input_tokens_source"`
 	TokenCheck        TokenCheck       `json:"token_check"`
-	Errors            map[string]int64 `json:"errors"` // failed requests per error class
+	// Chunks are the tokens each streamed chunk carried, per request (see
+	// Chunks); nil without a streamed request the server counted, and in
+	// merged results.
+	Chunks *Chunks          `json:"chunks,omitempty"`
+	Errors map[string]int64 `json:"errors"` // failed requests per error class
 
 	// The server's prefix cache. All three counts are over the successful
 	// requests whose input tokens the server counted (InputTokensSource

@@ -38,6 +38,7 @@ type htmlPage struct {
 	Series     []chartOut
 	Server     []chartOut
 	ServerNote string
+	GPU        template.HTML // the GPU and speculative-decoding section
 	Errors     htmlTable
 	Robustness htmlTable
 	Media      htmlTable // the media requests' figures; no rows without
@@ -89,6 +90,7 @@ func buildPage(r *result.Result) htmlPage {
 		Checks:     checkLines(r),
 	}
 	p.Server, p.ServerNote = serverSection(r, labels)
+	p.GPU = gpuHTML(r)
 	p.Media, p.Speech = mediaTables(r.Stages, labels)
 	p.MediaNote, p.SpeechNote = mediaNote, speechNote
 	p.Breakdown = breakdownHTML(r, labels)

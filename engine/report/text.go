@@ -64,6 +64,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 	}
 	writeScriptErrors(b, r.ScriptErrors)
 	writeServerMetricsNote(b, r)
+	writeGPU(b, r)
 	writeExports(b, r.Exports)
 	writePools(b, r.Pools)
 	writeClamped(b, r.Stages)

@@ -58,6 +58,9 @@ type Result struct {
 	// ServerMetrics is what the target's own metrics endpoint showed
 	// during the run; nil when it was not scraped.
 	ServerMetrics *servermetrics.Result `json:"server_metrics,omitempty"`
+	// GPU is the GPUs' telemetry and the speculative decoding per stage
+	// (see GPU); nil when there was neither, nor was any asked for.
+	GPU *GPU `json:"gpu,omitempty"`
 	// Analysis is the knee and cliff of each load sweep, as found when the
 	// run ended; absent from files written before it existed.
 	Analysis analysis.Analysis `json:"analysis,omitzero"`

@@ -98,6 +98,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	mon := selfcheck.Start(selfcheck.DefaultInterval, sameBox...)
 	judgeProbes(eng, probes, mon)
 	scraper := c.startScraper(endpoints, eng, start)
+	gpus := c.startGPU(start)
 	stopProgress := c.startProgress(eng, col)
 	meter := startProcessMeter()
 	c.announceSegment(start)
@@ -123,6 +124,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	exports.close(end.aborted)
 	res, passed := c.result(meta, col, mon, server, reach, &end)
 	res.ServerSpans = spans.summary(&sink.neg)
+	c.addGPU(res, gpus)
 	var refused *executor.StartError
 	if errors.As(end.err, &refused) {
 		// The barrier refused to start: nothing was sent, and a result

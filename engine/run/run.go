@@ -67,6 +67,9 @@ type Config struct {
 	Memory *memlimit.Watcher
 	// Version is llmload's version, kept in the result.
 	Version string
+	// GPU is the GPU telemetry to read besides the server's metrics
+	// (--gpu, --gpu-metrics); its zero value reads none.
+	GPU GPUOptions
 	// Fingerprint identifies the plan in the result (engine.Plan.Fingerprint),
 	// so llmload merge can refuse segments of different runs.
 	Fingerprint string

@@ -12,6 +12,8 @@ import (
 // scraper's goroutine owns it.
 type builder struct {
 	tracks []*track
+	gpus   *gpuTracks
+	pos    *posTracks
 
 	families int             // in the latest scrape
 	known    map[string]bool // chosen metrics seen in any scrape
@@ -31,7 +33,7 @@ type track struct {
 }
 
 func newBuilder() *builder {
-	b := &builder{known: map[string]bool{}}
+	b := &builder{known: map[string]bool{}, gpus: newGPUTracks(), pos: newPosTracks()}
 	for _, c := range chosen {
 		b.tracks = append(b.tracks, &track{choice: c})
 	}
@@ -52,6 +54,8 @@ func (b *builder) add(t float64, round int, fams families) {
 			tr.add(t, mf, fams)
 		}
 	}
+	b.gpus.add(t, round, fams, b.known)
+	b.pos.add(t, round, fams, b.known)
 }
 
 // add derives the track's points from the scrape at t.
@@ -69,6 +73,10 @@ func (tr *track) add(t float64, mf *dto.MetricFamily, fams families) {
 	case kindRate:
 		if v, n := sum(mf); n > 0 {
 			tr.rate(t, v, help)
+		}
+	case kindIncrease:
+		if v, n := sum(mf); n > 0 {
+			tr.increase(t, v, help)
 		}
 	case kindSumRate:
 		if v, ok := histogramSum(mf); ok {
@@ -106,6 +114,19 @@ func (tr *track) rate(t, v float64, help string) {
 			inc = v
 		}
 		tr.point(0, t, inc/(t-tr.prevT), help)
+	}
+	tr.havePrev, tr.prevT, tr.prevV = true, t, v
+}
+
+// increase records the counter's increase since the previous scrape; a
+// counter that went down was reset, and its value is the increase since.
+func (tr *track) increase(t, v float64, help string) {
+	if tr.havePrev {
+		inc := v - tr.prevV
+		if inc < 0 {
+			inc = v
+		}
+		tr.point(0, t, inc, help)
 	}
 	tr.havePrev, tr.prevT, tr.prevV = true, t, v
 }
@@ -186,5 +207,6 @@ func (b *builder) series() []Series {
 			out = append(out, s)
 		}
 	}
-	return out
+	out = append(out, b.pos.series...)
+	return append(out, b.gpus.series...)
 }

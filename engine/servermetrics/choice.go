@@ -18,6 +18,7 @@ const (
 	kindRatio                 // a counter's increase over another's, per scrape interval
 	kindShare                 // a counter's increase over its own and another's together (hits over hits and misses)
 	kindHistogram             // p50 and p99 per scrape interval, in ms
+	kindIncrease              // a counter, as its increase over each scrape interval (a stage sums them)
 )
 
 // choice is one metric worth keeping, as a server exposes it.
@@ -36,7 +37,11 @@ func gaugeSum(server, name string, r Role, unit string) choice {
 }
 
 func gaugeMean(server, name string, r Role) choice {
-	return choice{server: server, name: name, kind: kindMean, role: r, unit: UnitFraction}
+	return gaugeMeanUnit(server, name, r, UnitFraction)
+}
+
+func gaugeMeanUnit(server, name string, r Role, unit string) choice {
+	return choice{server: server, name: name, kind: kindMean, role: r, unit: unit}
 }
 
 func counterRate(server, name string, r Role, unit string) choice {
@@ -55,6 +60,13 @@ func counterRatio(server, name, per string, r Role, unit string, scale float64) 
 // counterShare is Δname ÷ (Δname + Δother) over each scrape interval.
 func counterShare(server, name, other string, r Role) choice {
 	return choice{server: server, name: name, kind: kindShare, role: r, unit: UnitFraction, per: other, scale: 1}
+}
+
+// counterIncrease is a counter's increase over each scrape interval, so
+// that a window's increase is the sum of its points and a ratio of two
+// counters over a window is exact, not a mean of interval ratios.
+func counterIncrease(server, name string, r Role) choice {
+	return choice{server: server, name: name, kind: kindIncrease, role: r, unit: UnitCount}
 }
 
 // latency is a histogram in seconds whose series have r's P50 and P99 roles.
@@ -92,6 +104,15 @@ var chosen = []choice{
 	latency(ServerVLLM, "vllm:request_time_per_output_token_seconds", RoleTPOT),
 	latency(ServerVLLM, "vllm:e2e_request_latency_seconds", RoleE2E),
 	latency(ServerVLLM, "vllm:request_queue_time_seconds", RoleQueueTime),
+	latency(ServerVLLM, "vllm:request_prefill_time_seconds", RolePrefillTime),
+	latency(ServerVLLM, "vllm:request_decode_time_seconds", RoleDecodeTime),
+	latency(ServerVLLM, "vllm:request_inference_time_seconds", RoleInference),
+	// vllm/v1/spec_decode/metrics.py (SpecDecodingProm): the acceptance
+	// rate is Δaccepted ÷ Δdraft tokens, the mean acceptance length
+	// 1 + Δaccepted ÷ Δdrafts.
+	counterIncrease(ServerVLLM, "vllm:spec_decode_num_drafts_total", RoleSpecDrafts),
+	counterIncrease(ServerVLLM, "vllm:spec_decode_num_draft_tokens_total", RoleSpecDraftTokens),
+	counterIncrease(ServerVLLM, "vllm:spec_decode_num_accepted_tokens_total", RoleSpecAccepted),
 
 	gaugeSum(ServerSGLang, "sglang:num_running_reqs", RoleRunning, UnitRequests),
 	gaugeSum(ServerSGLang, "sglang:num_queue_reqs", RoleWaiting, UnitRequests),
@@ -104,6 +125,10 @@ var chosen = []choice{
 	latency(ServerSGLang, "sglang:time_per_output_token_seconds", RoleITL), // the same, before its rename
 	latency(ServerSGLang, "sglang:e2e_request_latency_seconds", RoleE2E),
 	latency(ServerSGLang, "sglang:queue_time_seconds", RoleQueueTime),
+	// python/sglang/srt/metrics/collector.py: gauges of the latest
+	// logging interval's speculative acceptance, one per rank.
+	gaugeMeanUnit(ServerSGLang, "sglang:spec_accept_rate", RoleSpecAcceptRate, UnitFraction),
+	gaugeMeanUnit(ServerSGLang, "sglang:spec_accept_length", RoleSpecAcceptLength, UnitTokensPerStep),
 
 	gaugeSum(ServerTGI, "tgi_batch_current_size", RoleRunning, UnitRequests),
 	gaugeSum(ServerTGI, "tgi_queue_size", RoleWaiting, UnitRequests),
@@ -155,6 +180,8 @@ func (c choice) seriesName(i int) string {
 		return c.name + ":share"
 	case kindHistogram:
 		return c.name + quantiles[i].suffix
+	case kindIncrease:
+		return c.name + ":increase"
 	}
 	return c.name
 }
@@ -180,6 +207,8 @@ func (c choice) helpSuffix(i int) string {
 		return " (its increase ÷ its own and " + c.per + "'s, over each scrape interval)"
 	case kindHistogram:
 		return " (" + quantiles[i].suffix[1:] + " over each scrape interval)"
+	case kindIncrease:
+		return " (increase over each scrape interval)"
 	}
 	return ""
 }

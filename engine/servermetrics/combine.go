@@ -8,22 +8,43 @@ import (
 
 // Additive says whether a series' values add up across endpoints into the
 // figure of the whole service: requests held (running, waiting), tokens
-// held, and rates of tokens or events. Fractions (cache use, hit ratios)
+// held, rates of tokens or events, and counts per scrape interval. Fractions (cache use, hit ratios)
 // and latencies do not: a mean of two replicas' cache use would hide the
 // full one, so they stay per endpoint.
 func Additive(s *Series) bool {
 	switch s.Unit {
-	case UnitRequests, UnitTokens, UnitTokensPerSecond, UnitPerSecond:
+	case UnitRequests, UnitTokens, UnitTokensPerSecond, UnitPerSecond, UnitCount:
 		return true
 	}
 	return false
 }
 
-// combine joins the endpoints' Results: one endpoint's is returned as it
-// is; several give a Result holding each one's in Endpoints and, in
-// Series, the sums of their additive series.
-func combine(rs []*Result) *Result {
-	if len(rs) == 1 {
+// combine joins the endpoints' Results: the GPU exporters' go to GPUs,
+// apart; of the servers', one endpoint's is returned as it is, and
+// several give a Result holding each one's in Endpoints and, in Series,
+// the sums of their additive series. Only GPU exporters: a Result with
+// nothing but GPUs.
+func combine(all []*Result) *Result {
+	var rs []*Result
+	var gpus []Result
+	for _, r := range all {
+		if r.GPUOnly || r.Server == ServerDCGM {
+			gpus = append(gpus, *r)
+		} else {
+			rs = append(rs, r)
+		}
+	}
+	out := combineServers(rs)
+	out.GPUs = gpus
+	return out
+}
+
+// combineServers joins the servers' Results (see combine).
+func combineServers(rs []*Result) *Result {
+	switch len(rs) {
+	case 0:
+		return &Result{Series: []Series{}}
+	case 1:
 		return rs[0]
 	}
 	out := &Result{EveryS: rs[0].EveryS, Server: commonKind(rs)}

@@ -13,6 +13,13 @@
 // names llmload does not know, or that answered nothing usable, is
 // described in Result.Note rather than left as an empty list.
 //
+// NVIDIA's DCGM exporter is read the same way, as a GPU exporter beside
+// the servers (ServerDCGM): its utilisation, power, framebuffer and
+// energy counter become one series per device (Series.GPU), kept apart in
+// Result.GPUs; StageGPU, StageParts and StageSpec read a stage window's
+// GPUs, the server's queue, prefill and decode times, and its speculative
+// decoding.
+//
 // Parsing uses the Prometheus project's expfmt parser; the package only
 // chooses and derives series. Counts of requests are summed over their
 // label sets, fractions averaged; counters become rates per second, or a

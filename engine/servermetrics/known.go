@@ -27,6 +27,14 @@ func Metrics() []Metric {
 			add(c.server, c.per, "counter")
 		}
 	}
+	add(ServerVLLM, specPerPos, "counter")
+	for _, m := range gpuMetrics {
+		typ := "gauge"
+		if m.counter {
+			typ = "counter"
+		}
+		add(ServerDCGM, m.name, typ)
+	}
 	return ms
 }
 

@@ -19,7 +19,7 @@ var runtimePrefixes = []string{"go_", "process_", "python_", "promhttp_", "jvm_"
 // a few of their names.
 func (b *builder) describe(r *Result) {
 	r.Families, r.Known, r.Server = b.families, len(b.known), b.kind()
-	if r.Known == 0 {
+	if r.Known == 0 || (r.GPUOnly && r.Server != ServerDCGM) {
 		r.Examples = examples(b.names, maxExamples)
 	}
 	r.Note = r.Explain()
@@ -33,7 +33,7 @@ func (b *builder) kind() string {
 		counts[kindOf(name)]++
 	}
 	best := ""
-	for _, s := range servers {
+	for _, s := range kinds {
 		if counts[s.kind] > counts[best] {
 			best = s.kind
 		}
@@ -71,6 +71,8 @@ func (r *Result) Explain() string {
 	switch {
 	case r.Scrapes == 0:
 		return ""
+	case r.GPUOnly:
+		return r.explainGPU()
 	case len(r.Endpoints) > 0:
 		return r.explainSums()
 	case len(r.Series) > 0:
@@ -89,10 +91,51 @@ func (r *Result) Explain() string {
 	return fmt.Sprintf("%s gave no series llmload knows in %s; known: %s", r.URL, plural(r.Scrapes, "scrape", "scrapes"), knownServers())
 }
 
+// explainGPU says why an endpoint named as a GPU exporter gave no GPU
+// series: it answered nothing usable, or its metrics are not DCGM's.
+func (r *Result) explainGPU() string {
+	switch {
+	case r.Server == ServerDCGM && len(r.Series) > 0:
+		return ""
+	case r.Failures >= r.Scrapes:
+		why := ""
+		if len(r.Errors) > 0 {
+			why = ": " + withoutCount(r.Errors[0])
+		}
+		return fmt.Sprintf("--gpu-metrics %s answered no metrics in %s%s; no GPU figures from it", r.URL,
+			plural(r.Scrapes, "scrape", "scrapes"), why)
+	case r.Server == ServerDCGM:
+		return fmt.Sprintf("--gpu-metrics %s exposes DCGM fields but none of %s gave a reading", r.URL, dcgmNames())
+	case r.Families > 0:
+		return fmt.Sprintf("--gpu-metrics %s is not NVIDIA's DCGM exporter: none of its %d families is one of %s (e.g. %s)",
+			r.URL, r.Families, dcgmNames(), strings.Join(r.Examples, ", "))
+	}
+	return fmt.Sprintf("--gpu-metrics %s gave no GPU series in %s", r.URL, plural(r.Scrapes, "scrape", "scrapes"))
+}
+
+// withoutCount is an error line without its count: "HTTP 500" of
+// "HTTP 500 (3×)".
+func withoutCount(line string) string {
+	if i := strings.LastIndex(line, " ("); i > 0 && strings.HasSuffix(line, "×)") {
+		return line[:i]
+	}
+	return line
+}
+
+// dcgmNames lists the DCGM fields llmload reads.
+func dcgmNames() string {
+	names := make([]string, len(gpuMetrics))
+	for i, m := range gpuMetrics {
+		names[i] = m.name
+	}
+	return strings.Join(names, ", ")
+}
+
 // explainRoles warns when the series hold no queue gauge, which the
-// analysis reads to corroborate a knee or a cliff.
+// analysis reads to corroborate a knee or a cliff; a GPU exporter has
+// none to hold.
 func (r *Result) explainRoles() string {
-	if r.ByRole(RoleWaiting) != nil || r.ByRole(RoleRunning) != nil {
+	if IsGPU(r.Server) || r.ByRole(RoleWaiting) != nil || r.ByRole(RoleRunning) != nil {
 		return ""
 	}
 	return fmt.Sprintf("%s has no gauge of running or waiting requests llmload knows: the server's queue cannot corroborate a knee or a cliff", r.URL)

@@ -40,7 +40,7 @@ func startPoller(ep Endpoint, every time.Duration, start, began time.Time, timeo
 		every: every, start: start, began: began, client: newClient(timeout, ep.TLS),
 		stop: make(chan struct{}), done: make(chan struct{}), b: newBuilder(), lastRound: -1,
 	}
-	p.res = Result{URL: p.redacted, Target: ep.Target, Discovered: ep.Discovered, EveryS: every.Seconds()}
+	p.res = Result{URL: p.redacted, Target: ep.Target, Discovered: ep.Discovered, EveryS: every.Seconds(), GPUOnly: ep.GPUOnly}
 	go p.run()
 	return p
 }

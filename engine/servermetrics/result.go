@@ -16,6 +16,9 @@ type Series struct {
 	Unit string    `json:"unit,omitempty"` // one of the Unit constants
 	T    []float64 `json:"t"`              // seconds since the run start
 	V    []float64 `json:"v"`
+	// GPU is the device a GPU telemetry series describes; nil for the
+	// server's series.
+	GPU *GPU `json:"gpu,omitempty"`
 
 	// rounds are the scrape rounds of the points (see poller.roundAt),
 	// by which several endpoints' points are summed; never written.
@@ -30,6 +33,12 @@ const (
 	UnitPerSecond       = "1/s"
 	UnitTokensPerSecond = "tokens/s"
 	UnitTokens          = "tokens"
+	UnitCount           = "count"       // an increase over each scrape interval
+	UnitTokensPerStep   = "tokens/step" // speculative decoding's tokens per decoding step
+	UnitPercent         = "%"
+	UnitWatts           = "W"
+	UnitMiB             = "MiB"
+	UnitJoules          = "J" // energy used over each scrape interval
 )
 
 // Result is what a Scraper saw over a run: of its one endpoint, or of
@@ -49,9 +58,9 @@ type Result struct {
 	Failures   int      `json:"failures"`
 	Errors     []string `json:"errors,omitempty"` // distinct messages with counts, at most MaxErrors
 	// Server is the kind of server the known metrics came from
-	// (ServerVLLM, ServerSGLang, ServerTGI, ServerLlamaCpp); "" when none
-	// was known. Of several endpoints, their common kind ("" when they
-	// differ).
+	// (ServerVLLM, ServerSGLang, ServerTGI, ServerLlamaCpp), or the GPU
+	// exporter (ServerDCGM, ServerNvidiaSMI); "" when none was known. Of
+	// several endpoints, their common kind ("" when they differ).
 	Server string `json:"server,omitempty"`
 	// Families is how many metric families the latest successful scrape
 	// held, Known how many metrics llmload maps were seen in any scrape,
@@ -68,6 +77,13 @@ type Result struct {
 	// Series above are the sums across them of the series that add up,
 	// and Scrapes and Failures their totals. Absent for one endpoint.
 	Endpoints []Result `json:"endpoints,omitempty"`
+	// GPUs are the GPU exporters' own Results (NVIDIA's DCGM exporter)
+	// among the endpoints, kept apart so that their series neither count
+	// as a server's nor break the servers' sums; absent without one.
+	GPUs []Result `json:"gpus,omitempty"`
+	// GPUOnly says the endpoint was named as a GPU exporter
+	// (--gpu-metrics), so that anything else there is explained as such.
+	GPUOnly bool `json:"gpu_only,omitempty"`
 }
 
 // Lookup returns the series named name, or nil.

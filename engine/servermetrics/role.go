@@ -1,6 +1,9 @@
 package servermetrics
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Role is what a series means whichever server exposed it, so that the
 // analysis and the reports read "the queue" or "the server's TTFT" without
@@ -22,6 +25,25 @@ const (
 	RoleTPOT         Role = "tpot"          // time per output token, one observation per request, ms
 	RoleE2E          Role = "e2e"           // request latency, ms
 	RoleQueueTime    Role = "queue_time"    // time a request waited before running, ms
+	RolePrefillTime  Role = "prefill_time"  // time a request spent in prefill, ms
+	RoleDecodeTime   Role = "decode_time"   // time a request spent in decode, ms
+	RoleInference    Role = "inference"     // prefill and decode together, ms
+
+	// Speculative decoding. vLLM counts drafts, drafted and accepted
+	// tokens (increases per scrape interval, so a stage divides its own
+	// sums); SGLang gauges its acceptance rate and length directly.
+	RoleSpecDrafts       Role = "spec_drafts"        // drafts proposed, per scrape interval
+	RoleSpecDraftTokens  Role = "spec_draft_tokens"  // draft tokens proposed, per scrape interval
+	RoleSpecAccepted     Role = "spec_accepted"      // draft tokens accepted, per scrape interval
+	RoleSpecAcceptRate   Role = "spec_accept_rate"   // accepted ÷ drafted tokens, 0..1
+	RoleSpecAcceptLength Role = "spec_accept_length" // tokens per step, the bonus token included
+
+	// A GPU's telemetry, one series per device (Series.GPU).
+	RoleGPUUtil    Role = "gpu_util"     // busy share of the sample period, percent
+	RoleGPUPower   Role = "gpu_power"    // power draw, W
+	RoleGPUMemUsed Role = "gpu_mem_used" // framebuffer memory used, MiB
+	RoleGPUMemFree Role = "gpu_mem_free" // framebuffer memory free, MiB
+	RoleGPUEnergy  Role = "gpu_energy"   // energy used in each scrape interval, J
 )
 
 // P50 is the role of a latency role's median series.
@@ -45,6 +67,12 @@ const (
 	ServerSGLang   = "sglang"
 	ServerTGI      = "tgi"
 	ServerLlamaCpp = "llamacpp"
+	// ServerDCGM is NVIDIA's DCGM exporter: a GPU's telemetry, not an
+	// inference server, kept apart from the servers (Result.GPUs).
+	ServerDCGM = "dcgm"
+	// ServerNvidiaSMI is nvidia-smi sampled on llmload's machine
+	// (engine/gpu); its series are the DCGM exporter's.
+	ServerNvidiaSMI = "nvidia-smi"
 )
 
 // servers are the known kinds in the order notes list them, with the name
@@ -56,10 +84,25 @@ var servers = []struct{ kind, name, prefix string }{
 	{ServerLlamaCpp, "llama.cpp", "llamacpp:"},
 }
 
+// exporters are the known GPU telemetry sources, recognised as servers
+// are but never listed among them.
+var exporters = []struct{ kind, name, prefix string }{
+	{ServerDCGM, "DCGM exporter", "DCGM_FI_"},
+	{ServerNvidiaSMI, "nvidia-smi", "nvidia-smi:"},
+}
+
+// kinds are the servers and the GPU exporters together, for lookups by
+// kind or by prefix.
+var kinds = slices.Concat(servers, exporters)
+
+// IsGPU says whether a kind is a GPU telemetry source rather than an
+// inference server.
+func IsGPU(kind string) bool { return kind == ServerDCGM || kind == ServerNvidiaSMI }
+
 // ServerName is how a report names a server kind ("vLLM", "llama.cpp");
 // the kind itself when it is not a known one.
 func ServerName(kind string) string {
-	for _, s := range servers {
+	for _, s := range kinds {
 		if s.kind == kind {
 			return s.name
 		}
@@ -79,7 +122,7 @@ func knownServers() string {
 // kindOf is the server kind a metric or series name belongs to, "" for
 // none known.
 func kindOf(name string) string {
-	for _, s := range servers {
+	for _, s := range kinds {
 		if strings.HasPrefix(name, s.prefix) {
 			return s.kind
 		}

@@ -33,6 +33,9 @@ type Endpoint struct {
 	// Discovered says the URL was found at the target's origin (see
 	// Discover), not named by the user.
 	Discovered bool
+	// GPUOnly says the endpoint was named as NVIDIA's DCGM exporter
+	// (--gpu-metrics): anything else there is explained as not one.
+	GPUOnly bool
 	// TLS is the target's TLS configuration (a private CA, a client
 	// certificate), used for an https endpoint; nil: the system's.
 	TLS *tls.Config

@@ -26,6 +26,17 @@ func (s *Series) Max(from, to float64) (v float64, ok bool) {
 	return v, true
 }
 
+// Min is the smallest of the series' values at times in (from, to]; ok
+// is false when none is.
+func (s *Series) Min(from, to float64) (v float64, ok bool) {
+	v = math.Inf(1)
+	s.each(from, to, func(x float64) { v, ok = math.Min(v, x), true })
+	if !ok {
+		return 0, false
+	}
+	return v, true
+}
+
 // Within summarises the series over (from, to]: a tail quantile by its
 // worst scrape interval, which bounds the window's own p99 where a mean of
 // interval p99s would hide a burst, anything else by its mean.
