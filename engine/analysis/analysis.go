@@ -36,6 +36,7 @@ type SweepAnalysis struct {
 func Analyze(stages []metrics.StageSummary, slo plan.SLO, server Server) Analysis {
 	a := Analysis{Sweeps: []SweepAnalysis{}}
 	for _, s := range Sweeps(stages) {
+		server.serverParts(&s, stages)
 		sa := SweepAnalysis{Scenario: s.Scenario, Knee: Knee(s), Cliff: Cliff(s, slo)}
 		for _, f := range TagCliffs(s, stages) {
 			// A tag's cliff at or after the sweep's is not hidden by it.

@@ -6,13 +6,15 @@ import (
 	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/servermetrics"
 )
 
 // PointParts are a stage's breakdown percentiles (metrics.BreakdownSummary),
 // in ms, as the cliff's explanation reads them.
 type PointParts struct {
 	// Source is "spans", "timings", or "spans+timings" for a stage split
-	// by both.
+	// by both; "metrics" for one read from the server's /metrics
+	// histograms over the stage (no residual, upload or tail then).
 	Source string       `json:"source"`
 	Count  int64        `json:"count"`
 	Parts  []PartFigure `json:"parts"`
@@ -156,6 +158,9 @@ func explain(f Finding, s Sweep) *Explanation {
 		c.Flat = math.Abs(c.After-c.Before) <= flatShare*most || most == 0
 	}
 	e.Text = explanationText(e, after.Parts.Source)
+	if after.Parts.Source == "metrics" {
+		e.Text += " (from the server's /metrics histograms)"
+	}
 	return e
 }
 
@@ -190,4 +195,37 @@ func partList(e *Explanation) string {
 		out = append(out, fmt.Sprintf("%s %s", c.Part, msText(c.After)))
 	}
 	return strings.Join(out, ", ")
+}
+
+// serverParts fills, for each point of s whose requests the server did not
+// time one by one, the parts its /metrics histograms give over the stage's
+// window (vLLM's queue, prefill and decode time): the explanation's source
+// when no span or timings came. Their p50 is the mean of the scrape
+// intervals' medians, their p99 the worst interval's.
+func (sv Server) serverParts(s *Sweep, stages []metrics.StageSummary) {
+	if sv.Metrics == nil || sv.Start.IsZero() {
+		return
+	}
+	for i, st := range scenarioStages(stages, s.Scenario) {
+		if i >= len(s.Points) || s.Points[i].Parts != nil {
+			continue
+		}
+		from, to := st.Start.Sub(sv.Start).Seconds(), st.End.Sub(sv.Start).Seconds()
+		p, ok := servermetrics.StageParts(sv.Metrics, from, to)
+		if !ok {
+			continue
+		}
+		pp := &PointParts{Source: "metrics"}
+		for _, x := range []struct {
+			name string
+			part *servermetrics.Part
+		}{{"queue", p.Queue}, {"prefill", p.Prefill}, {"decode", p.Decode}} {
+			if x.part != nil && x.part.P50MS != nil && x.part.P99MS != nil {
+				pp.Parts = append(pp.Parts, PartFigure{Part: x.name, P50: *x.part.P50MS, P99: *x.part.P99MS})
+			}
+		}
+		if len(pp.Parts) > 0 {
+			s.Points[i].Parts = pp
+		}
+	}
 }

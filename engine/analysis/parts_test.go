@@ -3,9 +3,11 @@ package analysis
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
+	"github.com/llmload/llmload/engine/servermetrics"
 )
 
 // dist is a Dist of count values with the given median and p99.
@@ -99,5 +101,40 @@ func TestExplainP99(t *testing.T) {
 	e := explain(Finding{Found: true, Kind: KindCliff, Stage: "c8", Metric: "ttft_p99"}, s)
 	if e == nil || e.Quantile != "p99" || e.Grew != "queue" || e.Changes[0].Before != 20 || e.Changes[0].After != 800 {
 		t.Errorf("explained %+v, want queue p99 20 → 800", e)
+	}
+}
+
+// With no span or timings, vLLM's /metrics histograms over each stage's
+// window explain the cliff, and the finding says where it read them.
+func TestCliffExplainedByServerMetrics(t *testing.T) {
+	start := time.Unix(1e9, 0)
+	var stages []metrics.StageSummary
+	for i, st := range []metrics.StageSummary{partsStage("c4", 4, 2, 10, 60, "spans"), partsStage("c8", 8, 2, 20, 62, "spans"),
+		partsStage("c16", 16, 2, 1700, 63, "spans")} {
+		st.Breakdown = nil
+		st.Start, st.End = start.Add(time.Duration(i)*10*time.Second), start.Add(time.Duration(i+1)*10*time.Second)
+		stages = append(stages, st)
+	}
+	// Scrapes every 2 s; the queue histogram's median 10, 20, then 1700 ms.
+	series := func(name string, role servermetrics.Role, per [3]float64) servermetrics.Series {
+		s := servermetrics.Series{Name: name, Role: role, Unit: servermetrics.UnitMS}
+		for tick := 1; tick <= 15; tick++ {
+			s.T = append(s.T, float64(2*tick))
+			s.V = append(s.V, per[min((2*tick-1)/10, 2)])
+		}
+		return s
+	}
+	sm := &servermetrics.Result{Server: servermetrics.ServerVLLM, Series: []servermetrics.Series{
+		series("vllm:request_queue_time_seconds:p50", servermetrics.RoleQueueTime.P50(), [3]float64{10, 20, 1700}),
+		series("vllm:request_queue_time_seconds:p99", servermetrics.RoleQueueTime.P99(), [3]float64{20, 40, 3400}),
+		series("vllm:request_prefill_time_seconds:p50", servermetrics.RolePrefillTime.P50(), [3]float64{60, 62, 63}),
+		series("vllm:request_prefill_time_seconds:p99", servermetrics.RolePrefillTime.P99(), [3]float64{120, 124, 126}),
+	}}
+	c := Analyze(stages, plan.SLO{}, Server{Metrics: sm, Start: start}).Sweeps[0].Cliff
+	if !c.Found || c.Explained == nil || c.Explained.Grew != "queue" {
+		t.Fatalf("cliff %+v, want it explained by the queue", c)
+	}
+	if want := "queue p50 20 ms → 1.7 s, prefill flat (63 ms): requests queue (from the server's /metrics histograms)"; !strings.Contains(c.Text, want) {
+		t.Errorf("cliff text\n  %s\nwant it to contain\n  %s", c.Text, want)
 	}
 }

@@ -64,6 +64,7 @@ func Merge(in []Input, version string) (*result.Result, run.Outcome, error) {
 	// only the server's hit share is judged again, on the merged stages.
 	res.AddTraces(first.Traces)
 	res.ServerSpans = serverSpans(in)
+	res.AddServerParts()
 	if res.Cost, err = spend(in); err != nil {
 		return nil, run.Outcome{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/servermetrics"
 )
 
 // breakdownRun is a sweep measured by a real collector whose server sent a
@@ -101,4 +102,33 @@ func lineOf(text, label string) string {
 		}
 	}
 	return ""
+}
+
+// Stages the server's /metrics histograms split, but no span or timings
+// did, get a table of their own, naming the histograms.
+func TestServerPartsTable(t *testing.T) {
+	r := breakdownRun()
+	r.ServerSpans = nil
+	r.Stages[0].Breakdown, r.Stages[1].Breakdown = nil, nil
+	f := func(v float64) *float64 { return &v }
+	r.ServerParts = []result.StageServerParts{{Scenario: "sweep", Stage: "16-vus", Parts: servermetrics.Parts{Server: servermetrics.ServerVLLM,
+		Queue:   &servermetrics.Part{P50MS: f(1520), P99MS: f(1710), Metric: "vllm:request_queue_time_seconds"},
+		Prefill: &servermetrics.Part{P50MS: f(61.5), P99MS: f(70), Metric: "vllm:request_prefill_time_seconds"}}}}
+	text := string(render(t, Text(r)))
+	if strings.Contains(text, "where the time goes, p50") {
+		t.Errorf("a per-request table without any request split:\n%s", text)
+	}
+	for _, want := range []string{"the server's own split, from its /metrics histograms",
+		"vllm:request_queue_time_seconds, vllm:request_prefill_time_seconds"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	section := text[strings.Index(text, "the server's own split"):]
+	if f := strings.Fields(lineOf(section, "16-vus")); len(f) < 8 || f[1] != "1520" || f[2] != "1710" || f[3] != "61.5" || f[5] != "-" {
+		t.Errorf("16-vus row %q, want queue 1520/1710, prefill 61.5/70, no decode", f)
+	}
+	if html := string(render(t, HTML(r))); !strings.Contains(html, "The server&#39;s own split") && !strings.Contains(html, "The server's own split") {
+		t.Errorf("HTML lacks the server's split")
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/servermetrics"
 	"github.com/llmload/llmload/engine/textfmt"
 )
 
@@ -23,7 +25,58 @@ func writeBreakdown(b *bytes.Buffer, r *result.Result, labels []string) {
 		writeRows(b, breakdownHead, p99)
 		b.WriteString(breakdownNote + "\n")
 	}
+	if rows := serverPartsRows(r, labels); len(rows) > 0 {
+		b.WriteString("\nthe server's own split, from its /metrics histograms (ms; per stage, not per request)\n")
+		writeRows(b, serverPartsHead, rows)
+		b.WriteString(serverPartsNote + "\n")
+	}
 	writeSpansAccount(b, r.ServerSpans)
+}
+
+var serverPartsHead = []string{"queue p50", "p99", "prefill p50", "p99", "decode p50", "p99", "from"}
+
+const serverPartsNote = "p50: the mean of the scrape intervals' medians over the stage, p99: the worst interval's; " +
+	"the stages whose requests the server timed one by one are in the tables above"
+
+// serverPartsRows are the rows of the stages the server's /metrics split
+// but no span or timings did, label first.
+func serverPartsRows(r *result.Result, labels []string) [][]string {
+	var rows [][]string
+	for i, st := range r.Stages {
+		if st.Breakdown != nil {
+			continue
+		}
+		for _, sp := range r.ServerParts {
+			if sp.Scenario != st.Scenario || sp.Stage != st.Stage {
+				continue
+			}
+			row := []string{labels[i]}
+			var from []string
+			for _, p := range []*servermetrics.Part{sp.Queue, sp.Prefill, sp.Decode} {
+				row = append(row, partMS(p, true), partMS(p, false))
+				if p != nil && p.Metric != "" {
+					from = append(from, p.Metric)
+				}
+			}
+			rows = append(rows, append(row, strings.Join(from, ", ")))
+		}
+	}
+	return rows
+}
+
+// partMS is a part's p50 (or p99) in ms, "-" when the server gave none.
+func partMS(p *servermetrics.Part, p50 bool) string {
+	v := (*float64)(nil)
+	if p != nil {
+		v = p.P99MS
+		if p50 {
+			v = p.P50MS
+		}
+	}
+	if v == nil {
+		return "-"
+	}
+	return textfmt.DistMS(metrics.Dist{Count: 1}, *v)
 }
 
 // The breakdown's sums and notes, alike in the text and the HTML.

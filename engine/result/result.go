@@ -83,6 +83,9 @@ type Result struct {
 	// ServerSpans is the account of the server's trace spans the run's
 	// receiver took (--otlp-traces-listen); nil without one.
 	ServerSpans *ServerSpans `json:"server_spans,omitempty"`
+	// ServerParts are each stage's queue, prefill and decode by the
+	// server's /metrics histograms; absent without them.
+	ServerParts []StageServerParts `json:"server_parts,omitempty"`
 	// Mergeable is written by segment runs only (--segment), for
 	// llmload merge.
 	Mergeable *Mergeable `json:"mergeable,omitempty"`

@@ -1,5 +1,7 @@
 package result
 
+import "github.com/llmload/llmload/engine/servermetrics"
+
 // ServerSpans is what the run's OTLP trace receiver took and how its spans met
 // the requests: every span is accounted for, joined or not.
 type ServerSpans struct {
@@ -50,3 +52,31 @@ type NegativeResidual struct {
 
 // MaxNegativeExamples bounds ServerSpans.Negative.
 const MaxNegativeExamples = 10
+
+// StageServerParts is one stage's queue, prefill and decode as the
+// server's /metrics histograms give them over the stage's window (vLLM's
+// request_queue_time, request_prefill_time, request_decode_time): per
+// stage, not per request, so no residual.
+type StageServerParts struct {
+	Scenario string `json:"scenario"`
+	Stage    string `json:"stage"`
+	servermetrics.Parts
+}
+
+// AddServerParts fills ServerParts from ServerMetrics, for every stage
+// whose window the server's histograms cover; none without them.
+func (r *Result) AddServerParts() {
+	r.ServerParts = nil
+	if r.ServerMetrics == nil || r.Run.Start.IsZero() {
+		return
+	}
+	for _, st := range r.Stages {
+		if st.Start.IsZero() {
+			continue
+		}
+		from, to := st.Start.Sub(r.Run.Start).Seconds(), st.End.Sub(r.Run.Start).Seconds()
+		if p, ok := servermetrics.StageParts(r.ServerMetrics, from, to); ok {
+			r.ServerParts = append(r.ServerParts, StageServerParts{Scenario: st.Scenario, Stage: st.Stage, Parts: p})
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmload/llmload/engine/analysis"
 	"github.com/llmload/llmload/engine/gpu"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/plan"
@@ -91,6 +92,14 @@ func (c *Config) addGPU(res *result.Result, g *gpuRun) {
 	}
 	if len(sec.Asked) > 0 || len(sec.Stages) > 0 || len(sec.Exporters) > 0 {
 		res.GPU = sec
+	}
+	gpus := 0
+	for _, s := range sec.Stages {
+		gpus = max(gpus, s.GPUs)
+	}
+	if gpus > 0 {
+		// Now that the GPUs are known, the front is drawn per GPU too.
+		res.Analysis.Pareto = analysis.Pareto(res.Stages, c.Plan.SLO, gpus)
 	}
 }
 

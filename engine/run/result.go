@@ -41,6 +41,7 @@ func (c *Config) result(meta result.Meta, col *metrics.Collector, mon *selfcheck
 	}
 	res.ServerMetrics = server
 	res.Analysis = analysis.Analyze(res.Stages, c.Plan.SLO, analysis.Server{Metrics: server, Start: res.Run.Start})
+	res.AddServerParts()
 	capacity.AddTo(res, c.Plan, e.capacity)
 	res.AddPools(e.pools)
 	res.AddTraces(c.Traces)
