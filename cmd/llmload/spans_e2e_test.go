@@ -121,6 +121,7 @@ func serverSpans(t *testing.T, protocol string) {
 		}
 		queueP50 = append(queueP50, st.Breakdown.Queue.P50)
 	}
+	t.Logf("queue p50 per stage (ms): %v; cliff: %s", queueP50, res.Analysis.Sweeps[0].Cliff.Text)
 	if len(queueP50) != 4 || queueP50[3] < 10*max(queueP50[0], 1) {
 		t.Errorf("queue p50 per stage %v: want the 16-VU stage's far above the 1-VU one's", queueP50)
 	}

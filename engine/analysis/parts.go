@@ -173,13 +173,13 @@ func explanationText(e *Explanation, source string) string {
 	var grew []string
 	for _, c := range e.Changes {
 		if !c.Flat {
-			grew = append(grew, fmt.Sprintf("%s %s %s → %s", c.Part, e.Quantile, msText(c.Before), msText(c.After)))
+			grew = append(grew, fmt.Sprintf("%s %s %s → %s", c.Part, e.Quantile, partText(c.Before), partText(c.After)))
 		}
 	}
 	var flat []string
 	for _, c := range e.Changes {
 		if c.Flat {
-			flat = append(flat, fmt.Sprintf("%s flat (%s)", c.Part, msText(c.After)))
+			flat = append(flat, fmt.Sprintf("%s flat (%s)", c.Part, partText(c.After)))
 		}
 	}
 	means := partMeans[e.Grew]
@@ -192,7 +192,7 @@ func explanationText(e *Explanation, source string) string {
 func partList(e *Explanation) string {
 	var out []string
 	for _, c := range e.Changes {
-		out = append(out, fmt.Sprintf("%s %s", c.Part, msText(c.After)))
+		out = append(out, fmt.Sprintf("%s %s", c.Part, partText(c.After)))
 	}
 	return strings.Join(out, ", ")
 }
@@ -228,4 +228,13 @@ func (sv Server) serverParts(s *Sweep, stages []metrics.StageSummary) {
 			s.Points[i].Parts = pp
 		}
 	}
+}
+
+// partText is msText, with the microseconds of an idle queue or an
+// instant upload said as 0 ms rather than "0.000141 ms".
+func partText(ms float64) string {
+	if math.Abs(ms) < 0.01 {
+		return "0 ms"
+	}
+	return msText(ms)
 }
