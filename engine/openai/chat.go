@@ -124,6 +124,12 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	if resp.StatusCode/100 == 2 && res.TTFB > 0 && res.Upload > res.TTFB {
 		res.Upload = res.TTFB
 	}
+	// Nor after its first token, which the kernel's receive time can
+	// stamp a hair before the headers' read returned: upload is a part
+	// of TTFT (engine.Breakdown).
+	if resp.StatusCode/100 == 2 && res.TTFT > 0 && res.Upload > res.TTFT {
+		res.Upload = res.TTFT
+	}
 	c.mediaTokens(res, d, req)
 	return res, out
 }

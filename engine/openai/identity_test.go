@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 
@@ -18,6 +19,13 @@ type headerSeen struct {
 	mu   sync.Mutex
 	seen []string
 	next http.Handler
+}
+
+// got is what it has seen so far.
+func (h *headerSeen) got() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.seen)
 }
 
 func (h *headerSeen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +55,7 @@ func TestTraceparentPerRequest(t *testing.T) {
 	if len(ids) != 20 {
 		t.Errorf("%d distinct trace ids over 20 requests", len(ids))
 	}
-	for _, v := range h.seen {
+	for _, v := range h.got() {
 		m := traceparentRE.FindStringSubmatch(v)
 		if m == nil {
 			t.Fatalf("traceparent %q is not a version-00 sampled one", v)
@@ -88,7 +96,7 @@ func TestTraceContextOffAndUsersOwn(t *testing.T) {
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
-			got := h.seen[0]
+			got := h.got()[0]
 			switch {
 			case tt.wantHeader == "*" && !traceparentRE.MatchString(got), tt.wantHeader != "*" && got != tt.wantHeader:
 				t.Errorf("server saw traceparent %q, want %q", got, tt.wantHeader)
@@ -175,10 +183,11 @@ func TestPreflightTraceIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.seen) != 1 || len(info.TraceIDs) != 1 {
-		t.Fatalf("%d requests seen, trace ids %q", len(h.seen), info.TraceIDs)
+	seen := h.got()
+	if len(seen) != 1 || len(info.TraceIDs) != 1 {
+		t.Fatalf("%d requests seen, trace ids %q", len(seen), info.TraceIDs)
 	}
-	if m := traceparentRE.FindStringSubmatch(h.seen[0]); m == nil || m[1] != info.TraceIDs[0] {
-		t.Errorf("the preflight sent traceparent %q, says it sent trace %q", h.seen[0], info.TraceIDs[0])
+	if m := traceparentRE.FindStringSubmatch(seen[0]); m == nil || m[1] != info.TraceIDs[0] {
+		t.Errorf("the preflight sent traceparent %q, says it sent trace %q", seen[0], info.TraceIDs[0])
 	}
 }
