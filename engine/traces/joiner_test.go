@@ -3,8 +3,8 @@ package traces
 import (
 	"context"
 	"fmt"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
