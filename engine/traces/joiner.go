@@ -1,7 +1,6 @@
 package traces
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -69,20 +68,25 @@ func (s JoinStats) WithReceiver(r ReceiverStats) JoinStats {
 // Memory: held samples number at most the sample rate × Wait (each is
 // released when its span comes or its Wait ends); pending spans and
 // remembered joins at most MaxPendingSpans each.
+//
+// Trace ids are keyed by their 16 bytes, not their 32 hex digits, and the
+// held samples and pending spans are lists threaded through the entries
+// themselves: a join costs a few small-key map operations and one
+// allocation per entry, the measured floor of this path.
 type Joiner struct {
 	opt  JoinOptions
 	next func(engine.Sample)
 
 	mu          sync.Mutex
-	held        list.List // *heldSample, oldest (soonest to expire) first
-	heldByTrace map[string]*list.Element
-	heldByReq   map[string]*list.Element
-	pending     list.List // *Span, oldest first
-	pendByTrace map[string]*list.Element
-	pendByReq   map[string]*list.Element
-	joined      []string // ring of the last MaxPendingSpans joined trace ids
+	held        chain[heldSample] // oldest (soonest to expire) first
+	heldByTrace map[traceKey]*heldSample
+	heldByReq   map[string]*heldSample
+	pending     chain[pendingSpan] // oldest first
+	pendByTrace map[traceKey]*pendingSpan
+	pendByReq   map[string]*pendingSpan
+	joined      []traceKey // ring of the last MaxPendingSpans joined traces
 	joinedNext  int
-	joinedTrace map[string]struct{}
+	joinedTrace map[traceKey]struct{}
 	timer       *time.Timer
 	armed       bool
 	drained     chan struct{} // closed when the last held sample leaves
@@ -90,9 +94,95 @@ type Joiner struct {
 	stats       JoinStats
 }
 
+// traceKey is a trace id's 16 bytes.
+type traceKey [16]byte
+
+// keyOf is the key of a trace id in hex; ok is false for one that is not
+// 32 hex digits, which no join can match.
+func keyOf(id string) (k traceKey, ok bool) {
+	if len(id) != 32 {
+		return k, false
+	}
+	for i := range k {
+		hi, ok1 := nibble(id[2*i])
+		lo, ok2 := nibble(id[2*i+1])
+		if !ok1 || !ok2 {
+			return k, false
+		}
+		k[i] = hi<<4 | lo
+	}
+	return k, true
+}
+
+func nibble(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
 type heldSample struct {
-	s       engine.Sample
-	expires time.Time
+	s          engine.Sample
+	key        traceKey
+	expires    time.Time
+	prev, next *heldSample
+}
+
+type pendingSpan struct {
+	sp         Span
+	key        traceKey
+	prev, next *pendingSpan
+}
+
+// link is the place of an entry in a chain.
+type link[T any] interface {
+	*T
+	links() (prev, next **T)
+}
+
+func (h *heldSample) links() (prev, next **heldSample)   { return &h.prev, &h.next }
+func (p *pendingSpan) links() (prev, next **pendingSpan) { return &p.prev, &p.next }
+
+// chain is a doubly linked list threaded through its entries.
+type chain[T any] struct {
+	front, back *T
+	n           int
+}
+
+func pushBack[T any, P link[T]](c *chain[T], e P) {
+	prev, next := e.links()
+	*prev, *next = c.back, nil
+	if c.back != nil {
+		_, bn := P(c.back).links()
+		*bn = e
+	} else {
+		c.front = e
+	}
+	c.back = e
+	c.n++
+}
+
+func remove[T any, P link[T]](c *chain[T], e P) {
+	prev, next := e.links()
+	if *prev != nil {
+		_, pn := P(*prev).links()
+		*pn = *next
+	} else {
+		c.front = *next
+	}
+	if *next != nil {
+		np, _ := P(*next).links()
+		*np = *prev
+	} else {
+		c.back = *prev
+	}
+	*prev, *next = nil, nil
+	c.n--
 }
 
 // NewJoiner returns a Joiner passing samples on to next.
@@ -105,9 +195,9 @@ func NewJoiner(opt JoinOptions, next func(engine.Sample)) *Joiner {
 	}
 	return &Joiner{
 		opt: opt, next: next,
-		heldByTrace: map[string]*list.Element{}, heldByReq: map[string]*list.Element{},
-		pendByTrace: map[string]*list.Element{}, pendByReq: map[string]*list.Element{},
-		joinedTrace: map[string]struct{}{},
+		heldByTrace: map[traceKey]*heldSample{}, heldByReq: map[string]*heldSample{},
+		pendByTrace: map[traceKey]*pendingSpan{}, pendByReq: map[string]*pendingSpan{},
+		joinedTrace: map[traceKey]struct{}{},
 	}
 }
 
@@ -122,12 +212,13 @@ func (j *Joiner) Sample(s engine.Sample) {
 		return
 	}
 	j.stats.Samples++
-	if s.TraceID == "" {
+	key, ok := keyOf(s.TraceID)
+	if !ok {
 		j.stats.Untraced++
 		j.next(s)
 		return
 	}
-	if e, ok := j.pendByTrace[s.TraceID]; ok {
+	if e, ok := j.pendByTrace[key]; ok {
 		j.joinPending(s, e, false)
 		return
 	}
@@ -135,14 +226,14 @@ func (j *Joiner) Sample(s engine.Sample) {
 		j.joinPending(s, e, true)
 		return
 	}
-	if _, dup := j.heldByTrace[s.TraceID]; dup {
+	if _, dup := j.heldByTrace[key]; dup {
 		// Two requests under one trace id cannot both be matched to its
 		// span; the later one goes on without.
 		j.stats.NoSpan++
 		j.next(s)
 		return
 	}
-	j.hold(s)
+	j.hold(s, key)
 }
 
 // Span takes one request span, as the Receiver delivers it.
@@ -154,19 +245,25 @@ func (j *Joiner) Span(sp Span) {
 		j.stats.Unjoined++
 		return
 	}
-	if j.duplicate(sp) {
+	key, ok := keyOf(sp.TraceID)
+	if !ok {
+		// The Receiver rejects such spans; one given directly joins nothing.
+		j.stats.Unjoined++
+		return
+	}
+	if j.duplicate(key) {
 		j.stats.Duplicates++
 		return
 	}
-	if e, ok := j.heldByTrace[sp.TraceID]; ok {
-		j.joinHeld(sp, e, false)
+	if e, ok := j.heldByTrace[key]; ok {
+		j.joinHeld(sp, key, e, false)
 		return
 	}
 	if e, ok := j.heldByReq[sp.Server.RequestID]; ok && sp.Server.RequestID != "" {
-		j.joinHeld(sp, e, true)
+		j.joinHeld(sp, key, e, true)
 		return
 	}
-	j.keep(sp)
+	j.keep(sp, key)
 }
 
 // Flush ends the run: it waits until every held sample is joined or its
@@ -175,7 +272,7 @@ func (j *Joiner) Span(sp Span) {
 // after it are counted (Late, Unjoined), never passed on.
 func (j *Joiner) Flush(ctx context.Context) {
 	j.mu.Lock()
-	for j.held.Len() > 0 && !j.flushed {
+	for j.held.n > 0 && !j.flushed {
 		ch := j.drained
 		j.mu.Unlock()
 		select {
@@ -195,11 +292,11 @@ func (j *Joiner) Flush(ctx context.Context) {
 	if j.timer != nil {
 		j.timer.Stop()
 	}
-	for j.held.Len() > 0 {
-		j.release(j.held.Front())
+	for j.held.n > 0 {
+		j.release(j.held.front)
 	}
-	j.stats.Unjoined += int64(j.pending.Len())
-	j.pending.Init()
+	j.stats.Unjoined += int64(j.pending.n)
+	j.pending = chain[pendingSpan]{}
 	clear(j.pendByTrace)
 	clear(j.pendByReq)
 }
@@ -210,25 +307,26 @@ func (j *Joiner) Stats() JoinStats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.stats
-	s.Pending = int64(j.pending.Len())
-	s.Held = int64(j.held.Len())
+	s.Pending = int64(j.pending.n)
+	s.Held = int64(j.held.n)
 	return s
 }
 
 // duplicate reports a span of a trace already joined or waiting: a span
 // sent again (its span id is its trace's) or a second request span of one
 // trace, which cannot both be the request's.
-func (j *Joiner) duplicate(sp Span) bool {
-	_, joined := j.joinedTrace[sp.TraceID]
-	_, waiting := j.pendByTrace[sp.TraceID]
+func (j *Joiner) duplicate(key traceKey) bool {
+	_, joined := j.joinedTrace[key]
+	_, waiting := j.pendByTrace[key]
 	return joined || waiting
 }
 
-func (j *Joiner) hold(s engine.Sample) {
-	e := j.held.PushBack(&heldSample{s: s, expires: time.Now().Add(j.opt.Wait)})
-	j.heldByTrace[s.TraceID] = e
+func (j *Joiner) hold(s engine.Sample, key traceKey) {
+	h := &heldSample{s: s, key: key, expires: time.Now().Add(j.opt.Wait)}
+	pushBack(&j.held, h)
+	j.heldByTrace[key] = h
 	if _, taken := j.heldByReq[s.RequestID]; s.RequestID != "" && !taken {
-		j.heldByReq[s.RequestID] = e
+		j.heldByReq[s.RequestID] = h
 	}
 	if j.drained == nil {
 		j.drained = make(chan struct{})
@@ -257,52 +355,50 @@ func (j *Joiner) expire() {
 		return
 	}
 	now := time.Now()
-	for e := j.held.Front(); e != nil; e = j.held.Front() {
-		h := e.Value.(*heldSample)
+	for h := j.held.front; h != nil; h = j.held.front {
 		if h.expires.After(now) {
 			j.arm(h.expires.Sub(now))
 			return
 		}
-		j.release(e)
+		j.release(h)
 	}
 }
 
 // release passes a held sample on without a span.
-func (j *Joiner) release(e *list.Element) {
-	h := j.unhold(e)
+func (j *Joiner) release(h *heldSample) {
+	j.unhold(h)
 	j.stats.NoSpan++
 	j.next(h.s)
 }
 
-func (j *Joiner) unhold(e *list.Element) *heldSample {
-	h := j.held.Remove(e).(*heldSample)
-	delete(j.heldByTrace, h.s.TraceID)
-	if j.heldByReq[h.s.RequestID] == e {
+func (j *Joiner) unhold(h *heldSample) {
+	remove(&j.held, h)
+	delete(j.heldByTrace, h.key)
+	if j.heldByReq[h.s.RequestID] == h {
 		delete(j.heldByReq, h.s.RequestID)
 	}
-	if j.held.Len() == 0 && j.drained != nil {
+	if j.held.n == 0 && j.drained != nil {
 		close(j.drained)
 		j.drained = nil
 	}
-	return h
 }
 
-func (j *Joiner) joinHeld(sp Span, e *list.Element, byRequestID bool) {
-	h := j.unhold(e)
-	j.deliverJoined(h.s, sp, byRequestID)
+func (j *Joiner) joinHeld(sp Span, key traceKey, h *heldSample, byRequestID bool) {
+	j.unhold(h)
+	j.deliverJoined(h.s, sp, key, byRequestID)
 }
 
-func (j *Joiner) joinPending(s engine.Sample, e *list.Element, byRequestID bool) {
-	sp := j.unkeep(e)
-	j.deliverJoined(s, sp, byRequestID)
+func (j *Joiner) joinPending(s engine.Sample, p *pendingSpan, byRequestID bool) {
+	j.unkeep(p)
+	j.deliverJoined(s, p.sp, p.key, byRequestID)
 }
 
-func (j *Joiner) deliverJoined(s engine.Sample, sp Span, byRequestID bool) {
+func (j *Joiner) deliverJoined(s engine.Sample, sp Span, key traceKey, byRequestID bool) {
 	j.stats.Joined++
 	if byRequestID {
 		j.stats.ByRequestID++
 	}
-	j.remember(sp)
+	j.remember(key)
 	server := sp.Server
 	s.Span = &server
 	j.next(s)
@@ -310,36 +406,36 @@ func (j *Joiner) deliverJoined(s engine.Sample, sp Span, byRequestID bool) {
 
 // keep holds a span whose sample has not come yet, evicting the oldest
 // past the cap.
-func (j *Joiner) keep(sp Span) {
-	e := j.pending.PushBack(&sp)
-	j.pendByTrace[sp.TraceID] = e
+func (j *Joiner) keep(sp Span, key traceKey) {
+	p := &pendingSpan{sp: sp, key: key}
+	pushBack(&j.pending, p)
+	j.pendByTrace[key] = p
 	if _, taken := j.pendByReq[sp.Server.RequestID]; sp.Server.RequestID != "" && !taken {
-		j.pendByReq[sp.Server.RequestID] = e
+		j.pendByReq[sp.Server.RequestID] = p
 	}
-	if j.pending.Len() > j.opt.MaxPendingSpans {
-		j.unkeep(j.pending.Front())
+	if j.pending.n > j.opt.MaxPendingSpans {
+		j.unkeep(j.pending.front)
 		j.stats.Evicted++
 	}
 }
 
-func (j *Joiner) unkeep(e *list.Element) Span {
-	sp := j.pending.Remove(e).(*Span)
-	delete(j.pendByTrace, sp.TraceID)
-	if j.pendByReq[sp.Server.RequestID] == e {
-		delete(j.pendByReq, sp.Server.RequestID)
+func (j *Joiner) unkeep(p *pendingSpan) {
+	remove(&j.pending, p)
+	delete(j.pendByTrace, p.key)
+	if j.pendByReq[p.sp.Server.RequestID] == p {
+		delete(j.pendByReq, p.sp.Server.RequestID)
 	}
-	return *sp
 }
 
 // remember records a join so that a second span of the trace is known
 // for a duplicate; the ring keeps the memory bounded.
-func (j *Joiner) remember(sp Span) {
+func (j *Joiner) remember(key traceKey) {
 	if len(j.joined) < j.opt.MaxPendingSpans {
-		j.joined = append(j.joined, sp.TraceID)
+		j.joined = append(j.joined, key)
 	} else {
 		delete(j.joinedTrace, j.joined[j.joinedNext])
-		j.joined[j.joinedNext] = sp.TraceID
+		j.joined[j.joinedNext] = key
 		j.joinedNext = (j.joinedNext + 1) % len(j.joined)
 	}
-	j.joinedTrace[sp.TraceID] = struct{}{}
+	j.joinedTrace[key] = struct{}{}
 }

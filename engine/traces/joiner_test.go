@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -325,4 +326,26 @@ func TestJoinAccountAddsUp(t *testing.T) {
 			t.Errorf("after Flush: %+v; passed on %d of %d", st, len(c.samples()), given)
 		}
 	})
+}
+
+func TestKeyOf(t *testing.T) {
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"4bf92f3577b34da6a3ce929d0e0e4736", true},
+		{"4BF92F3577B34DA6A3CE929D0E0E4736", true},
+		{"4bf92f3577b34da6a3ce929d0e0e473", false},
+		{"4bf92f3577b34da6a3ce929d0e0e47361", false},
+		{"4bf92f3577b34da6a3ce929d0e0e473g", false},
+		{"", false},
+	} {
+		k, ok := keyOf(tc.id)
+		if ok != tc.ok {
+			t.Errorf("keyOf(%q) ok = %v, want %v", tc.id, ok, tc.ok)
+		}
+		if ok && fmt.Sprintf("%x", k[:]) != strings.ToLower(tc.id) {
+			t.Errorf("keyOf(%q) = %x", tc.id, k)
+		}
+	}
 }

@@ -257,6 +257,20 @@ func last(f field, prev []byte) []byte {
 // wins; values repeated are merged, as proto.Unmarshal merges a singular
 // message field.
 func wireKeyValue(kv []byte, want func([]byte) string) (string, value, error) {
+	// Nearly every KeyValue is its key, then one value, each with a
+	// one-byte length: read that shape without the general loop, and
+	// skip the value of a key not wanted without reading it.
+	if len(kv) >= 2 && kv[0] == byte(fKeyValueKey<<3|protowire.BytesType) && kv[1] < 0x80 && int(kv[1]) <= len(kv)-2 {
+		keyB, rest := kv[2:2+int(kv[1])], kv[2+int(kv[1]):]
+		if len(rest) >= 2 && rest[0] == byte(fKeyValueValue<<3|protowire.BytesType) && rest[1] < 0x80 && int(rest[1]) == len(rest)-2 {
+			key := want(keyB)
+			if key == "" {
+				return "", value{}, nil
+			}
+			var v value
+			return key, v, wireValue(rest[2:], &v)
+		}
+	}
 	var keyB, valB []byte
 	values := 0
 	for p := kv; len(p) > 0; {
