@@ -63,6 +63,8 @@ func TestOptionsErrors(t *testing.T) {
 			"options.target.metrics_every"},
 		{"continuous_usage not a bool", `{ vus = 1, duration = "1s", target = { continuous_usage = "yes" } }`,
 			"options.target.continuous_usage: expected boolean, got string"},
+		{"trace_context not a bool", `{ vus = 1, duration = "1s", target = { trace_context = "off" } }`,
+			"options.target.trace_context: expected boolean, got string"},
 		{"options absent", `nil`, "options: not defined"},
 		{"options not a table", `"fast"`, "options: expected table, got string"},
 		{"no scenarios at all", `{ seed = 1 }`, "options: no scenarios"},
@@ -165,6 +167,23 @@ func TestOptionsTokenizerAndSLO(t *testing.T) {
 				t.Errorf("SLO = %+v, want %+v", got, want)
 			}
 		})
+	}
+}
+
+// Every request carries a traceparent unless trace_context is false.
+func TestOptionsTraceContext(t *testing.T) {
+	for _, tt := range []struct {
+		options string
+		off     bool
+	}{
+		{`{ vus = 1, duration = "1s" }`, false},
+		{`{ vus = 1, duration = "1s", target = { trace_context = true } }`, false},
+		{`{ vus = 1, duration = "1s", target = { trace_context = false } }`, true},
+	} {
+		p := mustCompile(t, writeScript(t, "x.lua", script(tt.options)), Options{}).Plan()
+		if p.Target.NoTraceContext != tt.off {
+			t.Errorf("%s: NoTraceContext = %v, want %v", tt.options, p.Target.NoTraceContext, tt.off)
+		}
 	}
 }
 
