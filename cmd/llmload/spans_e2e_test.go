@@ -1,11 +1,9 @@
 package main
 
 import (
-	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,18 +11,6 @@ import (
 
 	"github.com/llmload/llmload/engine/analysis"
 )
-
-// freePort is a port of 127.0.0.1 free a moment ago: for a receiver
-// that the server must be told of before it starts.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
 
 // TestE2EServerSpans runs chat_mix.lua against the simulator in its own
 // process, exporting vLLM's request spans (both OTLP protocols) to the
@@ -46,7 +32,7 @@ func TestE2EServerSpans(t *testing.T) {
 func serverSpans(t *testing.T, protocol string) {
 	dir := t.TempDir()
 	truthLog, out, jsonl := filepath.Join(dir, "truth.jsonl"), filepath.Join(dir, "r.json"), filepath.Join(dir, "r.jsonl")
-	listen := "127.0.0.1:" + freePort(t)
+	listen := freeAddr(t)
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--max-batch", "4", "--truth-log", truthLog,
 		"--otlp-traces-endpoint", "http://"+listen, "--otlp-traces-protocol", protocol)
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)

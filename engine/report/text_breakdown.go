@@ -76,7 +76,7 @@ func partMS(p *servermetrics.Part, p50 bool) string {
 	if v == nil {
 		return "-"
 	}
-	return textfmt.DistMS(metrics.Dist{Count: 1}, *v)
+	return textfmt.MS(*v)
 }
 
 // The breakdown's sums and notes, alike in the text and the HTML.
