@@ -150,16 +150,17 @@ func clipID(v string) string {
 // response.id, a Messages message_start's message.id. It decodes only
 // those members, once per request; "" when there is none.
 func answerID(data []byte) string {
+	// An id that is not a string fails the decode, and is no id.
 	var a struct {
-		ID       gojson.RawMessage `json:"id"`
+		ID       string            `json:"id"`
 		Response gojson.RawMessage `json:"response"`
 		Message  gojson.RawMessage `json:"message"`
 	}
 	if gojson.Unmarshal(data, &a) != nil {
 		return ""
 	}
-	if id := stringID(a.ID); id != "" {
-		return id
+	if a.ID != "" {
+		return clipID(a.ID)
 	}
 	for _, inner := range []gojson.RawMessage{a.Response, a.Message} {
 		if len(inner) > 0 && inner[0] == '{' {

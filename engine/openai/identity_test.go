@@ -191,3 +191,15 @@ func TestPreflightTraceIDs(t *testing.T) {
 		t.Errorf("the preflight sent traceparent %q, says it sent trace %q", seen[0], info.TraceIDs[0])
 	}
 }
+
+// BenchmarkAnswerID is the once-per-request cost of reading the answer's
+// id from a stream's first event.
+func BenchmarkAnswerID(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-7f3a9c2e4b1d4f0e8a6b","object":"chat.completion.chunk","created":1733200000,"model":"Qwen/Qwen2.5-7B-Instruct","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if answerID(data) == "" {
+			b.Fatal("no id")
+		}
+	}
+}
