@@ -20,7 +20,7 @@ type spanJoin struct {
 	join   *traces.Joiner
 	listen string
 	wait   time.Duration
-	checks map[string]bool // the preflights' trace ids
+	checks map[traces.TraceID]bool // the preflights' trace ids
 	// checked counts the spans of the preflights' requests: llmload's
 	// checks, no request of the load.
 	checked atomic.Int64
@@ -36,10 +36,10 @@ func (c *Config) startSpans(sink *recordingSink) (*spanJoin, error) {
 	if wait <= 0 {
 		wait = traces.DefaultWait
 	}
-	s := &spanJoin{join: traces.NewJoiner(traces.JoinOptions{Wait: wait}, sink.joined), wait: wait, checks: map[string]bool{}}
+	s := &spanJoin{join: traces.NewJoiner(traces.JoinOptions{Wait: wait}, sink.joined), wait: wait, checks: map[traces.TraceID]bool{}}
 	for _, id := range c.checkTraces {
-		if id != "" {
-			s.checks[id] = true
+		if t, ok := traces.ParseTraceID(id); ok {
+			s.checks[t] = true
 		}
 	}
 	r, err := traces.Listen(c.Spans.Listen, traces.Options{Deliver: s.deliver})

@@ -1,11 +1,16 @@
 package traces
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -77,39 +82,46 @@ func BenchmarkReceive(b *testing.B) {
 	}
 }
 
-// BenchmarkJoin is one request's sample and its span meeting in a
-// Joiner, half of them span first. The trace ids outnumber
-// DefaultMaxPendingSpans, so the Joiner reaches its steady state, where
-// every join also forgets the oldest remembered one.
+// BenchmarkJoin is the join as a run meets it: an exporter's batch of
+// 512 spans, half of whose samples came before it and half after. The
+// trace ids outnumber what a Joiner remembers, so it reaches its steady
+// state, where it forgets joins as it makes them.
 func BenchmarkJoin(b *testing.B) {
-	const n = 1 << 18
-	traces, requests := make([]string, n), make([]string, n)
-	for i := range n {
-		traces[i], requests[i] = traceHex(i), fmt.Sprintf("r%d", i)
+	const batchSize = 512
+	traces, requests, traceIDs := make([]string, joinIDs), make([]string, joinIDs), make([]TraceID, joinIDs)
+	for i := range joinIDs {
+		traces[i], requests[i], traceIDs[i] = traceHex(i), fmt.Sprintf("r%d", i), traceIDOf(i)
 	}
-	span := spanOf(0, 0, "", time.Millisecond)
-	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
+	spans := make([]Span, batchSize)
+	for i := range spans {
+		spans[i] = spanOf(0, i, "", time.Millisecond)
+	}
+	joined := 0
+	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(s engine.Sample) {
+		if s.Span != nil {
+			joined++
+		}
+	})
+	samples := func(from, to int) { giveSamples(j, traces, requests, from, to) }
 	b.ReportAllocs()
 	cpu := cpuTime()
-	i := 0
+	base := 0
 	for b.Loop() {
-		k := i % n
-		if k == 0 && i > 0 {
-			j = NewJoiner(JoinOptions{Wait: time.Hour}, func(engine.Sample) {})
+		for i := range spans {
+			k := (base + i) % joinIDs
+			spans[i].TraceID, spans[i].Server.RequestID = traceIDs[k], requests[k]
 		}
-		s := engine.Sample{Result: engine.Result{TraceID: traces[k], RequestID: requests[k]}}
-		span.TraceID, span.SpanID, span.Server.RequestID = traces[k], traces[k][16:], requests[k]
-		if k%2 == 0 {
-			j.Sample(s)
-			j.Span(span)
-		} else {
-			j.Span(span)
-			j.Sample(s)
+		samples(base, base+batchSize)
+		for _, sp := range spans {
+			j.Span(sp)
 		}
-		i++
+		samples(base+1, base+batchSize)
+		base += batchSize
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
-	j.Flush(context.Background())
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
+	if joined != b.N*batchSize {
+		b.Fatalf("joined %d, want %d", joined, b.N*batchSize)
+	}
 }
 
 // cpuTime is the process's CPU time, user and system, in nanoseconds: on
@@ -174,4 +186,126 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
+}
+
+// exporterEnv names the receiver a TestExporterProcess posts to.
+const exporterEnv = "LLMLOAD_TRACES_BENCH_EXPORTER"
+
+// The ids of BenchmarkReceiveJoin's spans cycle through joinIDs, more
+// than a Joiner remembers (two generations of DefaultRememberJoins), so
+// it runs in its steady state.
+const joinIDs = 1 << 17
+
+// TestExporterProcess is BenchmarkReceiveJoin's exporter, in a process of
+// its own so that the benchmark's CPU is the receiver's alone: for each
+// batch number read from stdin it posts that batch of 512 vLLM spans and
+// answers with a line. It does nothing unless the benchmark started it.
+func TestExporterProcess(t *testing.T) {
+	url := os.Getenv(exporterEnv)
+	if url == "" {
+		t.Skip("BenchmarkReceiveJoin's exporter")
+	}
+	in := bufio.NewScanner(os.Stdin)
+	spans := make([]*tracepb.Span, 512)
+	for in.Scan() {
+		k, err := strconv.Atoi(in.Text())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range spans {
+			spans[i] = vllmSpan((k*len(spans) + i) % joinIDs)
+		}
+		resp, err := http.Post(url, ctProtobuf, bytes.NewReader(exportProto(t, spans...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode)
+	}
+}
+
+// BenchmarkReceiveJoin is what a run pays per span: batches of 512 vLLM
+// spans posted as OTLP/HTTP protobuf by an exporter in another process
+// (TestExporterProcess), read and decoded ("receive"), and joined to
+// their requests' samples, half of which came before their span and half
+// after ("receive+join"). Its cpu-ns/span is this process's CPU alone:
+// the receiver's HTTP serving, the decoding and the join.
+func BenchmarkReceiveJoin(b *testing.B) {
+	b.Run("receive", func(b *testing.B) { benchReceiveJoin(b, false) })
+	b.Run("receive+join", func(b *testing.B) { benchReceiveJoin(b, true) })
+}
+
+func benchReceiveJoin(b *testing.B, join bool) {
+	const batchSize = 512
+	var delivered atomic.Int64
+	deliver := func(Span) { delivered.Add(1) }
+	j := NewJoiner(JoinOptions{Wait: time.Hour}, func(s engine.Sample) {
+		if s.Span != nil {
+			delivered.Add(1)
+		}
+	})
+	if join {
+		deliver = j.Span
+	}
+	r, err := Listen("127.0.0.1:0", Options{Deliver: deliver})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestExporterProcess$")
+	cmd.Env = append(os.Environ(), exporterEnv+"=http://"+r.Addr().String()+TracesPath)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	answers := bufio.NewScanner(stdout)
+	// The samples' ids, as the client records them: vllmSpan's.
+	var ids, reqs []string
+	if join {
+		ids, reqs = make([]string, joinIDs), make([]string, joinIDs)
+		for i := range ids {
+			ids[i], reqs[i] = hex.EncodeToString(fmt.Appendf(nil, "%016d", i)), fmt.Sprintf("chatcmpl-%d", i)
+		}
+	}
+	samples := func(from, to int) {
+		if join {
+			giveSamples(j, ids, reqs, from, to)
+		}
+	}
+	b.ReportAllocs()
+	cpu := cpuTime()
+	k := 0
+	for b.Loop() {
+		base := k * batchSize
+		samples(base, base+batchSize)
+		fmt.Fprintln(stdin, k)
+		if !answers.Scan() || answers.Text() != "200" {
+			b.Fatalf("exporter: %q %v", answers.Text(), answers.Err())
+		}
+		samples(base+1, base+batchSize)
+		k++
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N*batchSize), "cpu-ns/span")
+	if got := delivered.Load(); got != int64(b.N*batchSize) {
+		b.Fatalf("%d spans delivered or joined, want %d", got, b.N*batchSize)
+	}
+}
+
+// giveSamples gives j the samples of every other request from from to to,
+// as the client records them; the ids cycle through traces and requests.
+func giveSamples(j *Joiner, traces, requests []string, from, to int) {
+	for i := from; i < to; i += 2 {
+		k := i % len(traces)
+		j.Sample(engine.Sample{Result: engine.Result{TraceID: traces[k], RequestID: requests[k]}})
+	}
 }

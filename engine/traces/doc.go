@@ -60,7 +60,7 @@
 // still waiting at Flush are Unjoined. A span of a trace already joined
 // or waiting (a span sent again, or a second request span of one trace) is
 // a Duplicate and changes nothing; joined traces are remembered for the
-// last MaxPendingSpans joins. A sample waits
+// last RememberJoins joins. A sample waits
 // up to Wait for its span, released by a timer, then goes on with
 // Result.Span nil (NoSpan).
 package traces

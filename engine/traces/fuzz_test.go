@@ -16,7 +16,7 @@ func checkBatch(t *testing.T, b *batch) {
 			b.received, len(b.spans), b.other, b.rejected, b.malformed)
 	}
 	for _, sp := range b.spans {
-		if len(sp.TraceID) != 32 || len(sp.SpanID) != 16 {
+		if sp.TraceID == (TraceID{}) || sp.SpanID == (SpanID{}) {
 			t.Fatalf("delivered span with ids %q %q", sp.TraceID, sp.SpanID)
 		}
 		s := sp.Server

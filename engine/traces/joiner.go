@@ -12,6 +12,7 @@ import (
 const (
 	DefaultWait            = 10 * time.Second
 	DefaultMaxPendingSpans = 100000
+	DefaultRememberJoins   = 1 << 15
 )
 
 // JoinOptions configures a Joiner.
@@ -19,9 +20,14 @@ type JoinOptions struct {
 	// Wait is how long a sample waits for its span; 0 means DefaultWait.
 	Wait time.Duration
 	// MaxPendingSpans caps the spans waiting for their request (the oldest
-	// is evicted past it), and the joined traces remembered to catch
-	// duplicates; 0 means DefaultMaxPendingSpans.
+	// is evicted past it); 0 means DefaultMaxPendingSpans.
 	MaxPendingSpans int
+	// RememberJoins is how many of the last joined traces, at least, are
+	// remembered to catch a duplicate span (an exporter's retry comes
+	// within seconds; an older one waits as a pending span and ends
+	// Unjoined or Evicted, counted either way); at most twice as many are.
+	// 0 means DefaultRememberJoins.
+	RememberJoins int
 }
 
 // JoinStats is the whole account of a run's spans and samples.
@@ -69,73 +75,57 @@ func (s JoinStats) WithReceiver(r ReceiverStats) JoinStats {
 // released when its span comes or its Wait ends); pending spans and
 // remembered joins at most MaxPendingSpans each.
 //
-// Trace ids are keyed by their 16 bytes, not their 32 hex digits, and the
-// held samples and pending spans are lists threaded through the entries
-// themselves: a join costs a few small-key map operations and one
-// allocation per entry, the measured floor of this path.
+// One map by trace id holds a trace's held sample or its pending span,
+// one by the server's request id the entries that carry one: they hold
+// only what waits, so they stay small and in cache however long the run.
+// The joined traces are two generations of RememberJoins each, the older
+// dropped whole when the newer is full: a map that only grows and is
+// then dropped never fills with the deleted slots that make a map of
+// constant size but constant churn slow to search. The held
+// samples and pending spans are lists threaded through the entries, and
+// the entries are recycled: a join costs a handful of map operations on
+// 16-byte keys and one allocation, the server span it hands on.
 type Joiner struct {
 	opt  JoinOptions
 	next func(engine.Sample)
 
-	mu          sync.Mutex
-	held        chain[heldSample] // oldest (soonest to expire) first
-	heldByTrace map[traceKey]*heldSample
-	heldByReq   map[string]*heldSample
-	pending     chain[pendingSpan] // oldest first
-	pendByTrace map[traceKey]*pendingSpan
-	pendByReq   map[string]*pendingSpan
-	joined      []traceKey // ring of the last MaxPendingSpans joined traces
-	joinedNext  int
-	joinedTrace map[traceKey]struct{}
-	timer       *time.Timer
-	armed       bool
-	drained     chan struct{} // closed when the last held sample leaves
-	flushed     bool
-	stats       JoinStats
+	mu        sync.Mutex
+	held      chain[heldSample]  // oldest (soonest to expire) first
+	pending   chain[pendingSpan] // oldest first
+	byTrace   map[TraceID]slot
+	byReq     map[string]slot
+	joined    map[TraceID]struct{} // the newer generation of joined traces
+	joinedOld map[TraceID]struct{} // the older, searched too
+	freeHeld  freeList[heldSample]
+	freePend  freeList[pendingSpan]
+	timer     *time.Timer
+	armed     bool
+	drained   chan struct{} // closed when the last held sample leaves
+	flushed   bool
+	stats     JoinStats
 }
 
-// traceKey is a trace id's 16 bytes.
-type traceKey [16]byte
-
-// keyOf is the key of a trace id in hex; ok is false for one that is not
-// 32 hex digits, which no join can match.
-func keyOf(id string) (k traceKey, ok bool) {
-	if len(id) != 32 {
-		return k, false
-	}
-	for i := range k {
-		hi, ok1 := nibble(id[2*i])
-		lo, ok2 := nibble(id[2*i+1])
-		if !ok1 || !ok2 {
-			return k, false
-		}
-		k[i] = hi<<4 | lo
-	}
-	return k, true
-}
-
-func nibble(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+// slot is what a trace id or a request id names: a held sample or a
+// pending span.
+type slot struct {
+	held *heldSample
+	pend *pendingSpan
 }
 
 type heldSample struct {
-	s          engine.Sample
-	key        traceKey
-	expires    time.Time
-	prev, next *heldSample
+	s       engine.Sample
+	key     TraceID
+	expires time.Time
+	// byReq says the sample is in byReq under its request id (the first
+	// of a request id is); wasJoined that its trace was joined before and
+	// is still remembered, so that a span of it is a duplicate.
+	byReq, wasJoined bool
+	prev, next       *heldSample
 }
 
 type pendingSpan struct {
 	sp         Span
-	key        traceKey
+	byReq      bool // in byReq under its request id
 	prev, next *pendingSpan
 }
 
@@ -185,6 +175,40 @@ func remove[T any, P link[T]](c *chain[T], e P) {
 	c.n--
 }
 
+// maxFree bounds each free list: a burst beyond it allocates, and gives
+// its entries back to the collector afterwards.
+const maxFree = 1024
+
+// freeList recycles a Joiner's entries, threaded through their next.
+type freeList[T any] struct {
+	front *T
+	n     int
+}
+
+func get[T any, P link[T]](f *freeList[T]) P {
+	e := P(f.front)
+	if e == nil {
+		return P(new(T))
+	}
+	_, next := e.links()
+	f.front, *next = *next, nil
+	f.n--
+	return e
+}
+
+// put clears e, so a recycled entry holds no sample's memory, and keeps
+// it when the list has room.
+func put[T any, P link[T]](f *freeList[T], e P) {
+	var zero T
+	*e = zero
+	if f.n < maxFree {
+		_, next := e.links()
+		*next = f.front
+		f.front = (*T)(e)
+		f.n++
+	}
+}
+
 // NewJoiner returns a Joiner passing samples on to next.
 func NewJoiner(opt JoinOptions, next func(engine.Sample)) *Joiner {
 	if opt.Wait <= 0 {
@@ -193,12 +217,10 @@ func NewJoiner(opt JoinOptions, next func(engine.Sample)) *Joiner {
 	if opt.MaxPendingSpans <= 0 {
 		opt.MaxPendingSpans = DefaultMaxPendingSpans
 	}
-	return &Joiner{
-		opt: opt, next: next,
-		heldByTrace: map[traceKey]*heldSample{}, heldByReq: map[string]*heldSample{},
-		pendByTrace: map[traceKey]*pendingSpan{}, pendByReq: map[string]*pendingSpan{},
-		joinedTrace: map[traceKey]struct{}{},
+	if opt.RememberJoins <= 0 {
+		opt.RememberJoins = DefaultRememberJoins
 	}
+	return &Joiner{opt: opt, next: next, byTrace: map[TraceID]slot{}, byReq: map[string]slot{}}
 }
 
 // Sample takes one client sample: one without a trace id is passed on at
@@ -212,28 +234,33 @@ func (j *Joiner) Sample(s engine.Sample) {
 		return
 	}
 	j.stats.Samples++
-	key, ok := keyOf(s.TraceID)
+	key, ok := ParseTraceID(s.TraceID)
 	if !ok {
 		j.stats.Untraced++
 		j.next(s)
 		return
 	}
-	if e, ok := j.pendByTrace[key]; ok {
-		j.joinPending(s, e, false)
+	t := j.byTrace[key]
+	if t.pend != nil {
+		j.joinPending(&s, t.pend, false)
 		return
 	}
-	if e, ok := j.pendByReq[s.RequestID]; ok && s.RequestID != "" {
-		j.joinPending(s, e, true)
-		return
+	reqTaken := false
+	if s.RequestID != "" {
+		var r slot
+		if r, reqTaken = j.byReq[s.RequestID]; r.pend != nil {
+			j.joinPending(&s, r.pend, true)
+			return
+		}
 	}
-	if _, dup := j.heldByTrace[key]; dup {
+	if t.held != nil {
 		// Two requests under one trace id cannot both be matched to its
 		// span; the later one goes on without.
 		j.stats.NoSpan++
 		j.next(s)
 		return
 	}
-	j.hold(s, key)
+	j.hold(&s, key, j.wasJoined(key), reqTaken)
 }
 
 // Span takes one request span, as the Receiver delivers it.
@@ -245,25 +272,31 @@ func (j *Joiner) Span(sp Span) {
 		j.stats.Unjoined++
 		return
 	}
-	key, ok := keyOf(sp.TraceID)
-	if !ok {
+	if sp.TraceID == (TraceID{}) {
 		// The Receiver rejects such spans; one given directly joins nothing.
 		j.stats.Unjoined++
 		return
 	}
-	if j.duplicate(key) {
+	t := j.byTrace[sp.TraceID]
+	if t.held != nil && !t.held.wasJoined {
+		j.joinHeld(sp, t.held, false)
+		return
+	}
+	if t != (slot{}) || j.wasJoined(sp.TraceID) {
+		// A span sent again (its span id is its trace's) or a second
+		// request span of one trace, which cannot both be the request's.
 		j.stats.Duplicates++
 		return
 	}
-	if e, ok := j.heldByTrace[key]; ok {
-		j.joinHeld(sp, key, e, false)
-		return
+	reqTaken := false
+	if id := sp.Server.RequestID; id != "" {
+		var r slot
+		if r, reqTaken = j.byReq[id]; r.held != nil {
+			j.joinHeld(sp, r.held, true)
+			return
+		}
 	}
-	if e, ok := j.heldByReq[sp.Server.RequestID]; ok && sp.Server.RequestID != "" {
-		j.joinHeld(sp, key, e, true)
-		return
-	}
-	j.keep(sp, key)
+	j.keep(sp, reqTaken)
 }
 
 // Flush ends the run: it waits until every held sample is joined or its
@@ -296,9 +329,10 @@ func (j *Joiner) Flush(ctx context.Context) {
 		j.release(j.held.front)
 	}
 	j.stats.Unjoined += int64(j.pending.n)
+	// Nothing is looked up after Flush: the maps and the ring can go.
 	j.pending = chain[pendingSpan]{}
-	clear(j.pendByTrace)
-	clear(j.pendByReq)
+	j.byTrace, j.byReq, j.joined, j.joinedOld = nil, nil, nil, nil
+	j.freeHeld, j.freePend = freeList[heldSample]{}, freeList[pendingSpan]{}
 }
 
 // Stats is the Joiner's account so far; add the Receiver's with
@@ -312,21 +346,16 @@ func (j *Joiner) Stats() JoinStats {
 	return s
 }
 
-// duplicate reports a span of a trace already joined or waiting: a span
-// sent again (its span id is its trace's) or a second request span of one
-// trace, which cannot both be the request's.
-func (j *Joiner) duplicate(key traceKey) bool {
-	_, joined := j.joinedTrace[key]
-	_, waiting := j.pendByTrace[key]
-	return joined || waiting
-}
-
-func (j *Joiner) hold(s engine.Sample, key traceKey) {
-	h := &heldSample{s: s, key: key, expires: time.Now().Add(j.opt.Wait)}
+// hold keeps a sample until its span comes; joined says its trace was
+// joined before, reqTaken that another entry has its request id.
+func (j *Joiner) hold(s *engine.Sample, key TraceID, joined, reqTaken bool) {
+	h := get(&j.freeHeld)
+	h.s, h.key, h.expires, h.wasJoined = *s, key, time.Now().Add(j.opt.Wait), joined
 	pushBack(&j.held, h)
-	j.heldByTrace[key] = h
-	if _, taken := j.heldByReq[s.RequestID]; s.RequestID != "" && !taken {
-		j.heldByReq[s.RequestID] = h
+	j.byTrace[key] = slot{held: h}
+	if s.RequestID != "" && !reqTaken {
+		j.byReq[s.RequestID] = slot{held: h}
+		h.byReq = true
 	}
 	if j.drained == nil {
 		j.drained = make(chan struct{})
@@ -369,13 +398,15 @@ func (j *Joiner) release(h *heldSample) {
 	j.unhold(h)
 	j.stats.NoSpan++
 	j.next(h.s)
+	put(&j.freeHeld, h)
 }
 
+// unhold takes a held sample out of the list and the maps.
 func (j *Joiner) unhold(h *heldSample) {
 	remove(&j.held, h)
-	delete(j.heldByTrace, h.key)
-	if j.heldByReq[h.s.RequestID] == h {
-		delete(j.heldByReq, h.s.RequestID)
+	delete(j.byTrace, h.key)
+	if h.byReq {
+		delete(j.byReq, h.s.RequestID)
 	}
 	if j.held.n == 0 && j.drained != nil {
 		close(j.drained)
@@ -383,59 +414,85 @@ func (j *Joiner) unhold(h *heldSample) {
 	}
 }
 
-func (j *Joiner) joinHeld(sp Span, key traceKey, h *heldSample, byRequestID bool) {
+func (j *Joiner) joinHeld(sp Span, h *heldSample, byRequestID bool) {
 	j.unhold(h)
-	j.deliverJoined(h.s, sp, key, byRequestID)
+	j.deliverJoined(&h.s, &sp, byRequestID)
+	put(&j.freeHeld, h)
 }
 
-func (j *Joiner) joinPending(s engine.Sample, p *pendingSpan, byRequestID bool) {
+func (j *Joiner) joinPending(s *engine.Sample, p *pendingSpan, byRequestID bool) {
 	j.unkeep(p)
-	j.deliverJoined(s, p.sp, p.key, byRequestID)
+	j.deliverJoined(s, &p.sp, byRequestID)
+	put(&j.freePend, p)
 }
 
-func (j *Joiner) deliverJoined(s engine.Sample, sp Span, key traceKey, byRequestID bool) {
+// deliverJoined passes s on with sp's server span; both are the caller's
+// (a held sample is recycled after), so the span is copied out.
+func (j *Joiner) deliverJoined(s *engine.Sample, sp *Span, byRequestID bool) {
 	j.stats.Joined++
 	if byRequestID {
 		j.stats.ByRequestID++
 	}
-	j.remember(key)
+	j.remember(sp.TraceID)
 	server := sp.Server
 	s.Span = &server
-	j.next(s)
+	j.next(*s)
 }
 
 // keep holds a span whose sample has not come yet, evicting the oldest
-// past the cap.
-func (j *Joiner) keep(sp Span, key traceKey) {
-	p := &pendingSpan{sp: sp, key: key}
+// past the cap; reqTaken says another entry has its request id.
+func (j *Joiner) keep(sp Span, reqTaken bool) {
+	p := get(&j.freePend)
+	p.sp = sp
 	pushBack(&j.pending, p)
-	j.pendByTrace[key] = p
-	if _, taken := j.pendByReq[sp.Server.RequestID]; sp.Server.RequestID != "" && !taken {
-		j.pendByReq[sp.Server.RequestID] = p
+	j.byTrace[sp.TraceID] = slot{pend: p}
+	if id := sp.Server.RequestID; id != "" && !reqTaken {
+		j.byReq[id] = slot{pend: p}
+		p.byReq = true
 	}
 	if j.pending.n > j.opt.MaxPendingSpans {
-		j.unkeep(j.pending.front)
+		old := j.pending.front
+		j.unkeep(old)
+		put(&j.freePend, old)
 		j.stats.Evicted++
 	}
 }
 
+// unkeep takes a pending span out of the list and the maps.
 func (j *Joiner) unkeep(p *pendingSpan) {
 	remove(&j.pending, p)
-	delete(j.pendByTrace, p.key)
-	if j.pendByReq[p.sp.Server.RequestID] == p {
-		delete(j.pendByReq, p.sp.Server.RequestID)
+	delete(j.byTrace, p.sp.TraceID)
+	if p.byReq {
+		delete(j.byReq, p.sp.Server.RequestID)
 	}
 }
 
-// remember records a join so that a second span of the trace is known
-// for a duplicate; the ring keeps the memory bounded.
-func (j *Joiner) remember(key traceKey) {
-	if len(j.joined) < j.opt.MaxPendingSpans {
-		j.joined = append(j.joined, key)
-	} else {
-		delete(j.joinedTrace, j.joined[j.joinedNext])
-		j.joined[j.joinedNext] = key
-		j.joinedNext = (j.joinedNext + 1) % len(j.joined)
+// remember marks a trace joined, so that a second span of it is known
+// for a duplicate. When the newer generation is full it becomes the
+// older, and the traces only the dropped one held are forgotten: a
+// sample held under one of them is on its own again.
+func (j *Joiner) remember(key TraceID) {
+	if len(j.joined) >= j.opt.RememberJoins {
+		j.joinedOld, j.joined = j.joined, nil
+		for h := j.held.front; h != nil; h = h.next {
+			if h.wasJoined {
+				_, h.wasJoined = j.joinedOld[h.key]
+			}
+		}
 	}
-	j.joinedTrace[key] = struct{}{}
+	if j.joined == nil {
+		// Room for twice the generation: a map near its full load searches
+		// long for a key it does not hold, and most keys looked up are not.
+		j.joined = make(map[TraceID]struct{}, 2*j.opt.RememberJoins)
+	}
+	j.joined[key] = struct{}{}
+}
+
+// wasJoined reports a trace remembered as joined.
+func (j *Joiner) wasJoined(key TraceID) bool {
+	if _, ok := j.joined[key]; ok {
+		return true
+	}
+	_, ok := j.joinedOld[key]
+	return ok
 }

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -34,6 +35,19 @@ func (c *collector) samples() []engine.Sample {
 func traceHex(i int) string { return fmt.Sprintf("%032x", i+1) }
 func spanHex(i int) string  { return fmt.Sprintf("%016x", i+1) }
 
+func traceIDOf(i int) TraceID {
+	t, ok := ParseTraceID(traceHex(i))
+	if !ok {
+		panic(traceHex(i))
+	}
+	return t
+}
+
+func spanIDOf(i int) (s SpanID) {
+	binary.BigEndian.PutUint64(s[:], uint64(i+1))
+	return s
+}
+
 func sampleOf(i int, requestID string) engine.Sample {
 	return engine.Sample{Stage: "s", Result: engine.Result{TraceID: traceHex(i), RequestID: requestID}}
 }
@@ -41,7 +55,7 @@ func sampleOf(i int, requestID string) engine.Sample {
 func spanOf(traceI, spanI int, requestID string, queue time.Duration) Span {
 	s := absent()
 	s.RequestID, s.Queue = requestID, queue
-	return Span{TraceID: traceHex(traceI), SpanID: spanHex(spanI), Server: s}
+	return Span{TraceID: traceIDOf(traceI), SpanID: spanIDOf(spanI), Server: s}
 }
 
 func TestJoinOrders(t *testing.T) {
@@ -234,17 +248,84 @@ func TestJoinUntracedAndSharedTrace(t *testing.T) {
 
 func TestJoinRemembersBoundedJoins(t *testing.T) {
 	var c collector
-	j := NewJoiner(JoinOptions{MaxPendingSpans: 2}, c.next)
-	for i := range 4 {
+	j := NewJoiner(JoinOptions{RememberJoins: 2}, c.next)
+	join := func(i int) {
 		j.Sample(sampleOf(i, ""))
 		j.Span(spanOf(i, i, "", 0))
 	}
-	if got := len(j.joinedTrace); got != 2 {
-		t.Errorf("remembered %d joins, want 2", got)
+	for i := range 5 {
+		join(i)
 	}
-	j.Span(spanOf(3, 3, "", 0))
-	if st := j.Stats(); st.Duplicates != 1 || st.Joined != 4 {
+	// Two generations of two: joins 2 and 3 in the older, 4 in the newer.
+	if got := len(j.joined) + len(j.joinedOld); got != 3 {
+		t.Errorf("remembered %d joins, want 3", got)
+	}
+	j.Span(spanOf(2, 2, "", 0))
+	j.Span(spanOf(4, 4, "", 0))
+	if st := j.Stats(); st.Duplicates != 2 || st.Joined != 5 {
 		t.Errorf("stats = %+v", st)
+	}
+	// Traces 0 and 1 are forgotten: a span of one waits for a sample.
+	j.Span(spanOf(1, 1, "", 0))
+	if st := j.Stats(); st.Duplicates != 2 || st.Pending != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+// A second request under a trace already joined is held, and the trace's
+// span again is still a duplicate; once the trace is forgotten, the
+// held sample is on its own and a span of the trace joins it.
+func TestJoinSampleOfAJoinedTrace(t *testing.T) {
+	var c collector
+	j := NewJoiner(JoinOptions{RememberJoins: 1, Wait: time.Hour}, c.next)
+	j.Sample(sampleOf(0, ""))
+	j.Span(spanOf(0, 0, "", 0))
+	j.Sample(sampleOf(0, "")) // held: its trace's span was the first's
+	j.Span(spanOf(0, 0, "", 0))
+	if st := j.Stats(); st.Duplicates != 1 || st.Held != 1 || st.Joined != 1 {
+		t.Fatalf("stats = %+v", st)
+	}
+	j.Sample(sampleOf(1, ""))
+	j.Span(spanOf(1, 1, "", 0)) // trace 0 in the older generation now
+	j.Span(spanOf(0, 0, "", 0))
+	if st := j.Stats(); st.Duplicates != 2 || st.Held != 1 {
+		t.Fatalf("stats = %+v", st)
+	}
+	j.Sample(sampleOf(2, ""))
+	j.Span(spanOf(2, 2, "", 0)) // and forgotten
+	j.Span(spanOf(0, 5, "", time.Millisecond))
+	st := j.Stats()
+	if st.Duplicates != 2 || st.Held != 0 || st.Joined != 4 {
+		t.Errorf("stats = %+v", st)
+	}
+	out := c.samples()
+	if last := out[len(out)-1]; last.TraceID != traceHex(0) || last.Span == nil || last.Span.Queue != time.Millisecond {
+		t.Errorf("last passed on %+v", last)
+	}
+}
+
+// Recycled entries start empty: a sample held after another was joined
+// carries nothing of the first.
+func TestJoinRecyclesEntries(t *testing.T) {
+	var c collector
+	j := NewJoiner(JoinOptions{Wait: time.Hour}, c.next)
+	first := sampleOf(0, "r0")
+	first.Tags = map[string]string{"k": "v"}
+	j.Sample(first)
+	j.Span(spanOf(0, 0, "r0", time.Millisecond))
+	j.Span(spanOf(1, 1, "r1", 2*time.Millisecond))
+	j.Sample(sampleOf(1, "r1"))
+	if j.freeHeld.n != 1 || j.freePend.n != 1 {
+		t.Fatalf("free lists %d and %d, want 1 and 1", j.freeHeld.n, j.freePend.n)
+	}
+	if h := j.freeHeld.front; h.s.Tags != nil || h.s.TraceID != "" || h.byReq || h.key != (TraceID{}) {
+		t.Errorf("a recycled held entry keeps %+v", h)
+	}
+	j.Sample(sampleOf(2, ""))
+	j.Span(spanOf(2, 2, "", 3*time.Millisecond))
+	out := c.samples()
+	if len(out) != 3 || out[2].Tags != nil || out[2].Span.Queue != 3*time.Millisecond || out[1].Span.Queue != 2*time.Millisecond {
+		t.Errorf("passed on %+v", out)
 	}
 }
 
@@ -297,7 +378,7 @@ func TestJoinAccountAddsUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		var c collector
-		j := NewJoiner(JoinOptions{Wait: 2 * time.Second, MaxPendingSpans: 50}, c.next)
+		j := NewJoiner(JoinOptions{Wait: 2 * time.Second, MaxPendingSpans: 50, RememberJoins: 30}, c.next)
 		var given int64
 		for i := range 3000 {
 			switch rng.IntN(6) {
@@ -328,7 +409,7 @@ func TestJoinAccountAddsUp(t *testing.T) {
 	})
 }
 
-func TestKeyOf(t *testing.T) {
+func TestParseTraceID(t *testing.T) {
 	for _, tc := range []struct {
 		id string
 		ok bool
@@ -340,12 +421,12 @@ func TestKeyOf(t *testing.T) {
 		{"4bf92f3577b34da6a3ce929d0e0e473g", false},
 		{"", false},
 	} {
-		k, ok := keyOf(tc.id)
+		k, ok := ParseTraceID(tc.id)
 		if ok != tc.ok {
-			t.Errorf("keyOf(%q) ok = %v, want %v", tc.id, ok, tc.ok)
+			t.Errorf("ParseTraceID(%q) ok = %v, want %v", tc.id, ok, tc.ok)
 		}
-		if ok && fmt.Sprintf("%x", k[:]) != strings.ToLower(tc.id) {
-			t.Errorf("keyOf(%q) = %x", tc.id, k)
+		if ok && k.String() != strings.ToLower(tc.id) {
+			t.Errorf("ParseTraceID(%q) = %s", tc.id, k)
 		}
 	}
 }

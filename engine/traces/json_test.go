@@ -68,7 +68,7 @@ func TestUnmarshalJSON(t *testing.T) {
 			}
 			want := absent()
 			tt.want(&want)
-			if got := b.spans[0]; got.Server != want || got.TraceID != traceAHex || got.SpanID != spanAHex {
+			if got := b.spans[0]; got.Server != want || got.TraceID.String() != traceAHex || got.SpanID.String() != spanAHex {
 				t.Errorf("span = %+v\nwant   %+v (ids %s %s)", got.Server, want, got.TraceID, got.SpanID)
 			}
 		})

@@ -16,9 +16,61 @@ import (
 // Span is one request span a server exported: its W3C ids and what it
 // says the server did with the request.
 type Span struct {
-	TraceID string // 32 lowercase hex digits
-	SpanID  string // 16 lowercase hex digits
+	TraceID TraceID
+	SpanID  SpanID
 	Server  engine.ServerSpan
+}
+
+// TraceID is a W3C trace id's 16 bytes. The ids are kept as bytes, not
+// hex: the join keys on them, and hex would cost every span an
+// allocation and an encoding.
+type TraceID [16]byte
+
+// SpanID is a W3C span id's 8 bytes.
+type SpanID [8]byte
+
+// String is the id in lowercase hex, as traceparent carries it.
+func (t TraceID) String() string { return hex.EncodeToString(t[:]) }
+
+// String is the id in lowercase hex, as traceparent carries it.
+func (s SpanID) String() string { return hex.EncodeToString(s[:]) }
+
+// ParseTraceID reads a trace id of 32 hex digits, in either case; ok is
+// false for anything else.
+func ParseTraceID(id string) (t TraceID, ok bool) {
+	if len(id) != 32 {
+		return t, false
+	}
+	for i := range t {
+		hi, ok1 := nibble(id[2*i])
+		lo, ok2 := nibble(id[2*i+1])
+		if !ok1 || !ok2 {
+			return t, false
+		}
+		t[i] = hi<<4 | lo
+	}
+	return t, true
+}
+
+func nibble(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// spanWithIDs is a request span with the ids given as bytes, which the
+// decoders checked are 16 and 8 long.
+func spanWithIDs(traceID, spanID []byte, s engine.ServerSpan) Span {
+	sp := Span{Server: s}
+	copy(sp.TraceID[:], traceID)
+	copy(sp.SpanID[:], spanID)
+	return sp
 }
 
 // The attribute names of vLLM's request span ("llm_request"), from
@@ -117,7 +169,7 @@ func decodeSpan(sp *tracepb.Span, service string) (Span, spanKind, bool) {
 	if !known {
 		return Span{}, kindOther, false
 	}
-	return Span{TraceID: hex.EncodeToString(sp.GetTraceId()), SpanID: hex.EncodeToString(sp.GetSpanId()), Server: s}, kindRequest, bad
+	return spanWithIDs(sp.GetTraceId(), sp.GetSpanId(), s), kindRequest, bad
 }
 
 // value is an attribute's value, read from either encoding without

@@ -131,7 +131,7 @@ func TestDecodeSpanAttributes(t *testing.T) {
 			if got.Server != want {
 				t.Errorf("span = %+v\nwant   %+v", got.Server, want)
 			}
-			if got.TraceID != traceAHex || got.SpanID != spanAHex {
+			if got.TraceID.String() != traceAHex || got.SpanID.String() != spanAHex {
 				t.Errorf("ids = %s %s", got.TraceID, got.SpanID)
 			}
 		})

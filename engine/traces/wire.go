@@ -1,7 +1,7 @@
 package traces
 
 import (
-	"encoding/hex"
+	"encoding/binary"
 	"errors"
 	"math"
 
@@ -185,31 +185,31 @@ func decodeWireSpan(sp []byte, service string, b *batch) error {
 	var traceID, spanID, name []byte
 	s := newServerSpan(service, "")
 	known, bad := false, false
-	for len(sp) > 0 {
-		f, err := next(sp)
-		if err != nil {
-			return err
+	for i := 0; i < len(sp); {
+		num, typ, v, j := wireField(sp, i)
+		if j < 0 {
+			return errWire
 		}
-		sp = f.rest
-		switch f.num {
+		i = j
+		if typ != protowire.BytesType {
+			continue
+		}
+		// As in protobuf, the last of a singular field wins.
+		switch num {
 		case fSpanTraceID:
-			traceID = last(f, traceID)
+			traceID = v
 		case fSpanSpanID:
-			spanID = last(f, spanID)
+			spanID = v
 		case fSpanName:
-			name = last(f, name)
+			name = v
 		case fSpanAttributes:
-			kv, ok, _ := f.message(fSpanAttributes)
-			if !ok {
-				continue
-			}
-			key, v, err := wireKeyValue(kv, requestKey)
+			key, val, err := wireAttr(v)
 			if err != nil {
 				return err
 			}
 			if key != "" {
 				known = true
-				bad = !applyAttr(&s, key, v) || bad
+				bad = !applyAttr(&s, key, val) || bad
 			}
 		}
 	}
@@ -224,14 +224,64 @@ func decodeWireSpan(sp []byte, service string, b *batch) error {
 		if bad {
 			b.malformed++
 		}
-		// One string holds both ids: one allocation rather than two.
-		var ids [24]byte
-		copy(ids[:16], traceID)
-		copy(ids[16:], spanID)
-		both := hex.EncodeToString(ids[:])
-		b.spans = append(b.spans, Span{TraceID: both[:32], SpanID: both[32:], Server: s})
+		b.spans = append(b.spans, spanWithIDs(traceID, spanID, s))
 	}
 	return nil
+}
+
+// wireField reads the field at b[i:]: its number, its wire type, the
+// content of a length-delimited one, and where the next field starts
+// (j < 0 when the bytes are malformed). A span is read field by field
+// with it, so its fast path is the shape of nearly every span field: a
+// one-byte tag and a one-byte length.
+func wireField(b []byte, i int) (num protowire.Number, typ protowire.Type, v []byte, j int) {
+	if i+1 < len(b) {
+		t, n := b[i], int(b[i+1])
+		if t >= 8 && t < 0x80 && t&7 == byte(protowire.BytesType) && n < 0x80 && n <= len(b)-i-2 {
+			return protowire.Number(t >> 3), protowire.BytesType, b[i+2 : i+2+n], i + 2 + n
+		}
+	}
+	f, err := next(b[i:])
+	if err != nil {
+		return 0, 0, nil, -1
+	}
+	return f.num, f.typ, f.b, len(b) - len(f.rest)
+}
+
+// wireAttr reads a span's KeyValue when its key is a request attribute
+// (the key is then the attribute's constant) and returns "" for any
+// other key without reading its value.
+func wireAttr(kv []byte) (string, value, error) {
+	// Nearly every KeyValue is its key, then one value, each with a
+	// one-byte length.
+	if len(kv) >= 2 && kv[0] == byte(fKeyValueKey<<3|protowire.BytesType) && kv[1] < 0x80 && int(kv[1]) <= len(kv)-2 {
+		k := int(kv[1]) + 2
+		if rest := kv[k:]; len(rest) >= 2 && rest[0] == byte(fKeyValueValue<<3|protowire.BytesType) && rest[1] < 0x80 && int(rest[1]) == len(rest)-2 {
+			key := requestAttr(kv[2:k])
+			if key == "" {
+				return "", value{}, nil
+			}
+			var v value
+			return key, v, wireAnyValue(rest[2:], &v)
+		}
+	}
+	return wireKeyValue(kv, requestKey)
+}
+
+// wireAnyValue reads an AnyValue of one field, a request attribute's
+// usual shape, without the general loop of wireValue.
+func wireAnyValue(b []byte, v *value) error {
+	switch {
+	case len(b) == 9 && b[0] == fAnyDouble<<3|byte(protowire.Fixed64Type):
+		*v = value{kind: valueDouble, f: math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))}
+		return nil
+	case len(b) >= 2 && len(b) <= 11 && b[0] == fAnyInt<<3|byte(protowire.VarintType):
+		if u, n := protowire.ConsumeVarint(b[1:]); n == len(b)-1 {
+			*v = value{kind: valueInt, i: int64(u)}
+			return nil
+		}
+	}
+	return wireValue(b, v)
 }
 
 // spanName is the span's name, vLLM's without a copy.
