@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/run"
 	"github.com/llmload/llmload/engine/servermetrics"
 )
@@ -109,7 +110,67 @@ func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
 	for _, key := range endpointKeys(parts) {
 		out.Endpoints = append(out.Endpoints, *joinServer(endpointParts(parts, key)))
 	}
+	out.GPUs = joinExporters(parts, func(r *servermetrics.Result) []servermetrics.Result { return r.GPUs })
 	return out
+}
+
+// joinExporters joins the GPU exporters that the segments' results list
+// (of) by URL, in the order first seen: every segment scraped the same
+// exporter, so its series join as the server's do.
+func joinExporters(parts []serverPart, of func(*servermetrics.Result) []servermetrics.Result) []servermetrics.Result {
+	var urls []string
+	byURL := map[string][]serverPart{}
+	for _, p := range parts {
+		list := of(p.r)
+		for i := range list {
+			u := list[i].URL
+			if _, seen := byURL[u]; !seen {
+				urls = append(urls, u)
+			}
+			byURL[u] = append(byURL[u], serverPart{&list[i], p.shift})
+		}
+	}
+	var out []servermetrics.Result
+	for _, u := range urls {
+		out = append(out, *joinServer(byURL[u]))
+	}
+	return out
+}
+
+// gpuSection joins the segments' GPU sections: what each asked for, their
+// nvidia-smi readings (each segment's machine's GPUs, told apart by their
+// UUIDs) and their --gpu-metrics exporters, on the merged run's clock.
+// The stages are left to run.AddGPU. Nil when no segment had one.
+func gpuSection(in []Input, start time.Time) *result.GPU {
+	var sec *result.GPU
+	var smi, exporters []serverPart
+	for _, x := range in {
+		g := x.Result.GPU
+		if g == nil {
+			continue
+		}
+		if sec == nil {
+			sec = &result.GPU{}
+		}
+		for _, a := range g.Asked {
+			if !slices.Contains(sec.Asked, a) {
+				sec.Asked = append(sec.Asked, a)
+			}
+		}
+		shift := x.Result.Run.Start.Sub(start).Seconds()
+		if g.NvidiaSMI != nil {
+			smi = append(smi, serverPart{g.NvidiaSMI, shift})
+		}
+		exporters = append(exporters, serverPart{&servermetrics.Result{GPUs: g.Exporters}, shift})
+	}
+	if sec == nil {
+		return nil
+	}
+	if len(smi) > 0 {
+		sec.NvidiaSMI = joinServer(smi)
+	}
+	sec.Exporters = joinExporters(exporters, func(r *servermetrics.Result) []servermetrics.Result { return r.GPUs })
+	return sec
 }
 
 // serverPart is one segment's server metrics, with the shift of its
@@ -154,7 +215,9 @@ func joinServer(parts []serverPart) *servermetrics.Result {
 	first := parts[0].r
 	out := &servermetrics.Result{URL: first.URL, Target: first.Target, Discovered: first.Discovered,
 		EveryS: first.EveryS, Server: first.Server, Examples: first.Examples, Note: first.Note}
-	index := map[string]int{}
+	// A series is its name and, for GPU telemetry, its device.
+	type seriesKey struct{ name, device string }
+	index := map[seriesKey]int{}
 	for _, p := range parts {
 		r := p.r
 		out.Server = cmp.Or(out.Server, r.Server)
@@ -167,11 +230,15 @@ func joinServer(parts []serverPart) *servermetrics.Result {
 			}
 		}
 		for _, s := range r.Series {
-			i, ok := index[s.Name]
+			key := seriesKey{name: s.Name}
+			if s.GPU != nil {
+				key.device = s.GPU.Key()
+			}
+			i, ok := index[key]
 			if !ok {
 				i = len(out.Series)
-				index[s.Name] = i
-				out.Series = append(out.Series, servermetrics.Series{Name: s.Name, Role: s.Role, Help: s.Help, Unit: s.Unit})
+				index[key] = i
+				out.Series = append(out.Series, servermetrics.Series{Name: s.Name, Role: s.Role, Help: s.Help, Unit: s.Unit, GPU: s.GPU})
 			}
 			dst := &out.Series[i]
 			for k := range min(len(s.T), len(s.V)) {

@@ -65,6 +65,7 @@ func Merge(in []Input, version string) (*result.Result, run.Outcome, error) {
 	res.AddTraces(first.Traces)
 	res.ServerSpans = serverSpans(in)
 	res.AddServerParts()
+	run.AddGPU(res, cmp.Or(gpuSection(in, res.Run.Start), &result.GPU{}), sloOf(res))
 	if res.Cost, err = spend(in); err != nil {
 		return nil, run.Outcome{}, err
 	}

@@ -3,6 +3,7 @@ package merge
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -384,5 +385,47 @@ func TestMergeOfIncompleteSegments(t *testing.T) {
 	failing := func(s seg) seg { s.thresholds = spec; return s }
 	if _, out, err := Merge(inputs(t, failing(good(0)), failing(cut(1, "")), failing(good(2))), "test"); err != nil || out.Verdict != run.Failed {
 		t.Errorf("incomplete and failing a threshold: %v %+v, want Failed", err, out)
+	}
+}
+
+// Segments that each read GPUs: their nvidia-smi devices (one machine
+// each) and the one DCGM exporter they all scraped are joined on the
+// merged clock, and the merged stage's GPU figures are drawn from them,
+// where a merge used to drop the section.
+func TestMergeJoinsGPU(t *testing.T) {
+	power := func(uuid string, ts ...float64) servermetrics.Series {
+		return servermetrics.Series{Name: "DCGM_FI_DEV_POWER_USAGE", Role: servermetrics.RoleGPUPower, Unit: servermetrics.UnitWatts,
+			T: ts, V: slices.Repeat([]float64{100}, len(ts)), GPU: &servermetrics.GPU{Index: "0", UUID: uuid}}
+	}
+	mk := func(i int, uuid string) seg {
+		s := seg{index: i, count: 2, ttft: 100 * time.Millisecond, requests: 4, skew: time.Duration(i) * time.Second}
+		s.edit = func(r *result.Result) {
+			r.GPU = &result.GPU{Asked: []string{"nvidia-smi", "http://dcgm:9400/metrics"},
+				NvidiaSMI: &servermetrics.Result{URL: "nvidia-smi", Scrapes: 3, Series: []servermetrics.Series{power(uuid, 0, 1, 2)}},
+				Exporters: []servermetrics.Result{{URL: "http://dcgm:9400/metrics", Scrapes: 2, Series: []servermetrics.Series{power("GPU-x", 0.5, 1.5)}}},
+			}
+		}
+		return s
+	}
+	res, _, err := Merge(inputs(t, mk(0, "GPU-a"), mk(1, "GPU-b")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.GPU
+	if g == nil || len(g.Asked) != 2 || g.NvidiaSMI == nil || len(g.NvidiaSMI.Series) != 2 || len(g.Exporters) != 1 {
+		t.Fatalf("merged GPU section %+v", g)
+	}
+	if got := g.Exporters[0].Series; len(got) != 1 || fmt.Sprint(got[0].T) != "[0.5 1.5 1.5 2.5]" || got[0].GPU == nil {
+		t.Errorf("the exporter's series %+v", got)
+	}
+	if len(g.Stages) != 1 {
+		t.Fatalf("stages %+v", g.Stages)
+	}
+	st := g.Stages[0]
+	if st.GPUs != 3 || st.GPU == nil || st.GPU.EnergyJ == nil || st.JoulesPerToken == nil || st.TokPerSecPerGPU == nil {
+		t.Fatalf("merged stage %+v", st)
+	}
+	if want := *st.GPU.EnergyJ / float64(res.Stages[0].OutputTokens); *st.JoulesPerToken != want {
+		t.Errorf("J/token %v, want %v", *st.JoulesPerToken, want)
 	}
 }

@@ -76,20 +76,29 @@ func (c *Config) addGPU(res *result.Result, g *gpuRun) {
 		// Only GPU exporters among --metrics-url: no server was scraped.
 		sec.Exporters, res.ServerMetrics = append(sm.GPUs, sec.Exporters...), nil
 	}
+	if note := AddGPU(res, sec, c.Plan.SLO); note != "" {
+		c.log("gpu: %s", note)
+	}
+}
+
+// AddGPU fills sec's stages and note from its readings and the server
+// metrics' over res's stages, puts it in res unless it has nothing to
+// say, and draws res's Pareto front per GPU once the GPUs are known. It
+// returns the note. A run calls it once its telemetry stopped, a merge
+// with the segments' readings joined.
+func AddGPU(res *result.Result, sec *result.GPU, slo plan.SLO) string {
 	sources := servermetrics.GPUSources(res.ServerMetrics)
 	for i := range sec.Exporters {
 		sources = append(sources, servermetrics.GPUSources(&sec.Exporters[i])...)
 	}
 	sources = append(sources, servermetrics.GPUSources(sec.NvidiaSMI)...)
+	sec.Stages = nil
 	for _, st := range res.Stages {
 		if s, ok := gpuStage(res, &st, sources); ok {
 			sec.Stages = append(sec.Stages, s)
 		}
 	}
 	sec.Note = gpuNote(sec, res.ServerMetrics)
-	if sec.Note != "" {
-		c.log("gpu: %s", sec.Note)
-	}
 	if len(sec.Asked) > 0 || len(sec.Stages) > 0 || len(sec.Exporters) > 0 {
 		res.GPU = sec
 	}
@@ -99,8 +108,9 @@ func (c *Config) addGPU(res *result.Result, g *gpuRun) {
 	}
 	if gpus > 0 {
 		// Now that the GPUs are known, the front is drawn per GPU too.
-		res.Analysis.Pareto = analysis.Pareto(res.Stages, c.Plan.SLO, gpus)
+		res.Analysis.Pareto = analysis.Pareto(res.Stages, slo, gpus)
 	}
+	return sec.Note
 }
 
 // gpuStage is one stage's figures; ok is false when it has none.
