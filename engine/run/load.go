@@ -117,6 +117,7 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 		server = scraper.Stop()
 	}
 	end.line = lines.line()
+	c.flushSims(spans, end.aborted)
 	spans.stop(end.aborted)
 	sinkErr := sink.Close()
 	// The final counts go out before the collector closes, so that what

@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/sim"
 	"github.com/llmload/llmload/engine/threshold"
+	"github.com/llmload/llmload/engine/traces"
 )
 
 // Config is one run of a plan. Plan and NewRunner are required.
@@ -94,6 +97,11 @@ type Config struct {
 	// checkTraces are the trace ids of the preflights' requests, whose
 	// spans the receiver counts apart from the load's.
 	checkTraces []string
+	// spansLn is the trace receiver's socket, opened before any
+	// simulator starts so that each can be pointed at it.
+	spansLn net.Listener
+	// sims are the built-in simulators the run started.
+	sims []*sim.Server
 }
 
 // Spans configures the run's trace receiver.
@@ -164,6 +172,18 @@ func Run(ctx context.Context, cfg Config) (*result.Result, Outcome, error) {
 		return nil, Outcome{}, err
 	}
 	simulated := cfg.Client == nil && cfg.simulatedTargets()
+	if cfg.Spans.Listen != "" {
+		ln, err := traces.ListenTCP(cfg.Spans.Listen)
+		if err != nil {
+			return nil, Outcome{}, fmt.Errorf("--otlp-traces-listen: %w", err)
+		}
+		cfg.spansLn = ln
+		defer func() {
+			if cfg.spansLn != nil { // never served: the run stopped before its load
+				cfg.spansLn.Close()
+			}
+		}()
+	}
 	switch {
 	case cfg.Client != nil:
 	case cfg.severalTargets():
@@ -216,6 +236,11 @@ func (c *Config) startSimulator() (*sim.Server, error) {
 // names the target in errors ("" for the one target).
 func (c *Config) simulate(t *plan.Target, seed int64, what string) (*sim.Server, string, error) {
 	cfg := sim.Config{Seed: seed, APIKey: t.APIKey, Model: t.Model, Tokenizer: cmp.Or(t.Tokenizer, plan.DefaultTokenizer)}
+	if c.spansLn != nil {
+		// The simulator exports its spans to the run's own receiver, as a
+		// server started with --otlp-traces-endpoint would.
+		cfg.OTLPTracesEndpoint = "http://" + dialable(c.spansLn.Addr())
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, "", fmt.Errorf("built-in simulator%s: %w", what, err)
 	}
@@ -224,6 +249,7 @@ func (c *Config) simulate(t *plan.Target, seed int64, what string) (*sim.Server,
 	if err != nil {
 		return nil, "", fmt.Errorf("start built-in simulator%s: %w", what, err)
 	}
+	c.sims = append(c.sims, srv)
 	t.BaseURL = url
 	*t = plainForSimulator(*t, c.log)
 	if t.MetricsURL == "" && !t.NoMetrics {
@@ -279,4 +305,13 @@ func maxVUs(p plan.Plan) int {
 		n += s.MaxVUs()
 	}
 	return n
+}
+
+// dialable is addr as a client on this machine reaches it: a listener on
+// every address is reached on loopback.
+func dialable(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok && (a.IP == nil || a.IP.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+	}
+	return addr.String()
 }

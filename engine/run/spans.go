@@ -42,14 +42,25 @@ func (c *Config) startSpans(sink *recordingSink) (*spanJoin, error) {
 			s.checks[t] = true
 		}
 	}
-	r, err := traces.Listen(c.Spans.Listen, traces.Options{Deliver: s.deliver})
+	var r *traces.Receiver
+	var err error
+	if ln := c.spansLn; ln != nil {
+		c.spansLn = nil // the receiver's now, closed with it
+		r, err = traces.Serve(ln, traces.Options{Deliver: s.deliver})
+	} else {
+		r, err = traces.Listen(c.Spans.Listen, traces.Options{Deliver: s.deliver})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--otlp-traces-listen: %w", err)
 	}
 	sink.join = s.join
 	s.recv, s.listen = r, r.Addr().String()
-	c.log("server spans: OTLP traces received at %s (HTTP and gRPC); point the server there, e.g. vLLM --otlp-traces-endpoint http://%s",
-		s.listen, s.listen)
+	if len(c.sims) > 0 {
+		c.log("server spans: OTLP traces received at %s; the built-in simulator exports its spans there", s.listen)
+	} else {
+		c.log("server spans: OTLP traces received at %s (HTTP and gRPC); point the server there, e.g. vLLM --otlp-traces-endpoint http://%s",
+			s.listen, s.listen)
+	}
 	return s, nil
 }
 
@@ -60,6 +71,21 @@ func (s *spanJoin) deliver(sp traces.Span) {
 		return
 	}
 	s.join.Span(sp)
+}
+
+// flushSims has the run's built-in simulators export the spans they
+// hold, rather than at their batcher's next round seconds later.
+func (c *Config) flushSims(s *spanJoin, aborted bool) {
+	if s == nil || aborted {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.wait)
+	defer cancel()
+	for _, srv := range c.sims {
+		if err := srv.FlushSpans(ctx); err != nil {
+			c.log("built-in simulator: its spans: %v", err)
+		}
+	}
 }
 
 // stop waits for the spans of the last requests, at most one wait and

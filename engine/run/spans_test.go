@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"net"
 	"strings"
 	"testing"
@@ -62,5 +63,41 @@ func TestNegatives(t *testing.T) {
 	}
 	if g := got[0]; g.RequestID != "neg" || g.TraceID == "" || g.ResidualMS != -5 || g.TTFTMS != 50 || g.Source != engine.BreakdownSpan {
 		t.Errorf("kept %+v", g)
+	}
+}
+
+// With no target, the built-in simulator exports its spans to the run's
+// own receiver: every request of the load meets its span, the
+// preflight's are counted apart, and the stage is split from spans; the
+// run does not wait out the simulator's batcher at the end.
+func TestBuiltInSimulatorSpans(t *testing.T) {
+	p := testPlan(400 * time.Millisecond)
+	r := &fakeRunner{}
+	r.iterate = func(ctx context.Context, it engine.Iteration) error {
+		res := r.deps.Client.Chat(ctx, &engine.ChatRequest{Model: r.deps.Model, MaxTokens: 4,
+			Messages: []engine.Message{{Role: "user", Content: "hello"}}})
+		r.deps.Sink.Sample(engine.Sample{Scenario: it.Scenario, Stage: it.Stage, Result: *res})
+		return nil
+	}
+	cfg := testConfig(t, p, r)
+	cfg.Client = nil
+	cfg.Spans = Spans{Listen: "127.0.0.1:0", Wait: 20 * time.Second}
+	began := time.Now()
+	res, _, err := Run(testContext(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The simulator's batcher exports every 5 s: a run that waited for it
+	// would take that long at least.
+	if took := time.Since(began); took > 4*time.Second {
+		t.Errorf("the run took %v: the simulator's spans were not flushed", took)
+	}
+	sp := res.ServerSpans
+	if sp == nil || sp.Requests == 0 || sp.Joined != sp.Requests || sp.NoSpan != 0 || sp.Preflight == 0 || sp.Unjoined != 0 {
+		t.Fatalf("server spans %+v", sp)
+	}
+	st := res.Stages[0]
+	if st.Breakdown == nil || st.Breakdown.FromSpans != st.Requests || st.Requests != sp.Requests {
+		t.Errorf("stage %d requests, breakdown %+v", st.Requests, st.Breakdown)
 	}
 }

@@ -115,6 +115,10 @@ func (s *Server) Stats() Stats {
 	}
 }
 
+// FlushSpans exports the spans the server holds now, rather than at its
+// batcher's next round; nil without Config.OTLPTracesEndpoint.
+func (s *Server) FlushSpans(ctx context.Context) error { return s.spans.flush(ctx) }
+
 // ServeHTTP routes POST /v1/chat/completions, /v1/completions,
 // /v1/responses, /v1/messages, /v1/embeddings, /v1/audio/transcriptions
 // and /v1/audio/speech, GET /v1/models, GET

@@ -247,6 +247,14 @@ func (sp *spanner) shutdown(wait time.Duration) error {
 	return nil
 }
 
+// flush exports the queued spans now, within ctx.
+func (sp *spanner) flush(ctx context.Context) error {
+	if sp == nil {
+		return nil
+	}
+	return sp.tp.ForceFlush(ctx)
+}
+
 // stats counts the spans; Dropped once shut down.
 func (sp *spanner) stats() SpanStats {
 	if sp == nil {

@@ -80,12 +80,34 @@ func Listen(addr string, opt Options) (*Receiver, error) {
 	if opt.Deliver == nil {
 		return nil, errors.New("traces: Options.Deliver is nil")
 	}
-	if opt.MaxBodyBytes <= 0 {
-		opt.MaxBodyBytes = DefaultMaxBodyBytes
+	ln, err := ListenTCP(addr)
+	if err != nil {
+		return nil, err
 	}
+	return Serve(ln, opt)
+}
+
+// ListenTCP opens the receiver's socket on addr, for Serve: a caller that
+// must tell an exporter the address before it can serve (a simulator
+// started before the load) listens first. Exports that come before Serve
+// wait in the socket's backlog.
+func ListenTCP(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("traces: cannot listen for OTLP on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve starts a receiver on ln, which it closes on Close (or now, when
+// opt is unusable).
+func Serve(ln net.Listener, opt Options) (*Receiver, error) {
+	if opt.Deliver == nil {
+		ln.Close()
+		return nil, errors.New("traces: Options.Deliver is nil")
+	}
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	r := &Receiver{opt: opt, ln: ln, served: make(chan struct{})}
 	r.grpc = newGRPCServer(r, opt.MaxBodyBytes)
