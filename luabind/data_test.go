@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -413,5 +415,57 @@ end`)
 	}
 	if media == 0 {
 		t.Error("no request with an image got a media kind")
+	}
+}
+
+// An agent's conversation keeps the answer's tool calls and the tool's
+// answers, so each turn re-sends the grown context, and a fork goes on
+// from the shared history on its own.
+func TestConversationAgent(t *testing.T) {
+	call := engine.ToolCall{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}
+	v, client, sink := dataVU(t, 1, engine.Result{Status: 200, ToolCalls: []engine.ToolCall{call}})
+	mustRun(t, v, "agent")
+	reqs := client.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if len(reqs[0].Tools) != 1 || reqs[0].ToolChoice != "auto" || reqs[1].Tools != nil {
+		t.Errorf("tools %v (choice %v), then %v; want the one tool on the first turn only", reqs[0].Tools, reqs[0].ToolChoice, reqs[1].Tools)
+	}
+	answered := []engine.Message{{Role: "system", Content: "agent"}, {Role: "user", Content: "weather?"},
+		{Role: "assistant", ToolCalls: []engine.ToolCall{call}}, {Role: "tool", ToolCallID: "call_1", Content: `{"t": 21}`}}
+	if got := reqs[1].Messages; !reflect.DeepEqual(got, answered) {
+		t.Errorf("turn 2 sent %+v\nwant %+v", got, answered)
+	}
+	sub := luaMessages(t, out(t, v, "sub_messages").(*lua.LTable))
+	if want := append(slices.Clone(answered), engine.Message{Role: "user", Content: "and tomorrow?"}); !reflect.DeepEqual(sub, want) {
+		t.Errorf("the fork holds %+v\nwant %+v", sub, want)
+	}
+	if got := len(luaMessages(t, out(t, v, "messages").(*lua.LTable))); got != 6 {
+		t.Errorf("the parent holds %d messages, want 6 (the fork's user message is not in it)", got)
+	}
+	if out(t, v, "turns") != lua.LNumber(2) || out(t, v, "sub_turns") != lua.LNumber(1) {
+		t.Errorf("turns %v, the fork's %v; want 2 and 1", out(t, v, "turns"), out(t, v, "sub_turns"))
+	}
+	for i, s := range sink.all() {
+		if want := map[string]string{"flow": "agent", "turn": strconv.Itoa(i + 1)}; !reflect.DeepEqual(s.Tags, want) {
+			t.Errorf("sample %d tags %v, want %v", i, s.Tags, want)
+		}
+	}
+}
+
+func TestConversationToolErrors(t *testing.T) {
+	v, _, _ := dataVU(t, 1, engine.Result{Status: 200, ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "f"}}})
+	for exec, want := range map[string]string{
+		"tool_unknown_call":       `conv:tool: the last answer made no unanswered call "nope" (its calls: "call_1")`,
+		"tool_twice":              `conv:tool: the last answer made no unanswered call "call_1"`,
+		"tool_without_call":       "conv:tool: the last answer made no tool call to answer",
+		"user_before_tool_answer": `conv:user: the last answer's tool calls "call_1" are not answered yet`,
+		"tool_bad_call":           "a tool call (an entry of the result's tool_calls) has a string id",
+	} {
+		err := run(t, v, exec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", exec, err, want)
+		}
 	}
 }

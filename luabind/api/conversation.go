@@ -1,7 +1,10 @@
 package api
 
 import (
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/luabind/luaval"
@@ -56,9 +59,10 @@ func (m *Module) newConversation(L *lua.LState) int {
 
 func (m *Module) conversationMetatable(L *lua.LState) *lua.LTable {
 	if m.convMeta == nil {
-		methods := L.SetFuncs(L.CreateTable(0, 5), map[string]lua.LGFunction{
+		methods := L.SetFuncs(L.CreateTable(0, 7), map[string]lua.LGFunction{
 			"user": convUser, "send": m.convSend, "turns": convTurns,
 			"messages": convMessages, "replay_next": convReplayNext,
+			"tool": convTool, "fork": m.convFork,
 		})
 		m.convMeta = L.CreateTable(0, 2)
 		m.convMeta.RawSetString("__index", methods)
@@ -80,8 +84,123 @@ func checkConversation(L *lua.LState) *conversation {
 // convUser implements conv:user(text): the user's next message.
 func convUser(L *lua.LState) int {
 	c := checkConversation(L)
+	c.checkCallsAnswered(L, "conv:user")
 	c.history = append(c.history, engine.Message{Role: "user", Content: L.CheckString(2)})
 	return 0
+}
+
+// convTool implements conv:tool(call, content): the tool's answer to one
+// of the assistant's calls, where call is the call's id or the call
+// itself (an entry of the result's tool_calls). The context then grows as
+// an agent's does: conv:send sends the history with the call and its
+// answer. A call that the last answer did not make, or one answered
+// already, is an error: a server refuses the history.
+func convTool(L *lua.LState) int {
+	c := checkConversation(L)
+	var id string
+	switch v := L.Get(2).(type) {
+	case lua.LString:
+		id = string(v)
+	case *lua.LTable:
+		s, ok := v.RawGetString("id").(lua.LString)
+		if !ok {
+			L.ArgError(2, "a tool call (an entry of the result's tool_calls) has a string id")
+		}
+		id = string(s)
+	default:
+		L.ArgError(2, "the tool call's id, or the call (an entry of the result's tool_calls), expected")
+	}
+	content := L.CheckString(3)
+	pending := c.unansweredCalls()
+	if pending == nil {
+		L.RaiseError("conv:tool: the last answer made no tool call to answer")
+	}
+	if !pending[id] {
+		L.RaiseError("conv:tool: the last answer made no unanswered call %q (its calls: %s)", id, c.callIDs())
+	}
+	c.history = append(c.history, engine.Message{Role: "tool", ToolCallID: id, Content: content})
+	return 0
+}
+
+// unansweredCalls are the ids of the last answer's tool calls that no
+// tool message after it answers; nil when the last answer (or the
+// history's last assistant message) made none.
+func (c *conversation) unansweredCalls() map[string]bool {
+	for i := len(c.history) - 1; i >= 0; i-- {
+		msg := c.history[i]
+		if msg.Role == "tool" {
+			continue
+		}
+		if msg.Role != "assistant" || len(msg.ToolCalls) == 0 {
+			return nil
+		}
+		pending := make(map[string]bool, len(msg.ToolCalls))
+		for _, tc := range msg.ToolCalls {
+			pending[tc.ID] = true
+		}
+		for _, later := range c.history[i+1:] {
+			delete(pending, later.ToolCallID)
+		}
+		return pending
+	}
+	return nil
+}
+
+// callIDs lists the last answer's tool call ids, for errors.
+func (c *conversation) callIDs() string {
+	for i := len(c.history) - 1; i >= 0; i-- {
+		if msg := c.history[i]; msg.Role == "assistant" {
+			ids := make([]string, len(msg.ToolCalls))
+			for k, tc := range msg.ToolCalls {
+				ids[k] = strconv.Quote(tc.ID)
+			}
+			return strings.Join(ids, ", ")
+		}
+	}
+	return "none"
+}
+
+// checkCallsAnswered refuses to go on while a tool call of the last answer
+// has no answer: a server refuses such a history.
+func (c *conversation) checkCallsAnswered(L *lua.LState, name string) {
+	if pending := c.unansweredCalls(); len(pending) > 0 {
+		L.RaiseError("%s: the last answer's tool calls %s are not answered yet (conv:tool(call, content) first)", name, c.pendingIDs(pending))
+	}
+}
+
+// pendingIDs lists the unanswered ids in the calls' order, for errors.
+func (c *conversation) pendingIDs(pending map[string]bool) string {
+	var ids []string
+	for i := len(c.history) - 1; i >= 0; i-- {
+		if msg := c.history[i]; msg.Role == "assistant" {
+			for _, tc := range msg.ToolCalls {
+				if pending[tc.ID] {
+					ids = append(ids, strconv.Quote(tc.ID))
+				}
+			}
+			break
+		}
+	}
+	return strings.Join(ids, ", ")
+}
+
+// convFork implements conv:fork() -> conversation: a copy of the history
+// so far, its tags and its turns, that then goes its own way — a
+// sub-agent that shares its parent's prefix, which a server's prefix
+// cache serves to both.
+func (m *Module) convFork(L *lua.LState) int {
+	c := checkConversation(L)
+	f := &conversation{history: make([]engine.Message, len(c.history)), tags: maps.Clone(c.tags),
+		turns: c.turns, source: c.source, cursor: c.cursor}
+	for i, msg := range c.history {
+		msg.ToolCalls = slices.Clone(msg.ToolCalls)
+		f.history[i] = msg
+	}
+	ud := L.NewUserData()
+	ud.Value = f
+	L.SetMetatable(ud, m.conversationMetatable(L))
+	L.Push(ud)
+	return 1
 }
 
 // convReplayNext implements conv:replay_next() -> boolean: appends the
@@ -89,6 +208,7 @@ func convUser(L *lua.LState) int {
 // when none is left (or there is no source).
 func convReplayNext(L *lua.LState) int {
 	c := checkConversation(L)
+	c.checkCallsAnswered(L, "conv:replay_next")
 	for ; c.cursor < len(c.source); c.cursor++ {
 		if msg := c.source[c.cursor]; msg.Role == "user" || msg.Role == "human" {
 			c.history = append(c.history, engine.Message{Role: "user", Content: msg.Content})
@@ -116,12 +236,14 @@ func convMessages(L *lua.LState) int {
 // convSend implements conv:send{ max_tokens=?, ...llm.chat keys but
 // messages... } -> result: sends the whole history through llm.chat's
 // path, tagged turn = "<n>" (1-based) and with the conversation's tags,
-// and on success appends the answer, completing the turn. A failed turn
-// leaves the history as it was, so the script may retry it or stop.
+// and on success appends the answer — its text and its tool calls, which
+// conv:tool then answers — completing the turn. A failed turn leaves the
+// history as it was, so the script may retry it or stop.
 func (m *Module) convSend(L *lua.LState) int {
 	c := checkConversation(L)
-	if len(c.history) == 0 || c.history[len(c.history)-1].Role != "user" {
-		L.RaiseError("conv:send: the last message is not the user's (call conv:user(text) or conv:replay_next() first)")
+	c.checkCallsAnswered(L, "conv:send")
+	if len(c.history) == 0 || (c.history[len(c.history)-1].Role != "user" && c.history[len(c.history)-1].Role != "tool") {
+		L.RaiseError("conv:send: the last message is not the user's (call conv:user(text) or conv:replay_next() first) nor a tool's answer (conv:tool)")
 	}
 	opts := L.OptTable(2, L.CreateTable(0, 0))
 	if opts.RawGetString("messages") != lua.LNil {
@@ -138,7 +260,7 @@ func (m *Module) convSend(L *lua.LState) int {
 	}
 	res := m.sendRequest(L, "conv:send", opts, build)
 	if res.OK() {
-		c.history = append(c.history, engine.Message{Role: "assistant", Content: res.Text})
+		c.history = append(c.history, engine.Message{Role: "assistant", Content: res.Text, ToolCalls: slices.Clone(res.ToolCalls)})
 		c.turns = turn
 	}
 	return 1

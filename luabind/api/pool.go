@@ -145,6 +145,14 @@ func messagesTable(L *lua.LState, msgs []engine.Message) *lua.LTable {
 		e := L.CreateTable(0, 2)
 		e.RawSetString("role", lua.LString(msg.Role))
 		e.RawSetString("content", lua.LString(msg.Content))
+		// An agent's history holds calls and their answers: kept, so the
+		// table can be sent again as messages.
+		if len(msg.ToolCalls) > 0 {
+			e.RawSetString("tool_calls", toolCallsTable(L, msg.ToolCalls))
+		}
+		if msg.ToolCallID != "" {
+			e.RawSetString("tool_call_id", lua.LString(msg.ToolCallID))
+		}
 		t.Append(e)
 	}
 	return t

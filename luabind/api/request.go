@@ -30,6 +30,7 @@ var commonKeys = []string{"model", "max_tokens", "temperature", "top_p", "seed",
 var (
 	chatKeys     = append([]string{"messages", "tools", "tool_choice"}, commonKeys...)
 	completeKeys = append([]string{"prompt"}, commonKeys...)
+	convKeys     = append([]string{"tools", "tool_choice"}, commonKeys...)
 	messageKeys  = []string{"role", "content", "tool_calls", "tool_call_id"}
 	toolCallKeys = []string{"id", "name", "arguments"}
 )
@@ -78,8 +79,9 @@ func (d *ArgDecoder) tools(path string, f map[string]lua.LValue, req *engine.Cha
 // messages, which the conversation supplies.
 func (m *Module) convFields(path string, tbl *lua.LTable) (*engine.ChatRequest, string, error) {
 	d := &ArgDecoder{}
-	f := d.Record(path, tbl, commonKeys)
+	f := d.Record(path, tbl, convKeys)
 	req := &engine.ChatRequest{Model: m.cfg.Model}
+	d.tools(path, f, req)
 	kind := d.commonFields(path, f, req)
 	return req, kind, d.Joined()
 }

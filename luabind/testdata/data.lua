@@ -84,3 +84,47 @@ function synthetic_no_input(vu) llm.synthetic { output_tokens = llm.dist.fixed(1
 function synthetic_not_dist(vu) llm.synthetic { input_tokens = 5, output_tokens = llm.dist.fixed(1) } end
 function synthetic_dot_call(vu) gen.next() end
 function forced_chat_only(vu) llm.complete { prompt = "p", dirty = "no_messages" } end
+
+-- An agent's turn: the answer calls a tool, the tool's answer goes back,
+-- and a sub-agent forks off the shared history.
+function agent(vu)
+  local conv = llm.conversation { system = "agent", tags = { flow = "agent" } }
+  conv:user("weather?")
+  local r1 = conv:send { max_tokens = 10, tools = { { type = "function", ["function"] = { name = "get_weather" } } }, tool_choice = "auto" }
+  conv:tool(r1.tool_calls[1], '{"t": 21}')
+  local sub = conv:fork()
+  sub:user("and tomorrow?")
+  local r2 = conv:send { max_tokens = 10 }
+  conv:tool("call_1", "again")
+  out = { turns = conv:turns(), sub_turns = sub:turns(), sub_messages = sub:messages(), messages = conv:messages(), ok = r1.ok and r2.ok }
+end
+function tool_unknown_call(vu)
+  local c = llm.conversation {}
+  c:user("x")
+  c:send {}
+  c:tool("nope", "x")
+end
+function tool_twice(vu)
+  local c = llm.conversation {}
+  c:user("x")
+  c:send {}
+  c:tool("call_1", "x")
+  c:tool("call_1", "y")
+end
+function tool_without_call(vu)
+  local c = llm.conversation {}
+  c:user("x")
+  c:tool("call_1", "x")
+end
+function user_before_tool_answer(vu)
+  local c = llm.conversation {}
+  c:user("x")
+  c:send {}
+  c:user("y")
+end
+function tool_bad_call(vu)
+  local c = llm.conversation {}
+  c:user("x")
+  c:send {}
+  c:tool({ name = "f" }, "x")
+end
