@@ -110,18 +110,18 @@ func serverMetrics(in []Input, start time.Time) *servermetrics.Result {
 	for _, key := range endpointKeys(parts) {
 		out.Endpoints = append(out.Endpoints, *joinServer(endpointParts(parts, key)))
 	}
-	out.GPUs = joinExporters(parts, func(r *servermetrics.Result) []servermetrics.Result { return r.GPUs })
+	out.GPUs = joinExporters(parts)
 	return out
 }
 
 // joinExporters joins the GPU exporters that the segments' results list
-// (of) by URL, in the order first seen: every segment scraped the same
-// exporter, so its series join as the server's do.
-func joinExporters(parts []serverPart, of func(*servermetrics.Result) []servermetrics.Result) []servermetrics.Result {
+// in their GPUs by URL, in the order first seen: every segment scraped
+// the same exporter, so its series join as the server's do.
+func joinExporters(parts []serverPart) []servermetrics.Result {
 	var urls []string
 	byURL := map[string][]serverPart{}
 	for _, p := range parts {
-		list := of(p.r)
+		list := p.r.GPUs
 		for i := range list {
 			u := list[i].URL
 			if _, seen := byURL[u]; !seen {
@@ -169,7 +169,7 @@ func gpuSection(in []Input, start time.Time) *result.GPU {
 	if len(smi) > 0 {
 		sec.NvidiaSMI = joinServer(smi)
 	}
-	sec.Exporters = joinExporters(exporters, func(r *servermetrics.Result) []servermetrics.Result { return r.GPUs })
+	sec.Exporters = joinExporters(exporters)
 	return sec
 }
 

@@ -73,7 +73,7 @@ func (s JoinStats) WithReceiver(r ReceiverStats) JoinStats {
 //
 // Memory: held samples number at most the sample rate × Wait (each is
 // released when its span comes or its Wait ends); pending spans and
-// remembered joins at most MaxPendingSpans each.
+// remembered joins at most MaxPendingSpans and 2 × RememberJoins.
 //
 // One map by trace id holds a trace's held sample or its pending span,
 // one by the server's request id the entries that carry one: they hold
@@ -329,7 +329,7 @@ func (j *Joiner) Flush(ctx context.Context) {
 		j.release(j.held.front)
 	}
 	j.stats.Unjoined += int64(j.pending.n)
-	// Nothing is looked up after Flush: the maps and the ring can go.
+	// Nothing is looked up after Flush: the maps can go.
 	j.pending = chain[pendingSpan]{}
 	j.byTrace, j.byReq, j.joined, j.joinedOld = nil, nil, nil, nil
 	j.freeHeld, j.freePend = freeList[heldSample]{}, freeList[pendingSpan]{}

@@ -111,77 +111,54 @@ func convTool(L *lua.LState) int {
 		L.ArgError(2, "the tool call's id, or the call (an entry of the result's tool_calls), expected")
 	}
 	content := L.CheckString(3)
-	pending := c.unansweredCalls()
-	if pending == nil {
+	calls, pending, _ := c.lastCalls()
+	if calls == nil {
 		L.RaiseError("conv:tool: the last answer made no tool call to answer")
 	}
 	if !pending[id] {
-		L.RaiseError("conv:tool: the last answer made no unanswered call %q (its calls: %s)", id, c.callIDs())
+		ids := make([]string, len(calls))
+		for k, tc := range calls {
+			ids[k] = strconv.Quote(tc.ID)
+		}
+		L.RaiseError("conv:tool: the last answer made no unanswered call %q (its calls: %s)", id, strings.Join(ids, ", "))
 	}
 	c.history = append(c.history, engine.Message{Role: "tool", ToolCallID: id, Content: content})
 	return 0
 }
 
-// unansweredCalls are the ids of the last answer's tool calls that no
-// tool message after it answers; nil when the last answer (or the
-// history's last assistant message) made none.
-func (c *conversation) unansweredCalls() map[string]bool {
-	for i := len(c.history) - 1; i >= 0; i-- {
-		msg := c.history[i]
-		if msg.Role == "tool" {
-			continue
-		}
-		if msg.Role != "assistant" || len(msg.ToolCalls) == 0 {
-			return nil
-		}
-		pending := make(map[string]bool, len(msg.ToolCalls))
-		for _, tc := range msg.ToolCalls {
+// lastCalls are the tool calls of the history's last answer, the ids
+// among them that no tool message after it answers, and their ids in
+// the calls' order; no calls when the last message other than the tools'
+// answers is not an answer that made any.
+func (c *conversation) lastCalls() (calls []engine.ToolCall, pending map[string]bool, pendingIDs []string) {
+	i := len(c.history) - 1
+	for i >= 0 && c.history[i].Role == "tool" {
+		i--
+	}
+	if i < 0 || c.history[i].Role != "assistant" || len(c.history[i].ToolCalls) == 0 {
+		return nil, nil, nil
+	}
+	calls = c.history[i].ToolCalls
+	answered := map[string]bool{}
+	for _, later := range c.history[i+1:] {
+		answered[later.ToolCallID] = true
+	}
+	pending = map[string]bool{}
+	for _, tc := range calls {
+		if !answered[tc.ID] {
 			pending[tc.ID] = true
-		}
-		for _, later := range c.history[i+1:] {
-			delete(pending, later.ToolCallID)
-		}
-		return pending
-	}
-	return nil
-}
-
-// callIDs lists the last answer's tool call ids, for errors.
-func (c *conversation) callIDs() string {
-	for i := len(c.history) - 1; i >= 0; i-- {
-		if msg := c.history[i]; msg.Role == "assistant" {
-			ids := make([]string, len(msg.ToolCalls))
-			for k, tc := range msg.ToolCalls {
-				ids[k] = strconv.Quote(tc.ID)
-			}
-			return strings.Join(ids, ", ")
+			pendingIDs = append(pendingIDs, strconv.Quote(tc.ID))
 		}
 	}
-	return "none"
+	return calls, pending, pendingIDs
 }
 
 // checkCallsAnswered refuses to go on while a tool call of the last answer
 // has no answer: a server refuses such a history.
 func (c *conversation) checkCallsAnswered(L *lua.LState, name string) {
-	if pending := c.unansweredCalls(); len(pending) > 0 {
-		L.RaiseError("%s: the last answer's tool calls %s are not answered yet (conv:tool(call, content) first)", name, c.pendingIDs(pending))
+	if _, _, ids := c.lastCalls(); len(ids) > 0 {
+		L.RaiseError("%s: the last answer's tool calls %s are not answered yet (conv:tool(call, content) first)", name, strings.Join(ids, ", "))
 	}
-}
-
-// pendingIDs lists the unanswered ids in the calls' order, for errors.
-func (c *conversation) pendingIDs(pending map[string]bool) string {
-	var ids []string
-	for i := len(c.history) - 1; i >= 0; i-- {
-		if msg := c.history[i]; msg.Role == "assistant" {
-			for _, tc := range msg.ToolCalls {
-				if pending[tc.ID] {
-					ids = append(ids, strconv.Quote(tc.ID))
-				}
-			}
-			break
-		}
-	}
-	return strings.Join(ids, ", ")
 }
 
 // convFork implements conv:fork() -> conversation: a copy of the history
