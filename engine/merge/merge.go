@@ -64,6 +64,7 @@ func Merge(in []Input, version string) (*result.Result, run.Outcome, error) {
 	// only the server's hit share is judged again, on the merged stages.
 	res.AddTraces(first.Traces)
 	res.ServerSpans = serverSpans(in)
+	res.NegativeResiduals = negativeResiduals(in)
 	res.AddServerParts()
 	run.AddGPU(res, cmp.Or(gpuSection(in, res.Run.Start), &result.GPU{}), sloOf(res))
 	if res.Cost, err = spend(in); err != nil {

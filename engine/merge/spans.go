@@ -4,7 +4,7 @@ import "github.com/llmload/llmload/engine/result"
 
 // serverSpans adds up the segments' accounts of the server's spans; nil
 // when no segment received any. The merged account names each segment's
-// receiver and keeps the first negative residuals of all.
+// receiver.
 func serverSpans(in []Input) *result.ServerSpans {
 	var out *result.ServerSpans
 	for _, x := range in {
@@ -29,10 +29,20 @@ func serverSpans(in []Input) *result.ServerSpans {
 		out.Preflight += s.Preflight
 		out.Requests += s.Requests
 		out.NoSpan += s.NoSpan
-		for _, n := range s.Negative {
-			if len(out.Negative) < result.MaxNegativeExamples {
-				out.Negative = append(out.Negative, n)
+	}
+	return out
+}
+
+// negativeResiduals keeps the first of the segments' requests whose
+// residual was below zero, up to result.MaxNegativeExamples.
+func negativeResiduals(in []Input) []result.NegativeResidual {
+	var out []result.NegativeResidual
+	for _, x := range in {
+		for _, n := range x.Result.NegativeResiduals {
+			if len(out) == result.MaxNegativeExamples {
+				return out
 			}
+			out = append(out, n)
 		}
 	}
 	return out

@@ -50,9 +50,9 @@ func breakdownRun() *result.Result {
 	}
 	r := result.New(result.Meta{Scenario: "sweep.lua", Model: "m", Simulator: true, Seed: 7,
 		Start: t0, End: t0.Add(40 * time.Second), Complete: true}, c.Close())
-	r.ServerSpans = &result.ServerSpans{Listen: "127.0.0.1:4318", Spans: 81, Joined: 80, Unjoined: 1, Requests: 80,
-		Negative: []result.NegativeResidual{{Scenario: "sweep", Stage: "16-vus", RequestID: "chatcmpl-16-vus",
-			TraceID: "4bf92f3577b34da6a3ce929d0e0e47bh", Source: engine.BreakdownSpan, TTFTMS: 1571, ResidualMS: -3}}}
+	r.ServerSpans = &result.ServerSpans{Listen: "127.0.0.1:4318", Spans: 81, Joined: 80, Unjoined: 1, Requests: 80}
+	r.NegativeResiduals = []result.NegativeResidual{{Scenario: "sweep", Stage: "16-vus", RequestID: "chatcmpl-16-vus",
+		TraceID: "4bf92f3577b34da6a3ce929d0e0e47bh", Source: engine.BreakdownSpan, TTFTMS: 1571, ResidualMS: -3}}
 	return r
 }
 
@@ -130,5 +130,25 @@ func TestServerPartsTable(t *testing.T) {
 	}
 	if html := string(render(t, HTML(r))); !strings.Contains(html, "The server&#39;s own split") && !strings.Contains(html, "The server's own split") {
 		t.Errorf("HTML lacks the server's split")
+	}
+}
+
+// Without a trace receiver (llama.cpp's timings split the requests), the
+// requests whose residual was below zero are still named.
+func TestNegativeResidualsWithoutReceiver(t *testing.T) {
+	r := breakdownRun()
+	r.ServerSpans = nil
+	r.NegativeResiduals = []result.NegativeResidual{{Scenario: "sweep", Stage: "16-vus", RequestID: "chatcmpl-7",
+		Source: engine.BreakdownTimings, TTFTMS: 40, ResidualMS: -0.25}}
+	want := "sweep/16-vus request chatcmpl-7 trace : TTFT 40.000 ms, residual -0.250 ms (timings)"
+	text := string(render(t, Text(r)))
+	if strings.Contains(text, "server spans (received") {
+		t.Errorf("a receiver's account without a receiver:\n%s", text)
+	}
+	if !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q:\n%s", want, text)
+	}
+	if html := string(render(t, HTML(r))); !strings.Contains(html, "request chatcmpl-7") {
+		t.Errorf("HTML report does not name the negative residual's request")
 	}
 }

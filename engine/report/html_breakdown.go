@@ -23,7 +23,7 @@ type breakdownSection struct {
 func breakdownHTML(r *result.Result, labels []string) *breakdownSection {
 	p50, p99 := breakdownRows(r.Stages, labels)
 	server := serverPartsRows(r, labels)
-	if len(p50) == 0 && len(server) == 0 && r.ServerSpans == nil {
+	if len(p50) == 0 && len(server) == 0 && r.ServerSpans == nil && len(r.NegativeResiduals) == 0 {
 		return nil
 	}
 	head := append([]string{"stage"}, breakdownHead...)
@@ -40,9 +40,9 @@ func breakdownHTML(r *result.Result, labels []string) *breakdownSection {
 	if sp := r.ServerSpans; sp != nil {
 		s.Spans = "Received at " + sp.Listen + ": " + spansLine(sp) + "."
 		s.Warnings = spansWarnings(sp)
-		for _, n := range sp.Negative {
-			s.Negative = append(s.Negative, negativeLine(n))
-		}
+	}
+	for _, n := range r.NegativeResiduals {
+		s.Negative = append(s.Negative, negativeLine(n))
 	}
 	return s
 }

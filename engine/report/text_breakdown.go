@@ -31,6 +31,12 @@ func writeBreakdown(b *bytes.Buffer, r *result.Result, labels []string) {
 		b.WriteString(serverPartsNote + "\n")
 	}
 	writeSpansAccount(b, r.ServerSpans)
+	if len(r.NegativeResiduals) > 0 {
+		b.WriteString("  negative residual (the server timed more than llmload measured: clocks or definitions disagree):\n")
+		for _, n := range r.NegativeResiduals {
+			fmt.Fprintf(b, "    %s\n", negativeLine(n))
+		}
+	}
 }
 
 var serverPartsHead = []string{"queue p50", "p99", "prefill p50", "p99", "decode p50", "p99", "from"}
@@ -127,8 +133,7 @@ func breakdownSource(bd *metrics.BreakdownSummary) string {
 }
 
 // writeSpansAccount writes what the trace receiver took and how its
-// spans met the requests, and names the requests whose residual was
-// negative.
+// spans met the requests.
 func writeSpansAccount(b *bytes.Buffer, s *result.ServerSpans) {
 	if s == nil {
 		return
@@ -136,12 +141,6 @@ func writeSpansAccount(b *bytes.Buffer, s *result.ServerSpans) {
 	fmt.Fprintf(b, "\nserver spans (received at %s): %s\n", s.Listen, spansLine(s))
 	for _, w := range spansWarnings(s) {
 		b.WriteString("  " + w + "\n")
-	}
-	if len(s.Negative) > 0 {
-		b.WriteString("  negative residual (the server timed more than llmload measured: clocks or definitions disagree):\n")
-		for _, n := range s.Negative {
-			fmt.Fprintf(b, "    %s\n", negativeLine(n))
-		}
 	}
 }
 

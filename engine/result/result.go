@@ -83,6 +83,10 @@ type Result struct {
 	// ServerSpans is the account of the server's trace spans the run's
 	// receiver took (--otlp-traces-listen); nil without one.
 	ServerSpans *ServerSpans `json:"server_spans,omitempty"`
+	// NegativeResiduals name the first requests whose server-timed parts
+	// exceeded their client TTFT, whatever timed them (spans or
+	// timings); absent when none did.
+	NegativeResiduals []NegativeResidual `json:"negative_residuals,omitempty"`
 	// ServerParts are each stage's queue, prefill and decode by the
 	// server's /metrics histograms; absent without them.
 	ServerParts []StageServerParts `json:"server_parts,omitempty"`

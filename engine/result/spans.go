@@ -33,13 +33,11 @@ type ServerSpans struct {
 	// got no span within the wait.
 	Requests int64 `json:"requests"`
 	NoSpan   int64 `json:"no_span"`
-	// Negative are examples of requests whose residual was below zero:
-	// the server timed more than the client measured.
-	Negative []NegativeResidual `json:"negative,omitempty"`
 }
 
-// NegativeResidual is one request whose server-side parts exceeded its
-// client TTFT: named by both ids, so it can be found in the server's log.
+// NegativeResidual is one request whose server-side parts (from its span
+// or from llama.cpp's timings) exceeded its client TTFT: named by both
+// ids, so it can be found in the server's log.
 type NegativeResidual struct {
 	Scenario   string  `json:"scenario"`
 	Stage      string  `json:"stage"`
@@ -50,7 +48,7 @@ type NegativeResidual struct {
 	ResidualMS float64 `json:"residual_ms"`
 }
 
-// MaxNegativeExamples bounds ServerSpans.Negative.
+// MaxNegativeExamples bounds Result.NegativeResiduals.
 const MaxNegativeExamples = 10
 
 // StageServerParts is one stage's queue, prefill and decode as the

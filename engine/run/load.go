@@ -124,7 +124,8 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	// was pushed last is what the result counts.
 	exports.close(end.aborted)
 	res, passed := c.result(meta, col, mon, server, reach, &end)
-	res.ServerSpans = spans.summary(&sink.neg)
+	res.ServerSpans = spans.summary()
+	res.NegativeResiduals = sink.neg.list()
 	c.addGPU(res, gpus)
 	var refused *executor.StartError
 	if errors.As(end.err, &refused) {

@@ -105,9 +105,8 @@ func (s *spanJoin) stop(aborted bool) {
 	_ = s.recv.Close()
 }
 
-// summary is the result's account of the spans, with the negative
-// residuals sink noted; nil without a receiver.
-func (s *spanJoin) summary(neg *negatives) *result.ServerSpans {
+// summary is the result's account of the spans; nil without a receiver.
+func (s *spanJoin) summary() *result.ServerSpans {
 	if s == nil {
 		return nil
 	}
@@ -115,7 +114,7 @@ func (s *spanJoin) summary(neg *negatives) *result.ServerSpans {
 	return &result.ServerSpans{Listen: s.listen, Spans: st.Spans, Joined: st.Joined - st.ByRequestID,
 		ByRequestID: st.ByRequestID, Unjoined: st.Unjoined + st.Pending, Evicted: st.Evicted, Duplicates: st.Duplicates,
 		Malformed: st.Malformed, Other: st.Other, Rejected: st.Rejected,
-		Requests: st.Samples - st.Untraced, NoSpan: st.NoSpan + st.Held, Preflight: s.checked.Load(), Negative: neg.list()}
+		Requests: st.Samples - st.Untraced, NoSpan: st.NoSpan + st.Held, Preflight: s.checked.Load()}
 }
 
 // negatives keeps the first requests whose residual was below zero, for

@@ -64,6 +64,14 @@ func TestNegatives(t *testing.T) {
 	if g := got[0]; g.RequestID != "neg" || g.TraceID == "" || g.ResidualMS != -5 || g.TTFTMS != 50 || g.Source != engine.BreakdownSpan {
 		t.Errorf("kept %+v", g)
 	}
+	// llama.cpp's timings, with no receiver at all, are named too.
+	var byTimings negatives
+	x := engine.Sample{Scenario: "s", Stage: "c8", Result: engine.Result{TTFT: 50 * ms, E2E: 60 * ms, RequestID: "chatcmpl-1",
+		Server: &engine.ServerTimings{PromptN: 10, PromptMS: 55, PredictedN: 2, PredictedMS: 5, PredictedPerTokenMS: 5}}}
+	byTimings.note(&x)
+	if got := byTimings.list(); len(got) != 1 || got[0].RequestID != "chatcmpl-1" || got[0].Source != engine.BreakdownTimings || got[0].ResidualMS >= 0 {
+		t.Errorf("a negative residual by timings kept as %+v", got)
+	}
 }
 
 // With no target, the built-in simulator exports its spans to the run's
