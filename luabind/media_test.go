@@ -226,6 +226,56 @@ end
 	}
 }
 
+// An audio dataset: its records as contents of a chat (the audio where
+// the prompt says <audio>), and as llm.transcribe's audio, each record's
+// clip in turn.
+func TestAudioDataset(t *testing.T) {
+	src := `local speech = llm.audio{ dataset = "speech.jsonl" }
+local asked = llm.audio{ dataset = "asked.jsonl", field = "q", audio_field = "clip" }
+out = {}
+function iteration()
+  local item = asked:next()
+  out.text, out.audios, out.images = item.text, item.audios, item.images
+  llm.chat{ messages = { { role = "user", content = item } } }
+  llm.transcribe{ audio = speech }
+  llm.transcribe{ audio = { pool = speech } }
+end
+`
+	dir := filepath.Dir(mediaDir(t, ""))
+	path := filepath.Join(dir, "s.lua")
+	for name, data := range map[string]string{
+		"s.lua":        mediaHeader + src,
+		"speech.jsonl": `{"audio":"speech.wav","text":"first"}` + "\n" + `{"audio":"voice/speech.wav","text":"second"}` + "\n",
+		"asked.jsonl":  `{"q":"What is said? <audio>","clip":"speech.wav"}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := mustCompile(t, path, Options{})
+	client := &fakeClient{result: engine.Result{Status: 200}}
+	v := newVU(t, s, api.RunnerConfig{Client: client, Sink: &fakeSink{}, Model: "m"}, 1)
+	mustRun(t, v, "iteration")
+	reqs := client.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	parts := reqs[0].Messages[0].Parts
+	if len(parts) != 2 || parts[0].Type != engine.PartText || parts[0].Text != "What is said?" ||
+		parts[1].Type != engine.PartAudio || parts[1].Media.Seconds != 0.5 {
+		t.Errorf("dataset content = %+v, want the text then the audio where its placeholder was", parts)
+	}
+	a, b := reqs[1].Audio, reqs[2].Audio
+	if a == nil || b == nil || a == b || filepath.Base(a.Name) != "speech.wav" || filepath.Base(b.Name) != "speech.wav" {
+		t.Errorf("transcriptions sent %v and %v, want the two records' clips in turn", a, b)
+	}
+	for k, want := range map[string]string{"text": "What is said?", "audios": "1", "images": "0"} {
+		if got := out(t, v, k).String(); got != want {
+			t.Errorf("item.%s = %s, want %s", k, got, want)
+		}
+	}
+}
+
 func TestSpeechRequests(t *testing.T) {
 	src := `local voice = llm.synthetic.audio{ seconds = 1, sample_rate = 8000, variants = 2 }
 local clips = llm.audio{ dir = "voice" }
@@ -351,6 +401,10 @@ func TestMediaInitErrors(t *testing.T) {
 		{"empty dir", `llm.images{ dir = "empty" }`, "llm.images: dir: %DIR%/empty: no image files in it"},
 		{"unreadable audio in a dir", `llm.audio{ dir = "clips" }`, "llm.audio: dir: %DIR%/clips/broken.wav: "},
 		{"missing dir", `llm.audio{ dir = "nowhere" }`, "llm.audio: dir: %DIR%/nowhere: no such directory"},
+		{"audio dataset missing", `llm.audio{ dataset = "none.jsonl" }`, "llm.audio: dataset: "},
+		{"audio field of a dir", `llm.audio{ dir = "voice", audio_field = "clip" }`, "llm.audio: field and audio_field are a dataset's options"},
+		{"image field of audio", `llm.audio{ dataset = "d.jsonl", image_field = "clip" }`, "llm.audio.image_field: unknown key (valid keys: audio_field, dataset, dir, field, max_bytes)"},
+		{"no audio source", `llm.audio{ max_bytes = 5 }`, `llm.audio: needs dir = "path" or dataset = "file"`},
 		{"no source", `llm.images{ max_bytes = 5 }`, `llm.images: needs dir = "path" or dataset = "file"`},
 		{"missing dataset", `llm.images{ dataset = "none.jsonl" }`, "llm.images: dataset: "},
 		{"zero pixels", `llm.synthetic.image{ width = 0, height = 8 }`, "llm.synthetic.image: width = 0"},

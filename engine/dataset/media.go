@@ -12,45 +12,65 @@ import (
 	"github.com/llmload/llmload/engine/media"
 )
 
-// ImagePlaceholder marks where a record's image goes in its prompt text,
-// as LLaVA-style datasets write it.
-const ImagePlaceholder = "<image>"
+// ImagePlaceholder and AudioPlaceholder mark where a record's image or
+// audio goes in its prompt text, as LLaVA-style (and Qwen-Audio-style)
+// datasets write it.
+const (
+	ImagePlaceholder = "<image>"
+	AudioPlaceholder = "<audio>"
+)
 
 // MediaOptions tune LoadMedia; the zero value reads "prompt" prompts and
 // "image" images under the default size bound.
 type MediaOptions struct {
+	// Kind is what the records name: media.Image (when empty) or
+	// media.Audio.
+	Kind string
 	// Field is the prompt field of a record without conversations
 	// ("prompt" when empty).
 	Field string
-	// ImageField names the record's images: a path or a list of paths,
-	// relative to the dataset file's directory ("image" when empty).
-	ImageField string
-	// MaxBytes bounds each image (0: media.DefaultMaxBytes).
+	// MediaField names the record's files: a path or a list of paths,
+	// relative to the dataset file's directory ("image" or "audio", after
+	// Kind, when empty).
+	MediaField string
+	// MaxBytes bounds each file (0: media.DefaultMaxBytes).
 	MaxBytes int
 }
 
-// DefaultImageField is the record field LoadMedia reads images from
-// unless told otherwise.
-const DefaultImageField = "image"
+// DefaultImageField and DefaultAudioField are the record fields LoadMedia
+// reads files from unless told otherwise.
+const (
+	DefaultImageField = "image"
+	DefaultAudioField = "audio"
+)
 
-// LoadMedia loads a dataset whose records name image files: a JSON array
-// or one object a line of LLaVA/ShareGPT records ({"image": "coco/x.jpg",
-// "conversations": [{"from": "human", "value": "<image>\nWhat is...?"},
-// ...]}) or JSONL records ({"prompt": "...", "image": ["a.png", "b.png"]}).
-// Each item is one user message whose Parts are the record's first human
-// turn with its images: each
-// ImagePlaceholder replaced by the next image, and the images left over
-// (all of them when the text has no placeholder) before the text. The
-// images are read with media.Load, so each file is read once per process
-// whatever the number of records and pools naming it. A record without an
-// image, an image that is missing or not an image, is an error naming the
-// file, line and field. The file loads once per process per options.
+// LoadMedia loads a dataset whose records name image (or audio) files: a
+// JSON array or one object a line of LLaVA/ShareGPT records ({"image":
+// "coco/x.jpg", "conversations": [{"from": "human", "value":
+// "<image>\nWhat is...?"}, ...]}) or JSONL records ({"prompt": "...",
+// "image": ["a.png", "b.png"]}). Each item is one user message whose Parts
+// are the record's first human turn with its files: each placeholder
+// (ImagePlaceholder, AudioPlaceholder) replaced by the next file, and the
+// files left over (all of them when the text has no placeholder) before
+// the text. An audio record may have no text at all (a speech corpus's
+// {"audio": "a.wav", "text": "its transcript"}): its item is the audio
+// alone. The files are read with media.Load, so each is read once per
+// process whatever the number of records and pools naming it. A record
+// without a file, a file that is missing or not of Kind, is an error
+// naming the file, line and field. The file loads once per process per
+// options.
 func LoadMedia(ctx context.Context, path string, o MediaOptions) (*Pool, error) {
 	if o.Field == "" {
 		o.Field = DefaultField
 	}
-	if o.ImageField == "" {
-		o.ImageField = DefaultImageField
+	if o.Kind == "" {
+		o.Kind = media.Image
+	}
+	if o.MediaField == "" {
+		o.MediaField = DefaultImageField
+		if o.Kind == media.Audio {
+			o.MediaField = DefaultAudioField
+		}
 	}
 	return cachedLoad(path, "media", o, func() (*Pool, error) { return loadMedia(ctx, path, o) })
 }
@@ -87,36 +107,49 @@ func loadMedia(ctx context.Context, path string, o MediaOptions) (*Pool, error) 
 	return finish(path, items)
 }
 
-// mediaItem reads one record: its prompt and its images as parts. A
+// mediaItem reads one record: its prompt and its files as parts. A
 // record with no human turn is skipped (the zero Item).
 func mediaItem(raw json.RawMessage, dir string, o MediaOptions) (Item, error) {
 	if firstByte(raw) != '{' {
-		return Item{}, fmt.Errorf("is %s, want an object with %q", jsonKind(raw), o.ImageField)
+		return Item{}, fmt.Errorf("is %s, want an object with %q", jsonKind(raw), o.MediaField)
 	}
 	var rec map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return Item{}, err
 	}
-	paths, err := imagePaths(rec, o.ImageField)
+	paths, err := mediaPaths(rec, o.MediaField, o.Kind)
 	if err != nil {
 		return Item{}, err
 	}
 	text, err := recordText(rec, o.Field)
-	if err != nil || text == "" {
+	if errors.Is(err, errNoText) && o.Kind == media.Audio {
+		text, err = "", nil // the audio is the whole message
+	} else if err != nil || text == "" {
 		return Item{}, err
 	}
-	images := make([]*media.Item, len(paths))
+	items := make([]*media.Item, len(paths))
 	for i, p := range paths {
 		it, err := media.Load(ResolvePath(dir, p), o.MaxBytes)
 		if err != nil {
-			return Item{}, fmt.Errorf("field %q: %w", o.ImageField, err)
+			return Item{}, fmt.Errorf("field %q: %w", o.MediaField, err)
 		}
-		if it.Kind != media.Image {
-			return Item{}, fmt.Errorf("field %q: %s: a %s file, not an image", o.ImageField, p, it.Format)
+		if it.Kind != o.Kind {
+			return Item{}, fmt.Errorf("field %q: %s: a %s file, not %s", o.MediaField, p, it.Format, article(o.Kind))
 		}
-		images[i] = it
+		items[i] = it
 	}
-	return Item{Messages: []engine.Message{{Role: "user", Parts: ImageParts(text, images)}}}, nil
+	if o.Kind == media.Audio {
+		return Item{Messages: []engine.Message{{Role: "user", Parts: MediaParts(text, items, AudioPlaceholder, engine.PartAudio)}}}, nil
+	}
+	return Item{Messages: []engine.Message{{Role: "user", Parts: ImageParts(text, items)}}}, nil
+}
+
+// article is kind with its indefinite article: "an image", "audio".
+func article(kind string) string {
+	if kind == media.Image {
+		return "an image"
+	}
+	return kind
 }
 
 // ResolvePath is name relative to dir unless it is absolute.
@@ -127,8 +160,8 @@ func ResolvePath(dir, name string) string {
 	return filepath.Join(dir, name)
 }
 
-// imagePaths reads a record's image field: a path or a list of paths.
-func imagePaths(rec map[string]json.RawMessage, field string) ([]string, error) {
+// mediaPaths reads a record's media field: a path or a list of paths.
+func mediaPaths(rec map[string]json.RawMessage, field, kind string) ([]string, error) {
 	raw, ok := rec[field]
 	if !ok {
 		return nil, fmt.Errorf("no field %q (fields: %s)", field, strings.Join(sortedKeys(rec), ", "))
@@ -149,7 +182,7 @@ func imagePaths(rec map[string]json.RawMessage, field string) ([]string, error) 
 		return nil, fmt.Errorf("field %q is %s, want a path or a list of paths", field, jsonKind(raw))
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("field %q: no image", field)
+		return nil, fmt.Errorf("field %q: no %s", field, kind)
 	}
 	for i, p := range paths {
 		if strings.TrimSpace(p) == "" {
@@ -175,7 +208,7 @@ func recordText(rec map[string]json.RawMessage, field string) (string, error) {
 	}
 	raw, ok := rec[field]
 	if !ok {
-		return "", fmt.Errorf(`no "conversations", "messages" or %q (fields: %s)`, field, strings.Join(sortedKeys(rec), ", "))
+		return "", fmt.Errorf(`%w: no "conversations", "messages" or %q (fields: %s)`, errNoText, field, strings.Join(sortedKeys(rec), ", "))
 	}
 	var s string
 	if firstByte(raw) != '"' || json.Unmarshal(raw, &s) != nil {
@@ -184,20 +217,28 @@ func recordText(rec map[string]json.RawMessage, field string) (string, error) {
 	return s, nil
 }
 
+// errNoText is a record with neither conversations nor a prompt field.
+var errNoText = errors.New("no prompt")
+
 // ImageParts is text with images as content parts: each ImagePlaceholder
 // replaced by the next image (the whitespace around it trimmed), and the
 // images left over placed before the text. The parts are shared by every
 // request that sends them: never modify them.
 func ImageParts(text string, images []*media.Item) []engine.Part {
-	segs := strings.Split(text, ImagePlaceholder)
-	used := min(len(segs)-1, len(images))
-	parts := make([]engine.Part, 0, len(images)+len(segs))
-	for _, im := range images[used:] {
-		parts = append(parts, engine.Part{Type: engine.PartImage, Media: im})
+	return MediaParts(text, images, ImagePlaceholder, engine.PartImage)
+}
+
+// MediaParts is ImageParts for parts of type typ marked by placeholder.
+func MediaParts(text string, items []*media.Item, placeholder, typ string) []engine.Part {
+	segs := strings.Split(text, placeholder)
+	used := min(len(segs)-1, len(items))
+	parts := make([]engine.Part, 0, len(items)+len(segs))
+	for _, im := range items[used:] {
+		parts = append(parts, engine.Part{Type: typ, Media: im})
 	}
 	for i, seg := range segs {
 		if i > 0 && i-1 < used {
-			parts = append(parts, engine.Part{Type: engine.PartImage, Media: images[i-1]})
+			parts = append(parts, engine.Part{Type: typ, Media: items[i-1]})
 		}
 		if seg = strings.TrimSpace(seg); seg != "" {
 			parts = append(parts, engine.Part{Type: engine.PartText, Text: seg})

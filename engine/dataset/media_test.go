@@ -67,7 +67,7 @@ func TestLoadMedia(t *testing.T) {
 		{"jsonl list, no placeholder", "d.jsonl", `{"prompt":"Compare them","image":["img/a.png","img/b.jpg"]}
 {"prompt":"<image> first, then the other","image":["img/a.png","img/b.jpg"]}
 `, MediaOptions{}, []string{"image(a.png) image(b.jpg) text(Compare them)", "image(b.jpg) image(a.png) text(first, then the other)"}},
-		{"named fields", "d.jsonl", `{"q":"What?","pics":"img/b.jpg"}`, MediaOptions{Field: "q", ImageField: "pics"},
+		{"named fields", "d.jsonl", `{"q":"What?","pics":"img/b.jpg"}`, MediaOptions{Field: "q", MediaField: "pics"},
 			[]string{"image(b.jpg) text(What?)"}},
 		{"sharegpt messages", "s.json", `[{"image":"img/a.png","messages":[{"role":"user","content":"Hi <image>"}]}]`,
 			MediaOptions{}, []string{"text(Hi) image(a.png)"}},
@@ -200,5 +200,71 @@ func TestImageParts(t *testing.T) {
 		if cap(parts) != len(parts) {
 			t.Errorf("ImageParts(%q): capacity %d beyond length %d: an append would write into shared memory", tt.text, cap(parts), len(parts))
 		}
+	}
+}
+
+// Audio datasets: records name audio files (Qwen-Audio's <audio>
+// placeholder, or a speech corpus's records with no prompt at all), each
+// file read once per process; an image where audio is wanted is refused
+// naming the line.
+func TestLoadMediaAudio(t *testing.T) {
+	dir := mediaFixture(t)
+	clip, err := media.SynthAudio(media.AudioSpec{Seconds: 0.5, SampleRate: 8000}, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.wav"), clip.Data(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, content string
+		opts          MediaOptions
+		want          []string
+		err           string
+	}{
+		{"placeholder", `{"prompt":"<audio> What is said?","audio":"a.wav"}`, MediaOptions{Kind: media.Audio},
+			[]string{"audio(a.wav) text(What is said?)"}, ""},
+		{"speech corpus", `{"audio":"a.wav","text":"hello there"}` + "\n" + `{"audio":["a.wav","a.wav"],"text":"twice"}`,
+			MediaOptions{Kind: media.Audio}, []string{"audio(a.wav)", "audio(a.wav) audio(a.wav)"}, ""},
+		{"named field", `{"q":"Transcribe","clip":"a.wav"}`, MediaOptions{Kind: media.Audio, Field: "q", MediaField: "clip"},
+			[]string{"audio(a.wav) text(Transcribe)"}, ""},
+		{"an image as audio", `{"audio":"a.wav"}` + "\n" + `{"audio":"img/a.png"}`, MediaOptions{Kind: media.Audio}, nil,
+			`d.jsonl:2: record 2: field "audio": img/a.png: a png file, not audio`},
+		{"audio as an image", `{"prompt":"x","image":"a.wav"}`, MediaOptions{}, nil,
+			`d.jsonl:1: record 1: field "image": a.wav: a wav file, not an image`},
+		{"no audio field", `{"prompt":"x"}`, MediaOptions{Kind: media.Audio}, nil, `d.jsonl:1: record 1: no field "audio" (fields: prompt)`},
+		{"empty list", `{"audio":[]}`, MediaOptions{Kind: media.Audio}, nil, `field "audio": no audio`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "d.jsonl")
+			if err := os.Symlink(filepath.Join(dir, "a.wav"), filepath.Join(filepath.Dir(path), "a.wav")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(dir, "img"), filepath.Join(filepath.Dir(path), "img")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := LoadMedia(context.Background(), path, tt.opts)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Len() != len(tt.want) {
+				t.Fatalf("%d items, want %d", p.Len(), len(tt.want))
+			}
+			for i, w := range tt.want {
+				if got := partsString(p.Item(i).Messages[0].Parts); got != w {
+					t.Errorf("item %d = %s, want %s", i+1, got, w)
+				}
+			}
+		})
 	}
 }

@@ -367,8 +367,21 @@ func commonFormat(items []*media.Item) string {
 	return f
 }
 
-// draw returns the pool's next file, in turn.
+// draw returns the pool's next file, in turn: of a dataset, the next
+// record's first file of the pool's kind (what a transcription sends).
 func (p *mediaPool) draw() *media.Item {
+	if p.records != nil {
+		for range p.records.Len() {
+			rec := p.records.Item(p.next)
+			p.next = (p.next + 1) % p.records.Len()
+			for _, part := range rec.Messages[0].Parts {
+				if part.Media != nil && part.Media.Kind == p.kind {
+					return part.Media
+				}
+			}
+		}
+		return nil // LoadMedia gives every record a file
+	}
 	it := p.items[p.next%len(p.items)]
 	p.next = (p.next + 1) % len(p.items)
 	return it
@@ -376,7 +389,7 @@ func (p *mediaPool) draw() *media.Item {
 
 var (
 	imagePoolKeys = []string{"dir", "dataset", "field", "image_field", "max_bytes"}
-	audioPoolKeys = []string{"dir", "max_bytes"}
+	audioPoolKeys = []string{"dir", "dataset", "field", "audio_field", "max_bytes"}
 )
 
 // images implements llm.images{ dir = "path" | dataset = "file",
@@ -386,15 +399,19 @@ var (
 // the dataset's directory. Read once per process and shared by all VUs.
 func (m *Module) images(L *lua.LState) int { return m.mediaPoolArg(L, media.Image) }
 
-// audioPool implements llm.audio{ dir = "path", max_bytes = 20 MB } ->
-// pool: the audio files of a directory.
+// audioPool implements llm.audio{ dir = "path" | dataset = "file",
+// field = "prompt", audio_field = "audio", max_bytes = 20 MB } -> pool:
+// the audio files of a directory, or a dataset whose records name audio
+// files (a "<audio>" placeholder in the prompt, or no prompt at all as
+// a speech corpus's records have). Read once per process and shared by
+// all VUs.
 func (m *Module) audioPool(L *lua.LState) int { return m.mediaPoolArg(L, media.Audio) }
 
 func (m *Module) mediaPoolArg(L *lua.LState, kind string) int {
 	name := "llm." + poolFunc(kind)
-	keys := imagePoolKeys
+	keys, fieldKey := imagePoolKeys, "image_field"
 	if kind == media.Audio {
-		keys = audioPoolKeys
+		keys, fieldKey = audioPoolKeys, "audio_field"
 	}
 	d := &luaval.Decoder{}
 	f := d.Record(name, L.Get(1), keys)
@@ -402,23 +419,21 @@ func (m *Module) mediaPoolArg(L *lua.LState, kind string) int {
 	if v := f["max_bytes"]; v != nil {
 		maxBytes = d.Count(luaval.Child(name, "max_bytes"), v, 1)
 	}
-	var opts dataset.MediaOptions
+	opts := dataset.MediaOptions{Kind: kind}
 	if v := f["field"]; v != nil {
 		opts.Field = d.Str(luaval.Child(name, "field"), v)
 	}
-	if v := f["image_field"]; v != nil {
-		opts.ImageField = d.Str(luaval.Child(name, "image_field"), v)
+	if v := f[fieldKey]; v != nil {
+		opts.MediaField = d.Str(luaval.Child(name, fieldKey), v)
 	}
 	switch {
 	case f == nil:
 	case f["dir"] != nil && f["dataset"] != nil:
 		d.Errorf(luaval.Child(name, "dataset"), "give dir or dataset, not both")
-	case f["dir"] == nil && f["dataset"] == nil && kind == media.Image:
-		d.Errorf(name, "needs dir = \"path\" or dataset = \"file\"")
 	case f["dir"] == nil && f["dataset"] == nil:
-		d.Errorf(luaval.Child(name, "dir"), "required")
-	case f["dataset"] == nil && (f["field"] != nil || f["image_field"] != nil):
-		d.Errorf(name, "field and image_field are a dataset's options")
+		d.Errorf(name, "needs dir = \"path\" or dataset = \"file\"")
+	case f["dataset"] == nil && (f["field"] != nil || f[fieldKey] != nil):
+		d.Errorf(name, "field and %s are a dataset's options", fieldKey)
 	}
 	if len(d.Errs) > 0 {
 		L.RaiseError("%s", strings.Join(d.Errs, "; "))
@@ -539,7 +554,7 @@ func (m *Module) mediaPoolItem(L *lua.LState, p *mediaPool, i int) lua.LValue {
 }
 
 // contentMetatable gives a dataset item's fields: text (the prompt
-// without its placeholders), images (how many).
+// without its placeholders), images and audios (how many).
 func (m *Module) contentMetatable(L *lua.LState) *lua.LTable {
 	if m.contentMeta == nil {
 		m.contentMeta = L.CreateTable(0, 2)
@@ -554,10 +569,14 @@ func (m *Module) contentMetatable(L *lua.LState) *lua.LTable {
 					}
 				}
 				L.Push(lua.LString(strings.Join(texts, " ")))
-			case "images":
+			case "images", "audios":
+				typ := engine.PartImage
+				if L.CheckString(2) == "audios" {
+					typ = engine.PartAudio
+				}
 				n := 0
 				for _, p := range cv.parts {
-					if p.Type == engine.PartImage {
+					if p.Type == typ {
 						n++
 					}
 				}
