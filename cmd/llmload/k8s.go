@@ -227,8 +227,9 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if cluster != nil {
-		fmt.Fprintf(stderr, "llmload k8s --run: %s in %d segments, seed %d, on %s, namespace %s; the load starts %s.\n",
-			m.Name, f.spec.Segments, m.Seed, cluster.Server, m.Segments.Namespace, m.Start())
+		fmt.Fprintf(stderr, "llmload k8s --run: %s in %d segments, seed %d, on %s, namespace %s; the load starts %s; "+
+			"following it for at most %s, then exit 1 naming the segments not finished.\n",
+			m.Name, f.spec.Segments, m.Seed, cluster.Server, m.Segments.Namespace, m.Start(), kuberun.Deadline(m).Round(time.Second))
 		k8sWarnings(stderr, f.spec, m, script.Plan().Target.BaseURL)
 		return k8sRun(cluster, m, f.spec.Secret, stdout, stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -579,5 +580,13 @@ func TestK8sSegmentDeleted(t *testing.T) {
 	}
 	if out := r.stdout + r.stderr; !strings.Contains(out, "segment 2") && !strings.Contains(out, "segment-2") {
 		t.Errorf("the output does not name segment 2\n%s", e.diagnose(name))
+	}
+	// The run states how long it follows, and it ended well inside that.
+	m := regexp.MustCompile(`following it for at most (\S+), then exit 1`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("--run did not state its deadline:\n%s", r.stderr)
+	}
+	if stated, err := time.ParseDuration(m[1]); err != nil || r.took > stated {
+		t.Errorf("took %v, past the stated deadline %s (%v)", r.took, m[1], err)
 	}
 }
