@@ -91,6 +91,16 @@ func TestRecordedMediaRequests(t *testing.T) {
 				{Type: engine.PartImage, Media: itemOf(t, imageB64)},
 				{Type: engine.PartText, Text: dig(imageDoc, "messages", 0, "content", 1, "text").(string)},
 			}}}}, []string{"model", "max_tokens", "messages"}},
+		{"openai_responses_image_request.json", &engine.ChatRequest{Endpoint: engine.EndpointResponses, Model: "o4-mini-deep-research",
+			Messages: []engine.Message{{Role: "user", Parts: []engine.Part{
+				{Type: engine.PartText, Text: "What is in this image?"},
+				{Type: engine.PartImage, Media: itemOf(t, imageB64)},
+			}}}}, []string{"model", "input"}},
+		{"vllm_chat_video_request.json", &engine.ChatRequest{Model: "Qwen/Qwen3.8-27B",
+			Messages: []engine.Message{{Role: "user", Parts: []engine.Part{
+				{Type: engine.PartVideo, URL: "https://qianwen-res.oss-accelerate.aliyuncs.com/Qwen3.5/demo/video/N1cdUjctpG8.mp4"},
+				{Type: engine.PartText, Text: "How many porcelain jars were discovered in the niches located in the primary chamber of the tomb?"},
+			}}}}, []string{"model", "messages"}},
 		{"openai_speech_request.json", &engine.ChatRequest{Endpoint: engine.EndpointSpeech, Model: "gpt-4o-mini-tts",
 			Prompt: "The quick brown fox jumped over the lazy dog.", Voice: "alloy"}, []string{"model", "input", "voice"}},
 	} {
