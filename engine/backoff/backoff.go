@@ -17,6 +17,7 @@ package backoff
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/llmload/llmload/engine"
@@ -82,12 +83,14 @@ type Observer interface {
 }
 
 // Client is one VU's engine.Client that backs off after unreachable
-// failures. It is used by one goroutine at a time, as its VU is.
+// failures. It is safe for concurrent use: the branches of a VU's
+// llm.parallel send through it at once, and share its back-off.
 type Client struct {
 	inner    engine.Client
 	policy   Policy
 	obs      Observer // nil: none
-	failures int      // consecutive unreachable failures
+	mu       sync.Mutex
+	failures int // consecutive unreachable failures
 	next     time.Time
 	rand     func() float64
 }
@@ -109,6 +112,7 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 	}
 	r := c.inner.Chat(ctx, req)
 	now := time.Now()
+	c.mu.Lock()
 	switch {
 	case Unreachable(r):
 		c.failures++
@@ -117,6 +121,7 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 	case Answered(r):
 		c.failures, c.next = 0, time.Time{}
 	}
+	c.mu.Unlock()
 	if c.obs != nil {
 		c.obs.Observe(r, now)
 	}
@@ -126,8 +131,11 @@ func (c *Client) Chat(ctx context.Context, req *engine.ChatRequest) *engine.Resu
 // wait sleeps until the back-off ends; it returns why not, when ctx ended
 // or the VU was stopped first, and "" when the request may go.
 func (c *Client) wait(ctx context.Context) string {
-	d := time.Until(c.next)
-	if c.next.IsZero() || d <= 0 {
+	c.mu.Lock()
+	next := c.next
+	c.mu.Unlock()
+	d := time.Until(next)
+	if next.IsZero() || d <= 0 {
 		return "" // no wait: the inner client handles an ended ctx
 	}
 	t := time.NewTimer(d)
