@@ -480,6 +480,27 @@ type MetricSample struct {
 	Warmup   bool
 }
 
+// TaskSample is one llm.task: an agent's unit of work, timed whole.
+type TaskSample struct {
+	Name            string
+	Scenario, Stage string
+	Tags            map[string]string // the scenario's and the task's tags
+	Warmup          bool
+	// Start is when the task's first call began, on the same clock as
+	// Result.Start, so that the task is placed in its stage's window as
+	// its requests are; zero: Duration before the sink received it.
+	Start                     time.Time
+	Duration                  time.Duration // wall time, first call to last answer
+	Calls, Failed             int           // requests sent inside it (nested tasks' and branches' included), and those that failed
+	InputTokens, OutputTokens int
+	Tool                      time.Duration // time in llm.tool_delay inside it
+	Err                       string        // "" when the task's function returned; else the error that ended it (file:line: message)
+}
+
+// OK reports whether the task's function returned and none of its
+// requests failed.
+func (t *TaskSample) OK() bool { return t.Err == "" && t.Failed == 0 }
+
 // Sink receives everything a run measures. Implementations are safe for
 // concurrent use and return quickly.
 type Sink interface {
@@ -490,6 +511,9 @@ type Sink interface {
 	IterationStarted(m IterationMark)
 	Dropped(m DropMark)
 	Metric(m MetricSample)
+	// Task records one finished llm.task; the sink may keep t.Tags, so
+	// the caller must not modify them afterwards.
+	Task(t TaskSample)
 }
 
 // Iteration tells a VU what it is running and where it belongs.

@@ -40,6 +40,7 @@ type fakeSink struct {
 	mu      sync.Mutex
 	samples []engine.Sample
 	metrics []engine.MetricSample
+	tasks   []engine.TaskSample
 }
 
 func (s *fakeSink) Sample(smp engine.Sample) {
@@ -52,6 +53,12 @@ func (s *fakeSink) Metric(m engine.MetricSample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.metrics = append(s.metrics, m)
+}
+
+func (s *fakeSink) Task(t engine.TaskSample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tasks = append(s.tasks, t)
 }
 
 func (s *fakeSink) IterationError(engine.IterationError)  {}

@@ -120,7 +120,7 @@ func Pareto(stages []metrics.StageSummary, slo plan.SLO, gpus int) []ParetoFront
 // TPOT.
 func FrontOf(scenario string, stages []metrics.StageSummary, slo plan.SLO, gpus int) ParetoFront {
 	f := ParetoFront{Scenario: scenario, Definition: ParetoDefinition, GPUs: max(gpus, 0),
-		Points: []ParetoPoint{}, SLOSet: !slo.IsZero()}
+		Points: []ParetoPoint{}, SLOSet: !slo.RequestZero()}
 	var placed []Point
 	for _, st := range stages {
 		if reason := paretoSkip(st); reason != "" {

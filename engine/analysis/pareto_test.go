@@ -178,7 +178,7 @@ func TestParetoBest(t *testing.T) {
 			if !strings.Contains(f.BestText, tc.wantText) {
 				t.Errorf("BestText = %q, want it to contain %q", f.BestText, tc.wantText)
 			}
-			if got, want := f.SLOSet, !tc.slo.IsZero(); got != want {
+			if got, want := f.SLOSet, !tc.slo.RequestZero(); got != want {
 				t.Errorf("SLOSet = %v, want %v", got, want)
 			}
 		})

@@ -70,7 +70,7 @@ func NewWindowJudge(p plan.Plan, col Snapshotter, client ClientWindow) (*WindowJ
 			continue
 		}
 		r := &probeRules{CapacitySearch: *sc.Capacity, maxVUs: sc.MaxVUs()}
-		if r.GoodShare > 0 && p.SLO.IsZero() {
+		if r.GoodShare > 0 && p.SLO.RequestZero() {
 			return nil, fmt.Errorf("scenario %s: a capacity search with good_share needs options.slo to count good requests", sc.Name)
 		}
 		for _, text := range r.Conditions {

@@ -22,6 +22,7 @@ type lagSink struct {
 
 func (s *lagSink) Sample(engine.Sample)                 {}
 func (s *lagSink) Metric(engine.MetricSample)           {}
+func (s *lagSink) Task(engine.TaskSample)               {}
 func (s *lagSink) IterationError(engine.IterationError) {}
 func (s *lagSink) StageStarted(engine.StageMark)        {}
 func (s *lagSink) StageEnded(engine.StageMark)          {}

@@ -26,6 +26,7 @@ type fakeSink struct {
 
 func (f *fakeSink) Sample(engine.Sample)       {}
 func (f *fakeSink) Metric(engine.MetricSample) {}
+func (f *fakeSink) Task(engine.TaskSample)     {}
 func (f *fakeSink) IterationError(e engine.IterationError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

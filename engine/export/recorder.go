@@ -281,6 +281,11 @@ func (r *recorder) Dropped(m engine.DropMark) {
 	r.stage(stageKey{m.Scenario, m.Stage}).dropped.Inc()
 }
 
+// Task is not exported live: a task's figures are the result file's and
+// the thresholds', and its series would add a task-name label to every
+// dashboard's cardinality before anyone asked for it.
+func (r *recorder) Task(engine.TaskSample) {}
+
 // Metric counts a check's evaluation; custom metrics are not exported.
 func (r *recorder) Metric(m engine.MetricSample) {
 	if m.Warmup || m.Name != "checks" || r.frozen.Load() {

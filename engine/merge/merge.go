@@ -246,7 +246,7 @@ func sloOf(res *result.Result) plan.SLO {
 		return plan.SLO{}
 	}
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	return plan.SLO{TTFT: ms(o.TTFTMS), TPOT: ms(o.TPOTMS), E2E: ms(o.E2EMS)}
+	return plan.SLO{TTFT: ms(o.TTFTMS), TPOT: ms(o.TPOTMS), E2E: ms(o.E2EMS), Task: ms(o.TaskMS)}
 }
 
 // abortedBy marks, in the merged thresholds, the abort_on_fail threshold

@@ -30,6 +30,7 @@ type aggregator struct {
 
 	views       map[string]*view   // by viewKey
 	sampleViews []*view            // views of built-ins fed by samples
+	taskViews   []*view            // views of the task built-ins, fed by tasks
 	metricViews map[string][]*view // views of checks and custom metrics, by name
 }
 
@@ -85,6 +86,14 @@ func (a *aggregator) add(e *event) {
 		e.tail = s.tailOf(e)
 		for _, id := range partMetrics {
 			feed(id, &s.cells[id], e)
+		}
+	case evTask:
+		e.tail = s.tailOf(e)
+		s.task(e)
+		for _, v := range a.taskViews {
+			if v.match(e) {
+				feed(v.id, &v.c, e)
+			}
 		}
 	case evDirty:
 		s.dirtySample(e)

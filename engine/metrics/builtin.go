@@ -105,6 +105,14 @@ const (
 	mPartPrefill
 	mPartDecode
 	mPartTail
+	// The tasks (engine.TaskSample), fed only by task events (see taskOf).
+	mTask
+	mTasks
+	mTaskGood
+	mTaskFailed
+	mTaskCalls
+	mTaskTokens
+	mTaskTool
 	numBuiltin
 )
 
@@ -130,6 +138,8 @@ func (id metricID) geo() geometry {
 		return valueGeo
 	case mPartUpload, mPartResidual, mPartQueue, mPartPrefill, mPartDecode, mPartTail:
 		return valueGeo // ms, signed: a residual or a tail may be negative
+	case mTaskCalls, mTaskTokens:
+		return valueGeo // counts per task
 	}
 	return durationGeo
 }
@@ -201,6 +211,16 @@ var builtins = [numBuiltin]builtinDef{
 	mPartPrefill:   {"part.prefill", kindTrend, true},
 	mPartDecode:    {"part.decode", kindTrend, true},
 	mPartTail:      {"part.tail", kindTrend, true},
+
+	// Tasks carry the scenario's and the task's tags, and the task's name
+	// as the tag TaskTag.
+	mTask:       {"task", kindTrend, true},
+	mTasks:      {"tasks", kindCounter, true},
+	mTaskGood:   {"task_good", kindCounter, true},
+	mTaskFailed: {"task_failed", kindRate, true},
+	mTaskCalls:  {"task_calls", kindTrend, true},
+	mTaskTokens: {"task_tokens", kindTrend, true},
+	mTaskTool:   {"task_tool", kindTrend, true},
 }
 
 // sampleMetrics are the built-ins a request sample feeds.
@@ -251,5 +271,15 @@ var builtinKinds = func() map[string]string {
 // part.from_timings by source; part.negative those whose residual was
 // below zero): part.upload, part.residual, part.queue, part.prefill,
 // part.decode and part.tail, in ms, part.residual and part.tail signed.
+//
+// The task metrics count the tasks (engine.TaskSample) outside warmup:
+// tasks counts them, task_good those that were ok and within the SLO's
+// Task objective (every ok task without one), so that its rate is the
+// goodput of tasks, and task_failed is the share of tasks not ok (see
+// engine.TaskSample.OK). The trends are of the ok tasks: task (the wall
+// time, ms), task_calls (requests per task), task_tokens (output tokens
+// per task) and task_tool (time in tool delays, ms). A "task" filter
+// (TaskTag) selects one task's name.
+//
 // The map is a fresh copy the caller may change.
 func Builtin() map[string]string { return maps.Clone(builtinKinds) }

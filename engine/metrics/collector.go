@@ -32,7 +32,8 @@ func WithBuffer(n int) Option {
 }
 
 // WithSLO sets the service level that defines goodput. Without it (or
-// with a zero SLO) no request is judged and the goodput figures are zero.
+// with no request objective: SLO.RequestZero) no request is judged and the
+// goodput figures are zero; its Task objective judges tasks only.
 func WithSLO(slo plan.SLO) Option {
 	return func(c *Collector) { c.slo = slo }
 }
@@ -100,7 +101,7 @@ func (c *Collector) Sample(s engine.Sample) {
 		return
 	}
 	e := sampleEvent(&s)
-	if !c.slo.IsZero() {
+	if !c.slo.RequestZero() {
 		// Judged here, on the producer's goroutine, to keep the
 		// aggregator's path short.
 		e.judged, e.good = true, sloMet(c.slo, &s.Result)
@@ -252,7 +253,7 @@ func (c *Collector) Close() *Summary {
 			Failed:          c.warmupFailed.Load(),
 			IterationErrors: c.warmupIterErrors.Load(),
 		}
-		c.summary.SLOSet = !c.slo.IsZero()
+		c.summary.SLOSet = !c.slo.RequestZero()
 		close(c.done)
 	})
 	return c.summary

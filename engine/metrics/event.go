@@ -21,6 +21,7 @@ const (
 	evMetric
 	evRequest // a Track, Declare or Snapshot call waiting for its answer
 	evParts   // a sample's breakdown, known after the sample (its span came later)
+	evTask    // a finished task (engine.TaskSample)
 )
 
 // event is what travels to the aggregator: only the fields it needs, so the
@@ -74,6 +75,7 @@ type event struct {
 	verdict              verdict           // a dirty sample's verdict
 	media                *mediaEvent       // a successful media sample's figures; nil otherwise
 	parts                *engine.Breakdown // a successful sample's split of its TTFT; nil without one
+	task                 *taskEvent        // a task event's figures; nil for every other kind
 	req                  *request
 }
 

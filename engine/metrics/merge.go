@@ -313,8 +313,8 @@ func (m *merger) tallies() (scripts, metrics tally) {
 	return scripts, mergeTally(lists)
 }
 
-// tags merges the groups' tag and endpoint breakdowns into the rendered
-// stages.
+// tags merges the groups' tag, endpoint and task name breakdowns into
+// the rendered stages.
 func (m *merger) tags(stages []StageSummary) error {
 	for i, g := range m.groups {
 		byTag, overflow, err := g.tags()
@@ -327,6 +327,11 @@ func (m *merger) tags(stages []StageSummary) error {
 		}
 		if stages[i].ByTarget, err = g.targets(); err != nil {
 			return fmt.Errorf("%w: %w", ErrMerge, err)
+		}
+		if t := stages[i].Tasks; t != nil {
+			if t.ByName, err = g.taskNames(); err != nil {
+				return fmt.Errorf("%w: %w", ErrMerge, err)
+			}
 		}
 	}
 	return nil

@@ -76,6 +76,8 @@ var mergeViews = []struct {
 	{"e2e", Filter{"prompt": "long", "scenario": "open"}},
 	{"ratio", Filter{"region": "eu"}},
 	{"checks", Filter{"check": "status 200", "prompt": "short"}},
+	{"task", Filter{"task": "plan"}},
+	{"task_good", Filter{"task": "work"}},
 }
 
 // seededRun returns the run's events in time order.
@@ -141,11 +143,13 @@ func work(r *rand.Rand, p *planStage, atS float64) runEvent {
 			c.Sample(randomDirty(r, p, atS))
 			return
 		}
+		x := engine.TaskSample{Scenario: p.scenario, Stage: p.stage, Start: at(atS)}
 		for turn := range 1 + r.IntN(2) {
 			s := randomSample(r, p, atS+0.02*float64(turn))
 			if turn == 0 && open {
 				s.Scheduled = m.Scheduled
 			}
+			addCall(&x, &s)
 			c.Sample(s)
 			c.Metric(taggedCheck(p, "status 200", s.Err == nil, s.Tags))
 			if s.Err == nil {
@@ -153,8 +157,35 @@ func work(r *rand.Rand, p *planStage, atS float64) runEvent {
 			}
 		}
 		randomMetrics(r, c, p)
+		c.Task(randomTask(r, x))
 	}
 	return ev
+}
+
+// addCall counts a request in the task around it.
+func addCall(x *engine.TaskSample, s *engine.Sample) {
+	x.Calls++
+	if s.Err != nil {
+		x.Failed++
+	}
+	x.InputTokens, x.OutputTokens = x.InputTokens+s.InputTokens, x.OutputTokens+s.OutputTokens
+	x.Duration = max(x.Duration, s.Start.Add(s.E2E).Sub(x.Start))
+}
+
+// randomTask names the iteration's task and gives it tool time, now and
+// then an error that ended it. Its draws come last in the iteration, so
+// the rest of the run stays as it was.
+func randomTask(r *rand.Rand, x engine.TaskSample) engine.TaskSample {
+	x.Name = []string{"plan", "work", "review"}[r.IntN(3)]
+	x.Tags = map[string]string{"task": x.Name}
+	if r.IntN(3) > 0 {
+		x.Tool = msD(float64(r.IntN(400)))
+		x.Duration += x.Tool
+	}
+	if r.IntN(10) == 0 {
+		x.Err = scriptErrs[r.IntN(len(scriptErrs))]
+	}
+	return x
 }
 
 // taggedCheck is an llm.check result carrying its request's tags.
@@ -322,7 +353,7 @@ func play(evs []runEvent, whole *Collector, parts []*Collector) {
 // mergeRun builds the whole collector and n segments of one seeded run,
 // closed.
 func mergeRun(t testing.TB, seed uint64, n int) (*Collector, []*Collector) {
-	slo := WithSLO(plan.SLO{TTFT: 200 * time.Millisecond})
+	slo := WithSLO(plan.SLO{TTFT: 200 * time.Millisecond, Task: 300 * time.Millisecond})
 	whole := NewCollector(slo)
 	mergeSetup(t, whole)
 	parts := make([]*Collector, n)

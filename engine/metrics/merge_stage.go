@@ -98,6 +98,7 @@ func (g *group) agg() *stageAgg {
 		s.tokens.absorb(p.TokenCheck)
 		s.prefix.absorb(p)
 		s.robust.absorb(p.Robustness)
+		s.tasks.absorb(p.Tasks)
 	}
 	s.planned, s.late = seconds(planned), seconds(late)
 	return s

@@ -119,6 +119,14 @@ var mergeQueries = []Query{
 	{Metric: "dirty.requests", Agg: AggCount},
 	{Metric: "dirty.defects", Filter: Filter{"kind": "empty"}, Agg: AggCount},
 	{Metric: "dirty.handled", Filter: Filter{"kind": "overlong", "scenario": "closed"}, Agg: AggRate},
+	{Metric: "task", Agg: AggP, P: 99},
+	{Metric: "task", Filter: Filter{"task": "plan"}, Agg: AggP, P: 90},
+	{Metric: "tasks", Agg: AggRate},
+	{Metric: "task_good", Agg: AggRate},
+	{Metric: "task_good", Filter: Filter{"task": "work"}, Agg: AggCount},
+	{Metric: "task_failed", Filter: Filter{"stage": "s2"}, Agg: AggRate},
+	{Metric: "task_calls", Agg: AggAvg},
+	{Metric: "task_tool", Agg: AggMax},
 }
 
 func compareQueries(t *testing.T, want, got *Snapshot) {
@@ -232,6 +240,7 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 	compareTags(t, name+" by api", map[string]map[string]TagSummary{"api": want.ByAPI}, map[string]map[string]TagSummary{"api": got.ByAPI})
 	compareTargets(t, name, want.ByTarget, got.ByTarget)
 	compareMedia(t, name, want.Media, got.Media)
+	compareTasks(t, name, want.Tasks, got.Tasks)
 	compareMetrics(t, name, want.Metrics, got.Metrics)
 	if !relClose(want.TokenCheck.MeanRelDiff, got.TokenCheck.MeanRelDiff, 1e-12) {
 		t.Errorf("%s: token check mean = %v, want %v", name, got.TokenCheck.MeanRelDiff, want.TokenCheck.MeanRelDiff)
@@ -239,7 +248,7 @@ func compareStage(t *testing.T, want, got *StageSummary) {
 	w, g := *want, *got
 	for _, s := range []*StageSummary{&w, &g} {
 		s.Start, s.End, s.DurationS, s.ByTag, s.ByAPI, s.ByTarget, s.Metrics = time.Time{}, time.Time{}, 0, nil, nil, nil, nil
-		s.Media = nil
+		s.Media, s.Tasks = nil, nil
 		s.ReqPerSec, s.OutputTokPerSec, s.InputTokPerSec, s.Goodput, s.AchievedRate, s.ScheduledRate = 0, 0, 0, 0, 0, 0
 		s.InputsPerSec = 0
 		s.TokenCheck.MeanRelDiff = 0
@@ -285,6 +294,52 @@ func compareMedia(t *testing.T, name string, want, got *MediaSummary) {
 		*r.want, *r.got = 0, 0
 	}
 	diffFields(t, name+" media", w, g)
+}
+
+// compareTasks checks the task figures: counts exact, distributions as
+// compareDist, rates within the windows' skew, the errors whatever their
+// order (the parts do not say which came first in time).
+func compareTasks(t *testing.T, name string, want, got *TaskSummary) {
+	t.Helper()
+	if (want == nil) != (got == nil) {
+		t.Fatalf("%s: tasks %v, want %v", name, got, want)
+	}
+	if want == nil {
+		return
+	}
+	w, g := *want, *got
+	for _, d := range []struct {
+		name      string
+		want, got *Dist
+	}{
+		{"duration", &w.Duration, &g.Duration}, {"calls", &w.Calls, &g.Calls},
+		{"output tokens", &w.OutputTokens, &g.OutputTokens}, {"tool", &w.Tool, &g.Tool},
+	} {
+		compareDist(t, name+" tasks "+d.name, *d.want, *d.got)
+		*d.want, *d.got = Dist{}, Dist{}
+	}
+	for _, r := range []struct {
+		name      string
+		want, got *float64
+	}{{"tasks/s", &w.TasksPerSec, &g.TasksPerSec}, {"goodput", &w.Goodput, &g.Goodput}} {
+		if !relClose(*r.want, *r.got, 2e-3) {
+			t.Errorf("%s: tasks %s = %v, want %v", name, r.name, *r.got, *r.want)
+		}
+		*r.want, *r.got = 0, 0
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(w.ByName)), slices.Sorted(maps.Keys(g.ByName))) {
+		t.Errorf("%s: task names %v, want %v", name, slices.Sorted(maps.Keys(g.ByName)), slices.Sorted(maps.Keys(w.ByName)))
+	}
+	for n, wn := range w.ByName {
+		gn := g.ByName[n]
+		compareDist(t, name+" task "+n, wn.Duration, gn.Duration)
+		wn.Duration, gn.Duration = Dist{}, Dist{}
+		diffFields(t, name+" task "+n, wn, gn)
+	}
+	byMessage := func(a, b TaskError) int { return strings.Compare(a.Message, b.Message) }
+	w.Errors, g.Errors = slices.SortedFunc(slices.Values(w.Errors), byMessage), slices.SortedFunc(slices.Values(g.Errors), byMessage)
+	w.ByName, g.ByName = nil, nil
+	diffFields(t, name+" tasks", w, g)
 }
 
 var latencyNames = []string{"ttfb", "connect", "tls", "ttft", "ttfc", "tpot", "itl", "itl_token", "e2e", "schedule_lag", "ttft_sched", "e2e_sched"}

@@ -280,12 +280,14 @@ func TestBuiltin(t *testing.T) {
 		"part.requests": "counter", "part.from_spans": "counter", "part.from_timings": "counter", "part.negative": "counter",
 		"part.upload": "trend", "part.residual": "trend", "part.queue": "trend", "part.prefill": "trend",
 		"part.decode": "trend", "part.tail": "trend",
+		"task": "trend", "tasks": "counter", "task_good": "counter", "task_failed": "rate",
+		"task_calls": "trend", "task_tokens": "trend", "task_tool": "trend",
 	} {
 		if got := b[name]; got != want {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 57; got != want {
+	if got, want := len(b), 64; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

@@ -60,9 +60,12 @@ func (a *aggregator) track(metric string, f Filter) error {
 	}
 	v := newView(key, metric, id, k, g, f)
 	a.views[key] = v
-	if builtin && metric != checksName {
+	switch {
+	case builtin && isTaskMetric(id):
+		a.taskViews = append(a.taskViews, v)
+	case builtin && metric != checksName:
 		a.sampleViews = append(a.sampleViews, v)
-	} else {
+	default:
 		a.metricViews[metric] = append(a.metricViews[metric], v)
 	}
 	return nil

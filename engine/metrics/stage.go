@@ -31,6 +31,7 @@ type stageAgg struct {
 	tags            tagBreakdown
 	apis            tagBreakdown // by apiKey: the endpoints' requests
 	targets         targetBreakdown
+	tasks           taskBreakdown
 
 	cells  [numBuiltin]cell
 	checks map[string]*cell // by check name
@@ -118,12 +119,16 @@ func (s *stageAgg) sample(e *event) {
 	}
 }
 
-// feed is feedSample that also books, for a counter, what a request
-// started in the graceful-stop tail added: it is counted, but left out of
-// the counter's rate.
+// feed is feedSample (feedTask for a task) that also books, for a
+// counter, what a request or task started in the graceful-stop tail
+// added: it is counted, but left out of the counter's rate.
 func feed(id metricID, c *cell, e *event) {
 	before := c.sum
-	feedSample(id, c, e)
+	if e.task != nil {
+		feedTask(id, c, e)
+	} else {
+		feedSample(id, c, e)
+	}
 	if e.tail && c.kind == kindCounter {
 		c.tail += c.sum - before
 	}
@@ -369,6 +374,7 @@ func (s *stageAgg) summary(ss *stageSnap) StageSummary {
 	goodput(&st, ss)
 	mediaFigures(&st, ss)
 	partsFigures(&st, ss)
+	taskFigures(&st, ss, &s.tasks)
 	return st
 }
 

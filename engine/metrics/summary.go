@@ -18,8 +18,9 @@ type Summary struct {
 	MetricErrors []MetricError            `json:"metric_errors"` // by count, descending
 	ScriptErrors []ScriptError            `json:"script_errors"` // by count, descending
 	Warmup       WarmupSummary            `json:"warmup"`
-	// SLOSet is false when the collector had no SLO (WithSLO): the
-	// goodput figures are then all zero, meaning "not measured".
+	// SLOSet is false when the collector had no request objective in its
+	// SLO (WithSLO): the requests' goodput figures are then all zero,
+	// meaning "not measured". (The goodput of tasks is always measured.)
 	SLOSet bool `json:"slo_set"`
 	// TimeSeries has one point per second of the run, in order, without
 	// gaps. See Point.
@@ -200,6 +201,9 @@ type StageSummary struct {
 	// Media is what the stage's media requests (images, audio, video,
 	// the speech endpoints) carried and cost; nil when it had none.
 	Media *MediaSummary `json:"media,omitempty"`
+	// Tasks is what the stage's tasks (llm.task) took; nil when it had
+	// none.
+	Tasks *TaskSummary `json:"tasks,omitempty"`
 
 	Checks  []CheckSummary           `json:"checks"`  // by name
 	Metrics map[string]MetricSummary `json:"metrics"` // custom metrics with values in this stage

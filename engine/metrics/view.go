@@ -41,6 +41,17 @@ func (v *view) match(e *event) bool {
 				}
 				got = t
 			}
+		case TaskTag:
+			// A task's name; a request keeps a user tag of that name.
+			if e.task != nil {
+				got = e.task.name
+				break
+			}
+			t, ok := e.tags[p.key]
+			if !ok {
+				return false
+			}
+			got = t
 		default:
 			t, ok := e.tags[p.key]
 			if !ok {

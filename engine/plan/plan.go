@@ -194,16 +194,24 @@ const DefaultMetricsEvery = 2 * time.Second
 // DefaultTokenizer is the offline tokenizer used unless the script picks one.
 const DefaultTokenizer = "cl100k_base"
 
-// SLO is the service level a request must meet to count toward goodput;
-// zero fields are not checked.
+// SLO is the service level a request must meet to count toward goodput,
+// and a task toward the goodput of tasks; zero fields are not checked.
 type SLO struct {
 	TTFT time.Duration
 	TPOT time.Duration
 	E2E  time.Duration
+	// Task is the longest a task (llm.task) may take to count as good. It
+	// judges tasks only, never a request; omitted from the plan's digest
+	// when unset, so that plans without it keep their fingerprints.
+	Task time.Duration `json:",omitempty"`
 }
 
-// IsZero reports whether no objective is set.
+// IsZero reports whether no objective is set, of requests or tasks.
 func (o SLO) IsZero() bool { return o == SLO{} }
+
+// RequestZero reports whether no objective of a request is set: then no
+// request is judged, whatever Task says.
+func (o SLO) RequestZero() bool { return o.TTFT == 0 && o.TPOT == 0 && o.E2E == 0 }
 
 // Warmup runs before the first stage; its samples are excluded from all statistics.
 type Warmup struct {

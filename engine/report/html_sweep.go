@@ -44,7 +44,8 @@ func engineSLO(s *result.SLO) plan.SLO {
 	if s == nil {
 		return plan.SLO{}
 	}
-	return plan.SLO{TTFT: textfmt.Duration(s.TTFTMS), TPOT: textfmt.Duration(s.TPOTMS), E2E: textfmt.Duration(s.E2EMS)}
+	return plan.SLO{TTFT: textfmt.Duration(s.TTFTMS), TPOT: textfmt.Duration(s.TPOTMS), E2E: textfmt.Duration(s.E2EMS),
+		Task: textfmt.Duration(s.TaskMS)}
 }
 
 // sweepSections draws every sweep engine/analysis finds among the stages,

@@ -300,11 +300,13 @@ func (l *LocalServer) Name() string {
 }
 
 // SLO is the service level a request had to meet to count toward goodput,
-// in milliseconds; zero fields were not checked.
+// and a task toward the goodput of tasks (TaskMS), in milliseconds; zero
+// fields were not checked.
 type SLO struct {
 	TTFTMS float64 `json:"ttft_ms,omitempty"`
 	TPOTMS float64 `json:"tpot_ms,omitempty"`
 	E2EMS  float64 `json:"e2e_ms,omitempty"`
+	TaskMS float64 `json:"task_ms,omitempty"`
 }
 
 // SLOFrom converts a plan's SLO for Meta; nil when no objective is set.
@@ -313,7 +315,7 @@ func SLOFrom(o plan.SLO) *SLO {
 		return nil
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return &SLO{TTFTMS: ms(o.TTFT), TPOTMS: ms(o.TPOT), E2EMS: ms(o.E2E)}
+	return &SLO{TTFTMS: ms(o.TTFT), TPOTMS: ms(o.TPOT), E2EMS: ms(o.E2E), TaskMS: ms(o.Task)}
 }
 
 // New builds a Result from a run's metadata and summary; s may be nil for

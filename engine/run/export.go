@@ -140,3 +140,4 @@ func (t tee) StageEnded(m engine.StageMark)           { fan(t, engine.Sink.Stage
 func (t tee) IterationStarted(m engine.IterationMark) { fan(t, engine.Sink.IterationStarted, m) }
 func (t tee) Dropped(m engine.DropMark)               { fan(t, engine.Sink.Dropped, m) }
 func (t tee) Metric(m engine.MetricSample)            { fan(t, engine.Sink.Metric, m) }
+func (t tee) Task(x engine.TaskSample)                { fan(t, engine.Sink.Task, x) }

@@ -23,6 +23,7 @@ func (s logSink) StageEnded(engine.StageMark)           { s.add("StageEnded") }
 func (s logSink) IterationStarted(engine.IterationMark) { s.add("IterationStarted") }
 func (s logSink) Dropped(engine.DropMark)               { s.add("Dropped") }
 func (s logSink) Metric(engine.MetricSample)            { s.add("Metric") }
+func (s logSink) Task(engine.TaskSample)                { s.add("Task") }
 
 // A tee gives every event to each of its sinks, the run's sink first.
 func TestTeeOrder(t *testing.T) {
@@ -35,8 +36,9 @@ func TestTeeOrder(t *testing.T) {
 	s.IterationStarted(engine.IterationMark{})
 	s.Dropped(engine.DropMark{})
 	s.Metric(engine.MetricSample{})
+	s.Task(engine.TaskSample{})
 	var want []string
-	for _, ev := range []string{"Sample", "IterationError", "StageStarted", "StageEnded", "IterationStarted", "Dropped", "Metric"} {
+	for _, ev := range []string{"Sample", "IterationError", "StageStarted", "StageEnded", "IterationStarted", "Dropped", "Metric", "Task"} {
 		want = append(want, "run:"+ev, "export:"+ev)
 	}
 	if got, want := strings.Join(log, " "), strings.Join(want, " "); got != want {
