@@ -24,7 +24,7 @@ var (
 	// onUnreachableValues are what options.target.on_unreachable may say.
 	onUnreachableValues = []string{verdict.OnUnreachableFail, verdict.OnUnreachableWarn}
 	warmupKeys          = []string{"requests", "duration"}
-	sloKeys             = []string{"ttft", "tpot", "e2e"}
+	sloKeys             = []string{"ttft", "tpot", "e2e", "task"}
 )
 
 // decodedOptions is the plan an options table describes, with what the
@@ -118,7 +118,7 @@ func (d *decoder) decodeOptions(v lua.LValue, scriptDir ...string) decodedOption
 // SLO to judge requests against.
 func (d *decoder) checkGoodShare(p plan.Plan) {
 	for _, sc := range p.Scenarios {
-		if sc.Capacity != nil && sc.Capacity.GoodShare > 0 && p.SLO.IsZero() {
+		if sc.Capacity != nil && sc.Capacity.GoodShare > 0 && p.SLO.RequestZero() {
 			d.Errorf(luaval.Child(luaval.Child("options.scenarios", sc.Name), "good_share"), "counts the requests that meet options.slo, which is not set (e.g. slo = { ttft = \"1s\" })")
 		}
 	}
@@ -146,7 +146,7 @@ func (d *decoder) slo(path string, v lua.LValue) plan.SLO {
 	for _, sf := range []struct {
 		key string
 		dst *time.Duration
-	}{{"ttft", &o.TTFT}, {"tpot", &o.TPOT}, {"e2e", &o.E2E}} {
+	}{{"ttft", &o.TTFT}, {"tpot", &o.TPOT}, {"e2e", &o.E2E}, {"task", &o.Task}} {
 		if v := f[sf.key]; v != nil {
 			*sf.dst = d.PositiveDuration(luaval.Child(path, sf.key), v)
 		}

@@ -44,7 +44,7 @@ func TestOptionsErrors(t *testing.T) {
 		{"slo not a table", `{ vus = 1, duration = "1s", slo = "fast" }`, "options.slo: expected table, got string"},
 		{"slo typo", `{ vus = 1, duration = "1s", slo = { ttf = "1s" } }`, "options.slo.ttf: unknown key (did you mean ttft?)"},
 		{"slo far key", `{ vus = 1, duration = "1s", slo = { latency = "1s" } }`,
-			"options.slo.latency: unknown key (valid keys: e2e, tpot, ttft)"},
+			"options.slo.latency: unknown key (valid keys: e2e, task, tpot, ttft)"},
 		{"slo zero", `{ vus = 1, duration = "1s", slo = { ttft = "0s" } }`, "options.slo.ttft: must be > 0, got 0s"},
 		{"slo negative", `{ vus = 1, duration = "1s", slo = { e2e = "-1s" } }`, "options.slo.e2e: must not be negative, got -1s"},
 		{"slo number", `{ vus = 1, duration = "1s", slo = { tpot = 50 } }`, `options.slo.tpot: 50 is not a duration (use a string such as "50s")`},

@@ -274,7 +274,9 @@ func (c *Config) connectTarget(ctx context.Context, t *plan.Target) (*openai.Cli
 		where = fmt.Sprintf("target %q (options.targets.%s): ", t.Name, t.Name)
 		preflight, label = where, "target "+t.Name+" at "+redact.URL(t.BaseURL)
 	}
-	client, err := openai.New(openai.FromTarget(*t, maxVUs(c.Plan)+4))
+	// A VU's llm.parallel branches each hold a connection: keep theirs
+	// idle between fan-outs too (the pool only caps idle connections).
+	client, err := openai.New(openai.FromTarget(*t, maxVUs(c.Plan)*plan.DefaultMaxBranches+4))
 	if err != nil {
 		return nil, fmt.Errorf("%s%w", where, err)
 	}

@@ -22,8 +22,7 @@ var (
 // (reasoning text or summary deltas), TTFC the first answer text or
 // function-call argument; output usage comes from response.completed.
 func (m *Module) respond(L *lua.LState) int {
-	m.sendRequest(L, "llm.respond", L.CheckTable(1), m.respondRequest)
-	return 1
+	return m.sendRequest(L, "llm.respond", L.CheckTable(1), m.respondRequest, nil)
 }
 
 // messagesAPI implements llm.messages{ messages = {{role=, content=},
@@ -34,8 +33,7 @@ func (m *Module) respond(L *lua.LState) int {
 // table of llm.chat. max_tokens is required, as the API requires it;
 // thinking counts for TTFT, not TTFC.
 func (m *Module) messagesAPI(L *lua.LState) int {
-	m.sendRequest(L, "llm.messages", L.CheckTable(1), m.messagesRequest)
-	return 1
+	return m.sendRequest(L, "llm.messages", L.CheckTable(1), m.messagesRequest, nil)
 }
 
 // embed implements llm.embed{ input = "..." or { "a", "b", ... },
@@ -46,8 +44,7 @@ func (m *Module) messagesAPI(L *lua.LState) int {
 // so there is no TTFT, TPOT or text. Dirty-data kinds malform generation
 // requests and are refused here.
 func (m *Module) embed(L *lua.LState) int {
-	m.sendRequest(L, "llm.embed", L.CheckTable(1), m.embedRequest)
-	return 1
+	return m.sendRequest(L, "llm.embed", L.CheckTable(1), m.embedRequest, nil)
 }
 
 // respondRequest validates a llm.respond table.

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"context"
+	"time"
+
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/plan"
 	lua "github.com/yuin/gopher-lua"
@@ -24,8 +27,7 @@ import (
 // error; a malformed table is a Lua error. It works in iterations and in
 // setup/teardown, whose samples are not recorded; at init it is an error.
 func (m *Module) chat(L *lua.LState) int {
-	m.sendRequest(L, "llm.chat", L.CheckTable(1), m.chatRequest)
-	return 1
+	return m.sendRequest(L, "llm.chat", L.CheckTable(1), m.chatRequest, nil)
 }
 
 // complete implements llm.complete{ prompt = "...", model=?, max_tokens=?,
@@ -34,8 +36,7 @@ func (m *Module) chat(L *lua.LState) int {
 // completions endpoint, with a prompt instead of messages and the same
 // sample and result table.
 func (m *Module) complete(L *lua.LState) int {
-	m.sendRequest(L, "llm.complete", L.CheckTable(1), m.completeRequest)
-	return 1
+	return m.sendRequest(L, "llm.complete", L.CheckTable(1), m.completeRequest, nil)
 }
 
 // requestBuilder validates a request table into a request and the dirty
@@ -43,10 +44,11 @@ func (m *Module) complete(L *lua.LState) int {
 type requestBuilder func(*lua.LTable) (*engine.ChatRequest, string, error)
 
 // sendRequest builds a request from tbl with build, malforms it when
-// options.dirty or the table asks, sends it, records its sample, pushes
-// the result table and returns the result; name is the Lua function for
-// errors.
-func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build requestBuilder) *engine.Result {
+// options.dirty or the table asks, sends it, records its sample and
+// pushes the result table; after, when set, sees the result first (on the
+// VU's goroutine). name is the Lua function for errors. In a branch of
+// llm.parallel the request goes out while the other branches run.
+func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build requestBuilder, after func(*engine.Result)) int {
 	if m.Phase != phaseIteration && m.Phase != PhaseLifecycle {
 		L.RaiseError("%s can only be called inside an iteration, setup() or teardown()", name)
 	}
@@ -64,16 +66,27 @@ func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	if err != nil {
 		L.RaiseError("%s: %v", name, err)
 	}
-	if m.cfg.Observe != nil {
-		m.cfg.Observe(m.it, req, kind)
-	}
-	res := m.cfg.Client.Chat(m.Ctx, req)
-	if res == nil {
-		L.RaiseError("%s: the client returned no result", name)
-	}
-	m.recordSample(req, kind, res)
-	L.Push(resultTable(L, res))
-	return res
+	thread := L
+	return m.await(L, name, func(ctx context.Context) any {
+		if m.cfg.Observe != nil {
+			m.cfg.Observe(m.it, req, kind)
+		}
+		res := m.cfg.Client.Chat(ctx, req)
+		if res == nil {
+			res = &engine.Result{Start: time.Now(), NotSent: true,
+				Err: &engine.Error{Class: engine.ErrCanceled, Message: name + ": the client returned no result"}}
+		}
+		return res
+	}, func(L *lua.LState, v any) int {
+		res := v.(*engine.Result)
+		m.recordSample(req, kind, res)
+		m.countRequest(thread, res)
+		if after != nil {
+			after(res)
+		}
+		L.Push(resultTable(L, res))
+		return 1
+	})
 }
 
 // routeTarget gives a request that names no target its scenario's, and

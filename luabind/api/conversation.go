@@ -20,6 +20,7 @@ type conversation struct {
 	turns   int              // completed turns: answers appended
 	source  []engine.Message // a pool conversation being replayed
 	cursor  int              // next source message replay_next looks at
+	sending bool             // a send is waiting for its answer
 }
 
 var conversationKeys = []string{"system", "tags", "messages"}
@@ -235,10 +236,23 @@ func (m *Module) convSend(L *lua.LState) int {
 		}
 		return req, kind, err
 	}
-	res := m.sendRequest(L, "conv:send", opts, build)
-	if res.OK() {
-		c.history = append(c.history, engine.Message{Role: "assistant", Content: res.Text, ToolCalls: slices.Clone(res.ToolCalls)})
-		c.turns = turn
+	if c.sending {
+		L.RaiseError("conv:send: the conversation is already waiting for an answer (sent from another llm.parallel branch): give each branch its own, conv:fork() for a sub-agent")
 	}
-	return 1
+	c.sending = true
+	sent := false
+	defer func() {
+		if !sent {
+			c.sending = false // refused before it went out
+		}
+	}()
+	n := m.sendRequest(L, "conv:send", opts, build, func(res *engine.Result) {
+		c.sending = false
+		if res.OK() {
+			c.history = append(c.history, engine.Message{Role: "assistant", Content: res.Text, ToolCalls: slices.Clone(res.ToolCalls)})
+			c.turns = turn
+		}
+	})
+	sent = true
+	return n
 }

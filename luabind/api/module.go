@@ -69,6 +69,13 @@ type Module struct {
 	contentMeta *lua.LTable
 	itemMeta    *lua.LTable
 	partFields  map[string]lua.LValue // partRecord's scratch
+	// branches are the running llm.parallel's coroutines; tasks the task
+	// open on each thread (the VU's own and its branches'); awaitMark is
+	// what a branch yields while an API call waits.
+	branches    map[*lua.LState]*branch
+	tasks       map[*lua.LState]*taskState
+	awaitMark   *lua.LUserData
+	idleThreads []*lua.LState // branches' coroutines kept for the next fan-out
 }
 
 // NewModule seeds the VU's random source from the run seed and the VU id,
@@ -83,6 +90,7 @@ func NewModule(s *Program, cfg *RunnerConfig, vuID int, seed int64) *Module {
 func (m *Module) NewState() *lua.LState {
 	L := sandbox.New(m.src, uint64(m.VUID))
 	m.Views = sandbox.Shared().Views
+	m.awaitMark = L.NewUserData()
 	L.PreloadModule(sandbox.ModuleName, m.loader)
 	return L
 }
@@ -91,6 +99,7 @@ func (m *Module) NewState() *lua.LState {
 func (m *Module) Begin(ctx context.Context, it *engine.Iteration) {
 	m.Ctx, m.it, m.Phase = ctx, it, phaseIteration
 	m.IterStart, m.scheduled = time.Now(), false
+	clear(m.tasks) // an earlier setup() or teardown() that failed may have left some
 }
 
 // End leaves the iteration: the module idles until the next Begin.
@@ -131,6 +140,9 @@ var members = map[string]func(m *Module, L *lua.LState) lua.LValue{
 	"transcribe":   fn((*Module).transcribe),
 	"speak":        fn((*Module).speak),
 	"conversation": fn((*Module).newConversation),
+	"parallel":     fn((*Module).parallel),
+	"task":         func(m *Module, L *lua.LState) lua.LValue { return m.taskFunction(L) },
+	"tool_delay":   fn((*Module).toolDelay),
 	"weighted":     fn((*Module).weighted),
 	"rand_int":     fn((*Module).randInt),
 	"sleep":        fn((*Module).sleep),
@@ -291,8 +303,7 @@ func pickWeighted(keys []string, weights map[string]float64, r float64) string {
 // sleep implements llm.sleep(d): d is a duration string ("500ms") or a
 // number of seconds. It returns early when the VU's context ends.
 func (m *Module) sleep(L *lua.LState) int {
-	m.Pause(checkDuration(L, 1))
-	return 0
+	return m.sleepFor(L, "llm.sleep", checkDuration(L, 1))
 }
 
 // Pause waits d or until the VU's context ends, whichever comes first;

@@ -31,8 +31,7 @@ const DefaultVoice = "alloy"
 // audio) and its format and max_bytes. The result's text is the
 // transcript.
 func (m *Module) transcribe(L *lua.LState) int {
-	m.sendRequest(L, "llm.transcribe", L.CheckTable(1), m.transcribeRequest)
-	return 1
+	return m.sendRequest(L, "llm.transcribe", L.CheckTable(1), m.transcribeRequest, nil)
 }
 
 // speak implements llm.speak{ input = "text", voice = "alloy", format =
@@ -40,8 +39,7 @@ func (m *Module) transcribe(L *lua.LState) int {
 // result: one request to POST {base}/audio/speech; TTFB is the first
 // audio byte, and the result has audio_seconds and audio_bytes.
 func (m *Module) speak(L *lua.LState) int {
-	m.sendRequest(L, "llm.speak", L.CheckTable(1), m.speakRequest)
-	return 1
+	return m.sendRequest(L, "llm.speak", L.CheckTable(1), m.speakRequest, nil)
 }
 
 // transcribeRequest validates a llm.transcribe table.

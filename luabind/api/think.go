@@ -48,9 +48,8 @@ func (m *Module) thinkExponential(L *lua.LState) int {
 const maxThink = float64(1 << 62)
 
 func (m *Module) pushThink(L *lua.LState, draw func() time.Duration) int {
-	L.Push(L.NewFunction(func(*lua.LState) int {
-		m.Pause(draw())
-		return 0
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		return m.sleepFor(L, "think", draw())
 	}))
 	return 1
 }
@@ -91,8 +90,7 @@ func (m *Module) thinkConstantPacing(L *lua.LState) int {
 			m.cfg.Dry.Pace = max(m.cfg.Dry.Pace, d)
 			return 0
 		}
-		m.Pause(time.Until(m.IterStart.Add(d)))
-		return 0
+		return m.sleepFor(L, "llm.think.constant_pacing", time.Until(m.IterStart.Add(d)))
 	}))
 	return 1
 }

@@ -43,12 +43,14 @@ func (v *VU) RunIteration(ctx context.Context, it engine.Iteration) error {
 	defer v.L.RemoveContext()
 	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it), v.setupData())
 	if ctx.Err() != nil {
-		return v.prog.At(err, api.Interrupted(ctx, "iteration"))
+		err = v.prog.At(err, api.Interrupted(ctx, "iteration"))
+	} else if err != nil {
+		err = v.prog.ScriptError(err)
 	}
-	if err != nil {
-		return v.prog.ScriptError(err)
-	}
-	return nil
+	// Tasks the error left open end with it (a task cut by the end of the
+	// iteration is not recorded, as a check of it would not be).
+	v.Module.AbortTasks(v.L, err)
+	return err
 }
 
 // iterationTable is the vu argument of the exec function. It is new for
