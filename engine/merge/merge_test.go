@@ -28,6 +28,7 @@ type seg struct {
 	failed       bool // every request fails
 	skew         time.Duration
 	thresholds   []plan.ThresholdSpec
+	tasks        []engine.TaskSample // recorded in its stage, their Starts from t0
 	edit         func(*result.Result)
 }
 
@@ -37,6 +38,17 @@ func (s seg) build(t *testing.T) Input {
 	t.Helper()
 	plan := plan.Plan{Seed: 7, Thresholds: s.thresholds}
 	col := metrics.NewCollector()
+	set, err := run.ParseThresholds(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range set {
+		if th.NeedsTrack() {
+			if err := col.Track(th.Metric, th.Filter); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	start := t0.Add(s.skew)
 	col.StageStarted(engine.StageMark{Scenario: "sweep", Stage: "c4", Index: 0, Target: 1, At: start})
 	for i := range s.requests {
@@ -47,6 +59,10 @@ func (s seg) build(t *testing.T) Input {
 			r = engine.Result{Start: r.Start, Status: 500, Err: &engine.Error{Class: "http_5xx:500", Message: "boom"}}
 		}
 		col.Sample(engine.Sample{Scenario: "sweep", Stage: "c4", Result: r})
+	}
+	for _, x := range s.tasks {
+		x.Scenario, x.Stage, x.Start = "sweep", "c4", start.Add(x.Start.Sub(t0))
+		col.Task(x)
 	}
 	col.StageEnded(engine.StageMark{Scenario: "sweep", Stage: "c4", Index: 0, Target: 1, At: start.Add(2 * time.Second)})
 	summary := col.Close()

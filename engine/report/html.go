@@ -45,6 +45,8 @@ type htmlPage struct {
 	Speech     htmlTable
 	MediaNote  string
 	SpeechNote string
+	Tasks      htmlTable // the tasks' figures (llm.task); no rows without
+	TaskNote   string
 	Breakdown  *breakdownSection // where the time went; nil when the server timed nothing
 	Warnings   []string
 	Lints      []lintRow
@@ -93,6 +95,7 @@ func buildPage(r *result.Result) htmlPage {
 	p.GPU = gpuHTML(r)
 	p.Media, p.Speech = mediaTables(r.Stages, labels)
 	p.MediaNote, p.SpeechNote = mediaNote, speechNote
+	p.Tasks, p.TaskNote = taskTable(r.Stages, labels), taskNote(r.Run.SLO)
 	p.Breakdown = breakdownHTML(r, labels)
 	if r.SLOSet {
 		p.Goodput = goodputNote(r.Run.SLO)

@@ -124,6 +124,38 @@ var mediaColumns = []struct {
 	}},
 }
 
+// taskColumns come after mediaColumns, added with the task figures
+// (metrics.TaskSummary): empty on the rows of a stage without tasks, and
+// on a target's rows, since a task may span targets. Times in ms; rates
+// per second of the window.
+var taskColumns = []struct {
+	name  string
+	value func(t *metrics.TaskSummary) string
+}{
+	{"tasks", func(t *metrics.TaskSummary) string { return csvInt(t.Tasks) }},
+	{"tasks_per_sec", func(t *metrics.TaskSummary) string { return csvFloat(t.TasksPerSec) }},
+	{"task_ok", func(t *metrics.TaskSummary) string { return csvInt(t.OK) }},
+	{"task_failed", func(t *metrics.TaskSummary) string { return csvInt(t.Failed) }},
+	{"task_good", func(t *metrics.TaskSummary) string { return csvInt(t.Good) }},
+	{"task_goodput", func(t *metrics.TaskSummary) string { return csvFloat(t.Goodput) }},
+	{"task_p50", func(t *metrics.TaskSummary) string { return csvDist(t.Duration, t.Duration.P50) }},
+	{"task_p99", func(t *metrics.TaskSummary) string { return csvDist(t.Duration, t.Duration.P99) }},
+	{"task_calls_p50", func(t *metrics.TaskSummary) string { return csvDist(t.Calls, t.Calls.P50) }},
+	{"task_tool_p50", func(t *metrics.TaskSummary) string { return csvDist(t.Tool, t.Tool.P50) }},
+}
+
+// taskRecord is a row's task cells.
+func taskRecord(s *metrics.StageSummary) []string {
+	rec := make([]string, len(taskColumns))
+	if s.Tasks == nil {
+		return rec
+	}
+	for i, c := range taskColumns {
+		rec[i] = c.value(s.Tasks)
+	}
+	return rec
+}
+
 // mediaRecord is a row's media cells.
 func mediaRecord(s *metrics.StageSummary) []string {
 	rec := make([]string, len(mediaColumns))
@@ -165,6 +197,9 @@ var stageColumns = func() []string {
 	for _, c := range mediaColumns {
 		cols = append(cols, c.name)
 	}
+	for _, c := range taskColumns {
+		cols = append(cols, c.name)
+	}
 	return cols
 }()
 
@@ -188,12 +223,12 @@ func StagesCSV(r *result.Result) Reporter {
 		}
 		for i := range r.Stages {
 			s := &r.Stages[i]
-			if err := cw.Write(append(append(stageRecord(s), ""), mediaRecord(s)...)); err != nil {
+			if err := cw.Write(slices.Concat(stageRecord(s), []string{""}, mediaRecord(s), taskRecord(s))); err != nil {
 				return err
 			}
 			for _, name := range slices.Sorted(maps.Keys(s.ByTarget)) {
 				v, _ := s.ForTarget(name)
-				if err := cw.Write(append(append(stageRecord(&v), name), mediaRecord(&v)...)); err != nil {
+				if err := cw.Write(slices.Concat(stageRecord(&v), []string{name}, mediaRecord(&v), taskRecord(&v))); err != nil {
 					return err
 				}
 			}

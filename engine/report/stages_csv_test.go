@@ -63,7 +63,7 @@ func TestStageColumnsStable(t *testing.T) {
 	if got := cols[:len(head)]; !slices.Equal(got, head) {
 		t.Errorf("columns start %v, want %v", got, head)
 	}
-	if got, want := len(cols), 14+7*11+3+16; got != want {
+	if got, want := len(cols), 14+7*11+3+16+10; got != want {
 		t.Errorf("%d columns, want %d", got, want)
 	}
 	// Columns added later come last, so readers by position keep working.
@@ -73,8 +73,13 @@ func TestStageColumnsStable(t *testing.T) {
 	media := []string{"media_requests", "images_per_sec", "audio_in_s_per_sec", "body_mb_per_sec", "tokens_per_image",
 		"encode_p50", "encode_p99", "upload_p50", "upload_p99", "audio_out_s_per_sec", "rtf_p50", "rtf_p90", "rtf_p99",
 		"audio_bytes_per_s_p50", "first_audio_p50", "first_audio_p99"}
-	if got := cols[14+7*11+3:]; !slices.Equal(got, media) {
+	if got := cols[14+7*11+3 : 14+7*11+3+16]; !slices.Equal(got, media) {
 		t.Errorf("columns after target %v, want %v", got, media)
+	}
+	tasks := []string{"tasks", "tasks_per_sec", "task_ok", "task_failed", "task_good", "task_goodput",
+		"task_p50", "task_p99", "task_calls_p50", "task_tool_p50"}
+	if got := cols[14+7*11+3+16:]; !slices.Equal(got, tasks) {
+		t.Errorf("columns after media %v, want %v", got, tasks)
 	}
 	cols[0] = "changed"
 	if StageColumns()[0] != "scenario" {

@@ -45,6 +45,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeTail(b, r.Stages, labels)
 		writeConnections(b, r.Stages, labels)
 		writeMedia(b, r.Stages, labels)
+		writeTasks(b, r, labels)
 		writeBreakdown(b, r, labels)
 		writeByTag(b, r.Stages, labels, starred)
 		writeByAPI(b, r.Stages, labels, starred)

@@ -298,3 +298,63 @@ func TestConnectAndTLSThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskThresholds: the task metrics are gated as any built-in, from a
+// run's own tasks: the wall time of the ok tasks, their count and rate,
+// the goodput of tasks under the SLO's Task objective, the share that
+// failed, and one task name's through its tag.
+func TestTaskThresholds(t *testing.T) {
+	p := plan.Plan{Scenarios: []plan.Scenario{{Name: "agents", Stages: []plan.Stage{{Name: "c1"}}}}}
+	col := metrics.NewCollector(metrics.WithSLO(plan.SLO{Task: 10 * time.Second}))
+	specs := []struct {
+		expr, cond string
+		pass       bool
+	}{
+		{"task.p99", "< 30s", true},
+		{"task.p99", "< 15s", false},
+		{"task{task:plan}.max", "< 5s", true},
+		{"task{stage:c1,task:review}.max", "< 5s", false},
+		{"tasks.count", "== 4", true},
+		{"tasks.rate", ">= 0.4", true},
+		{"task_good.rate", ">= 0.2", true},   // 2 good in 10 s
+		{"task_good.count", "== 2", true},    // the 20 s review missed 10 s
+		{"task_failed.rate", "< 10%", false}, // 1 of 4
+		{"task_failed", "rate <= 25%", true},
+		{"task_calls.avg", "== 4", true},
+		{"task_tokens.max", "< 1000", true},
+		{"task_tool.p50", "< 2s", true},
+	}
+	var set Set
+	for _, s := range specs {
+		th, err := Parse(plan.ThresholdSpec{Expr: s.expr, Conditions: []string{s.cond}}, KnownOf(p))
+		if err != nil {
+			t.Fatalf("Parse(%q, %q): %v", s.expr, s.cond, err)
+		}
+		if th.NeedsTrack() {
+			if err := col.Track(th.Metric, th.Filter); err != nil {
+				t.Fatalf("Track %s: %v", s.expr, err)
+			}
+		}
+		set = append(set, th)
+	}
+	col.StageStarted(engine.StageMark{Scenario: "agents", Stage: "c1", Target: 1, At: time.Unix(0, 0)})
+	for i, x := range []struct {
+		name          string
+		secs          int
+		calls, failed int
+	}{{"plan", 2, 3, 0}, {"plan", 4, 5, 0}, {"review", 20, 4, 0}, {"review", 1, 1, 1}} {
+		col.Task(engine.TaskSample{Name: x.name, Scenario: "agents", Stage: "c1", Tags: map[string]string{"task": x.name},
+			Start: time.Unix(int64(i), 0), Duration: time.Duration(x.secs) * time.Second, Calls: x.calls, Failed: x.failed,
+			OutputTokens: 100 * x.calls, Tool: time.Second})
+	}
+	col.StageEnded(engine.StageMark{Scenario: "agents", Stage: "c1", At: time.Unix(10, 0)})
+	snap := col.Snapshot()
+	col.Close()
+	results, _ := set.Evaluate(snap)
+	for i, r := range results {
+		if r.Passed != specs[i].pass || r.Outcomes[0].NoData {
+			t.Errorf("%s %s: passed %v (observed %v, no data %v), want %v", specs[i].expr, specs[i].cond, r.Passed,
+				r.Outcomes[0].Observed, r.Outcomes[0].NoData, specs[i].pass)
+		}
+	}
+}
