@@ -92,6 +92,10 @@ func TestTasksText(t *testing.T) {
 	if strings.Contains(text, "\nwarm ") {
 		t.Errorf("the stage without tasks has a row:\n%s", text)
 	}
+	// Ok plans: j = 0, 2, 6, 8, 10, 12, 16, 18; their p50 the 4th, j = 8.
+	if !strings.Contains(text, "agents · plan       10           80.0  2701  4200\n") {
+		t.Errorf("no row for the plan tasks:\n%s", text)
+	}
 	if plain := string(render(t, Text(mediaRun(false)))); strings.Contains(plain, "tasks (") {
 		t.Errorf("a run without tasks shows a tasks table:\n%s", plain)
 	}

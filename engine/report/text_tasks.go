@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/llmload/llmload/engine/metrics"
@@ -38,7 +40,9 @@ func writeTasks(b *bytes.Buffer, r *result.Result, labels []string) {
 var taskHead = []string{"stage", "tasks", "tasks/s", "ok %", "p50", "p99", "calls p50", "tool p50", "goodput/s", "first error"}
 
 // taskRows are the tasks table's rows, label first: one per stage that
-// had tasks; none for a run without.
+// had tasks, followed, when it had tasks of several names (nested ones
+// are counted apart from the task around them), by one per name with the
+// figures kept by name; none for a run without.
 func taskRows(stages []metrics.StageSummary, labels []string) [][]string {
 	var rows [][]string
 	for i, s := range stages {
@@ -46,14 +50,24 @@ func taskRows(stages []metrics.StageSummary, labels []string) [][]string {
 		if t == nil {
 			continue
 		}
-		rows = append(rows, []string{labels[i], fmt.Sprint(t.Tasks), figure(t.TasksPerSec),
-			fmt.Sprintf("%.1f", 100*float64(t.OK)/float64(max(t.Tasks, 1))),
+		rows = append(rows, []string{labels[i], fmt.Sprint(t.Tasks), figure(t.TasksPerSec), okShare(t.OK, t.Tasks),
 			textfmt.DistMS(t.Duration, t.Duration.P50), textfmt.DistMS(t.Duration, t.Duration.P99),
 			valueCell(t.Calls, t.Calls.P50), textfmt.DistMS(t.Tool, t.Tool.P50),
 			figure(t.Goodput), firstErrorCell(t)})
+		if len(t.ByName) < 2 {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(t.ByName)) {
+			n := t.ByName[name]
+			rows = append(rows, []string{labels[i] + " · " + name, fmt.Sprint(n.Tasks), "", okShare(n.OK, n.Tasks),
+				textfmt.DistMS(n.Duration, n.Duration.P50), textfmt.DistMS(n.Duration, n.Duration.P99), "", "", "", ""})
+		}
 	}
 	return rows
 }
+
+// okShare is ok of n in percent.
+func okShare(ok, n int64) string { return fmt.Sprintf("%.1f", 100*float64(ok)/float64(max(n, 1))) }
 
 // firstErrorCell is the first error that ended one of a stage's tasks;
 // "-" when none did.
@@ -84,7 +98,8 @@ func taskNote(slo *result.SLO) string {
 	if slo != nil && slo.TaskMS > 0 {
 		good = "the ok tasks that took at most " + plan.FormatDuration(textfmt.Duration(slo.TaskMS))
 	}
-	return "ok: the task's function returned and none of its requests failed; p50, p99: wall time of the ok tasks, " +
+	return "ok: the task's function returned and none of its requests failed; a nested task is a task of its own, " +
+		"its requests counted in the task around it too; p50, p99: wall time of the ok tasks, " +
 		"first call to last answer (ms); calls: requests per ok task; tool: time in llm.tool_delay (ms); goodput: " +
 		good + ", per second"
 }
