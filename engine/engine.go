@@ -486,11 +486,12 @@ type TaskSample struct {
 	Scenario, Stage string
 	Tags            map[string]string // the scenario's and the task's tags
 	Warmup          bool
-	// Start is when the task's first call began, on the same clock as
-	// Result.Start, so that the task is placed in its stage's window as
-	// its requests are; zero: Duration before the sink received it.
+	// Start is when the task began (llm.task was called), on the same
+	// clock as Result.Start, so that the task is placed in its stage's
+	// window as its requests are; zero: Duration before the sink
+	// received it.
 	Start                     time.Time
-	Duration                  time.Duration // wall time, first call to last answer
+	Duration                  time.Duration // wall time: the task's function, from its call to its return (or the error that ended it)
 	Calls, Failed             int           // requests sent inside it (nested tasks' and branches' included), and those that failed
 	InputTokens, OutputTokens int
 	Tool                      time.Duration // time in llm.tool_delay inside it

@@ -100,7 +100,7 @@ func taskNote(slo *result.SLO) string {
 	}
 	return "ok: the task's function returned and none of its requests failed; a nested task is a task of its own, " +
 		"its requests counted in the task around it too; p50, p99: wall time of the ok tasks, " +
-		"first call to last answer (ms); calls: requests per ok task; tool: time in llm.tool_delay (ms); goodput: " +
+		"from llm.task's call to its return (ms); calls: requests per ok task; tool: time in llm.tool_delay (ms); goodput: " +
 		good + ", per second"
 }
 

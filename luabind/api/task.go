@@ -172,8 +172,8 @@ func (m *Module) recordTask(t *taskState, errMsg string) {
 	}
 	m.cfg.Sink.Task(engine.TaskSample{
 		Name: t.name, Scenario: m.it.Scenario, Stage: m.it.Stage, Warmup: m.it.Warmup,
-		Tags:     mergeTags(m.prog.Tags[m.it.Scenario], map[string]string{"task": t.name}),
-		Duration: time.Since(t.start), Calls: t.calls, Failed: t.failed,
+		Tags:  mergeTags(m.prog.Tags[m.it.Scenario], map[string]string{"task": t.name}),
+		Start: t.start, Duration: time.Since(t.start), Calls: t.calls, Failed: t.failed,
 		InputTokens: t.in, OutputTokens: t.out, Tool: t.tool, Err: errMsg,
 	})
 }
