@@ -233,6 +233,43 @@ func TestToolChoiceRule(t *testing.T) {
 	}
 }
 
+// TestToolCallsDeterministic: an agent's tool calls are a function of
+// the request, as a model at temperature 0 would make them: the same
+// history gets the same call and arguments, in any order and from another
+// server of the same seed; another history gets other arguments.
+func TestToolCallsDeterministic(t *testing.T) {
+	args := func(s *Server, city string) string {
+		t.Helper()
+		req := map[string]any{"max_tokens": 8, "tools": []any{chatWeather}, "tool_choice": "required",
+			"messages": []any{map[string]any{"role": "user", "content": "Weather in " + city + "?"}}}
+		w := serve(s, "POST", "/v1/chat/completions", body(t, req), nil)
+		var r struct {
+			Choices []struct {
+				Message struct {
+					ToolCalls []struct {
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+			}
+		}
+		if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &r) != nil || len(r.Choices) != 1 || len(r.Choices[0].Message.ToolCalls) != 1 {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		return r.Choices[0].Message.ToolCalls[0].Function.Arguments
+	}
+	a, b := New(zeroCost(Config{Seed: 9})), New(zeroCost(Config{Seed: 9}))
+	defer a.Close()
+	defer b.Close()
+	paris := args(a, "Paris")
+	oslo := args(a, "Oslo")
+	if again, other := args(a, "Paris"), args(b, "Paris"); again != paris || other != paris {
+		t.Errorf("arguments for one history: %s, then %s, from another server %s; want them equal", paris, again, other)
+	}
+	if oslo == paris {
+		t.Errorf("arguments %s for two histories, want them to differ", oslo)
+	}
+}
+
 func TestEmbeddings(t *testing.T) {
 	s := New(zeroCost(Config{Seed: 3}))
 	defer s.Close()
