@@ -129,8 +129,9 @@ build() {
 	CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$tmp/" $pkgs
 	CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
 	gcc -Os -static -DVERSION="$KUBE_VERSION" -o "$tmp/pause" "$mod/build/pause/linux/pause.c"
+	# Its report goes to stderr: stdout is the KEY=value lines .ci/run reads.
 	(cd "$REPO" && go run ./cmd/llmload-image --binary "$tmp/pause" --entrypoint /pause \
-		--user 65535 --name "$PAUSE_IMAGE" --no-certs --out "$tmp/pause.tar")
+		--user 65535 --name "$PAUSE_IMAGE" --no-certs --out "$tmp/pause.tar") >&2
 	# Through temporary names, so that an interrupted build never leaves
 	# binaries that a later run would trust.
 	for f in $COMPONENTS etcd pause pause.tar; do mv "$tmp/$f" "$BIN/$f"; done
