@@ -442,7 +442,7 @@ type DropMark struct {
 	Stage     string
 	Scheduled time.Time
 	// Reason says why no VU could take it: DropMaxVUs, DropGrowing,
-	// DropVUFailed or DropStopped.
+	// DropVUFailed, DropStopped or DropParent.
 	Reason string
 }
 
@@ -459,6 +459,10 @@ const (
 	// DropStopped: a trace session's record still held behind the
 	// session's previous one when the run stopped it.
 	DropStopped = "stopped"
+	// DropParent: a trace record timed by its parent's answer whose parent
+	// (or an ancestor) was dropped, or canceled by the graceful stop, so
+	// never answered.
+	DropParent = "parent_dropped"
 )
 
 // Custom metric kinds, as in k6.

@@ -25,7 +25,7 @@ var (
 			"pre_allocated_vus", "max_vus", "arrival", "burstiness"},
 		plan.ExecutorSharedIterations: {"vus", "iterations", "max_duration"},
 		plan.ExecutorPerVUIterations:  {"vus", "iterations", "max_duration"},
-		plan.ExecutorTrace: {"trace", "speedup", "time_offset", "limit", "sessions",
+		plan.ExecutorTrace: {"trace", "speedup", "time_offset", "limit", "sessions", "warm_turns",
 			"pre_allocated_vus", "max_vus"},
 		plan.ExecutorCapacity: {"load", "start", "max", "growth", "precision", "warmup", "window",
 			"max_window", "good_share", "conditions", "min_samples", "idle_timeout", "pre_allocated_vus", "max_vus",

@@ -49,9 +49,17 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 	if v := f["sessions"]; v != nil {
 		opts.Sessions = d.Boolean(luaval.Child(path, "sessions"), v)
 	}
+	if v := f["warm_turns"]; v != nil {
+		opts.WarmTurns = d.Count(luaval.Child(path, "warm_turns"), v, 0)
+	}
 	sc.TimeUnit = plan.DefaultTimeUnit
 	d.vuPool(path, f, sc, "record", 0, 0)
 	if src == nil {
+		return
+	}
+	if opts.WarmTurns > 0 && !opts.Sessions && src.Trace.Children == 0 {
+		// Nothing says which turn a record is: no session, no tree.
+		d.Errorf(luaval.Child(path, "warm_turns"), "needs sessions = true, or a trace whose records form trees (parent and delay fields), to say which turns come first")
 		return
 	}
 	tr, err := src.Trace.Replay(opts)
@@ -63,8 +71,10 @@ func (d *decoder) trace(path string, f map[string]lua.LValue, sc *plan.Scenario)
 	tr.TimeOffset, tr.Limit = opts.TimeOffset, opts.Limit
 	sc.Trace = tr
 	d.traces = append(d.traces, &api.ScenarioTrace{Scenario: sc.Name, Src: src, Replay: tr})
-	// One stage, the whole replay: it ends when the last record is due;
-	// a one-record trace still gets a window to measure its request in.
+	// One stage, the whole replay: it ends when the last record is due
+	// (a trace of trees: at the earliest, when every answer is instant;
+	// the executor stretches it until the last record has run); a
+	// one-record trace still gets a window to measure its request in.
 	span := max(tr.Duration(), time1ms)
 	sc.Stages = []plan.Stage{{Name: sc.Name, Duration: span,
 		Rate: float64(len(tr.Arrivals)) / span.Seconds()}}
@@ -135,6 +145,7 @@ func traceReport(st *api.ScenarioTrace) result.Trace {
 	return result.Trace{Scenario: st.Scenario, Source: source, Digest: r.Digest, Speedup: r.Speedup,
 		TimeOffsetS: r.TimeOffset.Seconds(), Limit: r.Limit, Records: len(r.Arrivals),
 		SpanS: span.Seconds(), DurationS: r.Duration().Seconds(), Sessions: s.Sessions, Conversations: r.Sessions > 0,
+		Children: r.Children, WarmTurns: r.WarmTurns,
 		Input: lengths(s.Input), Output: lengths(s.Output), BlockTokens: s.BlockTokens,
 		UniqueBlocks: s.UniqueBlocks, WithHashIDs: s.WithHashIDs, PrefixReuse: s.PrefixReuse}
 }

@@ -138,6 +138,15 @@ func TestTraceScenarioErrors(t *testing.T) {
 		{"empty field", smallTrace, `llm.trace.jsonl("t.jsonl", { input = "" })`, `pre_allocated_vus = 1`, "options.input: must name a field"},
 		{"bad salt", smallTrace, `llm.trace.mooncake("t.jsonl", { salt = true })`, `pre_allocated_vus = 1`, "options.salt: expected a number or a string, got boolean"},
 		{"tiny tokenizer", smallTrace, `llm.trace.mooncake("t.jsonl", { tokenizer = "p50k_base" })`, `pre_allocated_vus = 1, limit = 1`, ""},
+		{"warm_turns without sessions or trees", smallTrace, `llm.trace.mooncake("t.jsonl")`, `pre_allocated_vus = 1, warm_turns = 1`,
+			"options.scenarios.replay.warm_turns: needs sessions = true, or a trace whose records form trees"},
+		{"negative warm_turns", smallTrace, `llm.trace.mooncake("t.jsonl")`, `pre_allocated_vus = 1, sessions = true, warm_turns = -1`,
+			"options.scenarios.replay.warm_turns: must be ≥ 0, got -1"},
+		{"warm_turns with sessions", smallTrace, `llm.trace.mooncake("t.jsonl")`, `pre_allocated_vus = 1, sessions = true, warm_turns = 1`, ""},
+		{"warm_turns on trees", treeTrace, `llm.trace.jsonl("t.jsonl", { id = "rid", parent = "pid", delay = "gap" })`, `pre_allocated_vus = 1, warm_turns = 1`, ""},
+		{"a tree's missing parent", treeTrace + `{"rid": "z", "pid": "nope", "gap": 1, "input_length": 4, "output_length": 1}`,
+			`llm.trace.jsonl("t.jsonl", { id = "rid", parent = "pid", delay = "gap" })`, `pre_allocated_vus = 1`, `t.jsonl:4: pid: no record has id "nope"`},
+		{"bad delay unit", treeTrace, `llm.trace.jsonl("t.jsonl", { id = "rid", parent = "pid", delay = "gap", delay_unit = "h" })`, `pre_allocated_vus = 1`, `delay_unit "h"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,6 +161,34 @@ func TestTraceScenarioErrors(t *testing.T) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// treeTrace is a root and two children, named by rid and pid, gaps in s.
+const treeTrace = `{"rid": "a", "timestamp": 0, "input_length": 20, "output_length": 7}
+{"rid": "b", "pid": "a", "gap": 1.5, "input_length": 40, "output_length": 9}
+{"rid": "c", "pid": "a", "gap": 0.25, "input_length": 5, "output_length": 3}
+`
+
+func TestTraceTreeScenarioPlan(t *testing.T) {
+	path := traceScript(t, treeTrace, `llm.trace.jsonl("t.jsonl", { id = "rid", parent = "pid", delay = "gap", delay_unit = "s" })`,
+		`speedup = 0.5, warm_turns = 1, pre_allocated_vus = 2`)
+	sc := mustCompile(t, path, Options{}).Plan().Scenarios[0]
+	ms := time.Millisecond
+	want := []plan.TraceArrival{{At: 0, Record: 0, Warm: true}, {At: 500 * ms, Record: 1, Parent: 1, Delay: 500 * ms},
+		{At: 3000 * ms, Record: 2, Parent: 1, Delay: 3000 * ms}}
+	if len(sc.Trace.Arrivals) != len(want) {
+		t.Fatalf("arrivals = %+v, want %+v", sc.Trace.Arrivals, want)
+	}
+	for i, a := range sc.Trace.Arrivals {
+		if a != want[i] {
+			t.Errorf("arrival %d = %+v, want %+v", i, a, want[i])
+		}
+	}
+	// The stage's planned window is the tree at instant answers; the
+	// executor stretches it.
+	if sc.Trace.Children != 2 || sc.Trace.WarmTurns != 1 || !sc.Trace.Stretches() || sc.Stages[0].Duration != 3*time.Second {
+		t.Errorf("trace %+v, stage %+v: want 2 children, warm_turns 1, a 3s planned window", sc.Trace, sc.Stages[0])
 	}
 }
 

@@ -31,6 +31,10 @@ const (
 	// defaults are Mooncake's names.
 	TraceJSONL = "jsonl"
 	TraceCSV   = "csv"
+	// TraceAgent is llmload's own JSONL of agent trees: Mooncake's fields
+	// plus id, parent, delay_ms (the gap after the parent's answer) and
+	// session; timestamp (ms) only on roots.
+	TraceAgent = "agent"
 )
 
 // DefaultBlockTokens is the tokens one hash id stands for unless the format
@@ -44,7 +48,7 @@ const bailianBlockTokens = 16
 // TraceFormat says how to read a trace file. The zero value of each field
 // picks its default; Kind is required.
 type TraceFormat struct {
-	Kind string // TraceMooncake, TraceBailian, TraceAzure, TraceJSONL or TraceCSV
+	Kind string // TraceMooncake, TraceBailian, TraceAzure, TraceJSONL, TraceCSV or TraceAgent
 	// Fields names the JSONL fields or CSV columns; a name left empty is
 	// the kind's.
 	Fields TraceFields
@@ -55,22 +59,36 @@ type TraceFormat struct {
 	// BlockTokens is the tokens each hash id stands for: 512 (Mooncake),
 	// 16 for Bailian.
 	BlockTokens int
+	// DelayUnit is the unit of a child's delay after its parent's
+	// answer: "ms" (the default), "s", "us" or "ns".
+	DelayUnit string
 }
 
 // TraceFields names where each value of a record is. Time, Input and
 // Output are required in every record (Input may be missing where Text or
 // Messages is given); the others are optional, but a CSV header must have
 // every column named explicitly.
+//
+// ID, Parent and Delay make trees: a record naming a Parent (by its ID)
+// starts Delay after that record's answer, not at a time of its own. With
+// no Parent field, a record with a Delay follows its session's previous
+// record (AIPerf's multi-turn Mooncake rows: session_id and delay).
 type TraceFields struct {
 	Time, Input, Output string
 	HashIDs, Session    string
 	Text, Messages      string
+	ID, Parent, Delay   string
 }
 
 // traceDefaults are Mooncake's names, which AIPerf extended with sessions,
 // texts and messages.
 var traceDefaults = TraceFields{Time: "timestamp", Input: "input_length", Output: "output_length",
-	HashIDs: "hash_ids", Session: "session_id", Text: "text_input", Messages: "messages"}
+	HashIDs: "hash_ids", Session: "session_id", Text: "text_input", Messages: "messages", Delay: "delay"}
+
+// agentFields are the fields of llmload's own agent-tree JSONL.
+var agentFields = TraceFields{Time: "timestamp", Input: "input_length", Output: "output_length",
+	HashIDs: "hash_ids", Session: "session", Text: "text_input", Messages: "messages",
+	ID: "id", Parent: "parent", Delay: "delay_ms"}
 
 // bailianFields are the fields of Bailian's traces; its sessions are
 // read from chat_id and parent_chat_id.
@@ -87,8 +105,10 @@ type Trace struct {
 	// Format is the format read, its defaults filled in.
 	Format TraceFormat
 	// Records are in order of time; a record's index here is the one
-	// TraceArrival.Record names.
+	// TraceArrival.Record names. A parent comes before its children.
 	Records []TraceRecord
+	// Children counts the records timed by a parent (TraceRecord.Parent).
+	Children int
 	// OutOfOrder counts the records whose time was earlier than the one
 	// before them in the file: when it is not 0, the file was sorted
 	// (stably), so indices are positions after sorting, not in the file;
@@ -111,6 +131,16 @@ type TraceRecord struct {
 	Text     string           // the prompt as recorded, if the trace has it
 	Messages []engine.Message // the conversation as recorded, if the trace has it
 	Line     int              // the record's line in the file (its first, in CSV)
+	// ID is the record's own id, as children name it ("" when none).
+	ID string
+	// Parent is 0 for a root, timed by its own time; otherwise 1 + the
+	// index in Records of the record whose answer it follows, Delay
+	// after it. A child's At is only its earliest time: its parent's At
+	// plus Delay, as if every answer were instant.
+	Parent int
+	Delay  time.Duration
+	// Depth is 0 for a root, 1 for its children, and so on.
+	Depth int
 }
 
 // LoadTrace loads a trace file in format f; see LoadTraceContext.
@@ -134,13 +164,13 @@ func LoadTraceContext(ctx context.Context, path string, f TraceFormat) (*Trace, 
 func (f TraceFormat) normalized() (TraceFormat, error) {
 	unit, block := "ms", DefaultBlockTokens
 	switch f.Kind {
-	case TraceMooncake, TraceJSONL, TraceCSV, TraceAzure:
+	case TraceMooncake, TraceJSONL, TraceCSV, TraceAzure, TraceAgent:
 	case TraceBailian:
 		unit, block = "s", bailianBlockTokens
 	case "":
-		return f, errors.New("trace format: no kind (want mooncake, bailian, azure, jsonl or csv)")
+		return f, errors.New("trace format: no kind (want mooncake, bailian, azure, jsonl, csv or agent)")
 	default:
-		return f, fmt.Errorf("trace format %q: want mooncake, bailian, azure, jsonl or csv", f.Kind)
+		return f, fmt.Errorf("trace format %q: want mooncake, bailian, azure, jsonl, csv or agent", f.Kind)
 	}
 	f.Fields = f.Fields.or(kindFields(f.Kind))
 	if f.TimeUnit == "" {
@@ -148,6 +178,12 @@ func (f TraceFormat) normalized() (TraceFormat, error) {
 	}
 	if _, ok := timeUnits[f.TimeUnit]; !ok {
 		return f, fmt.Errorf("time_unit %q: want ms, s, us or ns", f.TimeUnit)
+	}
+	if f.DelayUnit == "" {
+		f.DelayUnit = "ms"
+	}
+	if _, ok := timeUnits[f.DelayUnit]; !ok {
+		return f, fmt.Errorf("delay_unit %q: want ms, s, us or ns", f.DelayUnit)
 	}
 	if f.BlockTokens == 0 {
 		f.BlockTokens = block
@@ -165,6 +201,8 @@ func kindFields(kind string) TraceFields {
 		return azureFields
 	case TraceBailian:
 		return bailianFields
+	case TraceAgent:
+		return agentFields
 	}
 	return traceDefaults
 }
@@ -180,7 +218,8 @@ func (fs TraceFields) or(def TraceFields) TraceFields {
 	return TraceFields{Time: pick(fs.Time, def.Time), Input: pick(fs.Input, def.Input),
 		Output: pick(fs.Output, def.Output), HashIDs: pick(fs.HashIDs, def.HashIDs),
 		Session: pick(fs.Session, def.Session), Text: pick(fs.Text, def.Text),
-		Messages: pick(fs.Messages, def.Messages)}
+		Messages: pick(fs.Messages, def.Messages), ID: pick(fs.ID, def.ID),
+		Parent: pick(fs.Parent, def.Parent), Delay: pick(fs.Delay, def.Delay)}
 }
 
 // csvKind reports whether the format is read as CSV.
@@ -192,6 +231,7 @@ type timed struct {
 	t   stamp
 	// chat and parent are Bailian's chat_id and parent_chat_id (-1: none).
 	chat, parent int64
+	link         treeLink
 }
 
 // chatLink is a Bailian record's place in its session's chain.
@@ -217,7 +257,12 @@ func loadTrace(ctx context.Context, path string, f TraceFormat) (*Trace, error) 
 	if f.Kind == TraceBailian {
 		bailianSessions(recs, tr.chats)
 	}
-	t := &Trace{Path: path, Format: f, Records: recs, OutOfOrder: sortByTime(recs), sum: sum}
+	children, err := linkTrees(path, f.Fields, recs, tr.links)
+	if err != nil {
+		return nil, err
+	}
+	recs, out := sortByTime(recs)
+	t := &Trace{Path: path, Format: f, Records: recs, Children: children, OutOfOrder: out, sum: sum}
 	return t, nil
 }
 
@@ -225,8 +270,14 @@ func loadTrace(ctx context.Context, path string, f TraceFormat) (*Trace, error) 
 // absolute times with numbers is refused at the first record that
 // differs: their difference means nothing.
 func (tr *traceReader) add(r timed) error {
-	if len(tr.recs) == 0 {
-		tr.abs, tr.firstLine = r.t.abs, r.rec.Line
+	if r.link.child() {
+		// Timed by its parent: its own time, if any, is not read.
+		tr.recs = append(tr.recs, r.rec)
+		tr.links = append(tr.links, r.link)
+		return nil
+	}
+	if !tr.timed {
+		tr.abs, tr.firstLine, tr.timed = r.t.abs, r.rec.Line, true
 	} else if r.t.abs != tr.abs {
 		what := map[bool]string{true: "an absolute time", false: "a number"}
 		return fieldError(tr.path, r.rec.Line, tr.f.Fields.Time, fmt.Errorf("%s, but line %d's is %s: a trace's times must all be one or the other",
@@ -234,30 +285,56 @@ func (tr *traceReader) add(r timed) error {
 	}
 	r.rec.At = time.Duration(r.t.ns)
 	tr.recs = append(tr.recs, r.rec)
+	tr.links = append(tr.links, r.link)
 	if tr.f.Kind == TraceBailian {
 		tr.chats = append(tr.chats, chatLink{r.chat, r.parent})
 	}
 	return nil
 }
 
-// sortByTime sorts recs, whose At are raw times, stably by time, makes At
-// the offset from the first, and returns how many records were earlier
-// than the one before them.
-func sortByTime(recs []TraceRecord) int {
+// sortByTime sorts recs, whose At are raw times, stably by time (a parent
+// before its children at the same time), makes At the offset from the
+// first, renumbers Parent to the sorted order, and returns the sorted
+// records and how many were earlier than the one before them.
+func sortByTime(recs []TraceRecord) ([]TraceRecord, int) {
 	n := 0
 	for i := 1; i < len(recs); i++ {
-		if recs[i].At < recs[i-1].At {
+		if recs[i].At < recs[i-1].At || recs[i].At == recs[i-1].At && recs[i].Depth < recs[i-1].Depth {
 			n++
 		}
 	}
 	if n > 0 {
-		slices.SortStableFunc(recs, func(a, b TraceRecord) int { return cmp.Compare(a.At, b.At) })
+		recs = sortRecords(recs)
 	}
 	first := recs[0].At
 	for i := range recs {
 		recs[i].At -= first
 	}
-	return n
+	return recs, n
+}
+
+// sortRecords is recs in order of (At, Depth), stably, with each Parent
+// renumbered to its parent's new place.
+func sortRecords(recs []TraceRecord) []TraceRecord {
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(recs[a].At, recs[b].At), cmp.Compare(recs[a].Depth, recs[b].Depth))
+	})
+	moved := make([]int, len(recs)) // old index -> new
+	out := make([]TraceRecord, len(recs))
+	for to, from := range order {
+		moved[from] = to
+		out[to] = recs[from]
+	}
+	for i := range out {
+		if p := out[i].Parent; p != 0 {
+			out[i].Parent = moved[p-1] + 1
+		}
+	}
+	return out
 }
 
 // bailianSessions names each record's session after the root of its

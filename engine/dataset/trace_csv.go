@@ -14,6 +14,7 @@ import (
 // a column the file does not have.
 type traceColumns struct {
 	time, input, output, ids, session, text, messages int
+	id, parent, delay                                 int
 }
 
 func readTraceCSV(ctx context.Context, tr *traceReader) ([32]byte, error) {
@@ -61,6 +62,9 @@ func (tr *traceReader) csvHeader(r *csv.Reader) (traceColumns, error) {
 	header = append([]string(nil), header...) // ReuseRecord: the next Read overwrites it
 	fs, def := tr.f.Fields, kindFields(tr.f.Kind)
 	find := func(name, deflt string, required bool) (int, error) {
+		if name == "" {
+			return -1, nil // a field this format does not read
+		}
 		if i := headerIndex(header, name); i >= 0 {
 			return i, nil
 		}
@@ -81,6 +85,9 @@ func (tr *traceReader) csvHeader(r *csv.Reader) (traceColumns, error) {
 		{&c.session, fs.Session, def.Session, false},
 		{&c.text, fs.Text, def.Text, false},
 		{&c.messages, fs.Messages, def.Messages, false},
+		{&c.id, fs.ID, def.ID, false},
+		{&c.parent, fs.Parent, def.Parent, false},
+		{&c.delay, fs.Delay, def.Delay, false},
 	} {
 		if *col.dst, err = find(col.name, col.deflt, col.required); err != nil {
 			return c, err
@@ -140,7 +147,12 @@ func (tr *traceReader) csvRecord(r *csv.Reader, row []string, c traceColumns) (t
 	rec := timed{rec: TraceRecord{Line: line}, chat: -1, parent: -1}
 	fs := tr.f.Fields
 	var err error
-	if v := cr.cell(c.time); v == "" {
+	if err := cr.tree(&rec, c); err != nil {
+		return timed{}, err
+	}
+	if v := cr.cell(c.time); rec.link.child() {
+		// Timed by its parent's answer: a time of its own is not needed.
+	} else if v == "" {
 		return timed{}, cr.fail(c.time, fs.Time, errors.New("missing"))
 	} else if rec.t, err = parseStamp(v, tr.f.TimeUnit); err != nil {
 		return timed{}, cr.fail(c.time, fs.Time, err)

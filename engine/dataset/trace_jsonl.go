@@ -46,7 +46,9 @@ type traceReader struct {
 
 	recs      []TraceRecord
 	chats     []chatLink // Bailian's, one a record
+	links     []treeLink // one a record
 	abs       bool       // the records' times are absolute
+	timed     bool       // a record with a time of its own has been read
 	firstLine int
 }
 
@@ -117,7 +119,12 @@ func (tr *traceReader) jsonRecord(line int, b []byte) (timed, error) {
 	r := timed{rec: TraceRecord{Line: line}, chat: -1, parent: -1}
 	fs := tr.f.Fields
 	fail := func(field string, err error) (timed, error) { return timed{}, fieldError(tr.path, line, field, err) }
-	if r.t, err = jsonStamp(obj, fs.Time, tr.f.TimeUnit); err != nil {
+	if err := tr.jsonTree(obj, &r); err != nil {
+		return timed{}, err
+	}
+	if r.link.child() {
+		// Timed by its parent's answer: a time of its own is not needed.
+	} else if r.t, err = jsonStamp(obj, fs.Time, tr.f.TimeUnit); err != nil {
 		return fail(fs.Time, err)
 	}
 	if r.rec.Text, err = jsonText(obj[fs.Text]); err != nil {

@@ -302,7 +302,7 @@ func TestTraceFormatErrors(t *testing.T) {
 		want string
 	}{
 		{TraceFormat{}, "t.jsonl: trace format: no kind"},
-		{TraceFormat{Kind: "sharegpt"}, `t.jsonl: trace format "sharegpt": want mooncake, bailian, azure, jsonl or csv`},
+		{TraceFormat{Kind: "sharegpt"}, `t.jsonl: trace format "sharegpt": want mooncake, bailian, azure, jsonl, csv or agent`},
 		{TraceFormat{Kind: TraceMooncake, TimeUnit: "min"}, `t.jsonl: time_unit "min": want ms, s, us or ns`},
 		{TraceFormat{Kind: TraceMooncake, BlockTokens: -1}, "t.jsonl: block_tokens -1 out of range"},
 	}

@@ -87,9 +87,10 @@ type PoolStats struct {
 	// PoolWait; WaitMax is the longest of those waits.
 	Waited  int64
 	WaitMax time.Duration
-	// DroppedMaxVUs, DroppedGrowing, DroppedVUFailed and DroppedStopped
-	// count the drops by engine.DropMark.Reason; their sum is every drop.
-	DroppedMaxVUs, DroppedGrowing, DroppedVUFailed, DroppedStopped int64
+	// DroppedMaxVUs, DroppedGrowing, DroppedVUFailed, DroppedStopped and
+	// DroppedParent count the drops by engine.DropMark.Reason; their sum
+	// is every drop.
+	DroppedMaxVUs, DroppedGrowing, DroppedVUFailed, DroppedStopped, DroppedParent int64
 }
 
 // InitMean is the mean time a VU of the scenario took to make.
@@ -263,6 +264,8 @@ func (p *openPool) count(reason string) {
 		p.stats.DroppedVUFailed++
 	case engine.DropStopped:
 		p.stats.DroppedStopped++
+	case engine.DropParent:
+		p.stats.DroppedParent++
 	default:
 		p.stats.DroppedGrowing++
 	}

@@ -54,6 +54,9 @@ func (b *scenarioBase) scheduleOpen(ctx context.Context, src arrivalSource) {
 		}
 		end := start.Add(to)
 		reached := s.until(ctx, end)
+		if reached && i == len(b.sc.Stages)-1 {
+			end, reached = awaitSettled(ctx, src, end)
+		}
 		b.stageEnded(mark, end, reached)
 		if !reached {
 			return

@@ -108,39 +108,51 @@ func checkCapacitySplit(sc plan.Scenario, n int) error {
 		sc.Name, n)
 }
 
-// A trace is dealt to segments by units: each record of no session is a
-// unit, and so is each session, whole, in order of its first record; the
-// k-th unit (0-based) belongs to segment k mod n. A session never splits,
-// the units' records together are the whole trace, and every segment has
-// a record when there are at least n units.
+// A trace is dealt to segments by units: each root of no session is a
+// unit, and so is each session, whole, in order of its first record; a
+// record timed by a parent goes with its parent, so a tree is whole in
+// its root's unit. The k-th unit (0-based) belongs to segment k mod n. A
+// session or a tree never splits, the units' records together are the
+// whole trace, and every segment has a record when there are at least n
+// units.
 
-// traceShare is segment seg's share of t's arrivals, in order.
+// traceShare is segment seg's share of t's arrivals, in order, each
+// Parent renumbered to its parent's index in the share.
 func traceShare(t *plan.Trace, seg plan.Segment) []plan.TraceArrival {
 	if seg.Whole() {
 		return t.Arrivals
 	}
 	var out []plan.TraceArrival
-	forTraceUnits(t, func(a plan.TraceArrival, unit int64) {
+	local := map[int]int{} // 1 + index in t.Arrivals -> 1 + index in out
+	forTraceUnits(t, func(i int, a plan.TraceArrival, unit int64) {
 		if seg.Owns(unit) {
+			a.Parent = local[a.Parent]
 			out = append(out, a)
+			local[i+1] = len(out)
 		}
 	})
 	return out
 }
 
-// forTraceUnits calls f with each of t's arrivals, in order, and its unit.
-func forTraceUnits(t *plan.Trace, f func(a plan.TraceArrival, unit int64)) (units int64, sessions int) {
+// forTraceUnits calls f with each of t's arrivals, in order, its index
+// and its unit.
+func forTraceUnits(t *plan.Trace, f func(i int, a plan.TraceArrival, unit int64)) (units int64, sessions int) {
 	unitOf := map[int]int64{}
-	for _, a := range t.Arrivals {
+	arrivalUnit := make([]int64, len(t.Arrivals))
+	for i, a := range t.Arrivals {
 		u, ok := unitOf[a.Session]
-		if !ok || a.Session == 0 {
+		switch {
+		case a.Parent > 0 && a.Parent <= i:
+			u = arrivalUnit[a.Parent-1] // with its parent, whatever its session
+		case !ok || a.Session == 0:
 			u = units
 			units++
 			if a.Session != 0 {
 				unitOf[a.Session] = u
 			}
 		}
-		f(a, u)
+		arrivalUnit[i] = u
+		f(i, a, u)
 	}
 	return units, len(unitOf)
 }
@@ -152,7 +164,7 @@ func checkTraceSplit(sc plan.Scenario, n int) error {
 	if n <= 1 || sc.Executor != plan.ExecutorTrace || sc.Trace == nil {
 		return nil
 	}
-	units, sessions := forTraceUnits(sc.Trace, func(plan.TraceArrival, int64) {})
+	units, sessions := forTraceUnits(sc.Trace, func(int, plan.TraceArrival, int64) {})
 	if units >= int64(n) {
 		return nil
 	}

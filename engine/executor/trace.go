@@ -25,8 +25,15 @@ import (
 // session's previous record if it is idle, else to any. Records of other
 // sessions, and records of none, are never held up.
 //
+// A record timed by its parent (plan.TraceArrival.Parent: a trace of
+// trees) is not scheduled at a time of its own: when its parent's
+// iteration ends, a timer dispatches it Delay later, as the pool
+// dispatches any arrival, its Scheduled that instant (traceTree). Such
+// records are never held by a session.
+//
 // The one stage's window ends at the scenario's start plus its Duration
-// (the last record's time). Held records may still start after it, in the
+// (the last record's time), or, in a trace of trees, once every record
+// has run or been dropped, if that is later. Held records may still start after it, in the
 // graceful stop, as their sessions' previous records end; a held record
 // whose session is still running when the graceful stop cancels it (or at
 // an interrupt) is dropped and counted, as a record with no free VU is.
@@ -40,6 +47,7 @@ type traceRun struct {
 	due      int
 	then     func(w *openVU, it engine.Iteration) (openJob, bool) // r.ended, bound once
 	finished atomic.Int64                                         // records run to their end or dropped
+	tree     *traceTree                                           // nil unless records are timed by parents
 }
 
 // traceSession is the state of one session's replay, guarded by mu.
@@ -64,6 +72,7 @@ func newTraceRun(b *scenarioBase) *traceRun {
 	}
 	if b.sc.Trace != nil {
 		r.arrivals = traceShare(b.sc.Trace, b.eng.seg)
+		r.tree = newTraceTree(r.arrivals)
 	}
 	b.rates = []float64{0}
 	if dur := b.sc.Stages[0].Duration; dur > 0 {
@@ -86,6 +95,10 @@ func (r *traceRun) prepare() error {
 		if a.At < 0 || a.Session < 0 || i > 0 && a.At < t.Arrivals[i-1].At {
 			return fmt.Errorf("scenario %q: trace arrival %d (record %d, at %v, session %d) is out of order: arrivals must be in order of time, from 0",
 				r.sc.Name, i, a.Record, a.At, a.Session)
+		}
+		if a.Parent < 0 || a.Parent > i || a.Delay < 0 {
+			return fmt.Errorf("scenario %q: trace arrival %d (record %d) names parent %d and delay %v: a parent comes before its child, and a delay is 0 or more",
+				r.sc.Name, i, a.Record, a.Parent, a.Delay)
 		}
 	}
 	if err := checkOpenSplit(r.sc, r.eng.seg); err != nil {
@@ -116,8 +129,14 @@ func (r *traceRun) progress(st *ScenarioStatus) {
 }
 
 // run dispatches every record at its time, then lets in-flight iterations
-// (and held session records) finish within GracefulStop.
-func (r *traceRun) run(ctx context.Context) { r.runOpen(ctx, r) }
+// (and held session records) finish within GracefulStop; children still
+// waiting for their delay then are dropped.
+func (r *traceRun) run(ctx context.Context) {
+	r.runOpen(ctx, r)
+	if r.tree != nil {
+		r.tree.close(r)
+	}
+}
 
 // window is the one stage's: from the start to its Duration, at least the
 // last record's time.
@@ -126,6 +145,9 @@ func (r *traceRun) window(int) (start, end time.Duration) { return 0, r.sc.Stage
 // next is the next record as an arrival of the one stage; its seq is the
 // record's index in r.arrivals.
 func (r *traceRun) next() (arrival, bool) {
+	for r.due < len(r.arrivals) && r.arrivals[r.due].Parent != 0 {
+		r.due++ // a child: its parent's end dispatches it
+	}
 	i := r.due
 	if i >= len(r.arrivals) {
 		return arrival{}, false
@@ -140,7 +162,7 @@ func (r *traceRun) dispatch(a arrival, _ time.Time) { r.arrive(&r.arrivals[a.seq
 // arrive dispatches a record that is due, or holds it while its session's
 // previous record runs (or waits for a VU).
 func (r *traceRun) arrive(a *plan.TraceArrival) {
-	if a.Session == 0 {
+	if a.Session == 0 || a.Parent != 0 {
 		r.send(a, nil)
 		return
 	}
@@ -167,18 +189,34 @@ func (r *traceRun) send(a *plan.TraceArrival, prefer *openVU) {
 
 // job is a's iteration, scheduled at its own time.
 func (r *traceRun) job(a *plan.TraceArrival) openJob {
+	return r.jobAt(a, r.startAt.Add(a.At))
+}
+
+// jobAt is a's iteration, scheduled at at.
+func (r *traceRun) jobAt(a *plan.TraceArrival, at time.Time) openJob {
 	return openJob{it: engine.Iteration{
 		Scenario: r.sc.Name, Stage: r.sc.Stages[0].Name, Exec: r.sc.Exec,
-		Scheduled: r.startAt.Add(a.At), Trace: a,
+		Scheduled: at, Trace: a, Warmup: a.Warm,
 	}, then: r.then, dropped: r.lost}
+}
+
+// finish counts a record done (run to its end, or dropped); the last one
+// settles a trace of trees.
+func (r *traceRun) finish() {
+	if r.finished.Add(1) == int64(len(r.arrivals)) && r.tree != nil {
+		close(r.tree.settle)
+	}
 }
 
 // ended runs on w's goroutine once a record's iteration has ended: it
 // counts the record done and, in a session, runs the session's next
 // record at once on the same VU when that one is already due (held).
 func (r *traceRun) ended(w *openVU, it engine.Iteration) (openJob, bool) {
-	r.finished.Add(1)
-	if it.Trace.Session == 0 {
+	if r.tree != nil {
+		r.tree.answered(r, it.Trace)
+	}
+	r.finish()
+	if it.Trace.Session == 0 || it.Trace.Parent != 0 {
 		return openJob{}, false
 	}
 	s := r.sessions[it.Trace.Session]
@@ -196,8 +234,11 @@ func (r *traceRun) ended(w *openVU, it engine.Iteration) (openJob, bool) {
 // sent in its place.
 func (r *traceRun) lost(it engine.Iteration, reason string) {
 	r.markDrop(it.Stage, it.Scheduled, reason)
-	r.finished.Add(1)
-	if it.Trace.Session == 0 {
+	if r.tree != nil {
+		r.tree.dropBelow(r, it.Trace)
+	}
+	r.finish()
+	if it.Trace.Session == 0 || it.Trace.Parent != 0 {
 		return
 	}
 	s := r.sessions[it.Trace.Session]
@@ -223,7 +264,10 @@ func (r *traceRun) nextHeld(s *traceSession) (*plan.TraceArrival, bool) {
 	for _, a := range s.held {
 		r.pool.count(engine.DropStopped)
 		r.markDrop(r.sc.Stages[0].Name, r.startAt.Add(a.At), engine.DropStopped)
-		r.finished.Add(1)
+		if r.tree != nil {
+			r.tree.dropBelow(r, a)
+		}
+		r.finish()
 	}
 	s.held, s.running = nil, false
 	return nil, false

@@ -31,12 +31,22 @@ type Trace struct {
 	// Sessions are the distinct session ids among Arrivals (0 when the
 	// trace has none or they are not replayed as conversations).
 	Sessions int
+	// Children counts the arrivals timed by a parent (TraceArrival.Parent):
+	// when it is not 0 the records form trees, and the replay lasts until
+	// the last of them has run, however long the server makes it.
+	Children int
+	// WarmTurns is the scenario's warm_turns: the arrivals of the first
+	// WarmTurns turns of each session (levels of each tree) are Warm.
+	WarmTurns int
 }
 
 // TraceArrival is one record's intended start.
 type TraceArrival struct {
 	// At is the intended start from the scenario's start: the record's
-	// time less the first replayed record's, divided by the speedup.
+	// time less the first replayed record's, divided by the speedup. For a
+	// child (Parent != 0) it is only the earliest it can start, as if every
+	// ancestor had been answered at once: its start is its parent's end
+	// plus Delay, known only as the replay runs.
 	At time.Duration
 	// Record is the record's 0-based index in the trace file, which the
 	// iteration gets to build its request from.
@@ -45,15 +55,31 @@ type TraceArrival struct {
 	// number of its session. A session's records run in order, each no
 	// earlier than its own time and after the previous one ended.
 	Session int
+	// Parent is 0 for a record timed by its own time (a root); otherwise
+	// 1 + the index in Trace.Arrivals of the record whose answer it
+	// follows. A parent always comes before its children.
+	Parent int
+	// Delay is a child's gap after its parent's iteration ended, divided
+	// by the speedup.
+	Delay time.Duration
+	// Warm marks a record replayed as warmup (warm_turns): its samples are
+	// kept out of every statistic.
+	Warm bool
 }
 
-// Duration is the replay's length: the last arrival's offset.
+// Duration is the replay's planned length: the last arrival's offset. A
+// trace of trees lasts at least that long (Stretches): its children start
+// when their parents have been answered.
 func (t *Trace) Duration() time.Duration {
 	if t == nil || len(t.Arrivals) == 0 {
 		return 0
 	}
 	return t.Arrivals[len(t.Arrivals)-1].At
 }
+
+// Stretches reports whether the replay lasts until its last record has
+// run rather than until the last record's time: its records form trees.
+func (t *Trace) Stretches() bool { return t != nil && t.Children > 0 }
 
 // Capacity search loads: an arrival rate (open model) or VUs (closed).
 const (

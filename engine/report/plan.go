@@ -121,7 +121,11 @@ func writeScenarioPlan(b *bytes.Buffer, p plan.Plan, sc plan.Scenario, traces []
 	at := sc.StartTime
 	loads := sc.StageLoads()
 	for i, st := range sc.Stages {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, plan.FormatDuration(at), plan.FormatDuration(st.Duration), stageLoad(sc, st, loads[i]))
+		dur := plan.FormatDuration(st.Duration)
+		if sc.Trace.Stretches() {
+			dur = "≥ " + dur // until the last child has run
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", st.Name, plan.FormatDuration(at), dur, stageLoad(sc, st, loads[i]))
 		at += st.Duration
 	}
 	tw.Flush()
@@ -177,6 +181,9 @@ func stageLoad(sc plan.Scenario, st plan.Stage, l plan.StageLoad) string {
 // expected says how many iterations the scenario will run.
 func expected(sc plan.Scenario) string {
 	switch {
+	case sc.Trace.Stretches():
+		return "expected " + textfmt.Count(int64(len(sc.Trace.Arrivals)), "iteration", "iterations") +
+			", one per record; the stage lasts until the last has run (a child starts at its parent's answer plus its gap)"
 	case sc.Trace != nil:
 		return "expected " + textfmt.Count(int64(len(sc.Trace.Arrivals)), "iteration", "iterations") + ", one per record"
 	case plan.OpenModel(sc.Executor):
@@ -234,7 +241,7 @@ func planTrace(sc plan.Scenario, traces []result.Trace) *result.Trace {
 	return &result.Trace{Scenario: sc.Name, Source: tr.Source, Digest: tr.Digest, Speedup: tr.Speedup,
 		TimeOffsetS: tr.TimeOffset.Seconds(), Limit: tr.Limit, Records: len(tr.Arrivals),
 		SpanS: tr.Duration().Seconds() * tr.Speedup, DurationS: tr.Duration().Seconds(),
-		Sessions: tr.Sessions, Conversations: tr.Sessions > 0}
+		Sessions: tr.Sessions, Conversations: tr.Sessions > 0, Children: tr.Children, WarmTurns: tr.WarmTurns}
 }
 
 // planIndent aligns a scenario's trace and search lines under their text.
@@ -314,7 +321,13 @@ func totalLine(p plan.Plan) string {
 				plan.FormatDuration(sc.StartTime+time.Duration(bracket+bisect)*(c.Warmup+c.Window))))
 		}
 	}
-	stages := fmt.Sprintf("at most %s of load%s", plan.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
+	bound := "at most"
+	for _, sc := range p.Scenarios {
+		if sc.Trace.Stretches() {
+			bound = "at least" // a trace of trees lasts as long as its answers make it
+		}
+	}
+	stages := fmt.Sprintf("%s %s of load%s", bound, plan.FormatDuration(planDuration(p)), warmupNote(p.Warmup))
 	switch {
 	case len(searches) == 0:
 		return "total: " + stages + "; nothing was sent"

@@ -14,7 +14,7 @@ import (
 // lost.
 func writePools(b *bytes.Buffer, pools []result.Pool) {
 	for _, p := range pools {
-		drops := p.DroppedMaxVUs + p.DroppedGrowing + p.DroppedVUFailed + p.DroppedStopped
+		drops := p.DroppedMaxVUs + p.DroppedGrowing + p.DroppedVUFailed + p.DroppedStopped + p.DroppedParent
 		if p.Grown == 0 && p.Waited == 0 && drops == 0 {
 			continue
 		}
@@ -29,7 +29,7 @@ func writePools(b *bytes.Buffer, pools []result.Pool) {
 				n    int64
 				what string
 			}{{p.DroppedMaxVUs, "at max_vus"}, {p.DroppedGrowing, "while growing"}, {p.DroppedVUFailed, "after a VU failed to start"},
-				{p.DroppedStopped, "held at the end"}} {
+				{p.DroppedStopped, "held at the end"}, {p.DroppedParent, "after their parent was dropped"}} {
 				if d.n > 0 {
 					parts = append(parts, fmt.Sprintf("%d %s", d.n, d.what))
 				}

@@ -62,7 +62,11 @@ func writeTraceLengths(b *bytes.Buffer, t *result.Trace, indent string) {
 func traceHeadline(t *result.Trace) string {
 	s := fmt.Sprintf("%s, %s over %.2f s at %s", t.Source, textfmt.Count(int64(t.Records), "record", "records"),
 		t.SpanS, speedupText(t.Speedup))
-	if t.Speedup != 1 {
+	switch {
+	case t.Children > 0:
+		// Children start at their parents' answers: the server sets the length.
+		s += fmt.Sprintf(", replayed in at least %.2f s (longer as the answers take time)", t.DurationS)
+	case t.Speedup != 1:
 		s += fmt.Sprintf(", replayed in %.2f s", t.DurationS)
 	}
 	return s + " (digest " + t.Digest + ")"
@@ -93,6 +97,14 @@ func traceLines(t *result.Trace) []string {
 		out = append(out, fmt.Sprintf("sessions: %d, replayed as conversations (each session's records in order, on one VU)", t.Sessions))
 	case t.Sessions > 0:
 		out = append(out, fmt.Sprintf("sessions: %d in the records, each record sent on its own (sessions = true replays them as conversations)", t.Sessions))
+	}
+	if t.Children > 0 {
+		out = append(out, fmt.Sprintf("trees: %d of %d records start at their parent's answer plus the recorded gap, so a slow server stretches the replay",
+			t.Children, t.Records))
+	}
+	if t.WarmTurns > 0 {
+		out = append(out, fmt.Sprintf("warm_turns %d: the first %d turns of each session (levels of each tree) run as warmup, out of the figures",
+			t.WarmTurns, t.WarmTurns))
 	}
 	if t.WithHashIDs > 0 {
 		out = append(out, fmt.Sprintf("prefix blocks: %d tokens each, %d unique, in %d of %d records",

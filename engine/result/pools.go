@@ -27,6 +27,9 @@ type Pool struct {
 	DroppedGrowing  int64   `json:"dropped_growing,omitempty"`
 	DroppedVUFailed int64   `json:"dropped_vu_failed,omitempty"`
 	DroppedStopped  int64   `json:"dropped_stopped,omitempty"`
+	// DroppedParent counts trace records never sent because their parent
+	// was never answered (dropped, or canceled by the graceful stop).
+	DroppedParent int64 `json:"dropped_parent,omitempty"`
 }
 
 // AddPools records the pools and warns where arrivals were dropped while

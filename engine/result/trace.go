@@ -32,6 +32,13 @@ type Trace struct {
 	// session's records in order on one VU).
 	Sessions      int  `json:"sessions"`
 	Conversations bool `json:"conversations,omitempty"`
+	// Children counts the records timed by a parent's answer (a trace of
+	// trees); the replay then lasted until the last of them had run, and
+	// DurationS is only its least length (every answer instant).
+	Children int `json:"children,omitempty"`
+	// WarmTurns is the scenario's warm_turns: the first turns of each
+	// session (levels of each tree) replayed as warmup, out of the figures.
+	WarmTurns int `json:"warm_turns,omitempty"`
 	// Input and Output are the records' input and output lengths in
 	// tokens, as the trace gives them.
 	Input  TraceLengths `json:"input_tokens"`

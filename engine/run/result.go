@@ -176,7 +176,7 @@ func poolFigures(pools []executor.PoolStats) []result.Pool {
 			VUInitMeanMS: ms(p.InitMean()), VUInitMaxMS: ms(p.InitMax), Waited: p.Waited, WaitMaxMS: ms(p.WaitMax),
 			WaitBoundMS:   ms(executor.PoolWait),
 			DroppedMaxVUs: p.DroppedMaxVUs, DroppedGrowing: p.DroppedGrowing, DroppedVUFailed: p.DroppedVUFailed,
-			DroppedStopped: p.DroppedStopped,
+			DroppedStopped: p.DroppedStopped, DroppedParent: p.DroppedParent,
 		})
 	}
 	return out

@@ -31,11 +31,12 @@ type ScenarioTrace struct {
 }
 
 var (
-	traceKinds = []string{dataset.TraceMooncake, dataset.TraceBailian, dataset.TraceAzure, dataset.TraceJSONL, dataset.TraceCSV}
+	traceKinds = []string{dataset.TraceMooncake, dataset.TraceBailian, dataset.TraceAzure, dataset.TraceJSONL, dataset.TraceCSV, dataset.TraceAgent}
 	// traceOptionKeys are what every loader takes: the fields' names
 	// override the format's own.
 	traceOptionKeys = []string{"block_tokens", "time_unit", "tokenizer", "salt",
-		"time", "input", "output", "hash_ids", "session", "text", "messages"}
+		"time", "input", "output", "hash_ids", "session", "text", "messages",
+		"id", "parent", "delay", "delay_unit"}
 )
 
 // traceTable is llm.trace: one loader per format.
@@ -49,7 +50,8 @@ func (m *Module) traceTable(L *lua.LState) *lua.LTable {
 
 // loadTrace implements llm.trace.<kind>(path [, { block_tokens =,
 // time_unit =, tokenizer =, salt =, time =, input =, output =, hash_ids =,
-// session =, text =, messages = }]) -> trace, for a trace scenario's
+// session =, text =, messages =, id =, parent =, delay =, delay_unit = }])
+// -> trace, for a trace scenario's
 // trace option. Paths are relative to the script's directory; the file
 // loads once per process.
 func (m *Module) loadTrace(L *lua.LState, kind string) int {
@@ -99,6 +101,9 @@ func (m *Module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat
 	if v := o["time_unit"]; v != nil {
 		f.TimeUnit = d.Str(luaval.Child(path, "time_unit"), v)
 	}
+	if v := o["delay_unit"]; v != nil {
+		f.DelayUnit = d.Str(luaval.Child(path, "delay_unit"), v)
+	}
 	if v := o["tokenizer"]; v != nil {
 		tv.Tokenizer = m.tokenizerOption(&d.Decoder, luaval.Child(path, "tokenizer"), v)
 	}
@@ -110,7 +115,8 @@ func (m *Module) traceOptions(L *lua.LState, name string, f *dataset.TraceFormat
 		dst *string
 	}{{"time", &f.Fields.Time}, {"input", &f.Fields.Input}, {"output", &f.Fields.Output},
 		{"hash_ids", &f.Fields.HashIDs}, {"session", &f.Fields.Session}, {"text", &f.Fields.Text},
-		{"messages", &f.Fields.Messages}} {
+		{"messages", &f.Fields.Messages}, {"id", &f.Fields.ID}, {"parent", &f.Fields.Parent},
+		{"delay", &f.Fields.Delay}} {
 		if v := o[fld.key]; v != nil {
 			if *fld.dst = d.Str(luaval.Child(path, fld.key), v); *fld.dst == "" {
 				d.Errorf(luaval.Child(path, fld.key), "must name a field (not empty)")
