@@ -170,6 +170,9 @@ type ChatRequest struct {
 	ContentType string
 	// Tags label the resulting sample; they are never sent.
 	Tags map[string]string
+	// PrefixAsked is what the prompt asks of the server's prefix cache
+	// (see Sample.PrefixAsked); never sent.
+	PrefixAsked PrefixAsked
 	// Target names the endpoint of options.targets the request goes to;
 	// "" lets the run's balancer choose.
 	Target string
@@ -392,7 +395,21 @@ type Sample struct {
 	// that the zero value means "no trace": set on every request of a
 	// trace iteration, 0 outside trace scenarios.
 	TraceRecord int
+	// PrefixAsked is what the request's prompt, built for a target
+	// prefix-cache hit rate, asked of the server's cache; zero for every
+	// other request.
+	PrefixAsked PrefixAsked
 	Result
+}
+
+// PrefixAsked is the share of a prompt's tokens built to repeat a prefix
+// that prompts sent before opened with (llm.synthetic's prefix_hit): the
+// first Shared of its Tokens, both counted with the client's tokenizer.
+// Zero Tokens means the prompt asked nothing. A sample carries the counts
+// rather than the share, so that sources asking different shares sum
+// exactly.
+type PrefixAsked struct {
+	Shared, Tokens int
 }
 
 // IterationError is a script error raised inside one iteration.

@@ -352,6 +352,20 @@ func TestDataInitErrors(t *testing.T) {
 			"llm.synthetic.prefix: unknown key (valid keys: input_tokens,"},
 		{"synthetic bad tokenizer", `llm.synthetic { input_tokens = llm.dist.fixed(1), output_tokens = llm.dist.fixed(1), tokenizer = "gpt9" }`,
 			`llm.synthetic.tokenizer: unknown tokenizer "gpt9"`},
+		{"prefix_hit of 1", `llm.synthetic { input_tokens = llm.dist.fixed(9), output_tokens = llm.dist.fixed(1), prefix_hit = 1 }`,
+			"llm.synthetic.prefix_hit: must be a share in [0, 1) of each prompt's tokens (0.6 for 60%), got 1"},
+		{"prefix_hit negative", `llm.synthetic { input_tokens = llm.dist.fixed(9), output_tokens = llm.dist.fixed(1), prefix_hit = -0.5 }`,
+			"llm.synthetic.prefix_hit: must be a share in [0, 1) of each prompt's tokens (0.6 for 60%), got -0.5"},
+		{"prefix_hit in percent", `llm.synthetic { input_tokens = llm.dist.fixed(9), output_tokens = llm.dist.fixed(1), prefix_hit = 60 }`,
+			"llm.synthetic.prefix_hit: must be a share in [0, 1)"},
+		{"prefix_hit not a number", `llm.synthetic { input_tokens = llm.dist.fixed(9), output_tokens = llm.dist.fixed(1), prefix_hit = "60%" }`,
+			"llm.synthetic.prefix_hit: expected number, got string"},
+		{"prefix_hit with prefix_tokens", `llm.synthetic { input_tokens = llm.dist.fixed(9), output_tokens = llm.dist.fixed(1), prefix_tokens = 4, prefix_hit = 0.6 }`,
+			"llm.synthetic.prefix_tokens: cannot be set with prefix_hit"},
+		{"prefix_hit with unique_prefix", `llm.synthetic { input_tokens = llm.dist.fixed(9), output_tokens = llm.dist.fixed(1), unique_prefix = true, prefix_hit = 0.6 }`,
+			"llm.synthetic.unique_prefix: cannot be true with prefix_hit"},
+		{"prefix_hit on a pool", fmt.Sprintf(`llm.pool.text(%q, { prefix_hit = 0.6 })`, abs("prompts.txt")),
+			"options.prefix_hit: unknown key (prefix_hit is an option of llm.synthetic only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,7 +21,22 @@ type SyntheticConfig struct {
 	// PrefixTokens tokens open every prompt with the same text, so a
 	// server's prefix cache hits on them.
 	PrefixTokens int
-	Tokenizer    string // encoding name; "" is tokenize.DefaultName
+	// PrefixHit, when set, is the share of each prompt's tokens that opens
+	// it with the shared prefix (SharedTokens of its length), in [0, 1):
+	// a target prefix-cache hit rate. It excludes PrefixTokens.
+	PrefixHit *float64
+	Tokenizer string // encoding name; "" is tokenize.DefaultName
+}
+
+// SyntheticPrompt is one prompt Synthetic made.
+type SyntheticPrompt struct {
+	Text         string
+	InputTokens  int // Text's tokens, counted with the tokenizer
+	OutputTokens int // the answer length drawn (max_tokens); 0 without Output
+	// SharedTokens are the first tokens of Text that repeat the prefix
+	// every prompt of the source opens with (PrefixTokens or PrefixHit);
+	// 0 for a prompt opened by a unique prefix.
+	SharedTokens int
 }
 
 // Synthetic makes prompts of drawn token lengths out of single-token
@@ -30,8 +45,9 @@ type Synthetic struct {
 	in, out Dist
 	codec   tokenize.Codec
 	words   []string
-	prefix  string // PrefixTokens words, each with its leading space
-	ends    []int  // ends[k]: byte length of prefix's first k words
+	prefix  string   // PrefixTokens words, each with its leading space
+	ends    []int    // ends[k]: byte length of prefix's first k words
+	hit     *float64 // PrefixHit; nil when not asked
 }
 
 // NewSynthetic checks c and prepares its word list and shared prefix.
@@ -42,6 +58,9 @@ func NewSynthetic(c SyntheticConfig) (*Synthetic, error) {
 	if c.PrefixTokens < 0 || c.PrefixTokens > MaxSyntheticTokens {
 		return nil, fmt.Errorf("synthetic: prefix_tokens %d out of range [0, %d]", c.PrefixTokens, MaxSyntheticTokens)
 	}
+	if err := checkPrefixHit(c); err != nil {
+		return nil, err
+	}
 	codec, err := tokenize.Get(c.Tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic: %w", err)
@@ -50,50 +69,110 @@ func NewSynthetic(c SyntheticConfig) (*Synthetic, error) {
 	if err != nil {
 		return nil, fmt.Errorf("synthetic: %w", err)
 	}
-	s := &Synthetic{in: c.Input, out: c.Output, codec: codec, words: words}
+	s := &Synthetic{in: c.Input, out: c.Output, codec: codec, words: words, hit: c.PrefixHit}
 	s.buildPrefix(c.PrefixTokens)
 	return s, nil
 }
 
-// buildPrefix draws the shared prefix from a fixed seed, so it is the same
-// text in every process and every run: caches warmed by one run serve the
-// next.
-func (s *Synthetic) buildPrefix(n int) {
-	r := rand.New(rand.NewPCG(0x6c6c6d6c6f6164, 1))
-	var b strings.Builder
-	s.ends = make([]int, n+1)
+// checkPrefixHit refuses a target hit share outside [0, 1) (a share of 1
+// would leave no token of a prompt its own) and one beside a fixed prefix
+// length, which would say the prefix's length twice.
+func checkPrefixHit(c SyntheticConfig) error {
+	if c.PrefixHit == nil {
+		return nil
+	}
+	if h := *c.PrefixHit; math.IsNaN(h) || h < 0 || h >= 1 {
+		return fmt.Errorf("synthetic: prefix_hit %v out of range [0, 1)", h)
+	}
+	if c.PrefixTokens > 0 {
+		return errors.New("synthetic: prefix_hit and prefix_tokens both set the shared prefix's length: give one")
+	}
+	return nil
+}
+
+// prefixSeed and prefixStream seed the shared prefix's words: fixed, so
+// that it is the same text in every process and every run, and caches
+// warmed by one run serve the next.
+const prefixSeed, prefixStream = 0x6c6c6d6c6f6164, 1
+
+// prefixWords calls each with the first n words of the shared prefix, in
+// order, each with its leading space. PrefixTokens and PrefixHit draw the
+// same sequence, so a prefix of k tokens is the same text either way.
+func (s *Synthetic) prefixWords(n int, each func(w string)) {
+	r := rand.New(rand.NewPCG(prefixSeed, prefixStream))
 	for k := 1; k <= n; k++ {
 		w := s.words[r.IntN(len(s.words))]
 		for k == 1 && s.codec.Count(w[1:]) != 1 {
 			w = s.words[r.IntN(len(s.words))] // opens the prompt: one token without its space too
 		}
-		b.WriteString(w)
-		s.ends[k] = b.Len()
+		each(w)
 	}
+}
+
+// buildPrefix keeps the PrefixTokens words of the shared prefix, which
+// every prompt opens with.
+func (s *Synthetic) buildPrefix(n int) {
+	var b strings.Builder
+	s.ends = make([]int, 1, n+1)
+	s.prefixWords(n, func(w string) {
+		b.WriteString(w)
+		s.ends = append(s.ends, b.Len())
+	})
 	s.prefix = b.String()
+}
+
+// sharedPrefix is the shared prefix's first n tokens as a prompt opens
+// with them. PrefixHit's lengths vary with each prompt's, so it is made
+// for each prompt rather than kept: drawing it costs what drawing the
+// prompt's own words does.
+func (s *Synthetic) sharedPrefix(n int) string {
+	var b strings.Builder
+	s.prefixWords(n, func(w string) { b.WriteString(w) })
+	return strings.TrimPrefix(b.String(), " ")
+}
+
+// SharedTokens is how many of a prompt's tokens open it with the shared
+// prefix for the target hit share hit: round(hit × tokens), but never the
+// whole prompt, whose last token is its own (a server never serves a
+// prompt's last token from its cache anyway).
+func SharedTokens(hit float64, tokens int) int {
+	return max(min(int(math.Round(hit*float64(tokens))), tokens-1), 0)
 }
 
 // Next draws an input and an output length and returns a prompt of exactly
 // the input length in tokens when it can (always with the built-in words;
-// a long uniquePrefix may exceed a short length), its actual token count,
-// and the output length. Lengths are rounded and clamped to [1,
-// MaxSyntheticTokens]. The prompt opens with the shared prefix, or, when
+// a long uniquePrefix may exceed a short length), with its actual token
+// count and the output length. Lengths are rounded and clamped to [1,
+// MaxSyntheticTokens]. The prompt opens with the shared prefix (all of
+// PrefixTokens, or SharedTokens of its length with PrefixHit), or, when
 // uniquePrefix is not empty (e.g. "[req_17] "), with uniquePrefix instead,
-// to defeat prefix caching. The same rng state gives the same result.
-func (s *Synthetic) Next(r *rand.Rand, uniquePrefix string) (prompt string, inputTokens, outputTokens int) {
+// to defeat prefix caching; its other words are drawn from r, so they are
+// its own. The same rng state gives the same result.
+func (s *Synthetic) Next(r *rand.Rand, uniquePrefix string) SyntheticPrompt {
 	in := length(s.in.Draw(r))
+	var p SyntheticPrompt
 	if s.out != nil {
-		outputTokens = length(s.out.Draw(r))
+		p.OutputTokens = length(s.out.Draw(r))
 	}
-	head, headTokens := uniquePrefix, 0
-	if head == "" {
-		k := min(in, len(s.ends)-1)
-		head, headTokens = strings.TrimPrefix(s.prefix[:s.ends[k]], " "), k
-	} else {
-		headTokens = s.codec.Count(head)
+	head, headTokens := s.head(in, uniquePrefix)
+	if uniquePrefix == "" {
+		p.SharedTokens = headTokens
 	}
-	prompt, inputTokens = s.fit(r, head, max(in-headTokens, 0), in)
-	return prompt, inputTokens, outputTokens
+	p.Text, p.InputTokens = s.fit(r, head, max(in-headTokens, 0), in)
+	return p
+}
+
+// head is the text a prompt of in tokens opens with, and its tokens.
+func (s *Synthetic) head(in int, uniquePrefix string) (string, int) {
+	switch {
+	case uniquePrefix != "":
+		return uniquePrefix, s.codec.Count(uniquePrefix)
+	case s.hit != nil:
+		k := SharedTokens(*s.hit, in)
+		return s.sharedPrefix(k), k
+	}
+	k := min(in, len(s.ends)-1)
+	return strings.TrimPrefix(s.prefix[:s.ends[k]], " "), k
 }
 
 // fit appends body words to head until the prompt counts want tokens. Each

@@ -42,7 +42,7 @@ func TestSyntheticExactLength(t *testing.T) {
 							Output: fixedDist(t, 64), PrefixTokens: prefix, Tokenizer: enc})
 						r := rand.New(rand.NewPCG(uint64(target), 3))
 						for range 3 {
-							prompt, in, out := s.Next(r, unique)
+							prompt, in, out := next3(s, r, unique)
 							if got := codec.Count(prompt); got != in {
 								t.Errorf("reported %d tokens, the prompt has %d", in, got)
 							}
@@ -72,10 +72,10 @@ func TestSyntheticSharedPrefix(t *testing.T) {
 	}
 	s := newSynthetic(t, SyntheticConfig{Input: in, PrefixTokens: 256, Tokenizer: "o200k_base"})
 	r := rand.New(rand.NewPCG(7, 7))
-	first, _, _ := s.Next(r, "")
+	first, _, _ := next3(s, r, "")
 	firstIDs := codec.Encode(first)[:256]
 	for range 5 {
-		p, _, out := s.Next(r, "")
+		p, _, out := next3(s, r, "")
 		if got := codec.Encode(p)[:256]; !reflect.DeepEqual(got, firstIDs) {
 			t.Fatal("the first 256 tokens differ between prompts")
 		}
@@ -86,14 +86,14 @@ func TestSyntheticSharedPrefix(t *testing.T) {
 			t.Errorf("output tokens = %d without an Output distribution, want 0", out)
 		}
 	}
-	a, _, _ := s.Next(r, "[req_1] ")
-	b, _, _ := s.Next(r, "[req_2] ")
+	a, _, _ := next3(s, r, "[req_1] ")
+	b, _, _ := next3(s, r, "[req_2] ")
 	if strings.HasPrefix(a, first[:40]) || a[:9] == b[:9] {
 		t.Errorf("unique prefixes did not replace the shared one: %.40q, %.40q", a, b)
 	}
 	// Another Synthetic, even with another length, opens with the same text.
 	s2 := newSynthetic(t, SyntheticConfig{Input: fixedDist(t, 1000), PrefixTokens: 256, Tokenizer: "o200k_base"})
-	p2, _, _ := s2.Next(rand.New(rand.NewPCG(1, 1)), "")
+	p2, _, _ := next3(s2, rand.New(rand.NewPCG(1, 1)), "")
 	if got := codec.Encode(p2)[:256]; !reflect.DeepEqual(got, firstIDs) {
 		t.Error("the shared prefix differs between two Synthetics")
 	}
@@ -107,7 +107,7 @@ func TestSyntheticReproducible(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 0))
 		var got []string
 		for range 5 {
-			p, n, o := s.Next(r, "")
+			p, n, o := next3(s, r, "")
 			got = append(got, fmt.Sprint(p, n, o))
 		}
 		return got
@@ -179,7 +179,7 @@ func TestSyntheticWithASentencePieceTokenizer(t *testing.T) {
 		}
 		r := rand.New(rand.NewPCG(1, uint64(n)))
 		for range 5 {
-			prompt, got, _ := s.Next(r, "")
+			prompt, got, _ := next3(s, r, "")
 			if got != n || s.codec.Count(prompt) != n {
 				t.Errorf("want %d tokens, got %d (recount %d): %.60q", n, got, s.codec.Count(prompt), prompt)
 			}
@@ -197,4 +197,10 @@ func BenchmarkSyntheticNext(b *testing.B) {
 	for b.Loop() {
 		s.Next(r, "")
 	}
+}
+
+// next3 is Next's prompt, input and output tokens.
+func next3(s *Synthetic, r *rand.Rand, uniquePrefix string) (string, int, int) {
+	p := s.Next(r, uniquePrefix)
+	return p.Text, p.InputTokens, p.OutputTokens
 }

@@ -114,6 +114,22 @@ func TestCheckPlan(t *testing.T) {
 		{"a trace's shared prefixes are by design", func(*testing.T) Input {
 			return Input{Plan: planOf(true, trace), Sampled: sampled("t", 100, cycled)}
 		}, "info repeated-prefix [t]", "salt"},
+		{"hits asked for by prefix_hit are by design", func(*testing.T) Input {
+			return Input{Plan: planOf(true, long), Sampled: sampled("o", 100, func(i int) *engine.ChatRequest {
+				r := chat(strings.Repeat("shared prefix. ", 20) + fmt.Sprint(i))
+				r.PrefixAsked = engine.PrefixAsked{Shared: 60, Tokens: 100}
+				return r
+			})}
+		}, "info repeated-prefix [o]", "share asked"},
+		{"hits asked for do not excuse others", func(*testing.T) Input {
+			return Input{Plan: planOf(true, long), Sampled: sampled("o", 100, func(i int) *engine.ChatRequest {
+				r := chat(strings.Repeat("shared prefix. ", 20) + fmt.Sprint(i))
+				if i%2 == 0 {
+					r.PrefixAsked = engine.PrefixAsked{Shared: 60, Tokens: 100}
+				}
+				return r
+			})}
+		}, "warning repeated-prefix [o]", ""},
 		{"too few requests to judge", func(*testing.T) Input {
 			return Input{Plan: planOf(true, long), Sampled: sampled("o", MinObserved-1, cycled)}
 		}, "", ""},

@@ -37,6 +37,9 @@ type Tally struct {
 	// sends: repeats within one iteration are not counted.
 	PrefixRepeats int
 	PromptRepeats int
+	// AskedRepeats are the PrefixRepeats whose prompts were built to
+	// repeat a shared prefix (engine.PrefixAsked): hits asked for.
+	AskedRepeats int
 	// Temperature0 counts requests sent with temperature 0.
 	Temperature0 int
 	// Seeded counts requests sent with a seed; Seeds is how many distinct
@@ -52,6 +55,7 @@ func (t *Tally) add(u Tally) {
 	t.NoMaxTokens += u.NoMaxTokens
 	t.MaxTokens += u.MaxTokens
 	t.PrefixRepeats += u.PrefixRepeats
+	t.AskedRepeats += u.AskedRepeats
 	t.PromptRepeats += u.PromptRepeats
 	t.Temperature0 += u.Temperature0
 	switch {
@@ -131,6 +135,9 @@ func (o *Observer) Observe(it *engine.Iteration, req *engine.ChatRequest, dirty 
 	}
 	if repeats(s.prefixes, prefix, cur) {
 		t.PrefixRepeats++
+		if req.PrefixAsked.Shared > 0 {
+			t.AskedRepeats++
+		}
 	}
 	if repeats(s.prompts, whole, cur) {
 		t.PromptRepeats++

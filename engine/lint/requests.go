@@ -66,6 +66,14 @@ func repeatedPrefix(sc plan.Scenario, t Tally, stage string, src Source) []Lint 
 				"the prefix sharing the trace recorded, by design", pct, t.PrefixRepeats, t.Requests, whose(src, stage)),
 			Fix: `nothing; salt = "..." in the trace loader gives every block new text when a server's cache still holds an earlier replay's`}}
 	}
+	if share(t.PrefixRepeats-t.AskedRepeats, t.Requests) <= RepeatShare {
+		// llm.synthetic's prefix_hit builds prompts to repeat a prefix:
+		// the hits are what the scenario asked for.
+		return []Lint{{ID: RepeatedPrefix, Severity: Info, Scenario: sc.Name, Stage: stage, Source: src,
+			Message: fmt.Sprintf("%.0f%% (%d of %d) %s start as an earlier request's did, as llm.synthetic's prefix_hit "+
+				"built them to: the server's prefix cache serves that share, by design", pct, t.PrefixRepeats, t.Requests, whose(src, stage)),
+			Fix: "nothing; the summary sets the share asked beside the share the server served"}}
+	}
 	return []Lint{{ID: RepeatedPrefix, Severity: Warning, Scenario: sc.Name, Stage: stage, Source: src,
 		Message: fmt.Sprintf("%.0f%% (%d of %d) %s start with the same %d bytes (about 32 tokens) as a request of an "+
 			"earlier iteration: the server's prefix cache serves those, so TTFT reads lower than traffic that does not "+

@@ -57,7 +57,8 @@ type event struct {
 	outTok   int
 	// textEvents are the sample's text-carrying events (engine.Result.TextEvents).
 	textEvents int
-	cached     int // prompt tokens served from the server's prefix cache
+	cached     int                // prompt tokens served from the server's prefix cache
+	asked      engine.PrefixAsked // what the prompt asked of that cache
 	// clientTok is the client tokenizer's count of the output, reasoning
 	// the reasoning tokens among outTok.
 	clientTok, reasoning int
@@ -107,7 +108,7 @@ func sampleEvent(s *engine.Sample) event {
 		inTok: s.InputTokens, outTok: s.OutputTokens, cached: s.CachedTokens, clientTok: s.ClientOutputTokens,
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
 		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API, targetName: s.Target, textEvents: s.TextEvents,
-		tags: s.Tags, media: mediaOf(&s.Result), parts: breakdownOf(&s.Result),
+		tags: s.Tags, media: mediaOf(&s.Result), parts: breakdownOf(&s.Result), asked: s.PrefixAsked,
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)
 	if s.Err != nil {

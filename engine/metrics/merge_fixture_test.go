@@ -221,6 +221,9 @@ func randomSample(r *rand.Rand, p *planStage, atS float64) engine.Sample {
 	case 1: // input counted by the client: in no hit share
 		s.InputTokensSource, s.CachedTokens = engine.TokensFromTokenizer, r.IntN(3)
 	}
+	if s.InputTokens%3 == 2 { // a prompt built for a target hit rate; no draw
+		s.PrefixAsked = engine.PrefixAsked{Shared: s.InputTokens * 3 / 5, Tokens: s.InputTokens - 7}
+	}
 	if r.IntN(3) == 0 {
 		s.ClientOutputTokens = s.OutputTokens + r.IntN(20) - 5
 	}

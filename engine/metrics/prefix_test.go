@@ -105,3 +105,62 @@ func TestRunPrefixHitShare(t *testing.T) {
 		t.Errorf("run share without a hit = %v, want nil", *got)
 	}
 }
+
+// askedSample is cachedSample from a prompt whose first shared of tokens
+// were built to repeat the shared prefix.
+func askedSample(stage string, in, cached int, source string, shared, tokens int) engine.Sample {
+	s := cachedSample(stage, in, cached, source)
+	s.PrefixAsked = engine.PrefixAsked{Shared: shared, Tokens: tokens}
+	return s
+}
+
+func TestPrefixTarget(t *testing.T) {
+	usage, tok := engine.TokensFromUsage, engine.TokensFromTokenizer
+	failed := askedSample("a", 100, 90, usage, 60, 100)
+	failed.Err = &engine.Error{Class: engine.ErrConnReset}
+	warm := askedSample("a", 100, 90, usage, 60, 100)
+	warm.Warmup = true
+	served := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name    string
+		samples []engine.Sample
+		want    *PrefixTarget // of stage a
+	}{
+		{"no prompt asked: absent",
+			[]engine.Sample{cachedSample("a", 100, 64, usage)}, nil},
+		{"asked and served, over the same requests",
+			[]engine.Sample{askedSample("a", 107, 48, usage, 60, 100), askedSample("a", 207, 112, usage, 120, 200),
+				cachedSample("a", 1000, 1000, usage)}, // asked nothing: in the stage's share, not the target's
+			&PrefixTarget{Requests: 2, PromptTokens: 300, SharedTokens: 180, AskedShare: 0.6,
+				UsageInputTokens: 314, CachedTokens: 160, ServedShare: served(160.0 / 314)}},
+		{"mixed shares sum exactly",
+			[]engine.Sample{askedSample("a", 100, 16, usage, 30, 100), askedSample("a", 300, 272, usage, 285, 300)},
+			&PrefixTarget{Requests: 2, PromptTokens: 400, SharedTokens: 315, AskedShare: 315.0 / 400,
+				UsageInputTokens: 400, CachedTokens: 288, ServedShare: served(0.72)}},
+		{"the server never said: asked, not served (never 0%)",
+			[]engine.Sample{askedSample("a", 100, 0, usage, 60, 100)},
+			&PrefixTarget{Requests: 1, PromptTokens: 100, SharedTokens: 60, AskedShare: 0.6, UsageInputTokens: 100}},
+		{"a hit elsewhere in the run: 0% said",
+			[]engine.Sample{askedSample("a", 100, 0, usage, 0, 100), cachedSample("b", 100, 50, usage)},
+			&PrefixTarget{Requests: 1, PromptTokens: 100, AskedShare: 0, UsageInputTokens: 100, ServedShare: served(0)}},
+		{"no usage: the server's counts are left out",
+			[]engine.Sample{askedSample("a", 100, 0, tok, 60, 100), askedSample("a", 100, 48, usage, 60, 100)},
+			&PrefixTarget{Requests: 2, PromptTokens: 200, SharedTokens: 120, AskedShare: 0.6,
+				UsageInputTokens: 100, CachedTokens: 48, ServedShare: served(0.48)}},
+		{"only clean successes outside warmup",
+			[]engine.Sample{failed, warm, askedSample("a", 100, 50, usage, 50, 100)},
+			&PrefixTarget{Requests: 1, PromptTokens: 100, SharedTokens: 50, AskedShare: 0.5,
+				UsageInputTokens: 100, CachedTokens: 50, ServedShare: served(0.5)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCollector()
+			for _, s := range tc.samples {
+				c.Sample(s)
+			}
+			got := findStage(t, c.Close(), "a").PrefixTarget
+			if a, b := jsonOf(t, got), jsonOf(t, tc.want); a != b {
+				t.Errorf("prefix target = %s, want %s", a, b)
+			}
+		})
+	}
+}

@@ -392,6 +392,7 @@ func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
 	st.Inputs, st.InputsPerSec = int64(in.sum), perSecond(in.sum-in.tail, secs)
 	st.ToolCalls = int64(c[mToolCalls].sum)
 	st.UsageInputTokens, st.CachedTokens, st.CachedRequests = s.prefix.usageIn, s.prefix.cached, s.prefix.hits
+	st.PrefixTarget = s.prefix.target.summary()
 }
 
 // latencies fills the distributions; TTFT and E2E carry histograms.

@@ -118,6 +118,10 @@ type StageSummary struct {
 	// on a server that does report them shows 0. Nil too for a stage
 	// without UsageInputTokens.
 	PrefixHitShare *float64 `json:"prefix_hit_share,omitempty"`
+	// PrefixTarget compares the hit share that prompts built for one asked
+	// with what the server served of them; nil when no request's prompt
+	// asked one (llm.synthetic's prefix_hit).
+	PrefixTarget *PrefixTarget `json:"prefix_target,omitempty"`
 
 	// Goodput: successful requests that met every objective of the SLO
 	// (engine.SLO.Met), per second of the window, and as a share of all
@@ -275,4 +279,24 @@ func (s *StageSummary) Latency(name string) (Dist, bool) {
 		return s.E2ESched, true
 	}
 	return Dist{}, false
+}
+
+// PrefixTarget is a stage's prefix-cache hit share as its prompts asked it
+// (engine.PrefixAsked) beside the share the server served of the same
+// requests, over its successful clean requests whose prompts asked one.
+type PrefixTarget struct {
+	Requests int64 `json:"requests"`
+	// PromptTokens are their prompts' tokens, by the client's tokenizer,
+	// and SharedTokens those of them built to repeat the shared prefix.
+	PromptTokens int64 `json:"prompt_tokens"`
+	SharedTokens int64 `json:"shared_tokens"`
+	// AskedShare is SharedTokens / PromptTokens.
+	AskedShare float64 `json:"asked_share"`
+	// UsageInputTokens and CachedTokens are the server's counts of the
+	// same requests (those whose input tokens it counted), and
+	// ServedShare their quotient: nil under StageSummary.PrefixHitShare's
+	// rule, when no request of the run reported cached tokens.
+	UsageInputTokens int64    `json:"usage_input_tokens,omitempty"`
+	CachedTokens     int64    `json:"cached_tokens,omitempty"`
+	ServedShare      *float64 `json:"served_share,omitempty"`
 }

@@ -33,6 +33,8 @@ type htmlPage struct {
 	Pareto     []paretoSection
 	Capacity   []capacitySection
 	Traces     []traceSection
+	Prefix     []string // each stage's asked prefix-cache hit share beside the served one
+	PrefixNote string   // explains them
 	Spend      *spendSection
 	Details    []stageDetail
 	Series     []chartOut
@@ -102,6 +104,9 @@ func buildPage(r *result.Result) htmlPage {
 	}
 	if hasHitShare(r.Stages) {
 		p.CacheHit = cacheHitNote
+	}
+	if p.Prefix = prefixTargetLines(r.Stages, labels); p.Prefix != nil {
+		p.PrefixNote = prefixTargetNote
 	}
 	return p
 }

@@ -38,6 +38,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeThroughput(b, r, labels)
 		writeArrivals(b, r, labels)
 		writeTraces(b, r)
+		writePrefixTargets(b, r.Stages, labels)
 		starred := writeLatency(b, r.Stages, labels)
 		writeSweepFindings(b, r)
 		writePareto(b, readings(r).Pareto)

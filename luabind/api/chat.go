@@ -59,6 +59,7 @@ func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
+	req.PrefixAsked = m.askedBy(req)
 	if err := m.routeTarget(req); err != nil {
 		L.RaiseError("%s: target: %v", name, err)
 	}
@@ -118,6 +119,7 @@ func (m *Module) recordSample(req *engine.ChatRequest, dirtyKind string, res *en
 		Dirty:    dirtyKind,
 		Result:   *res,
 	}
+	s.PrefixAsked = req.PrefixAsked
 	if !m.scheduled {
 		s.Scheduled, m.scheduled = m.it.Scheduled, true
 	}

@@ -76,6 +76,9 @@ type Module struct {
 	tasks       map[*lua.LState]*taskState
 	awaitMark   *lua.LUserData
 	idleThreads []*lua.LState // branches' coroutines kept for the next fan-out
+	// asked maps the prompts of llm.synthetic's prefix_hit not sent yet
+	// to what each asks of the server's cache (askPrefix).
+	asked map[string]engine.PrefixAsked
 }
 
 // NewModule seeds the VU's random source from the run seed and the VU id,

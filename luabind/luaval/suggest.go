@@ -10,6 +10,9 @@ import (
 // close enough to be a typo, otherwise the whole list, so the user never
 // has to open the docs to find the spelling.
 func UnknownKey(key string, valid []string) string {
+	if o, ok := keyOwners[key]; ok {
+		return fmt.Sprintf("unknown key (%s is an option of %s only: %s)", key, o.call, o.why)
+	}
 	if other, ok := apiNames[key]; ok && Contains(valid, other) {
 		return fmt.Sprintf("unknown key (this API calls it %s)", other)
 	}
@@ -25,6 +28,13 @@ func UnknownKey(key string, valid []string) string {
 // key a request table of that API takes instead.
 var apiNames = map[string]string{"max_tokens": "max_output_tokens", "prompt": "input", "messages": "input",
 	"system": "instructions", "instructions": "system"}
+
+// keyOwners are keys that only one call takes, where a user may well
+// look for them elsewhere: the error names the call rather than guessing a
+// typo.
+var keyOwners = map[string]struct{ call, why string }{
+	"prefix_hit": {"llm.synthetic", "it builds each prompt for a target prefix-cache hit rate, where a pool's or a trace's prompts are the data's own"},
+}
 
 // Nearest returns the valid key with the smallest edit distance to key,
 // if that distance is small relative to the key's length.
