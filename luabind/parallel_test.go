@@ -385,3 +385,27 @@ function iteration() end
 		})
 	}
 }
+
+// The observer of outgoing requests sees a VU's branches one at a time,
+// on the VU's goroutine, as the dry run's and the lints' recorders
+// assume (a plain slice here: the race detector would catch a second
+// goroutine).
+func TestParallelObservedInTurn(t *testing.T) {
+	var seen []string
+	sink := &fakeSink{}
+	s := mustCompile(t, writeScript(t, "s.lua", parallelHeader+`
+function iteration()
+  local fns = {}
+  for i = 1, 8 do fns[i] = function() llm.chat{ messages = { { role = "user", content = "b" .. i } } } end end
+  llm.parallel(fns)
+end
+`), Options{})
+	v := newVU(t, s, api.RunnerConfig{Client: &slowClient{delay: time.Millisecond}, Sink: sink, Model: "m",
+		Observe: func(_ *engine.Iteration, req *engine.ChatRequest, _ string) {
+			seen = append(seen, req.Messages[0].Content)
+		}}, 1)
+	mustRun(t, v, "iteration")
+	if len(seen) != 8 {
+		t.Errorf("observed %v, want the 8 branches' requests", seen)
+	}
+}

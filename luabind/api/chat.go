@@ -67,11 +67,13 @@ func (m *Module) sendRequest(L *lua.LState, name string, tbl *lua.LTable, build 
 	if err != nil {
 		L.RaiseError("%s: %v", name, err)
 	}
+	// Observed on the VU's goroutine, as it goes out: an observer sees a
+	// VU's requests one at a time, branches included.
+	if m.cfg.Observe != nil {
+		m.cfg.Observe(m.it, req, kind)
+	}
 	thread := L
 	return m.await(L, name, func(ctx context.Context) any {
-		if m.cfg.Observe != nil {
-			m.cfg.Observe(m.it, req, kind)
-		}
 		res := m.cfg.Client.Chat(ctx, req)
 		if res == nil {
 			res = &engine.Result{Start: time.Now(), NotSent: true,
