@@ -40,7 +40,6 @@ type branch struct {
 	// itself hang below it.
 	inherited *taskState
 	err       string // why it failed; "" while running or when it returned
-	ended     bool
 	// tail is set when the branch's function tail-called the API call
 	// that waits (return llm.chat{...}): its coroutine is already done,
 	// and the call's results are the branch's.
@@ -291,13 +290,12 @@ func (m *Module) settle(b *branch, st lua.ResumeState, err error, vals []lua.LVa
 		}
 		m.endTasks(b.co, b.inherited, "")
 	}
-	b.ended = true
 	return true
 }
 
 // fail ends b with msg, closing the tasks it had opened as failed.
 func (m *Module) fail(b *branch, msg string) {
-	b.err, b.ended = msg, true
+	b.err = msg
 	m.endTasks(b.co, b.inherited, "branch "+strconv.Itoa(b.index)+": "+msg)
 }
 
