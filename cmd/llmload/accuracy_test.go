@@ -14,13 +14,6 @@ import (
 	"time"
 )
 
-// fixedDelayServer streams a role chunk at once, the first token after
-// ttft, then tokens-1 more every gap, usage, and [DONE].
-func fixedDelayServer(ttft, gap time.Duration, tokens int) *httptest.Server {
-	srv, _ := timedDelayServer(ttft, gap, tokens)
-	return srv
-}
-
 // serverTimes is what a timedDelayServer really did: on a busy machine its
 // sleeps overrun, so a test compares llmload's figures with these, not
 // with the delays asked for.
@@ -51,9 +44,11 @@ func lowest(ds []time.Duration) float64  { return millis(slices.Min(ds)) }
 func highest(ds []time.Duration) float64 { return millis(slices.Max(ds)) }
 func millis(d time.Duration) float64     { return float64(d) / float64(time.Millisecond) }
 
-// timedDelayServer is fixedDelayServer that records, per request, the
-// times from the handler's start to its first token and to [DONE], the
-// gaps between tokens and their mean, as the server's own clock saw them.
+// timedDelayServer streams a role chunk at once, the first token after
+// ttft, then tokens-1 more every gap, usage, and [DONE], recording, per
+// request, the times from the handler's start to its first token and to
+// [DONE], the gaps between tokens and their mean, as the server's own
+// clock saw them.
 func timedDelayServer(ttft, gap time.Duration, tokens int) (*httptest.Server, *serverTimes) {
 	times := &serverTimes{}
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

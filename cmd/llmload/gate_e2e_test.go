@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // gateScript is one 3-second stage of 8 VUs: about 90 requests at a
@@ -18,6 +18,17 @@ function iteration(vu)
   llm.chat { messages = { { role = "user", content = "hi" } }, max_tokens = 8 }
 end
 `
+
+// gateServer starts llmload mock answering every request's first token
+// ttft after it arrives, then a token every 25 ms; it returns the base
+// URL without /v1. The mock stops with the test.
+func gateServer(t *testing.T, ttft string) string {
+	t.Helper()
+	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--model", "m", "--fixed-ttft", ttft, "--fixed-itl", "25ms")
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
+	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
+	return strings.TrimSuffix(url.FindString(mock.stdout.String()), "/v1")
+}
 
 // gateRun runs the script against url through the binary, writing the
 // result to out; extra flags go before the script.
@@ -62,19 +73,20 @@ func TestGateEndToEnd(t *testing.T) {
 	// Token gaps of 25 ms, seven of them a TPOT, keep scheduling jitter on
 	// a busy machine (go test ./... runs other packages beside this one) a
 	// small share of TPOT: with three, one late gap of 15 ms moved an A/A
-	// pair's TPOT p99 by 20%.
-	fast, slow := fixedDelayServer(100*time.Millisecond, 25*time.Millisecond, 8), fixedDelayServer(150*time.Millisecond, 25*time.Millisecond, 8)
-	defer fast.Close()
-	defer slow.Close()
+	// pair's TPOT p99 by 20%. The servers are llmload mock processes, not
+	// servers in this test binary: under the race detector its pauses
+	// once held several answers of one A/A run 30 ms late together, and
+	// the gate rightly saw that run's TTFT p99 25% worse.
+	fast, slow := gateServer(t, "100ms"), gateServer(t, "150ms")
 	dir := t.TempDir()
 	a1, a2, b := filepath.Join(dir, "a1.json"), filepath.Join(dir, "a2.json"), filepath.Join(dir, "b.json")
 	for _, out := range []string{a1, a2} {
-		if log, code := gateRun(t, fast.URL, out); code != exitOK {
+		if log, code := gateRun(t, fast, out); code != exitOK {
 			t.Fatalf("run against the 100 ms server: exit %d\n%s", code, log)
 		}
 	}
 	// The slower run gates itself against a1 as it ends, as CI would.
-	log, code := gateRun(t, slow.URL, b, "--baseline", a1)
+	log, code := gateRun(t, slow, b, "--baseline", a1)
 	if code != exitThreshold || !regressedOn(log, "ttft.p99") {
 		t.Errorf("run --baseline against a 50%% slower TTFT: exit %d (want 99 with a ttft.p99 REGRESSION)\n%s", code, log)
 	}
