@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/llmload/llmload/engine/tokenize"
 )
@@ -48,6 +49,10 @@ type Synthetic struct {
 	prefix  string   // PrefixTokens words, each with its leading space
 	ends    []int    // ends[k]: byte length of prefix's first k words
 	hit     *float64 // PrefixHit; nil when not asked
+	// fits counts the prompts counted by their junction; whole is set
+	// once such a count differed from the whole prompt's (see count).
+	fits  atomic.Uint64
+	whole atomic.Bool
 }
 
 // NewSynthetic checks c and prepares its word list and shared prefix.
@@ -158,7 +163,7 @@ func (s *Synthetic) Next(r *rand.Rand, uniquePrefix string) SyntheticPrompt {
 	if uniquePrefix == "" {
 		p.SharedTokens = headTokens
 	}
-	p.Text, p.InputTokens = s.fit(r, head, max(in-headTokens, 0), in)
+	p.Text, p.InputTokens = s.fit(r, head, headTokens, max(in-headTokens, 0), in)
 	return p
 }
 
@@ -175,18 +180,30 @@ func (s *Synthetic) head(in int, uniquePrefix string) (string, int) {
 	return strings.TrimPrefix(s.prefix[:s.ends[k]], " "), k
 }
 
-// fit appends body words to head until the prompt counts want tokens. Each
-// word is one token, so the first guess is almost always exact; the loop
-// corrects the rare merge at the junction with head.
-func (s *Synthetic) fit(r *rand.Rand, head string, n, want int) (string, int) {
-	var body []string
+// fit appends body words to head until the prompt counts want tokens.
+// Each word is one token, so the first guess is almost always exact; the
+// loop corrects the rare merge at the junction with head. headTokens are
+// head's own tokens.
+//
+// A prompt is not tokenized whole: its words are single tokens that the
+// tokenizers' pre-tokenizers keep apart, so its count is head's, plus one
+// per word, plus what the junction of head's end and the first words
+// changes, counted on those few bytes alone. That makes a 32k-token prompt
+// cost its words, not a tokenization (about 10 ms). A sample of prompts is
+// tokenized whole to hold the sum to the truth; a tokenizer for which it
+// ever differs (a tokenizer.json whose merges cross word boundaries) gets
+// every prompt tokenized whole from then on.
+func (s *Synthetic) fit(r *rand.Rand, head string, headTokens, n, want int) (string, int) {
+	// The words as indices: a slice of 32k strings would be 32k pointers
+	// for the collector to scan and barrier while it grows.
+	body := make([]uint32, 0, n)
 	best, bestTokens := "", -1
 	for range 8 {
 		for len(body) < n {
-			body = append(body, s.words[r.IntN(len(s.words))])
+			body = append(body, uint32(r.IntN(len(s.words))))
 		}
-		text := compose(head, body[:n])
-		got := s.codec.Count(text)
+		text := s.compose(head, body[:n])
+		got := s.count(text, head, headTokens, body[:n])
 		if bestTokens < 0 || abs(got-want) < abs(bestTokens-want) {
 			best, bestTokens = text, got
 		}
@@ -198,23 +215,57 @@ func (s *Synthetic) fit(r *rand.Rand, head string, n, want int) (string, int) {
 	return best, bestTokens
 }
 
-// compose joins head and the words; without a head, the leading space of
-// the first word goes, as no prompt starts with a space.
-func compose(head string, words []string) string {
-	var b strings.Builder
+// junctionWords and junctionBytes bound the text around head's end that
+// the junction count reads: merges reach a few words at most.
+const junctionWords, junctionBytes = 16, 64
+
+// wholeFirst prompts are tokenized whole to check the junction count,
+// and one in wholeEvery after them: a tokenizer the sum does not fit
+// shows on its first prompts, and a whole count of a 32k-token prompt
+// costs fifty of its junction counts.
+const wholeFirst, wholeEvery = 8, 1024
+
+// count is text's tokens, text being head then words (see fit).
+func (s *Synthetic) count(text, head string, headTokens int, words []uint32) int {
+	if s.whole.Load() || len(words) <= junctionWords {
+		return s.codec.Count(text)
+	}
+	tail := head[max(len(head)-junctionBytes, 0):]
+	j := s.compose(tail, words[:junctionWords])
+	sum := headTokens + len(words) + s.codec.Count(j) - s.codec.Count(tail) - junctionWords
+	if head == "" {
+		// compose dropped the first word's space: the junction count
+		// holds that word's tokens without it.
+		sum = len(words) + s.codec.Count(j) - junctionWords
+	}
+	if k := s.fits.Add(1); k <= wholeFirst || k%wholeEvery == 0 {
+		if whole := s.codec.Count(text); whole != sum {
+			s.whole.Store(true)
+			return whole
+		}
+	}
+	return sum
+}
+
+// compose joins head and the words (indices into s.words); without a
+// head, the leading space of the first word goes, as no prompt starts
+// with a space.
+func (s *Synthetic) compose(head string, words []uint32) string {
 	size := len(head)
 	for _, w := range words {
-		size += len(w)
+		size += len(s.words[w])
 	}
+	var b strings.Builder
 	b.Grow(size)
 	b.WriteString(head)
 	for _, w := range words {
-		b.WriteString(w)
+		b.WriteString(s.words[w])
 	}
+	text := b.String()
 	if head == "" {
-		return strings.TrimPrefix(b.String(), " ")
+		return strings.TrimPrefix(text, " ")
 	}
-	return b.String()
+	return text
 }
 
 // length turns a drawn value into a token count.

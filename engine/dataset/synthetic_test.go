@@ -204,3 +204,29 @@ func next3(s *Synthetic, r *rand.Rand, uniquePrefix string) (string, int, int) {
 	p := s.Next(r, uniquePrefix)
 	return p.Text, p.InputTokens, p.OutputTokens
 }
+
+// BenchmarkSyntheticLong times a long prompt with a unique prefix, as
+// llm.synthetic { input_tokens = llm.dist.fixed(32000), unique_prefix =
+// true } makes one per request: the cost the client pays per request.
+func BenchmarkSyntheticLong(b *testing.B) {
+	for _, n := range []float64{32000, 128000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			in, err := Fixed(n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := NewSynthetic(SyntheticConfig{Input: in, Tokenizer: "cl100k_base"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				p := s.Next(r, fmt.Sprintf("[req_%d] ", i))
+				if p.InputTokens != int(n) {
+					b.Fatalf("got %d tokens, want %v", p.InputTokens, n)
+				}
+			}
+		})
+	}
+}
