@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestE2EMemoryBound: a script that eats memory — at its top level, in an
@@ -90,5 +93,41 @@ func TestMaxMemoryFlagErrors(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `--max-memory: "lots" is not a size`) {
 		t.Errorf("stderr = %q", stderr.String())
+	}
+}
+
+// TestE2EMemoryUnderUlimit: under an address-space or data limit and
+// without --max-memory, a script doubling a string ends with the default
+// bound's message and its line, exit 1 — not the Go runtime's fatal "out
+// of memory", exit 2, which the limit would give without a bound under it.
+func TestE2EMemoryUnderUlimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run skipped in -short mode")
+	}
+	script := writeScenario(t, `local llm = require("llmload")
+options = { scenarios = { s = { executor = "constant-vus", vus = 1, duration = "1m", exec = "chat" } } }
+local s = "x" for i = 1, 60 do s = s .. s end
+function chat() end
+`)
+	for _, ulimit := range []string{"-v 4194304", "-d 2097152"} {
+		t.Run(ulimit, func(t *testing.T) {
+			cmd := exec.Command("sh", "-c", "ulimit "+ulimit+` && exec "$0" "$@"`, binary, "check", script)
+			cmd.Env = cleanEnv()
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+			err := cmd.Run()
+			timer.Stop()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitError {
+				t.Fatalf("exit %v, want %d; stderr:\n%.2000s", err, exitError, stderr.String())
+			}
+			if got := lastLine(stderr.String()); !strings.Contains(got, script+":3: memory limit") {
+				t.Errorf("last stderr line = %q, want %s:3: memory limit … exceeded", got, script)
+			}
+			if strings.Contains(stderr.String(), "goroutine ") || strings.Contains(stderr.String(), "out of memory") {
+				t.Errorf("stderr has the runtime's out of memory:\n%.2000s", stderr.String())
+			}
+		})
 	}
 }

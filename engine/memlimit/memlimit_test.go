@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestWatcherCancelsWhenTheLimitIsCrossed(t *testing.T) {
@@ -118,6 +120,21 @@ func TestDefaultTakesHalfOfTheSmallerBound(t *testing.T) {
 		"v1 smaller":     {files: map[string]string{"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824"}, want: 1 << 29},
 		"cgroup only":    {files: map[string]string{"/sys/fs/cgroup/memory.max": "1073741824"}, want: 1 << 29},
 		"nothing at all": {files: map[string]string{}, want: 0},
+		"v1 nested": {files: map[string]string{"/proc/meminfo": meminfo,
+			"/proc/self/cgroup":                                           "9:name=systemd:/\n4:memory:/process_api/abc\n0::/\n",
+			"/sys/fs/cgroup/memory/memory.limit_in_bytes":                 "9223372036854771712",
+			"/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes": "1073741824\n"}, want: 1 << 29},
+		"v1 parent": {files: map[string]string{"/proc/meminfo": meminfo,
+			"/proc/self/cgroup": "4:cpu,memory:/a/b\n",
+			"/sys/fs/cgroup/memory/a/b/memory.limit_in_bytes": "9223372036854771712",
+			"/sys/fs/cgroup/memory/a/memory.limit_in_bytes":   "2147483648"}, want: 1 << 30},
+		"v2 nested": {files: map[string]string{"/proc/meminfo": meminfo,
+			"/proc/self/cgroup": "0::/system.slice/ci.service\n",
+			"/sys/fs/cgroup/system.slice/ci.service/memory.max": "536870912\n",
+			"/sys/fs/cgroup/system.slice/memory.max":            "max"}, want: 1 << 28},
+		"other controller": {files: map[string]string{"/proc/meminfo": meminfo,
+			"/proc/self/cgroup":                             "3:cpuset:/x\n",
+			"/sys/fs/cgroup/cpuset/x/memory.limit_in_bytes": "1024"}, want: 24683520 << 9},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -127,7 +144,39 @@ func TestDefaultTakesHalfOfTheSmallerBound(t *testing.T) {
 				}
 				return nil, fs.ErrNotExist
 			}
-			if got := defaultFrom(read); got != tt.want {
+			if got := defaultFrom(read, noRlimit); got != tt.want {
+				t.Errorf("default = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func noRlimit(int) (uint64, bool) { return 0, false }
+
+// TestDefaultUnderAddressLimits: ulimit -v and -d bound the default by
+// AddressShare of them, when that is the smallest bound.
+func TestDefaultUnderAddressLimits(t *testing.T) {
+	meminfo := map[string]string{"/proc/meminfo": "MemTotal:       24683520 kB\n"}
+	read := func(p string) ([]byte, error) {
+		if s, ok := meminfo[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	tests := map[string]struct {
+		limits map[int]uint64
+		want   uint64
+	}{
+		"none":          {nil, 24683520 << 9},
+		"ulimit -v 4GB": {map[int]uint64{unix.RLIMIT_AS: 4 << 30}, 512 << 20},
+		"ulimit -d 2GB": {map[int]uint64{unix.RLIMIT_DATA: 2 << 30}, 256 << 20},
+		"both":          {map[int]uint64{unix.RLIMIT_AS: 4 << 30, unix.RLIMIT_DATA: 8 << 30}, 512 << 20},
+		"huge -v":       {map[int]uint64{unix.RLIMIT_AS: 1 << 50}, 24683520 << 9},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			limit := func(r int) (uint64, bool) { n, ok := tt.limits[r]; return n, ok }
+			if got := defaultFrom(read, limit); got != tt.want {
 				t.Errorf("default = %d, want %d", got, tt.want)
 			}
 		})
