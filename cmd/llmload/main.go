@@ -46,6 +46,7 @@ Usage:
   llmload report [flags] RESULT.json render a result file (text, --html, --csv-stages)
   llmload compare BASE.json NEW.json compare two results; exit 99 on a significant regression
   llmload merge SEGMENT.json...      join a plan's segment results (run --segment i/n) exactly
+  llmload history COMMAND            the run history (--history): list, show, trend, check, report, export, import, prune
   llmload k8s [flags] SCENARIO.lua   print Kubernetes manifests that run it as N segments and merge them
   llmload mock [flags]               serve the built-in simulator
   llmload version                    print the version
@@ -73,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = compareCmd(args[1:], stdout, stderr)
 	case "merge":
 		err = mergeCmd(args[1:], stdout, stderr)
+	case "history":
+		err = historyCmd(args[1:], stdout, stderr)
 	case "check":
 		err = checkCmd(args[1:], stdout, stderr)
 	case "scenarios":

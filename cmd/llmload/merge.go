@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmload/llmload/engine/barrier"
+	"github.com/llmload/llmload/engine/history"
 	"github.com/llmload/llmload/engine/merge"
 	"github.com/llmload/llmload/engine/report"
 	enginerun "github.com/llmload/llmload/engine/run"
@@ -37,6 +39,7 @@ type mergeFlags struct {
 	quiet                bool
 	wait                 time.Duration
 	barrier              string
+	history              historyFlags
 }
 
 func mergeCmd(args []string, stdout, stderr io.Writer) error {
@@ -49,6 +52,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.stagesCSV, "csv-stages", "", "write one CSV row per merged stage to this file")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the summary")
 	fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for every file to exist and be a whole result\n(a merge started beside the segment runs, as 'llmload k8s' does)")
+	f.history.register(fs, "store the merged run")
 	fs.StringVar(&f.barrier, "barrier", "", "with --wait: the segments' --barrier directory; a segment that gave up there\n(DIR/abort-i) ends the wait at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -69,6 +73,16 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		if err := checkOutputs(f.out, f.html, f.stagesCSV); err != nil {
 			return err
 		}
+	}
+	if err := f.history.parse("merge", os.Getenv); err != nil {
+		return err
+	}
+	hist, err := f.history.open()
+	if err != nil {
+		return err
+	}
+	if hist != nil {
+		defer hist.Close()
 	}
 	in, err := readSegments(fs.Args(), f.wait, f.barrier, time.Sleep)
 	if err != nil {
@@ -96,6 +110,16 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := enginerun.WriteRenderings(res, f.html, f.stagesCSV, func(string, ...any) {}); err != nil {
 		return err
+	}
+	if hist != nil {
+		verdict, reason := verdictOf(out, nil)
+		e := history.Entry{Result: res, Labels: history.Labels(os.Getenv, f.history.parsed), Verdict: verdict, Reason: reason, Source: "merge"}
+		if err := store(hist, e, f.out, stderr); err != nil {
+			if out.Verdict == enginerun.Passed {
+				return err
+			}
+			fmt.Fprintf(stderr, "llmload: %v\n", err)
+		}
 	}
 	return outcomeError(out, nil)
 }

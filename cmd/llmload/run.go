@@ -19,6 +19,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/barrier"
 	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/history"
 	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
@@ -67,11 +68,16 @@ type runFlags struct {
 	metricsURLs           []string
 	spans                 enginerun.Spans
 	gpu                   gpuFlags
+	history               historyFlags
+	historyBase           history.BaselineSpec // Runs > 0: --baseline history:…
+	baselineLabels        []string
+	baselineFilter        map[string]string
+	noBaseline            string
 }
 
 // maxMemoryFlag registers --max-memory, shared by run and check.
 func maxMemoryFlag(fs *pflag.FlagSet, v *string) {
-	fs.StringVar(v, "max-memory", "", "stop when llmload's memory crosses this, e.g. 512MB or 2GB; 0 for no bound\n(default: half of the machine's memory, or of its cgroup limit when smaller)")
+	fs.StringVar(v, "max-memory", "", "stop when llmload's memory crosses this, e.g. 512MB or 2GB; 0 for no bound\n(default: half of the machine's memory, or of its cgroup's limit when smaller;\nan eighth of ulimit -v or -d when that is smaller still)")
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
@@ -88,7 +94,11 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.StringVar(&f.out.JSONL, "requests-jsonl", "", "write one JSON line per request to this file, as the run goes")
 	fs.StringVar(&f.out.HTML, "html", "", "write a self-contained HTML report to this file")
 	fs.StringVar(&f.out.Stages, "csv-stages", "", "write one CSV row per stage to this file")
-	fs.StringVar(&f.baseline, "baseline", "", "compare the results with this earlier result file; exit 99 on a regression")
+	fs.StringVar(&f.baseline, "baseline", "", "compare the results with this earlier result file, or with the history (--history):\n"+
+		"history:last, or history:median:N (the last N runs of this plan pooled); exit 99 on a regression")
+	f.history.register(fs, "store the run")
+	fs.StringArrayVar(&f.baselineLabels, "baseline-label", nil, "with --baseline history:…: pool only runs with this label, key=value (repeatable), e.g. branch=main")
+	fs.StringVar(&f.noBaseline, "no-baseline", "pass", "with --baseline history:…, when the history holds no run of this plan yet:\npass (store this run, note it, exit 0) or fail (exit 1 before the load)")
 	// The gate flags go through a set of their own, so that every flag
 	// gateFlags registers, now or later, is known to need --baseline.
 	gfs := pflag.NewFlagSet("gate", pflag.ContinueOnError)
@@ -121,6 +131,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 		return nil, "", usagef("run: expected one SCENARIO.lua, got %s", arguments(fs.NArg()))
 	}
 	if err := needBaseline(gfs, f.baseline); err != nil {
+		return nil, "", err
+	}
+	if err := f.parseHistory(fs.Changed("no-baseline"), os.Getenv); err != nil {
 		return nil, "", err
 	}
 	if err := f.export.parse(); err != nil {
@@ -161,6 +174,14 @@ func (f *runFlags) parseSegment(segment, startAt string, now time.Time) error {
 		}
 		if !f.segment.Whole() && f.baseline != "" {
 			return usagef("run: --baseline judges a whole run, not one segment: compare the merged result (llmload merge ... --out ALL.json, then llmload compare BASE.json ALL.json)")
+		}
+		if !f.segment.Whole() && f.history.dsn != "" {
+			if !f.history.fromEnv || len(f.history.labels) > 0 {
+				return usagef("run: --history stores whole runs, not one segment: store the merged result (llmload merge ... --history DSN)")
+			}
+			// A CI that sets LLMLOAD_HISTORY for every job runs its
+			// segments under it too: the merge stores the run.
+			f.history.dsn = ""
 		}
 	}
 	if startAt != "" {
@@ -329,6 +350,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
+	hist, err := f.history.open()
+	if err != nil {
+		return err
+	}
+	if hist != nil {
+		defer hist.Close()
+	}
 	cfg := enginerun.Config{
 		Plan: plan, Thresholds: set, OnUnreachable: script.OnUnreachable(),
 		NewRunner: func(d enginerun.RunnerDeps) engine.Runner {
@@ -345,7 +373,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return p.stop
 		},
 	}
-	if f.baseline != "" {
+	switch {
+	case f.historyBase.Runs > 0:
+		if cfg.Gate, err = f.historyGate(hist, parts, plan.Target.Model, stdout); err != nil {
+			return err
+		}
+	case f.baseline != "":
 		if cfg.Gate, err = baselineGate(f, stdout); err != nil {
 			return err
 		}
@@ -356,7 +389,19 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, abort, stop := notifySignals(stderr, f.quiet)
 	defer stop()
 	cfg.Abort = abort
-	_, out, err := enginerun.Run(ctx, cfg)
+	res, out, err := enginerun.Run(ctx, cfg)
+	if hist != nil && res != nil {
+		verdict, reason := verdictOf(out, err)
+		e := history.Entry{Result: res, Labels: history.Labels(os.Getenv, f.history.parsed), Verdict: verdict, Reason: reason, Source: "run"}
+		if serr := store(hist, e, f.out.Out, stderr); serr != nil {
+			if err == nil && out.Verdict == enginerun.Passed {
+				return serr
+			}
+			// The run's own verdict decides the exit code; the store's
+			// failure is still told.
+			fmt.Fprintf(stderr, "llmload: %v\n", serr)
+		}
+	}
 	return outcomeError(out, err)
 }
 

@@ -136,6 +136,9 @@ type Meta struct {
 	// ..." or "target unreachable: ..."; empty when it measured. Thresholds
 	// and the baseline gate keep their own fields.
 	Verdict string `json:"verdict,omitempty"`
+	// Gate is why the baseline gate (run --baseline) failed; empty when
+	// it passed or did not run.
+	Gate string `json:"gate,omitempty"`
 	// Plan fingerprints the scenario's source and its plan (scenarios,
 	// stages, seed, thresholds; not the target): segment results merge
 	// only when it is equal.

@@ -134,21 +134,32 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 		return nil, Outcome{}, refused.Err
 	}
 	exports.record(res)
-	if err := c.write(res); err != nil {
+	if err := c.printSummary(res); err != nil {
+		return res, Outcome{}, err
+	}
+	// The baseline gate judges before the files are written, so that the
+	// result file says when it failed (Meta.Gate): a file stored in a
+	// history later must not pass for a baseline.
+	out := judge(&end, res.Run.Verdict, c.gateStop(&end), passed)
+	var gateErr error
+	if out.Verdict == Passed && c.Gate != nil && sinkErr == nil {
+		failed, err := c.Gate(res)
+		switch {
+		case err != nil:
+			gateErr = err
+		case failed != "":
+			out = Outcome{GateFailed, failed}
+			res.Run.Gate = failed
+		}
+	}
+	if err := c.writeFiles(res); err != nil {
 		return res, Outcome{}, err
 	}
 	if sinkErr != nil {
 		return res, Outcome{}, sinkErr
 	}
-	out := judge(&end, res.Run.Verdict, c.gateStop(&end), passed)
-	if out.Verdict == Passed && c.Gate != nil {
-		failed, err := c.Gate(res)
-		if err != nil {
-			return res, Outcome{}, err
-		}
-		if failed != "" {
-			out = Outcome{GateFailed, failed}
-		}
+	if gateErr != nil {
+		return res, Outcome{}, gateErr
 	}
 	return res, c.strict(res, out), nil
 }

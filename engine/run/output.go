@@ -18,13 +18,16 @@ type Outputs struct {
 	Stages string // per-stage CSV, at the end
 }
 
-// write prints the summary and writes the result files.
-func (c *Config) write(res *result.Result) error {
-	if c.Summary != nil {
-		if err := report.Text(res)(c.Summary); err != nil {
-			return err
-		}
+// printSummary prints the run's text summary, when it has somewhere to go.
+func (c *Config) printSummary(res *result.Result) error {
+	if c.Summary == nil {
+		return nil
 	}
+	return report.Text(res)(c.Summary)
+}
+
+// writeFiles writes the result file and the renderings the outputs name.
+func (c *Config) writeFiles(res *result.Result) error {
 	if c.Outputs.Out != "" {
 		if err := WriteFile(c.Outputs.Out, report.JSON(res)); err != nil {
 			return err
