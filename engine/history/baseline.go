@@ -83,8 +83,12 @@ func (s *Store) Baseline(ctx context.Context, spec BaselineSpec, f Filter) (*res
 // Describe says which runs a baseline pooled, for the gate's header:
 // "history:median:10 (runs 31–40 of sqlite:h.db)".
 func Describe(spec BaselineSpec, runs []Run, store Source) string {
+	note := ""
+	if len(runs) < spec.Runs {
+		note = fmt.Sprintf("; only %d of %d yet", len(runs), spec.Runs)
+	}
 	if len(runs) == 1 {
-		return fmt.Sprintf("%s (run %d of %s)", spec, runs[0].ID, store)
+		return fmt.Sprintf("%s (run %d of %s%s)", spec, runs[0].ID, store, note)
 	}
 	ids := make([]string, len(runs))
 	for i, r := range runs {
@@ -93,10 +97,6 @@ func Describe(spec BaselineSpec, runs []Run, store Source) string {
 	list := strings.Join(ids, ",")
 	if len(ids) > 6 {
 		list = ids[0] + ",…," + ids[len(ids)-1]
-	}
-	note := ""
-	if len(runs) < spec.Runs {
-		note = fmt.Sprintf("; only %d of %d yet", len(runs), spec.Runs)
 	}
 	return fmt.Sprintf("%s (runs %s of %s%s)", spec, list, store, note)
 }

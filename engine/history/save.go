@@ -40,6 +40,10 @@ type Entry struct {
 	Unique bool
 }
 
+// afterDuplicateCheck, when set by a test, runs between a Unique save's
+// look-up and its insert: the window two imports of one file race in.
+var afterDuplicateCheck func()
+
 // DuplicateError is Save's refusal of a result the store holds already.
 type DuplicateError struct {
 	ID int64 // the run that holds it
@@ -137,6 +141,14 @@ func (s *Store) saveAt(ctx context.Context, e Entry, v int) (int64, error) {
 	}
 	defer tx.Rollback()
 	if e.Unique && v >= 2 {
+		if s.src.Dialect == Postgres {
+			// Two imports of one file at once: the second waits for the
+			// first's commit and then finds it. (SQLite's writers are
+			// serialized already.)
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, digest); err != nil {
+				return 0, s.wrap("store the run", err)
+			}
+		}
 		var id int64
 		err := tx.QueryRowContext(ctx, s.rebind(`SELECT id FROM llmload_runs WHERE result_sha256 = ? ORDER BY id LIMIT 1`), digest).Scan(&id)
 		switch {
@@ -144,6 +156,9 @@ func (s *Store) saveAt(ctx context.Context, e Entry, v int) (int64, error) {
 			return id, &DuplicateError{ID: id}
 		case !errors.Is(err, sql.ErrNoRows):
 			return 0, s.wrap("store the run", err)
+		}
+		if afterDuplicateCheck != nil {
+			afterDuplicateCheck()
 		}
 	}
 	var id int64

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -40,7 +41,7 @@ func Open(ctx context.Context, src Source) (*Store, error) {
 		return nil, s.wrap("open", err)
 	}
 	s.db = db
-	if err := db.PingContext(ctx); err != nil {
+	if err := s.ping(ctx); err != nil {
 		db.Close()
 		return nil, s.wrap("connect", err)
 	}
@@ -49,6 +50,31 @@ func Open(ctx context.Context, src Source) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ping connects. Processes that open one new SQLite file at once all
+// set journal_mode=WAL on their first connection, and SQLite answers
+// SQLITE_BUSY at once, without waiting on busy_timeout, to all but the
+// one that converts the file (it never waits on a lock it could deadlock
+// on): those try again, for as long as the busy timeout.
+func (s *Store) ping(ctx context.Context) error {
+	timeout := s.src.BusyTimeout
+	if timeout == 0 {
+		timeout = DefaultBusyTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err := s.db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // OpenDSN parses dsn and opens its store.
