@@ -376,13 +376,8 @@ none. A shift needs --min-runs runs on each side, so one noisy run never counts;
 	if short > 0 {
 		fmt.Fprintf(stdout, "%d series had fewer than %d runs with a value: not checked\n", short, 2*opts.MinRuns)
 	}
-	if n := len(runs); len(series) > short {
-		switch k := history.Confirming(n, opts.MinRuns, opts.Alpha/float64(len(series)-short)); {
-		case k > n-opts.MinRuns:
-			fmt.Fprintf(stdout, "with %d runs, no shift can reach alpha %g yet: the check needs more history\n", n, opts.Alpha)
-		case k > opts.MinRuns:
-			fmt.Fprintf(stdout, "with %d runs, a shift can be named only once it has lasted %d runs (more history lets %d do)\n", n, k, opts.MinRuns)
-		}
+	if note := shortNote(len(runs), len(series)-short, opts); note != "" {
+		fmt.Fprintln(stdout, note)
 	}
 	if len(worse) > 0 {
 		return &gateError{"history check: " + strings.Join(worse, "; ")}
@@ -444,11 +439,14 @@ func historyReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	shifts, _, err := history.Check(series, opts)
+	shifts, short, err := history.Check(series, opts)
 	if err != nil {
 		return err
 	}
 	page := report.TrendPage{Title: "llmload history — " + runs[0].Scenario, Generated: time.Now(), Filters: []string{head}}
+	if note := shortNote(len(runs), len(series)-short, opts); note != "" {
+		page.Filters = append(page.Filters, note)
+	}
 	if f := filterNote(&sel); f != "" {
 		page.Filters = append(page.Filters, strings.Trim(f, " ()"))
 	}
@@ -583,4 +581,20 @@ func cell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// shortNote says when n runs are too few for the check to name a shift
+// of MinRuns runs among k series (see history.Confirming); "" when they
+// are enough.
+func shortNote(n, k int, opts history.CheckOptions) string {
+	if k <= 0 {
+		return ""
+	}
+	switch c := history.Confirming(n, opts.MinRuns, opts.Alpha/float64(k)); {
+	case c > n-opts.MinRuns:
+		return fmt.Sprintf("with %d runs, no shift can reach alpha %g yet: the check needs more history", n, opts.Alpha)
+	case c > opts.MinRuns:
+		return fmt.Sprintf("with %d runs, a shift can be named only once it has lasted %d runs (more history lets %d do)", n, c, opts.MinRuns)
+	}
+	return ""
 }
