@@ -81,10 +81,14 @@ func (t *Tracker) Observe(r *engine.Result, at time.Time) {
 	case Answered(r) && t.cur != nil:
 		// A stream whose headers came before the outage began (cut off by
 		// the server's death) says nothing about the target since.
-		if began := answeredAt(r, at); began.Before(t.cur.Start) {
+		began := answeredAt(r, at)
+		if began.Before(t.cur.Start) {
 			return
 		}
-		t.cur.End = later(at, t.cur.Last)
+		// The target was back when its headers came, not when the answer
+		// they began was over: a 2 s answer must not make the outage 2 s
+		// longer.
+		t.cur.End = later(began, t.cur.Last)
 		// A gap too short to count is forgotten once the target answers.
 		if t.cur.counts(t.cur.End) {
 			t.done = append(t.done, *t.cur)

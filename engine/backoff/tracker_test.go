@@ -33,6 +33,10 @@ func TestTrackerOutages(t *testing.T) {
 			{1100, engine.Result{Start: at(500), TTFB: 100 * time.Millisecond, Status: 200, Err: &engine.Error{Class: engine.ErrStreamTruncated}}},
 			{1300, refused}, {2500, refused}}, end: 3000,
 			want: []Outage{{Start: at(1000), Last: at(2500), Attempts: 3, Classes: map[string]int64{"conn_refused": 3}}}},
+		{name: "ends when the answer's headers came, not its last token", obs: []obs{{0, answered}, {1000, refused},
+			{1500, refused}, {2500, refused},
+			{4600, engine.Result{Start: at(2600), TTFB: 50 * time.Millisecond, Status: 200}}}, end: 9000,
+			want: []Outage{{Start: at(1000), Last: at(2500), End: at(2650), Attempts: 3, Classes: map[string]int64{"conn_refused": 3}}}},
 		{name: "ended too soon after it began", obs: []obs{{1000, refused}, {1100, refused}, {1300, refused}}, end: 1500},
 	}
 	for _, tt := range tests {
