@@ -71,9 +71,22 @@ func TestE2ECapacitySearch(t *testing.T) {
 	}
 
 	scenario := writeFile(t, dir, "fixed.lua", fixedRateScenario)
-	checkAroundCapacity(t, c.Capacity, func(rate float64) []string {
+	args := func(rate float64) []string {
 		return []string{"run", scenario, "--target", target, "--set", fmt.Sprintf("rate=%.3f", rate), "-q"}
-	})
+	}
+	// At 0.85× the capacity the server is 85% busy, where one burst of
+	// long prompts can queue enough requests to take a 15-second run's
+	// good share just under 95% (CI saw 90.4% once, with the same
+	// capacity found): a check that disagrees is run once more, and two
+	// in a row fail the test.
+	failed := aroundCapacity(t, c.Capacity, args)
+	if len(failed) > 0 {
+		t.Logf("the fixed-rate checks disagree with the search's %.2f req/s (%d failed): checking again", c.Capacity, len(failed))
+		failed = aroundCapacity(t, c.Capacity, args)
+	}
+	for _, f := range failed {
+		t.Error(f)
+	}
 }
 
 // checkAroundCapacity holds a search's answer against independent
