@@ -277,6 +277,48 @@ func shortCommit(c string) string {
 	return c
 }
 
+// checked is what history check and report read: the runs of one plan
+// (newest first) and the line naming them, each metric's series, and the
+// shifts the change-point check found in them.
+type checked struct {
+	runs    []history.Run
+	head    string
+	metrics []string
+	series  []history.Series
+	shifts  []history.Shift
+	short   int // series too short to check
+	opts    history.CheckOptions
+}
+
+// readChecked validates sel and cf, reads the runs and checks them.
+func readChecked(cmd string, sel *selectFlags, cf *checkFlags) (*checked, error) {
+	metrics, opts, err := cf.options(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := sel.parse(cmd, time.Now()); err != nil {
+		return nil, err
+	}
+	st, err := sel.open()
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	runs, results, head, err := planSeries(context.Background(), st, sel)
+	if err != nil {
+		return nil, err
+	}
+	series, err := seriesOf(runs, results, metrics, cf.stage)
+	if err != nil {
+		return nil, err
+	}
+	shifts, short, err := history.Check(series, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &checked{runs: runs, head: head, metrics: metrics, series: series, shifts: shifts, short: short, opts: opts}, nil
+}
+
 // checkFlags are history check's and report's change-point options.
 type checkFlags struct {
 	metrics   []string
@@ -332,30 +374,11 @@ none. A shift needs --min-runs runs on each side, so one noisy run never counts;
 	if fs.NArg() > 0 {
 		return usagef("history check: unexpected arguments %v", fs.Args())
 	}
-	metrics, opts, err := cf.options("check")
+	c, err := readChecked("check", &sel, &cf)
 	if err != nil {
 		return err
 	}
-	if err := sel.parse("check", time.Now()); err != nil {
-		return err
-	}
-	st, err := sel.open()
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	runs, results, head, err := planSeries(context.Background(), st, &sel)
-	if err != nil {
-		return err
-	}
-	series, err := seriesOf(runs, results, metrics, cf.stage)
-	if err != nil {
-		return err
-	}
-	shifts, short, err := history.Check(series, opts)
-	if err != nil {
-		return err
-	}
+	runs, head, metrics, series, shifts, short, opts := c.runs, c.head, c.metrics, c.series, c.shifts, c.short, c.opts
 	fmt.Fprintf(stdout, "history check: %s\n%d series (%s), alpha %g for them all, min change %s, at least %d runs each side\n\n",
 		head, len(series), strings.Join(metrics, ", "), opts.Alpha, cf.minChange, opts.MinRuns)
 	var worse []string
@@ -416,33 +439,14 @@ func historyReport(args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		return usagef("history report: give --html FILE")
 	}
-	metrics, opts, err := cf.options("report")
-	if err != nil {
-		return err
-	}
-	if err := sel.parse("report", time.Now()); err != nil {
-		return err
-	}
 	if err := checkOutputs(out); err != nil {
 		return err
 	}
-	st, err := sel.open()
+	c, err := readChecked("report", &sel, &cf)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	runs, results, head, err := planSeries(context.Background(), st, &sel)
-	if err != nil {
-		return err
-	}
-	series, err := seriesOf(runs, results, metrics, cf.stage)
-	if err != nil {
-		return err
-	}
-	shifts, short, err := history.Check(series, opts)
-	if err != nil {
-		return err
-	}
+	runs, head, series, shifts, short, opts := c.runs, c.head, c.series, c.shifts, c.short, c.opts
 	page := report.TrendPage{Title: "llmload history — " + runs[0].Scenario, Generated: time.Now(), Filters: []string{head}}
 	if note := shortNote(len(runs), len(series)-short, opts); note != "" {
 		page.Filters = append(page.Filters, note)
