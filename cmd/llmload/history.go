@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmload/llmload/engine/history"
 	"github.com/llmload/llmload/engine/result"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 const historyUsage = `Usage: llmload history COMMAND [flags]
@@ -424,13 +425,6 @@ func historyPrune(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "pruned %d run%s from %s\n", n, plural(n), st.Source())
+	fmt.Fprintf(stdout, "pruned %s from %s\n", textfmt.Count(n, "run", "runs"), st.Source())
 	return nil
-}
-
-func plural(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/llmload/llmload/engine/report"
 	"github.com/llmload/llmload/engine/result"
 	enginerun "github.com/llmload/llmload/engine/run"
+	"github.com/llmload/llmload/engine/textfmt"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -124,10 +125,10 @@ func planSeries(ctx context.Context, st *history.Store, sel *selectFlags) ([]his
 			plans[r.Fingerprint] = true
 		}
 		if n := len(plans) - 1; n > 0 {
-			others = fmt.Sprintf("; %d other plan%s match too: --plan picks one (list --format json shows them)", n, plural(int64(n)))
+			others = fmt.Sprintf("; %s match too: --plan picks one (list --format json shows them)", textfmt.Count(int64(n), "other plan", "other plans"))
 		}
 	}
-	head := fmt.Sprintf("%d run%s of plan %s (%s), %s → %s, in %s%s", len(runs), plural(int64(len(runs))), short(f.Fingerprint), runs[0].Scenario,
+	head := fmt.Sprintf("%s of plan %s (%s), %s → %s, in %s%s", textfmt.Count(int64(len(runs)), "run", "runs"), short(f.Fingerprint), runs[0].Scenario,
 		runs[len(runs)-1].Start.UTC().Format("2006-01-02"), runs[0].Start.UTC().Format("2006-01-02"), st.Source(), others)
 	return runs, results, head, nil
 }
@@ -225,7 +226,7 @@ func historyTrend(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, head)
 	for _, s := range series {
-		fmt.Fprintf(stdout, "\n%s of %s (%s), %d run%s with a value\n", s.Metric, s.Stage, s.Unit, len(s.Points), plural(int64(len(s.Points))))
+		fmt.Fprintf(stdout, "\n%s of %s (%s), %s with a value\n", s.Metric, s.Stage, s.Unit, textfmt.Count(int64(len(s.Points)), "run", "runs"))
 		if len(s.Points) == 0 {
 			continue
 		}
@@ -474,7 +475,7 @@ func historyReport(args []string, stdout, stderr io.Writer) error {
 	if err := enginerun.WriteFile(out, report.TrendHTML(page)); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d chart%s over %s\n", out, len(page.Charts), plural(int64(len(page.Charts))), head)
+	fmt.Fprintf(stdout, "wrote %s: %s over %s\n", out, textfmt.Count(int64(len(page.Charts)), "chart", "charts"), head)
 	return nil
 }
 

@@ -232,12 +232,9 @@ func (s *Synthetic) count(text, head string, headTokens int, words []uint32) int
 	}
 	tail := head[max(len(head)-junctionBytes, 0):]
 	j := s.compose(tail, words[:junctionWords])
+	// Without a head, compose dropped the first word's space: the
+	// junction count holds that word's tokens without it.
 	sum := headTokens + len(words) + s.codec.Count(j) - s.codec.Count(tail) - junctionWords
-	if head == "" {
-		// compose dropped the first word's space: the junction count
-		// holds that word's tokens without it.
-		sum = len(words) + s.codec.Count(j) - junctionWords
-	}
 	if k := s.fits.Add(1); k <= wholeFirst || k%wholeEvery == 0 {
 		if whole := s.codec.Count(text); whole != sum {
 			s.whole.Store(true)

@@ -156,10 +156,6 @@ var ErrNoRun = fmt.Errorf("history: no such run")
 
 // Get returns a run's metadata and its result.
 func (s *Store) Get(ctx context.Context, id int64) (Run, *result.Result, error) {
-	return s.get(ctx, id)
-}
-
-func (s *Store) get(ctx context.Context, id int64) (Run, *result.Result, error) {
 	row := s.db.QueryRowContext(ctx, s.rebind("SELECT "+runColumns+", r.result_json FROM llmload_runs r WHERE r.id = ?"), id)
 	var r Run
 	var doc string
@@ -190,7 +186,7 @@ func (s *Store) Results(ctx context.Context, f Filter) ([]Run, []*result.Result,
 	}
 	out := make([]*result.Result, len(runs))
 	for i, r := range runs {
-		if _, out[i], err = s.get(ctx, r.ID); err != nil {
+		if _, out[i], err = s.Get(ctx, r.ID); err != nil {
 			return nil, nil, err
 		}
 	}
