@@ -66,6 +66,25 @@ type Llama struct {
 // Log is what the server wrote so far (llama-server logs on stderr).
 func (l *Llama) Log() string { return l.log.String() }
 
+// LogWithin waits up to d for the log to hold every one of want and
+// returns it. /health can answer before the lines that told of the load
+// have come through the pipe, so a test reads the log through this.
+func (l *Llama) LogWithin(d time.Duration, want ...string) string {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		log := l.Log()
+		missing := false
+		for _, w := range want {
+			if !strings.Contains(log, w) {
+				missing = true
+				break
+			}
+		}
+		if !missing || time.Now().After(deadline) {
+			return log
+		}
+	}
+}
+
 // StartLlama starts llama-server with the text model, the projector at
 // mmproj and args, on a free loopback port, waits (up to a minute) until
 // its /health says the model is loaded, and kills it when the test ends.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gguf is a file read back: its key-value pairs and tensors.
@@ -382,7 +383,7 @@ func TestLlamaServerLoads(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := StartLlama(t, path, append(tc.args, "-np", "1", "--no-warmup")...)
-			log := l.Log()
+			log := l.LogWithin(10*time.Second, tc.logs...)
 			for _, want := range tc.logs {
 				if !strings.Contains(log, want) {
 					t.Errorf("log lacks %q:\n%s", want, log)

@@ -236,10 +236,11 @@ func (s *Server) generate(ctx context.Context, c *completion, emit func(text str
 	c.cachedTokens = s.cache.admit(c.blocks)
 	s.cachedTokens.Add(int64(c.cachedTokens))
 	first := s.sched.prefill(c.promptTokens - c.cachedTokens)
-	if err := z.until(ctx, first); err != nil {
+	if err := z.until(ctx, first.end); err != nil {
+		s.sched.cancel(first)
 		return err
 	}
-	c.firstToken = first
+	c.firstToken = first.end
 	return s.decode(ctx, c, &z, emit)
 }
 

@@ -225,7 +225,8 @@ func (s *Server) embedWait(ctx context.Context, c *completion) error {
 	defer s.sched.release()
 	c.scheduled = time.Now()
 	done := s.sched.prefill(c.promptTokens)
-	if err := z.until(ctx, done); err != nil {
+	if err := z.until(ctx, done.end); err != nil {
+		s.sched.cancel(done)
 		return err
 	}
 	// The vectors are the prefill's only output: no decode.

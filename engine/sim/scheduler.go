@@ -47,7 +47,9 @@ func (s *scheduler) acquire(ctx context.Context) error {
 	s.mu.Unlock()
 	select {
 	case <-w.ready:
-		return nil
+		if ctx.Err() == nil {
+			return nil
+		}
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
@@ -78,10 +80,13 @@ func (s *scheduler) releaseLocked() {
 	close(w.ready)
 }
 
+// booking is a prefill's time on the lane.
+type booking struct{ start, end time.Time }
+
 // prefill books the prefill of a prompt on the single prefill lane and
-// returns when it ends, which is when the first token exists. The running
-// batch is stalled by PrefillInterference of its cost.
-func (s *scheduler) prefill(promptTokens int) time.Time {
+// returns its booking, whose end is when the first token exists. The
+// running batch is stalled by PrefillInterference of its cost.
+func (s *scheduler) prefill(promptTokens int) booking {
 	cost := s.cfg.PrefillBase + time.Duration(promptTokens)*s.cfg.PrefillPerToken
 	s.mu.Lock()
 	start := time.Now()
@@ -92,7 +97,31 @@ func (s *scheduler) prefill(promptTokens int) time.Time {
 	end := s.prefillFree
 	s.mu.Unlock()
 	s.stall.Add(int64(float64(cost) * s.cfg.PrefillInterference))
-	return end
+	return booking{start, end}
+}
+
+// cancel gives the lane back the part of b not yet run, as an engine
+// drops an aborted request's prefill. Without it a burst of requests the
+// client gave up on (a warmup's end, a timeout) would hold the lane for
+// their whole prefills, and the next requests would wait for work that
+// is never done. Later bookings keep their times; the ones after them
+// start earlier.
+func (s *scheduler) cancel(b booking) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	left := b.end.Sub(maxTime(b.start, now))
+	if left <= 0 {
+		return
+	}
+	s.prefillFree = maxTime(s.prefillFree.Add(-left), now)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // step is the current length of one decode step.

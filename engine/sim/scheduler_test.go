@@ -54,7 +54,7 @@ func TestPrefillsQueueOnOneLane(t *testing.T) {
 	s := newScheduler(&cfg)
 	first := s.prefill(0)
 	second := s.prefill(30)
-	if got, want := second.Sub(first), 90*time.Minute; got != want {
+	if got, want := second.end.Sub(first.end), 90*time.Minute; got != want {
 		t.Errorf("second prefill ends %v after the first, want %v", got, want)
 	}
 }
@@ -113,6 +113,64 @@ func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
 	s.release()
 	if r, _ := s.counts(); r != 0 {
 		t.Errorf("running %d after release, want 0", r)
+	}
+}
+
+// A prefill the client gave up on gives the lane back what it had not
+// run: the next booking starts as if the canceled ones had never been
+// made, not behind them.
+func TestCanceledPrefillsFreeTheLane(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := Config{PrefillBase: 40 * time.Millisecond}
+		s := newScheduler(&cfg)
+		running := s.prefill(0) // runs now, ends at +40 ms
+		var dropped []booking
+		for range 24 { // a warmup's queue, granted as it was canceled
+			dropped = append(dropped, s.prefill(0))
+		}
+		time.Sleep(10 * time.Millisecond)
+		for _, b := range slices.Backward(dropped) {
+			s.cancel(b)
+		}
+		s.cancel(running) // 30 ms of it left, given back too
+		next := s.prefill(0)
+		if got, want := next.end.Sub(next.start), 40*time.Millisecond; got != want {
+			t.Errorf("a prefill takes %v, want %v", got, want)
+		}
+		if !next.start.Equal(time.Now()) {
+			t.Errorf("after every booking was canceled the next prefill starts %v from now, want at once", next.start.Sub(time.Now()))
+		}
+		// A booking that already ran gives nothing back.
+		time.Sleep(time.Second)
+		later := s.prefill(0)
+		s.cancel(next)
+		if after := s.prefill(0); !after.start.Equal(later.end) {
+			t.Errorf("canceling a finished prefill moved the lane: next starts %v after the one before ends", after.start.Sub(later.end))
+		}
+	})
+}
+
+// A slot granted to a waiter whose request has just ended is passed on,
+// not kept by a request nobody waits for.
+func TestGrantedAfterCancelPassesOn(t *testing.T) {
+	cfg := Config{MaxBatch: 1}
+	s := newScheduler(&cfg)
+	if err := s.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.acquire(ctx) }()
+	waitFor(t, func() bool { _, w := s.counts(); return w == 1 })
+	s.mu.Lock() // the grant and the cancel land together
+	cancel()
+	s.releaseLocked()
+	s.mu.Unlock()
+	if err := <-errc; err == nil {
+		t.Fatal("a canceled waiter kept the slot")
+	}
+	if r, w := s.counts(); r != 0 || w != 0 {
+		t.Errorf("running %d, waiting %d, want 0, 0", r, w)
 	}
 }
 

@@ -132,19 +132,23 @@ func (req *speechRequest) judge(cfg *Config) (*speech, *apiError) {
 // leaves seconds / SpeechRTF after the first. Bare PCM has no header:
 // its first chunk leaves with the first byte.
 func (s *Server) speak(ctx context.Context, w http.ResponseWriter, sp *speech, rec *TruthRecord) error {
-	var first time.Time
+	var book booking
 	if s.cfg.fixed() {
-		first = rec.Arrival.Add(s.cfg.FixedTTFT)
+		book.end = rec.Arrival.Add(s.cfg.FixedTTFT)
 	} else {
 		if err := s.sched.acquire(ctx); err != nil {
 			return err
 		}
 		defer s.sched.release()
-		first = s.sched.prefill(sp.promptTokens)
+		book = s.sched.prefill(sp.promptTokens)
 	}
+	first := book.end
 	var z sleeper
 	defer z.stop()
 	if err := z.until(ctx, first); err != nil {
+		if !s.cfg.fixed() {
+			s.sched.cancel(book)
+		}
 		return err
 	}
 	total := sp.pcmBytes
