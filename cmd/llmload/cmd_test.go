@@ -139,6 +139,7 @@ function f() end`)}, exitError, "warp"},
 		{"mock truth log dir missing", []string{"mock", "--addr", "127.0.0.1:0", "--truth-log", "/nonexistent/dir/t.jsonl"}, exitError, "/nonexistent/dir"},
 		{"mock cpu profile dir missing", []string{"mock", "--addr", "127.0.0.1:0", "--cpu-profile", "/nonexistent/dir/p"}, exitError, "--cpu-profile"},
 		{"run cpu profile dir missing", []string{"run", "--cpu-profile", "/nonexistent/dir/p", ok}, exitError, "--cpu-profile"},
+		{"run heap profile dir missing", []string{"run", "--heap-profile", "/nonexistent/dir/p", ok}, exitError, "--heap-profile"},
 	}
 	runExitCases(t, tests)
 }

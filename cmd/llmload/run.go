@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -53,6 +54,7 @@ type runFlags struct {
 	out                   enginerun.Outputs
 	quiet                 bool
 	cpuProfile            string
+	heapProfile           string
 	sets                  []string
 	maxMemory             string
 	seed                  int64
@@ -107,6 +109,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runFlags, string, error) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the final summary")
 	fs.BoolVar(&f.strict, "strict", false, strictUsage)
 	fs.StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of llmload itself to this file (go tool pprof reads it)")
+	fs.StringVar(&f.heapProfile, "heap-profile", "", "write a heap profile of llmload itself to this file as the load ends (go tool pprof reads it)")
 	fs.StringArrayVar(&f.metricsURLs, "metrics-url", nil, "the server's Prometheus endpoint, read during the run (instead of options.target.metrics_url);\n"+
 		"repeat it for each replica: each is kept apart, their queues and token rates summed\n"+
 		"(default: the target's /metrics when it is vLLM's, SGLang's, TGI's or llama.cpp's)")
@@ -314,6 +317,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer stop()
 	}
+	var writeHeap func()
+	if f.heapProfile != "" {
+		if writeHeap, err = heapProfileAtEnd(f.heapProfile); err != nil {
+			return err
+		}
+	}
 	// --seed wins over options.seed; with neither, Compile picks one from
 	// the clock and reports it in the plan.
 	// The memory bound's context cuts the script's top level too: at
@@ -388,7 +397,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, abort, stop := notifySignals(stderr, f.quiet)
 	defer stop()
-	cfg.Abort = abort
+	cfg.Abort, cfg.LoadEnded = abort, writeHeap
 	res, out, err := enginerun.Run(ctx, cfg)
 	if hist != nil && res != nil {
 		verdict, reason := verdictOf(out, err)
@@ -591,6 +600,26 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// heapProfileAtEnd creates path now, so a path that cannot be written
+// fails before the load, and returns what writes the heap's profile into
+// it as the load ends: what is live, where it was allocated.
+func heapProfileAtEnd(path string) (write func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--heap-profile: %w", err)
+	}
+	return func() {
+		runtime.GC()
+		err := pprof.Lookup("heap").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "llmload: --heap-profile %s: %v\n", path, err)
+		}
+	}, nil
 }
 
 // checkSpansFlags rejects a trace receiver address that could never be

@@ -54,6 +54,7 @@ func writeText(b *bytes.Buffer, r *result.Result) {
 		writeErrorClasses(b, r.Stages, labels)
 		writeRobustness(b, r, labels)
 		writeClientHealth(b, r.Stages, labels, serverName(r))
+		writeDrift(b, r.Run.Process)
 		writeTokenNotes(b, r, labels)
 	}
 	writeSpend(b, r)

@@ -195,3 +195,47 @@ func localServerText(r *result.Result, labels []string) string {
 	}
 	return t
 }
+
+// writeDrift says whether llmload's own process grew over a long load:
+// the figures a soak holds flat, early and late after the warm-up.
+func writeDrift(b *bytes.Buffer, p *result.Process) {
+	if p == nil || p.Drift == nil {
+		return
+	}
+	d := p.Drift
+	var parts []string
+	for _, f := range []struct {
+		name, unit string
+		f          *result.DriftFigure
+	}{{"RSS", " MB", d.RSSMB}, {"live heap", " MB", d.HeapLiveMB}, {"goroutines", "", d.Goroutines}, {"open files", "", d.OpenFiles}} {
+		if f.f == nil {
+			continue
+		}
+		digits := 0
+		if f.unit != "" {
+			digits = 1
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s%s (%+.0f%%)", f.name, strconv.FormatFloat(f.f.Early, 'f', digits, 64),
+			strconv.FormatFloat(f.f.Late, 'f', digits, 64), f.unit, f.f.ChangePercent))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	line := fmt.Sprintf("llmload held from %s to %s of the run (after the warm-up; medians of the first and last third): %s",
+		clock(d.FromS), clock(d.ToS), strings.Join(parts, ", "))
+	if g := d.Growing(); len(g) > 0 {
+		line += "  ! GROWING: " + strings.Join(g, ", ")
+	} else {
+		line += ": flat within 10%"
+	}
+	b.WriteString(wrap(line, "  ", "    ", maxWidth))
+}
+
+// clock is seconds as m:ss or h:mm:ss.
+func clock(s float64) string {
+	t := int64(math.Round(s))
+	if t >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", t/3600, t/60%60, t%60)
+	}
+	return fmt.Sprintf("%d:%02d", t/60, t%60)
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -358,4 +359,45 @@ func readTestdata(t *testing.T, name string) *result.Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// The drift line gives each figure's early and late level and says
+// whether the process stayed flat; it is absent when nothing was judged.
+func TestWriteDrift(t *testing.T) {
+	fig := func(e, l float64, g bool) *result.DriftFigure {
+		return &result.DriftFigure{Early: e, Late: l, ChangePercent: 100 * (l - e) / e, Growing: g}
+	}
+	tests := []struct {
+		name string
+		p    *result.Process
+		want []string
+	}{
+		{"no process", nil, nil},
+		{"too short to judge", &result.Process{}, nil},
+		{"flat", &result.Process{Drift: &result.Drift{FromS: 24, ToS: 3725, RSSMB: fig(41.25, 42, false),
+			HeapLiveMB: fig(9.1, 9.3, false), Goroutines: fig(612, 612, false), OpenFiles: fig(207, 207, false)}},
+			[]string{"from 0:24 to 1:02:05", "RSS 41.2 → 42.0 MB (+2%)", "live heap 9.1 → 9.3 MB (+2%)", "goroutines 612 → 612 (+0%)",
+				"open files 207 → 207 (+0%)", "flat within 10%"}},
+		{"growing, open files unmeasured", &result.Process{Drift: &result.Drift{FromS: 60, ToS: 300, RSSMB: fig(100, 150, true),
+			HeapLiveMB: fig(20, 40, true), Goroutines: fig(600, 601, false)}},
+			[]string{"from 1:00 to 5:00", "RSS 100.0 → 150.0 MB (+50%)", "! GROWING: RSS, live heap"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			writeDrift(&b, tt.p)
+			got := strings.Join(strings.Fields(b.String()), " ")
+			if len(tt.want) == 0 && got != "" {
+				t.Errorf("wrote %q, want nothing", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			if strings.Contains(got, "open files") && tt.p.Drift.OpenFiles == nil {
+				t.Errorf("%q names an unmeasured figure", got)
+			}
+		})
+	}
 }

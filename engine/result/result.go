@@ -253,6 +253,59 @@ type Process struct {
 	// WithSimulator says the built-in simulator ran in the same process,
 	// so its cost is in these figures too.
 	WithSimulator bool `json:"with_simulator,omitempty"`
+	// Held is what the process held over the load, at most MaxHeldPoints
+	// points evenly spread; Drift judges it when the stages ran a minute
+	// or more.
+	Held  []HeldPoint `json:"held,omitempty"`
+	Drift *Drift      `json:"drift,omitempty"`
+}
+
+// MaxHeldPoints bounds Process.Held, so a day's soak keeps a small file.
+const MaxHeldPoints = 600
+
+// HeldPoint is what llmload's process held at one moment; -1 where the
+// platform does not say.
+type HeldPoint struct {
+	T          float64 `json:"t_s"` // seconds from the run's start
+	RSSMB      float64 `json:"rss_mb"`
+	HeapLiveMB float64 `json:"heap_live_mb"`
+	Goroutines int64   `json:"goroutines"`
+	OpenFiles  int64   `json:"open_files"`
+}
+
+// Drift is whether llmload's own process grew over a long load (a soak):
+// each figure's level early and late in the stages' span after a
+// warm-up, medians of the samples in its first and its last third.
+type Drift struct {
+	FromS      float64      `json:"from_s"` // the warm-up's end, seconds from the run's start
+	ToS        float64      `json:"to_s"`
+	RSSMB      *DriftFigure `json:"rss_mb,omitempty"`
+	HeapLiveMB *DriftFigure `json:"heap_live_mb,omitempty"`
+	Goroutines *DriftFigure `json:"goroutines,omitempty"`
+	OpenFiles  *DriftFigure `json:"open_files,omitempty"`
+}
+
+// DriftFigure is one figure's early and late level; Growing when it grew
+// by more than 10% and more than its noise floor.
+type DriftFigure struct {
+	Early         float64 `json:"early"`
+	Late          float64 `json:"late"`
+	ChangePercent float64 `json:"change_percent"`
+	Growing       bool    `json:"growing"`
+}
+
+// Growing names the figures that grew.
+func (d *Drift) Growing() []string {
+	var names []string
+	for _, f := range []struct {
+		name string
+		f    *DriftFigure
+	}{{"RSS", d.RSSMB}, {"live heap", d.HeapLiveMB}, {"goroutines", d.Goroutines}, {"open files", d.OpenFiles}} {
+		if f.f != nil && f.f.Growing {
+			names = append(names, f.name)
+		}
+	}
+	return names
 }
 
 // CPUS is the process's user plus system CPU time in seconds.

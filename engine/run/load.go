@@ -103,6 +103,9 @@ func (c *Config) load(ctx context.Context, simulated bool) (*result.Result, Outc
 	meter := startProcessMeter()
 	c.announceSegment(start)
 	end := c.execute(runCtx, cancel, eng)
+	if c.LoadEnded != nil {
+		c.LoadEnded()
+	}
 	end.capacity = capacityOutcomes(eng, &end)
 	end.pools = poolFigures(eng.Pools())
 	end.spend = spent.summary()

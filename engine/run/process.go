@@ -1,7 +1,9 @@
 package run
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine/result"
@@ -40,4 +42,54 @@ func (m *processMeter) stop(withSimulator bool) *result.Process {
 		GCPauseMS:     float64(gc.PauseTotalNs-m.gc.PauseTotalNs) / 1e6,
 		WithSimulator: withSimulator,
 	}
+}
+
+// addHeld puts what the process held over the run into p: the series,
+// thinned to result.MaxHeldPoints, and the drift over [first, last], a
+// stage's span (none when it is too short to judge).
+func addHeld(p *result.Process, held []selfcheck.Resources, runStart, first, last time.Time) {
+	if p == nil || len(held) == 0 {
+		return
+	}
+	mb := func(b int64) float64 {
+		if b < 0 {
+			return -1
+		}
+		return float64(b) / (1 << 20)
+	}
+	step := (len(held) + result.MaxHeldPoints - 1) / result.MaxHeldPoints
+	for i := 0; i < len(held); i += step {
+		h := held[i]
+		p.Held = append(p.Held, result.HeldPoint{T: h.At.Sub(runStart).Seconds(), RSSMB: mb(h.RSS),
+			HeapLiveMB: mb(h.HeapLive), Goroutines: h.Goroutines, OpenFiles: h.OpenFiles})
+	}
+	d := selfcheck.JudgeDrift(held, first, last)
+	if d == nil {
+		return
+	}
+	fig := func(c selfcheck.Change, scale float64) *result.DriftFigure {
+		if !c.Measured {
+			return nil
+		}
+		return &result.DriftFigure{Early: c.Early / scale, Late: c.Late / scale, ChangePercent: c.Percent(), Growing: c.Growing}
+	}
+	p.Drift = &result.Drift{
+		FromS: d.From.Sub(runStart).Seconds(), ToS: d.To.Sub(runStart).Seconds(),
+		RSSMB: fig(d.RSS, 1<<20), HeapLiveMB: fig(d.HeapLive, 1<<20),
+		Goroutines: fig(d.Goroutines, 1), OpenFiles: fig(d.OpenFiles, 1),
+	}
+}
+
+// driftWarning says that llmload's process grew over the load, or "".
+func driftWarning(p *result.Process) string {
+	if p == nil || p.Drift == nil {
+		return ""
+	}
+	g := p.Drift.Growing()
+	if len(g) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("llmload's own %s grew by more than 10%% over the load after its warm-up (client self-check): "+
+		"something in the client keeps growing — a script that keeps every answer, or a leak in llmload — and a longer run "+
+		"would end in its memory bound", strings.Join(g, ", "))
 }

@@ -34,6 +34,12 @@ func (c *Config) result(meta result.Meta, col *metrics.Collector, mon *selfcheck
 		s.Client = &check
 	}
 	res = result.New(meta, summary)
+	if s := steadiestStage(summary.Stages, c.Plan); s != nil {
+		addHeld(res.Run.Process, mon.Resources(), meta.Start, s.Start, s.End)
+	}
+	if w := driftWarning(res.Run.Process); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	for _, w := range []string{InsecureTLS(c.Plan), LateStart(meta.Segment)} {
 		if w != "" {
 			res.Warnings = append(res.Warnings, w)
@@ -72,6 +78,33 @@ func (c *Config) result(meta result.Meta, col *metrics.Collector, mon *selfcheck
 	verdict.Judge(res, verdict.Input{Outages: reach.Outages(meta.End), Start: meta.Start, End: meta.End,
 		OnUnreachable: c.OnUnreachable})
 	return res, passed
+}
+
+// steadiestStage is the stage whose load the process's drift is judged
+// over: the longest that holds its load (no ramp), since within it the
+// load is steady, while a ramp adds VUs and each new stage allocates its
+// own histograms (steps a judge across them would take for growth). Nil
+// when there is none.
+func steadiestStage(stages []metrics.StageSummary, p plan.Plan) *metrics.StageSummary {
+	ramps := map[[2]string]bool{}
+	for _, sc := range p.Scenarios {
+		for _, st := range sc.Stages {
+			if st.Ramp > 0 {
+				ramps[[2]string{sc.Name, st.Name}] = true
+			}
+		}
+	}
+	var best *metrics.StageSummary
+	for i := range stages {
+		s := &stages[i]
+		if ramps[[2]string{s.Scenario, s.Stage}] {
+			continue
+		}
+		if best == nil || s.End.Sub(s.Start) > best.End.Sub(best.Start) {
+			best = s
+		}
+	}
+	return best
 }
 
 // gateStop is what stopped the run as a failed gate does (exit 99): an

@@ -64,6 +64,10 @@ type Config struct {
 	// waiting for in-flight requests, setup or teardown, writes what was
 	// collected and returns a Failed outcome.
 	Abort <-chan struct{}
+	// LoadEnded, when set, runs as the load ends, before the results are
+	// built: what the process holds then is what the load made it hold
+	// (--heap-profile writes its profile there).
+	LoadEnded func()
 	// Memory, when set, stops the run like an interrupt once the process
 	// crosses its bound; the outcome names the script line that was
 	// running when it did.

@@ -13,6 +13,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +43,8 @@ type readers struct {
 	process func() (time.Duration, bool) // this process's CPU time
 	machine machineReader
 	server  func() (time.Duration, bool) // the local server's CPU time; nil: none
+	// resources reads what the process holds; nil: not watched.
+	resources func() Resources
 }
 
 var defaultReaders = readers{process: processCPU, machine: procStat}
@@ -58,6 +61,7 @@ type Monitor struct {
 
 	mu      sync.Mutex
 	samples []sample
+	held    []Resources
 
 	lastCPU   time.Duration
 	lastAt    time.Time
@@ -95,6 +99,7 @@ func WithServer(server CPUReader) Option {
 // Start begins sampling every interval (DefaultInterval when ≤ 0).
 func Start(interval time.Duration, opts ...Option) *Monitor {
 	src := defaultReaders
+	src.resources = newResourceReader().now
 	for _, o := range opts {
 		o(&src)
 	}
@@ -186,9 +191,24 @@ func (m *Monitor) take() {
 	}
 	m.lastSched, m.lastGC, m.lastCPU, m.cpuOK, m.lastAt = sched, gc, cpu, ok, now
 	m.lastMach, m.machOK, m.lastSrv, m.srvOK = mach, machOK, srv, srvOK
+	var held Resources
+	if m.src.resources != nil {
+		held = m.src.resources()
+	}
 	m.mu.Lock()
 	m.samples = append(m.samples, s)
+	if m.src.resources != nil {
+		m.held = append(m.held, held)
+	}
 	m.mu.Unlock()
+}
+
+// Resources is what the process held at each sample so far, oldest
+// first.
+func (m *Monitor) Resources() []Resources {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.held)
 }
 
 // ownShare is llmload's CPU (in cores) over the machine's busy cores; a
