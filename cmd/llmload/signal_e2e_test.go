@@ -41,14 +41,14 @@ type started struct {
 }
 
 // startBinary starts llmload with args; it is killed at the test's end.
-func startBinary(t *testing.T, args ...string) *started {
+func startBinary(t testing.TB, args ...string) *started {
 	t.Helper()
 	return startCommand(t, binary, args...)
 }
 
 // startCommand starts name with args (llmload, or llmload wrapped in
 // another command); it is killed at the test's end.
-func startCommand(t *testing.T, name string, args ...string) *started {
+func startCommand(t testing.TB, name string, args ...string) *started {
 	t.Helper()
 	s := &started{cmd: exec.Command(name, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	s.cmd.Env = cleanEnv()
@@ -68,7 +68,7 @@ func startCommand(t *testing.T, name string, args ...string) *started {
 }
 
 // waitFor polls cond for up to a minute: the machine may be busy.
-func (s *started) waitFor(t *testing.T, what string, cond func() bool) {
+func (s *started) waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
 		select {
@@ -83,7 +83,7 @@ func (s *started) waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // signal sends sig and returns when the process exits, or fails after limit.
-func (s *started) signalAndWait(t *testing.T, sig os.Signal, limit time.Duration) time.Duration {
+func (s *started) signalAndWait(t testing.TB, sig os.Signal, limit time.Duration) time.Duration {
 	t.Helper()
 	if err := s.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,10 @@ func (c *Client) tlsAdvice(e *engine.Error, status int, handshook bool) string {
 	case hostMismatch(m):
 		return c.hostAdvice(m)
 	case status == 0 && c.tlsOpts.ClientCert != "" && strings.Contains(m, "remote error: tls:"):
-		return c.clientCertRefused(m)
+		// The alert is the message: whether Go's transport met it in the
+		// handshake or in its read loop ("readLoopPeekFailLocked: ...")
+		// is timing, not news for the user.
+		return c.clientCertRefused(m[strings.Index(m, "remote error: tls:"):])
 	case status == 0 && (strings.Contains(m, "tls: certificate required") || strings.Contains(m, "tls: bad certificate") ||
 		strings.Contains(m, "tls: handshake failure")):
 		return fmt.Sprintf("the server ended the TLS handshake (%s): it requires a client certificate (mutual TLS); set %s", m, optClientPair)

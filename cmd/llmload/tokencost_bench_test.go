@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// floorEnv makes the test binary the floor reader (see floorRead) instead
+// of running tests: "ADDR STREAMS REQUESTS MAX_TOKENS".
+const floorEnv = "LLMLOAD_FLOOR_READ"
+
+// BenchmarkTokenCost is llmload's client CPU per streamed token at 64,
+// 256 and 1,024 streams, beside the floor: the same requests to the same
+// server, read by a goroutine per connection with no HTTP parsing, no
+// JSON and no timing — what Go's netpoller alone costs on this machine,
+// measured in the same minute. The server (llmload mock in fixed-delay
+// mode: first token after 200 ms, then one a 10 ms) runs on core 0 and
+// each client on core 1 when taskset is there. Run it with
+//
+//	go test -run '^$' -bench TokenCost -benchtime 1x ./cmd/llmload/
+//
+// It reports µs/token (llmload), floor-µs/token and x-floor, their ratio.
+func BenchmarkTokenCost(b *testing.B) {
+	const requests, maxTokens = 4, 64
+	server, client := pinned(0), pinned(1)
+	for _, n := range []int{64, 256, 1024} {
+		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
+			mock := startCommand(b, server[0], append(server[1:], binary, "mock", "--addr", "127.0.0.1:0",
+				"--fixed-ttft", "200ms", "--fixed-itl", "10ms")...)
+			url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
+			mock.waitFor(b, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
+			target := url.FindString(mock.stdout.String())
+			addr := strings.TrimSuffix(strings.TrimPrefix(target, "http://"), "/v1")
+			var own, floor float64
+			for range b.N {
+				// The floor first, then llmload, each in a process of its own.
+				cmd := exec.Command(client[0], append(client[1:], os.Args[0])...)
+				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", floorEnv, addr, n, requests, maxTokens))
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("floor reader: %v\n%s", err, out)
+				}
+				f := strings.Fields(string(out))
+				cpu, _ := strconv.ParseFloat(f[0], 64)
+				floor += 1e6 * cpu / float64(n*requests*maxTokens)
+
+				res := filepath.Join(b.TempDir(), "scale.json")
+				run := exec.Command(client[0], append(client[1:], binary, "run", "../../scenarios/scale_bench.lua", "--target", target,
+					"--set", fmt.Sprint("vus=", n), "--set", fmt.Sprint("requests=", requests), "--set", fmt.Sprint("max_tokens=", maxTokens),
+					"--out", res, "-q")...)
+				run.Env = cleanEnv()
+				if out, err := run.CombinedOutput(); err != nil {
+					b.Fatalf("llmload: %v\n%s", err, out)
+				}
+				r, err := readResult(res)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var tokens int64
+				for _, s := range r.Stages {
+					tokens += s.OutputTokens
+				}
+				if want := int64(n * requests * maxTokens); tokens != want || r.Run.Process == nil {
+					b.Fatalf("llmload read %d tokens, want %d (process %+v)", tokens, want, r.Run.Process)
+				}
+				own += 1e6 * r.Run.Process.CPUS() / float64(tokens)
+			}
+			own, floor = own/float64(b.N), floor/float64(b.N)
+			b.ReportMetric(own, "µs/token")
+			b.ReportMetric(floor, "floor-µs/token")
+			b.ReportMetric(own/floor, "x-floor")
+			b.ReportMetric(0, "ns/op") // the time of a run is the schedule's, not a cost
+		})
+	}
+}
+
+// pinned is the command prefix that runs a process on core, or nothing
+// where taskset or a second core is missing.
+func pinned(core int) []string {
+	if _, err := exec.LookPath("taskset"); err != nil || runtime.NumCPU() < 2 {
+		return []string{"env"}
+	}
+	return []string{"taskset", "-c", strconv.Itoa(core)}
+}
+
+// floorRead is the floor reader: STREAMS connections to ADDR, each sending
+// REQUESTS streamed chat requests one after another and reading each
+// answer to its end (the chunked body's last chunk) with a goroutine per
+// connection, nothing parsed. It prints the CPU seconds the reading took
+// and returns the exit code.
+func floorRead(spec string) int {
+	var addr string
+	var n, requests, maxTokens int
+	if _, err := fmt.Sscan(spec, &addr, &n, &requests, &maxTokens); err != nil {
+		fmt.Fprintf(os.Stderr, "%s=%q: %v\n", floorEnv, spec, err)
+		return 2
+	}
+	body := fmt.Sprintf(`{"messages":[{"role":"user","content":"count to a hundred"}],"max_tokens":%d,"stream":true}`, maxTokens)
+	req := []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		addr, len(body), body))
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		conns[i] = c
+	}
+	var r0, r1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	var wg sync.WaitGroup
+	var failed sync.Once
+	code := 0
+	end := []byte("\r\n0\r\n\r\n")
+	for _, c := range conns {
+		wg.Go(func() {
+			defer c.Close()
+			buf := make([]byte, 4096)
+			tail := make([]byte, 0, 2*len(end)+len(buf))
+			for range requests {
+				if _, err := c.Write(req); err != nil {
+					failed.Do(func() { fmt.Fprintln(os.Stderr, err); code = 1 })
+					return
+				}
+				tail = tail[:0]
+				for !bytes.HasSuffix(tail, end) {
+					k, err := c.Read(buf)
+					if err != nil {
+						failed.Do(func() { fmt.Fprintln(os.Stderr, err); code = 1 })
+						return
+					}
+					tail = append(tail[:0], tail[max(0, len(tail)-len(end)):]...)
+					tail = append(tail, buf[:k]...)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+	fmt.Println(cpu.Seconds())
+	return code
+}
