@@ -33,7 +33,7 @@ const floorEnv = "LLMLOAD_FLOOR_READ"
 //
 // It reports µs/token (llmload), floor-µs/token and x-floor, their ratio.
 func BenchmarkTokenCost(b *testing.B) {
-	const requests, maxTokens = 4, 64
+	const requests, maxTokens = 12, 64
 	server, client := pinned(0), pinned(1)
 	for _, n := range []int{64, 256, 1024} {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {

@@ -33,8 +33,8 @@ type sample struct {
 	at    time.Time
 	cpu   float64  // CPU seconds used in the interval / interval seconds (1.0 = one core); -1 not judged
 	srv   float64  // the local server's, likewise; -1 not measured
-	sched []uint64 // histogram count deltas
-	gc    []uint64 // histogram count deltas
+	sched counts // histogram count deltas
+	gc    counts
 	mach  machineDelta
 }
 
