@@ -416,3 +416,66 @@ func TestCanceledByTheRunIsNotReported(t *testing.T) {
 		}
 	})
 }
+
+// A warmup of a duration before an arrival-rate scenario arrives at the
+// first stage's rate, not on every VU back to back: 32 VUs answering in
+// a second would keep 32 requests at the server where the load keeps 10.
+func TestWarmupOfADurationKeepsAnOpenModelsRate(t *testing.T) {
+	tests := []struct {
+		name      string
+		stage     plan.Stage
+		startRate float64
+		executor  string
+		want      int // warmup iterations in 2 s
+	}{
+		{"constant rate", plan.Stage{Name: "r10", Rate: 10, Duration: time.Second}, 0, plan.ExecutorConstantArrivalRate, 20},
+		{"a ramp starts at its start rate", plan.Stage{Name: "up", Rate: 40, Duration: time.Second, Ramp: time.Second}, 5,
+			plan.ExecutorRampingArrivalRate, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				var warm, peak, now atomic.Int32
+				r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
+					if it.Warmup {
+						warm.Add(1)
+						n := now.Add(1)
+						defer now.Add(-1)
+						for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+						}
+					}
+					return sleepFn(time.Second)(ctx, it)
+				}}
+				p := openPlan(32, 32, tt.stage)
+				p.Scenarios[0].Executor, p.Scenarios[0].StartRate = tt.executor, tt.startRate
+				p.Warmup.Duration = 2 * time.Second
+				runPlan(t, p, r)
+				if got := int(warm.Load()); got < tt.want-1 || got > tt.want {
+					t.Errorf("%d warmup iterations, want %d: one per arrival at the first stage's rate", got, tt.want)
+				}
+				if got, limit := peak.Load(), int32(tt.want/2)+1; got > limit {
+					t.Errorf("%d warmup iterations at once, want at most %d", got, limit)
+				}
+			})
+		})
+	}
+}
+
+// A closed model's warmup of a duration still runs its VUs back to back.
+func TestWarmupOfADurationClosedRunsEveryVU(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		var warm atomic.Int32
+		r := &fakeRunner{fn: func(ctx context.Context, it engine.Iteration) error {
+			if it.Warmup {
+				warm.Add(1)
+			}
+			return sleepFn(time.Second)(ctx, it)
+		}}
+		p := closedPlan(plan.Stage{Name: "c4", Target: 4, Duration: time.Second})
+		p.Warmup.Duration = 2500 * time.Millisecond
+		runPlan(t, p, r)
+		if got, want := warm.Load(), int32(3*4); got != want {
+			t.Errorf("%d warmup iterations, want %d (4 VUs, 3 rounds, the last cut)", got, want)
+		}
+	})
+}

@@ -31,9 +31,9 @@ const (
 // sample is one interval's worth of observations.
 type sample struct {
 	at    time.Time
-	cpu   float64  // CPU seconds used in the interval / interval seconds (1.0 = one core); -1 not judged
-	srv   float64  // the local server's, likewise; -1 not measured
-	sched counts // histogram count deltas
+	cpu   float64 // CPU seconds used in the interval / interval seconds (1.0 = one core); -1 not judged
+	srv   float64 // the local server's, likewise; -1 not measured
+	sched counts  // histogram count deltas
 	gc    counts
 	mach  machineDelta
 }
