@@ -228,6 +228,9 @@ func writeDrift(b *bytes.Buffer, p *result.Process) {
 	} else {
 		line += ": flat within 10%"
 	}
+	if p.WithSimulator {
+		line += " (the built-in simulator runs in this process: its memory and goroutines are in these figures)"
+	}
 	b.WriteString(wrap(line, "  ", "    ", maxWidth))
 }
 

@@ -381,6 +381,8 @@ func TestWriteDrift(t *testing.T) {
 		{"growing, open files unmeasured", &result.Process{Drift: &result.Drift{FromS: 60, ToS: 300, RSSMB: fig(100, 150, true),
 			HeapLiveMB: fig(20, 40, true), Goroutines: fig(600, 601, false)}},
 			[]string{"from 1:00 to 5:00", "RSS 100.0 → 150.0 MB (+50%)", "! GROWING: RSS, live heap"}},
+		{"beside the simulator", &result.Process{WithSimulator: true, Drift: &result.Drift{FromS: 60, ToS: 300, HeapLiveMB: fig(20, 40, true)}},
+			[]string{"! GROWING: live heap (the built-in simulator runs in this process"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,6 +71,11 @@ func TestAddHeld(t *testing.T) {
 	if w := driftWarning(p); !strings.Contains(w, "llmload's own live heap grew by more than 10%") {
 		t.Errorf("warning %q", w)
 	}
+	p.WithSimulator = true
+	if w := driftWarning(p); w != "" {
+		t.Errorf("warning %q with the simulator in the process", w)
+	}
+	p.WithSimulator = false
 	p.Drift.HeapLiveMB.Growing = false
 	if w := driftWarning(p); w != "" {
 		t.Errorf("warning %q on a flat process", w)
