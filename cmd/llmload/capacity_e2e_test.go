@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,9 +45,7 @@ func TestE2ECapacitySearch(t *testing.T) {
 	}
 	dir := t.TempDir()
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--max-batch", "8", "--model", "Qwen/Qwen2.5-7B-Instruct")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	target := url.FindString(mock.stdout.String())
+	target := mock.mockURL(t)
 	defer mock.signalAndWait(t, syscall.SIGINT, 30*time.Second)
 
 	result := filepath.Join(dir, "capacity.json")

@@ -7,8 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,9 +30,7 @@ func faultMock(t *testing.T, ttft, itl string, extra ...string) string {
 	t.Helper()
 	args := append([]string{"mock", "--addr", "127.0.0.1:0", "--model", "m", "--fixed-ttft", ttft, "--fixed-itl", itl}, extra...)
 	mock := startBinary(t, args...)
-	url := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	return url.FindStringSubmatch(mock.stdout.String())[1]
+	return strings.TrimSuffix(strings.TrimPrefix(mock.mockURL(t), "http://"), "/v1")
 }
 
 // faultScript is one stage of vus VUs for dur, each iteration one chat

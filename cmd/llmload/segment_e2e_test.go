@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -89,9 +88,7 @@ func segmentFiles(dir string, n int) []string {
 func startMock(t *testing.T, truthLog string) (*started, string) {
 	t.Helper()
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "20ms", "--fixed-itl", "2ms", "--truth-log", truthLog)
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	return mock, url.FindString(mock.stdout.String())
+	return mock, mock.mockURL(t)
 }
 
 func readTruth(t *testing.T, path string) []sim.TruthRecord {

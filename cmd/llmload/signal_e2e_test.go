@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,6 +82,16 @@ func (s *started) waitFor(t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// mockURL waits for a started `llmload mock` to print its address and
+// returns its base URL, http://127.0.0.1:PORT/v1.
+func (s *started) mockURL(t testing.TB) string {
+	t.Helper()
+	s.waitFor(t, "the mock's address", func() bool { return mockAddress.MatchString(s.stdout.String()) })
+	return mockAddress.FindString(s.stdout.String())
+}
+
+var mockAddress = regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
 
 // signal sends sig and returns when the process exits, or fails after limit.
 func (s *started) signalAndWait(t testing.TB, sig os.Signal, limit time.Duration) time.Duration {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,9 +39,7 @@ func TestE2ESoak(t *testing.T) {
 		t.Skip("two soaks of about 100 s")
 	}
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "200ms", "--fixed-itl", "20ms")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	target := url.FindString(mock.stdout.String())
+	target := mock.mockURL(t)
 	t.Cleanup(func() { mock.signalAndWait(t, syscall.SIGINT, 30*time.Second) })
 	dir := t.TempDir()
 	soak := func(t *testing.T, scenario, name string, set ...string) (*result.Result, string) {
@@ -69,14 +66,14 @@ func TestE2ESoak(t *testing.T) {
 			t.Parallel()
 			res, stdout := soak(t, "../../scenarios/soak.lua", "flat", "duration=100s", "ramp=10s")
 			d := res.Run.Process.Drift
-			for name, f := range map[string]*result.DriftFigure{"RSS": d.RSSMB, "live heap": d.HeapLiveMB, "goroutines": d.Goroutines, "open files": d.OpenFiles} {
-				if f == nil {
-					t.Errorf("%s not measured", name)
+			for _, f := range d.DriftFigures() {
+				if f.DriftFigure == nil {
+					t.Errorf("%s not measured", f.Name)
 					continue
 				}
-				t.Logf("%s: %.1f → %.1f (%+.1f%%)", name, f.Early, f.Late, f.ChangePercent)
+				t.Logf("%s: %.1f → %.1f (%+.1f%%)", f.Name, f.Early, f.Late, f.ChangePercent)
 				if f.Growing || f.ChangePercent > 10 {
-					t.Errorf("%s grew %.1f%% (%.1f → %.1f) holding 200 streams", name, f.ChangePercent, f.Early, f.Late)
+					t.Errorf("%s grew %.1f%% (%.1f → %.1f) holding 200 streams", f.Name, f.ChangePercent, f.Early, f.Late)
 				}
 			}
 			if d.Goroutines != nil && d.Goroutines.Early < 200 {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -39,9 +38,7 @@ func BenchmarkTokenCost(b *testing.B) {
 		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
 			mock := startCommand(b, server[0], append(server[1:], binary, "mock", "--addr", "127.0.0.1:0",
 				"--fixed-ttft", "200ms", "--fixed-itl", "10ms")...)
-			url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-			mock.waitFor(b, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-			target := url.FindString(mock.stdout.String())
+			target := mock.mockURL(b)
 			addr := strings.TrimSuffix(strings.TrimPrefix(target, "http://"), "/v1")
 			var own, floor float64
 			for range b.N {

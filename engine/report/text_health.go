@@ -204,19 +204,16 @@ func writeDrift(b *bytes.Buffer, p *result.Process) {
 	}
 	d := p.Drift
 	var parts []string
-	for _, f := range []struct {
-		name, unit string
-		f          *result.DriftFigure
-	}{{"RSS", " MB", d.RSSMB}, {"live heap", " MB", d.HeapLiveMB}, {"goroutines", "", d.Goroutines}, {"open files", "", d.OpenFiles}} {
-		if f.f == nil {
+	for _, f := range d.DriftFigures() {
+		if f.DriftFigure == nil {
 			continue
 		}
 		digits := 0
-		if f.unit != "" {
+		if f.Unit != "" {
 			digits = 1
 		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s%s (%+.0f%%)", f.name, strconv.FormatFloat(f.f.Early, 'f', digits, 64),
-			strconv.FormatFloat(f.f.Late, 'f', digits, 64), f.unit, f.f.ChangePercent))
+		parts = append(parts, fmt.Sprintf("%s %s → %s%s (%+.0f%%)", f.Name, strconv.FormatFloat(f.Early, 'f', digits, 64),
+			strconv.FormatFloat(f.Late, 'f', digits, 64), f.Unit, f.ChangePercent))
 	}
 	if len(parts) == 0 {
 		return

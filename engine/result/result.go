@@ -294,15 +294,25 @@ type DriftFigure struct {
 	Growing       bool    `json:"growing"`
 }
 
+// DriftFigures is each figure of d with its name and unit ("" for a
+// count), in the order they are shown; an unmeasured one is nil.
+func (d *Drift) DriftFigures() []NamedDriftFigure {
+	return []NamedDriftFigure{{"RSS", " MB", d.RSSMB}, {"live heap", " MB", d.HeapLiveMB},
+		{"goroutines", "", d.Goroutines}, {"open files", "", d.OpenFiles}}
+}
+
+// NamedDriftFigure is a DriftFigure with its name and unit.
+type NamedDriftFigure struct {
+	Name, Unit string
+	*DriftFigure
+}
+
 // Growing names the figures that grew.
 func (d *Drift) Growing() []string {
 	var names []string
-	for _, f := range []struct {
-		name string
-		f    *DriftFigure
-	}{{"RSS", d.RSSMB}, {"live heap", d.HeapLiveMB}, {"goroutines", d.Goroutines}, {"open files", d.OpenFiles}} {
-		if f.f != nil && f.f.Growing {
-			names = append(names, f.name)
+	for _, f := range d.DriftFigures() {
+		if f.DriftFigure != nil && f.Growing {
+			names = append(names, f.Name)
 		}
 	}
 	return names

@@ -93,16 +93,25 @@ func TestSlotsAreFirstComeFirstServed(t *testing.T) {
 	}
 }
 
-func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
-	cfg := Config{MaxBatch: 1}
-	s := newScheduler(&cfg)
+// slotWithWaiter is a one-slot scheduler whose slot is held, with one
+// waiter queued: cancel ends the waiter's request, errc has its acquire's
+// outcome.
+func slotWithWaiter(t *testing.T) (s *scheduler, cancel context.CancelFunc, errc chan error) {
+	t.Helper()
+	s = newScheduler(&Config{MaxBatch: 1})
 	if err := s.acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
+	t.Cleanup(cancel)
+	errc = make(chan error, 1)
 	go func() { errc <- s.acquire(ctx) }()
 	waitFor(t, func() bool { _, w := s.counts(); return w == 1 })
+	return s, cancel, errc
+}
+
+func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
+	s, cancel, errc := slotWithWaiter(t)
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("a canceled acquire succeeded")
@@ -153,15 +162,7 @@ func TestCanceledPrefillsFreeTheLane(t *testing.T) {
 // A slot granted to a waiter whose request has just ended is passed on,
 // not kept by a request nobody waits for.
 func TestGrantedAfterCancelPassesOn(t *testing.T) {
-	cfg := Config{MaxBatch: 1}
-	s := newScheduler(&cfg)
-	if err := s.acquire(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.acquire(ctx) }()
-	waitFor(t, func() bool { _, w := s.counts(); return w == 1 })
+	s, cancel, errc := slotWithWaiter(t)
 	s.mu.Lock() // the grant and the cancel land together
 	cancel()
 	s.releaseLocked()
