@@ -97,7 +97,7 @@ end
 func TestRequireUnknownModule(t *testing.T) {
 	src := "local socket = require(\"socket\")\noptions = { vus = 1, duration = \"1s\" }\nfunction iteration(vu) end\n"
 	_, err := Compile(writeScript(t, "s.lua", src), Options{})
-	if want := "s.lua:1: module socket not found: no field package.preload['socket'] llmload scripts can require only llmload (the sandbox"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `s.lua:1: module "socket" not found: llmload scripts can require only llmload (the sandbox`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want it to contain %q", err, want)
 	}
 }

@@ -40,7 +40,7 @@ func TestRequireFileMessage(t *testing.T) {
 	s := mustCompile(t, "testdata/sandbox.lua", Options{})
 	v := newVU(t, s, api.RunnerConfig{}, 1)
 	err := run(t, v, "probe_require_file")
-	want := "testdata/sandbox.lua:14: module testdata.evil not found: no field package.preload['testdata.evil'] llmload scripts can require only llmload (the sandbox leaves out"
+	want := `testdata/sandbox.lua:14: module "testdata.evil" not found: llmload scripts can require only llmload (the sandbox leaves out`
 	if got := errString(err); !strings.HasPrefix(got, want) {
 		t.Errorf("error = %q, want it to start with %q", got, want)
 	}
@@ -54,7 +54,7 @@ func TestSandboxAllows(t *testing.T) {
 		"time": lua.LString("number"), "clock": lua.LString("number"), "date": lua.LString("1970"),
 		"upper": lua.LString("X"), "floor": lua.LNumber(1), "concat": lua.LString("a,b"),
 		"pcall": lua.LFalse, "format": lua.LString("3"), "random": lua.LString("number"),
-		"required": lua.LString("table"), "path": lua.LString(""),
+		"required": lua.LString("table"), "required_string": lua.LTrue,
 	}
 	for k, w := range want {
 		if got := out(t, v, k); got != w {
@@ -66,8 +66,8 @@ func TestSandboxAllows(t *testing.T) {
 func TestRequireOtherModule(t *testing.T) {
 	path := writeScript(t, "req.lua", "require('json')\n")
 	_, err := Compile(path, Options{})
-	if err == nil || !strings.Contains(err.Error(), "module json not found") {
-		t.Errorf("error = %v, want module json not found", err)
+	if err == nil || !strings.Contains(err.Error(), `module "json" not found`) {
+		t.Errorf("error = %v, want module \"json\" not found", err)
 	}
 }
 

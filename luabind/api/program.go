@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/llmload/llmload/luabind/sandbox"
@@ -139,6 +140,23 @@ type Program struct {
 	HasSetup, HasTeardown bool
 	// Stop is Options.Stop; nil when none.
 	Stop context.Context
+}
+
+// ReadsOptions tells whether a function of the script (its top level
+// aside) names "options" — as a global, a field or any string. Only the
+// plan reads options otherwise, so a VU drops the table once its top
+// level has run: in a large plan it is a quarter of an idle VU.
+func (s *Program) ReadsOptions() bool {
+	var names func(p *lua.FunctionProto) bool
+	names = func(p *lua.FunctionProto) bool {
+		for _, c := range p.Constants {
+			if c == lua.LString("options") {
+				return true
+			}
+		}
+		return slices.ContainsFunc(p.FunctionPrototypes, names)
+	}
+	return slices.ContainsFunc(s.Proto.FunctionPrototypes, names)
 }
 
 // explainOverflow says what gopher-lua's "file:line: stack overflow"

@@ -50,11 +50,10 @@ var keptOS = []string{"time", "clock", "date"}
 // backs math.random.
 func New(src *rand.PCG, stream uint64) *lua.LState {
 	L := lua.NewState(stateOptions)
-	openLib(L, lua.LoadLibName, lua.OpenPackage)
-	restrictPackage(L)
+	ud := L.NewUserData()
+	ud.Value = &vuRand{src: src, rng: rand.New(src), stream: stream}
+	L.G.Registry.RawSetString(randKey, ud)
 	Shared().install(L)
-	explainRemoved(L)
-	seedMath(L, src, stream)
 	return L
 }
 
@@ -96,26 +95,45 @@ func boundStringRep(L *lua.LState) {
 	}))
 }
 
-// restrictPackage leaves require with the preload searcher only, so
-// require("x") finds the modules llmload registers and never a file.
-func restrictPackage(L *lua.LState) {
-	pkg := L.GetGlobal(lua.LoadLibName).(*lua.LTable)
-	pkg.RawSetString("path", lua.LString(""))
-	pkg.RawSetString("cpath", lua.LString(""))
-	pkg.RawSetString("loadlib", lua.LNil)
-	pkg.RawSetString("seeall", lua.LNil)
-	// require reads the loaders from the registry, which holds this very
-	// table; the file searcher is its second entry.
-	loaders := pkg.RawGetString("loaders").(*lua.LTable)
-	for loaders.Len() > 1 {
-		loaders.Remove(loaders.Len())
-	}
-	// A last searcher finds nothing either; its message, which require
-	// appends to "module x not found", says why.
-	loaders.Append(L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString("llmload scripts can require only " + ModuleName + " (" + sandboxHint + ")"))
+// Registry keys of a VU's own state, which the shared functions find
+// there: the registry is per state, and gopher-lua makes it with room for
+// them, so they cost an idle VU no table of its own.
+const (
+	randKey       = "llmload.rand"
+	loadedPrefix  = "llmload.loaded."
+	preloadPrefix = "llmload.preload."
+)
+
+// Preload makes require(name) in L return what loader returns, calling
+// it on the first require only.
+func Preload(L *lua.LState, name string, loader lua.LGFunction) {
+	L.G.Registry.RawSetString(preloadPrefix+name, L.NewFunction(loader))
+}
+
+// sandboxRequire is require: it finds only the libraries and the modules
+// given to Preload, never a file. It replaces gopher-lua's package
+// library, whose tables would cost every VU 7 KB.
+func sandboxRequire(L *lua.LState) int {
+	name := L.CheckString(1)
+	reg := L.G.Registry
+	if v := reg.RawGetString(loadedPrefix + name); v != lua.LNil {
+		L.Push(v)
 		return 1
-	}))
+	}
+	loader, ok := reg.RawGetString(preloadPrefix + name).(*lua.LFunction)
+	if !ok {
+		L.RaiseError("module %q not found: llmload scripts can require only %s (%s)", name, ModuleName, sandboxHint)
+	}
+	L.Push(loader)
+	L.Push(lua.LString(name))
+	L.Call(1, 1)
+	v := L.Get(-1)
+	if v == lua.LNil {
+		v = lua.LTrue
+	}
+	reg.RawSetString(loadedPrefix+name, v)
+	L.Push(v)
+	return 1
 }
 
 func restrictOS(L *lua.LState) {
@@ -125,21 +143,39 @@ func restrictOS(L *lua.LState) {
 		safe.RawSetString(name, full.RawGetString(name))
 	}
 	L.SetGlobal(lua.OsLibName, safe)
-	loaded := L.GetField(L.GetGlobal(lua.LoadLibName), "loaded").(*lua.LTable)
-	loaded.RawSetString(lua.OsLibName, safe)
 }
 
-// seedMath replaces math.random and math.randomseed, which use Go's
-// process-wide generator, with ones backed by the VU's own source, so a run
-// is reproducible from its seed and VUs do not contend on a lock.
-func seedMath(L *lua.LState, src *rand.PCG, stream uint64) {
-	rng := rand.New(src)
+// vuRand is a VU's own random source: math.random and math.randomseed,
+// shared by every VU, find it in the calling state's registry, so a run is
+// reproducible from its seed and VUs do not contend on a lock as they
+// would on Go's process-wide generator.
+type vuRand struct {
+	src    *rand.PCG
+	rng    *rand.Rand
+	stream uint64
+}
+
+// stateRand is L's vuRand; a state sandbox.New did not make has none.
+func stateRand(L *lua.LState) *vuRand {
+	if ud, ok := L.G.Registry.RawGetString(randKey).(*lua.LUserData); ok {
+		if r, ok := ud.Value.(*vuRand); ok {
+			return r
+		}
+	}
+	L.RaiseError("math.random is not available here")
+	return nil
+}
+
+// shareRandom replaces the template's math.random and math.randomseed
+// with ones backed by the calling VU's source.
+func shareRandom(L *lua.LState) {
 	m := L.GetGlobal(lua.MathLibName).(*lua.LTable)
 	m.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
-		return mathRandom(L, rng)
+		return mathRandom(L, stateRand(L).rng)
 	}))
 	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
-		src.Seed(uint64(L.CheckInt64(1)), stream)
+		r := stateRand(L)
+		r.src.Seed(uint64(L.CheckInt64(1)), r.stream)
 		return 0
 	}))
 }
@@ -176,7 +212,7 @@ func CheckInteger(L *lua.LState, n int) int64 {
 // removedGlobals are the globals the sandbox leaves out, and removedOS the
 // os functions; explainRemoved makes each say so.
 var (
-	removedGlobals = append([]string{"io", "debug", "coroutine", "channel"}, removedBase...)
+	removedGlobals = append([]string{"io", "debug", "coroutine", "channel", "package"}, removedBase...)
 	removedOS      = []string{"execute", "exit", "getenv", "remove", "rename", "tmpname", "setlocale", "difftime"}
 )
 
@@ -184,22 +220,15 @@ var (
 const sandboxHint = "the sandbox leaves out io, os.execute, os.getenv, load, dofile, require of files, coroutines and debug; " +
 	"read data files with llm.pool.text/jsonl/csv/sharegpt and the environment with llm.env"
 
-// explainRemoved gives the globals table an __index that raises
-// "name is not available in llmload scripts" at the script's line for a
-// name the sandbox left out, where Lua would give nil and the script
+// refuseRemoved is the __index of the shared base functions' table: it
+// raises "name is not available in llmload scripts" at the script's line
+// for a name the sandbox left out, where Lua would give nil and the script
 // would fail later with "attempt to index a non-table object(nil)". It
 // only raises errors: nothing removed becomes reachable, and rawget still
 // sees nil.
-func explainRemoved(L *lua.LState) {
-	refuse := func(prefix string, names []string) *lua.LTable {
-		mt := L.CreateTable(0, 1)
-		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			if k, ok := L.Get(2).(lua.LString); ok && luaval.Contains(names, string(k)) {
-				L.RaiseError("%s%s is not available in llmload scripts (%s)", prefix, string(k), sandboxHint)
-			}
-			return 0
-		}))
-		return mt
+func refuseRemoved(L *lua.LState) int {
+	if k, ok := L.Get(2).(lua.LString); ok && luaval.Contains(removedGlobals, string(k)) {
+		L.RaiseError("%s is not available in llmload scripts (%s)", string(k), sandboxHint)
 	}
-	L.SetMetatable(L.G.Global, refuse("", removedGlobals))
+	return 0
 }

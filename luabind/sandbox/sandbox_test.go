@@ -22,6 +22,13 @@ func TestNewLeavesOutTheUnsafe(t *testing.T) {
 		{"string.rep beyond the bound", `string.rep("x", 1e10)`, "limit"},
 		{"os.time", `assert(os.time() > 0)`, ""},
 		{"string and table", `assert(table.concat({string.upper("a"), "b"}) == "Ab")`, ""},
+		{"package", `package.path = "./?.lua"`, "package is not available"},
+		{"require of a library", `assert(require("string") == string and require("_G") == _G and require("os") == os)`, ""},
+		{"base functions behind the globals", `assert(type(print) == "function" and rawget(_G, "print") == nil and getmetatable(_G) == "globals")`, ""},
+		{"a global shadows a base function", `tostring = function() return "mine" end; assert(tostring(1) == "mine")`, ""},
+		{"the globals' metatable is protected", `setmetatable(_G, {})`, "protected metatable"},
+		{"the shared base table is out of reach", `local mt = getmetatable(_G); assert(type(mt) == "string")`, ""},
+		{"math.randomseed", `math.randomseed(3); local a = math.random(); math.randomseed(3); assert(math.random() == a)`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,5 +59,38 @@ func TestMathRandomFollowsTheStream(t *testing.T) {
 	}
 	if a, b := draw(1), draw(2); a.String() == b.String() {
 		t.Errorf("two streams drew the same %v", a)
+	}
+}
+
+// TestBaseFunctionsStayPerVU: a VU that replaces a base function changes
+// its own globals, never the table every VU reads through to.
+func TestBaseFunctionsStayPerVU(t *testing.T) {
+	a, b := New(rand.NewPCG(1, 1), 1), New(rand.NewPCG(1, 2), 2)
+	defer a.Close()
+	defer b.Close()
+	if err := a.DoString(`print = nil; tostring = function() return "a" end`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DoString(`assert(type(print) == "function" and tostring(1) == "1")`); err != nil {
+		t.Errorf("another VU's change leaked: %v", err)
+	}
+}
+
+// TestRequireLoadsOnce: a preloaded module's loader runs on the first
+// require; later ones return the same value.
+func TestRequireLoadsOnce(t *testing.T) {
+	L := New(rand.NewPCG(1, 1), 1)
+	defer L.Close()
+	calls := 0
+	Preload(L, ModuleName, func(L *lua.LState) int {
+		calls++
+		L.Push(L.NewTable())
+		return 1
+	})
+	if err := L.DoString(`assert(require("llmload") == require("llmload"))`); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("the loader ran %d times, want 1", calls)
 	}
 }

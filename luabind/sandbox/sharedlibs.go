@@ -21,15 +21,17 @@ import (
 // are Go functions, which run on whichever state calls them. pairs over a
 // view lists only what the VU added.
 //
-// The base functions (print, pairs, pcall, ...) are shared the same way,
-// as the values of each VU's own globals: they are Go functions too, and
-// gopher-lua gives a Go function the caller's environment (getfenv) and
-// refuses to change it (setfenv).
+// The base functions (print, pairs, pcall, require, ...) are shared the
+// same way: a VU's globals table reads through to one table of them (its
+// metatable's __index), so a VU holds only its own globals. They are Go
+// functions too, and gopher-lua gives a Go function the caller's
+// environment (getfenv) and refuses to change it (setfenv). rawget(_G, k)
+// and pairs(_G) see only the VU's own globals.
 type Libs struct {
-	Tables map[string]*lua.LTable // by library name
-	views  map[string]*lua.LTable // the metatable of each library's views
-	base   map[string]lua.LValue  // the base library's globals, guarded
-	Views  *luaval.ReadOnlyViews  // the functions of setup data's views
+	Tables  map[string]*lua.LTable // by library name
+	views   map[string]*lua.LTable // the metatable of each library's views
+	globals *lua.LTable            // the metatable of every VU's globals
+	Views   *luaval.ReadOnlyViews  // the functions of setup data's views
 }
 
 var (
@@ -55,28 +57,37 @@ func buildSharedLibs() *Libs {
 		name string
 		open lua.LGFunction
 	}{
-		{lua.LoadLibName, lua.OpenPackage}, {lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath}, {lua.OsLibName, lua.OpenOs},
+		{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath},
+		{lua.OsLibName, lua.OpenOs},
 	} {
 		openLib(L, lib.name, lib.open)
 	}
 	for _, name := range removedBase {
 		L.SetGlobal(name, lua.LNil)
 	}
+	L.SetGlobal("require", L.NewFunction(sandboxRequire))
 	restrictOS(L)
 	boundStringRep(L)
-	s := &Libs{Tables: map[string]*lua.LTable{}, views: map[string]*lua.LTable{}, base: map[string]lua.LValue{}}
+	shareRandom(L)
+	s := &Libs{Tables: map[string]*lua.LTable{}, views: map[string]*lua.LTable{}}
 	s.Views = luaval.GuardReadOnly(L)
 	luaval.GuardTableLib(L)
-	// Every global but the tables (the libraries, package, _G itself),
-	// which each VU has of its own or as views.
+	// Every global but the tables (the libraries, _G itself), which each
+	// VU has of its own or as views.
+	base := L.CreateTable(0, 32)
 	L.G.Global.ForEach(func(k, v lua.LValue) {
 		name, ok := k.(lua.LString)
 		if _, table := v.(*lua.LTable); ok && !table {
-			s.base[string(name)] = v
+			base.RawSetString(string(name), v)
 		}
 	})
+	refuse := L.CreateTable(0, 1)
+	refuse.RawSetString("__index", L.NewFunction(refuseRemoved))
+	L.SetMetatable(base, refuse)
+	s.globals = L.CreateTable(0, 2)
+	s.globals.RawSetString("__index", base)
+	s.globals.RawSetString("__metatable", lua.LString("globals"))
 	for _, name := range SharedNames {
 		t := L.GetGlobal(name).(*lua.LTable)
 		s.Tables[name] = t
@@ -98,29 +109,22 @@ func buildSharedLibs() *Libs {
 	return s
 }
 
-// install gives L the shared base functions and its views of the shared
-// libraries, as globals and in package.loaded, with the string view as
-// the string type's metatable.
+// install gives L its views of the shared libraries, as globals and for
+// require, with the string view as the string type's metatable, and the
+// shared base functions behind its globals.
 func (s *Libs) install(L *lua.LState) {
-	g := L.G.Global
-	for name, fn := range s.base {
-		g.RawSetString(name, fn)
-	}
+	g, reg := L.G.Global, L.G.Registry
 	g.RawSetString("_G", g)
-	loaded, _ := L.GetField(L.GetGlobal(lua.LoadLibName), "loaded").(*lua.LTable)
-	if loaded != nil {
-		loaded.RawSetString("_G", g)
-	}
+	reg.RawSetString(loadedPrefix+"_G", g)
 	for _, name := range SharedNames {
 		view := L.CreateTable(0, 0)
 		L.SetMetatable(view, s.views[name])
-		L.SetGlobal(name, view)
-		if loaded != nil {
-			loaded.RawSetString(name, view)
-		}
+		g.RawSetString(name, view)
+		reg.RawSetString(loadedPrefix+name, view)
 		if name == lua.StringLibName {
 			view.RawSetString("__index", view)
 			L.SetMetatable(lua.LString(""), view)
 		}
 	}
+	L.SetMetatable(g, s.globals)
 }

@@ -24,6 +24,6 @@ function allowed(vu)
     time = type(os.time()), clock = type(os.clock()), date = os.date("!%Y", 0),
     upper = string.upper("x"), floor = math.floor(1.5), concat = table.concat({ "a", "b" }, ","),
     pcall = pcall(error, "x"), format = ("%d"):format(3), random = type(math.random(1, 6)),
-    required = type(require("llmload")), path = package.path,
+    required = type(require("llmload")), required_string = require("string") == string,
   }
 end

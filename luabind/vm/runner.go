@@ -10,6 +10,7 @@ import (
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/luabind/api"
+	lua "github.com/yuin/gopher-lua"
 )
 
 // Runner makes VUs of one script; safe for concurrent use because each VU
@@ -19,11 +20,13 @@ type Runner struct {
 	prog *api.Program
 	cfg  api.RunnerConfig
 	life lifecycle
+	// dropOptions: no function reads options, so a VU need not keep it.
+	dropOptions bool
 }
 
 // NewRunner returns the runner of p's VUs.
 func NewRunner(p *api.Program, cfg api.RunnerConfig) *Runner {
-	return &Runner{prog: p, cfg: cfg}
+	return &Runner{prog: p, cfg: cfg, dropOptions: !p.ReadsOptions()}
 }
 
 // NewVU creates VU id's sandbox and runs the script's top level in it; ctx
@@ -34,6 +37,9 @@ func (r *Runner) NewVU(ctx context.Context, id int) (engine.VU, error) {
 	if err := r.prog.RunInit(ctx, L, m); err != nil {
 		L.Close()
 		return nil, err
+	}
+	if r.dropOptions {
+		L.G.Global.RawSetString("options", lua.LNil)
 	}
 	return &VU{prog: r.prog, L: L, Module: m, life: &r.life}, nil
 }
