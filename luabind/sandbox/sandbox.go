@@ -50,6 +50,11 @@ var keptOS = []string{"time", "clock", "date"}
 // backs math.random.
 func New(src *rand.PCG, stream uint64) *lua.LState {
 	L := lua.NewState(stateOptions)
+	// gopher-lua makes the globals and the registry with room for 64 and
+	// 32 keys, 7 KB a VU; a VU holds about ten in each, so they start
+	// small and grow as a script adds.
+	L.G.Global, L.G.Registry = L.CreateTable(0, 0), L.CreateTable(0, 0)
+	L.Env = L.G.Global
 	ud := L.NewUserData()
 	ud.Value = &vuRand{src: src, rng: rand.New(src), stream: stream}
 	L.G.Registry.RawSetString(randKey, ud)
