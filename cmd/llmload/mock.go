@@ -50,6 +50,7 @@ func mockCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&addr, "addr", "127.0.0.1:8000", "listen address")
 	fs.StringVar(&cfg.Model, "model", "", "model name served (default "+sim.DefaultModel+")")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", 0, "concurrent decode slots; more requests queue (default 8)")
+	fs.IntVar(&cfg.MaxContext, "max-context", 0, fmt.Sprintf("context window in tokens: a prompt and its max_tokens beyond it get 400, as vLLM's --max-model-len (default %d)", sim.DefaultMaxContext))
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed: same seed and requests give the same answers")
 	fs.StringArrayVar(&defects, "defect", nil, "mishandle a dirty-data kind on purpose, kind=behaviour (500, 503, 200, hang, reset, truncate); repeatable")
 	fs.IntVar(&cfg.PrefixCacheTokens, "prefix-cache", 0, "prefix cache capacity in tokens (default 1000000; negative: no cache)")

@@ -6,7 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/llmload/llmload/engine/tokenize"
 )
@@ -46,14 +48,73 @@ type Synthetic struct {
 	in, out Dist
 	codec   tokenize.Codec
 	words   []string
-	prefix  string   // PrefixTokens words, each with its leading space
-	ends    []int    // ends[k]: byte length of prefix's first k words
-	hit     *float64 // PrefixHit; nil when not asked
-	// fits counts the prompts counted by their junction; whole is set
-	// once such a count differed from the whole prompt's (see count).
+	slots   []wordSlot     // words, padded for compose
+	check   *junctionCheck // the tokenizer's, shared
+	prefix  string         // PrefixTokens words, each with its leading space
+	ends    []int          // ends[k]: byte length of prefix's first k words
+	hit     *float64       // PrefixHit; nil when not asked
+}
+
+// junctionCheck holds the check that a prompt counted by its words (see
+// fit) has the tokens a whole count finds: fits counts the prompts counted
+// so; whole is set once such a count differed. It belongs to the
+// tokenizer, shared by every Synthetic of the process: each VU makes its
+// own, and 64 VUs each tokenizing their first prompts whole cost a 32k-token
+// run more CPU than all its other prompts.
+type junctionCheck struct {
 	fits  atomic.Uint64
 	whole atomic.Bool
 }
+
+// wordSet is a tokenizer's single-token words as a Synthetic uses them.
+type wordSet struct {
+	words []string
+	slots []wordSlot
+	check junctionCheck
+}
+
+// paddedSets caches a wordSet per tokenizer name.
+var paddedSets sync.Map
+
+func sharedWordSet(codec tokenize.Codec) (*wordSet, error) {
+	if v, ok := paddedSets.Load(codec.Name()); ok {
+		return v.(*wordSet), nil
+	}
+	words, err := singleTokenWords(codec)
+	if err != nil {
+		return nil, err
+	}
+	set := &wordSet{words: words, slots: padWords(words)}
+	set.verify(codec)
+	v, _ := paddedSets.LoadOrStore(codec.Name(), set)
+	return v.(*wordSet), nil
+}
+
+// verify makes the first whole checks before the run, on prompts of
+// verifyWords words with and without a head, so that the run's first
+// prompts are not tokenized whole on the VUs' time.
+func (set *wordSet) verify(codec tokenize.Codec) {
+	s := &Synthetic{codec: codec, words: set.words, slots: set.slots, check: &set.check}
+	r := rand.New(rand.NewPCG(prefixSeed, verifyStream))
+	body := make([]uint32, verifyWords)
+	for i := range wholeFirst {
+		for j := range body {
+			body[j] = uint32(r.IntN(len(s.words)))
+		}
+		head := ""
+		if i%2 == 1 {
+			head = fmt.Sprintf("[req_%d] ", i)
+		}
+		if s.wordsCount(head, codec.Count(head), body) != codec.Count(s.compose(head, body)) {
+			set.check.whole.Store(true)
+			return
+		}
+	}
+	set.check.fits.Store(wholeFirst)
+}
+
+// verifyWords and verifyStream shape verify's prompts.
+const verifyWords, verifyStream = 2000, 7
 
 // NewSynthetic checks c and prepares its word list and shared prefix.
 func NewSynthetic(c SyntheticConfig) (*Synthetic, error) {
@@ -70,11 +131,11 @@ func NewSynthetic(c SyntheticConfig) (*Synthetic, error) {
 	if err != nil {
 		return nil, fmt.Errorf("synthetic: %w", err)
 	}
-	words, err := singleTokenWords(codec)
+	set, err := sharedWordSet(codec)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic: %w", err)
 	}
-	s := &Synthetic{in: c.Input, out: c.Output, codec: codec, words: words, hit: c.PrefixHit}
+	s := &Synthetic{in: c.Input, out: c.Output, codec: codec, words: set.words, slots: set.slots, check: &set.check, hit: c.PrefixHit}
 	s.buildPrefix(c.PrefixTokens)
 	return s, nil
 }
@@ -193,26 +254,56 @@ func (s *Synthetic) head(in int, uniquePrefix string) (string, int) {
 // tokenized whole to hold the sum to the truth; a tokenizer for which it
 // ever differs (a tokenizer.json whose merges cross word boundaries) gets
 // every prompt tokenized whole from then on.
+//
+// The count needs only the words' indices, so the text is composed once,
+// for the count that fits.
 func (s *Synthetic) fit(r *rand.Rand, head string, headTokens, n, want int) (string, int) {
 	// The words as indices: a slice of 32k strings would be 32k pointers
 	// for the collector to scan and barrier while it grows.
 	body := make([]uint32, 0, n)
-	best, bestTokens := "", -1
-	for range 8 {
-		for len(body) < n {
-			body = append(body, uint32(r.IntN(len(s.words))))
-		}
+	if !s.check.whole.Load() {
+		n, got := s.search(r, &body, n, want, func(words []uint32) int {
+			return s.wordsCount(head, headTokens, words)
+		})
 		text := s.compose(head, body[:n])
-		got := s.count(text, head, headTokens, body[:n])
+		if n <= junctionWords {
+			return text, got // counted whole
+		}
+		if k := s.check.fits.Add(1); k > wholeFirst && k%wholeEvery != 0 {
+			return text, got
+		}
+		whole := s.codec.Count(text)
+		if whole == got {
+			return text, got
+		}
+		s.check.whole.Store(true)
+		n = max(n+want-whole, 0)
+	}
+	n, got := s.search(r, &body, n, want, func(words []uint32) int {
+		return s.codec.Count(s.compose(head, words))
+	})
+	return s.compose(head, body[:n]), got
+}
+
+// search draws words into body until head and body[:n] count want
+// tokens, or as near as eight tries come, and returns that n and its
+// count. Words drawn for a longer try are kept for the next.
+func (s *Synthetic) search(r *rand.Rand, body *[]uint32, n, want int, count func([]uint32) int) (int, int) {
+	bestN, bestTokens := 0, -1
+	for range 8 {
+		for len(*body) < n {
+			*body = append(*body, uint32(r.IntN(len(s.words))))
+		}
+		got := count((*body)[:n])
 		if bestTokens < 0 || abs(got-want) < abs(bestTokens-want) {
-			best, bestTokens = text, got
+			bestN, bestTokens = n, got
 		}
 		if got == want || (got > want && n == 0) {
 			break
 		}
 		n = max(n+want-got, 0)
 	}
-	return best, bestTokens
+	return bestN, bestTokens
 }
 
 // junctionWords and junctionBytes bound the text around head's end that
@@ -225,23 +316,38 @@ const junctionWords, junctionBytes = 16, 64
 // costs fifty of its junction counts.
 const wholeFirst, wholeEvery = 8, 1024
 
-// count is text's tokens, text being head then words (see fit).
-func (s *Synthetic) count(text, head string, headTokens int, words []uint32) int {
-	if s.whole.Load() || len(words) <= junctionWords {
-		return s.codec.Count(text)
+// wordsCount is the tokens of head then words (see fit): from the
+// junction of head's end and the first words alone when words are many.
+func (s *Synthetic) wordsCount(head string, headTokens int, words []uint32) int {
+	if len(words) <= junctionWords {
+		return s.codec.Count(s.compose(head, words))
 	}
 	tail := head[max(len(head)-junctionBytes, 0):]
 	j := s.compose(tail, words[:junctionWords])
 	// Without a head, compose dropped the first word's space: the
 	// junction count holds that word's tokens without it.
-	sum := headTokens + len(words) + s.codec.Count(j) - s.codec.Count(tail) - junctionWords
-	if k := s.fits.Add(1); k <= wholeFirst || k%wholeEvery == 0 {
-		if whole := s.codec.Count(text); whole != sum {
-			s.whole.Store(true)
-			return whole
+	return headTokens + len(words) + s.codec.Count(j) - s.codec.Count(tail) - junctionWords
+}
+
+// wordSlot is a word padded to a fixed size, so compose copies it as one
+// 16-byte move and advances by its length, where a copy of each few-byte
+// word was most of a 32k-token prompt's cost. n is 0 for a longer word.
+type wordSlot struct {
+	b [slotBytes]byte
+	n uint8
+}
+
+const slotBytes = 16
+
+func padWords(words []string) []wordSlot {
+	slots := make([]wordSlot, len(words))
+	for i, w := range words {
+		if len(w) <= slotBytes {
+			copy(slots[i].b[:], w)
+			slots[i].n = uint8(len(w))
 		}
 	}
-	return sum
+	return slots
 }
 
 // compose joins head and the words (indices into s.words); without a
@@ -252,17 +358,25 @@ func (s *Synthetic) compose(head string, words []uint32) string {
 	for _, w := range words {
 		size += len(s.words[w])
 	}
-	var b strings.Builder
-	b.Grow(size)
-	b.WriteString(head)
+	buf := make([]byte, size+slotBytes) // room for the last word's padding
+	pos := copy(buf, head)
 	for _, w := range words {
-		b.WriteString(s.words[w])
+		if sl := &s.slots[w]; sl.n > 0 {
+			*(*[slotBytes]byte)(buf[pos:]) = sl.b
+			pos += int(sl.n)
+		} else {
+			pos += copy(buf[pos:], s.words[w])
+		}
 	}
-	text := b.String()
-	if head == "" {
-		return strings.TrimPrefix(text, " ")
+	text := buf[:pos]
+	if head == "" && len(text) > 0 && text[0] == ' ' {
+		text = text[1:]
 	}
-	return text
+	if len(text) == 0 {
+		return ""
+	}
+	// buf is never written again: the string can share it.
+	return unsafe.String(&text[0], len(text))
 }
 
 // length turns a drawn value into a token count.
