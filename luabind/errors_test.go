@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	lua "github.com/yuin/gopher-lua"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,15 @@ func TestStackOverflowNamesTheLine(t *testing.T) {
 			if err == nil || !strings.HasSuffix(err.Error(), want) {
 				t.Errorf("run %d: err = %v, want it to end with %q", i+1, err, want)
 			}
+		}
+	})
+	t.Run("caught by pcall", func(t *testing.T) {
+		src := strings.Replace(recursion(false), "function iteration(vu)\n  f(1)\nend",
+			"out = {}\nfunction iteration(vu)\n  local ok, e = pcall(f, 1)\n  out.caught = not ok and tostring(e):find(\"overflow\") ~= nil\n  out.after = math.max(1, 2)\nend", 1)
+		v := newVU(t, mustCompile(t, writeScript(t, "deep.lua", src), Options{}), api.RunnerConfig{}, 1)
+		mustRun(t, v, "iteration")
+		if out(t, v, "caught") != lua.LTrue || out(t, v, "after").String() != "2" {
+			t.Errorf("caught = %v, after = %v", out(t, v, "caught"), out(t, v, "after"))
 		}
 	})
 	t.Run("vu creation", func(t *testing.T) {

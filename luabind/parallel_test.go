@@ -409,3 +409,25 @@ end
 		t.Errorf("observed %v, want the 8 branches' requests", seen)
 	}
 }
+
+// A branch that recurses without end fails with the line of the call that
+// went too deep, as an iteration does, and the VU goes on.
+func TestParallelBranchOverflow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v, _ := parallelVU(t, `
+local function f(n) return 1 + f(n + 1) end
+function iteration()
+  llm.parallel {
+    function() llm.chat{ messages = { { role = "user", content = "x" } } } end,
+    function() f(1) end,
+  }
+end
+`, &slowClient{delay: 100 * time.Millisecond})
+		for i := range 2 {
+			err := run(t, v, "iteration")
+			if err == nil || !strings.Contains(err.Error(), "branch 2 failed: ") || !strings.Contains(err.Error(), "s.lua:5: stack overflow (recursion deeper than 200 calls)") {
+				t.Errorf("run %d: err = %v, want branch 2 named with the recursing line", i+1, err)
+			}
+		}
+	})
+}

@@ -94,7 +94,7 @@ func (m *Module) NewState() *lua.LState {
 	L := sandbox.New(m.src, uint64(m.VUID))
 	m.Views = sandbox.Shared().Views
 	m.awaitMark = L.NewUserData()
-	sandbox.Preload(L, sandbox.ModuleName, m.loader)
+	sandbox.Preload(L, m.loader)
 	return L
 }
 

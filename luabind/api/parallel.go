@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/llmload/llmload/luabind/sandbox"
 	"strconv"
 	"strings"
 	"time"
@@ -273,6 +274,11 @@ func (m *Module) settle(b *branch, st lua.ResumeState, err error, vals []lua.LVa
 		}
 		m.fail(b, "yielded outside an llm call (coroutine.yield in a branch): a branch waits only in the API's requests and sleeps")
 	case lua.ResumeError:
+		if ae, ok := err.(*lua.ApiError); ok && ae.Object == lua.LString(sandbox.Overflow) {
+			// A coroutine's panic keeps no trace, but its frames are
+			// still there: the deepest is the call that went too deep.
+			ae.Object = lua.LString(b.co.Where(1) + " stack overflow")
+		}
 		m.fail(b, m.prog.ScriptError(err).Error())
 		if ctxErr := b.fan.ctx.Err(); ctxErr != nil {
 			b.err = b.fan.ended(ctxErr) + " (" + b.err + ")"

@@ -56,6 +56,14 @@ func (s *Program) ScriptError(err error) error {
 	var apiErr *lua.ApiError
 	if errors.As(err, &apiErr) && apiErr.Object != nil {
 		msg = apiErr.Object.String()
+		if apiErr.Type == lua.ApiErrorPanic && msg == sandbox.Overflow {
+			// The trace's first frame of the script is the call that went
+			// too deep; explainOverflow says the rest.
+			msg = "stack overflow"
+			if m := s.LinePos.FindString(apiErr.StackTrace); m != "" {
+				msg = m + ": " + msg
+			}
+		}
 		if _, isStr := apiErr.Object.(lua.LString); !isStr {
 			// error({}) and friends: a table's address would make every
 			// occurrence a distinct error in the summary.

@@ -7,6 +7,7 @@ package sandbox
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
@@ -17,18 +18,25 @@ const ModuleName = "llmload"
 
 // stateOptions keep an idle VU's LState small: thousands of VUs share one
 // process, so the registry starts at gopher-lua's minimum and grows on
-// demand. CallStackSize matches Lua 5.1's C-call limit, which is ample for
-// scenarios. The call stack is allocated whole (16 KB) rather than grown
-// in segments (MinimizeStackMemory): gopher-lua's growing stack overflows
-// with a bare "lua callstack overflow" panic, the fixed one with a Lua
-// error at the line of the call that went too deep.
+// demand, and the call stack grows in segments of 8 frames
+// (MinimizeStackMemory) where a whole one is 16 KB a VU, 160 MB at 10,000
+// VUs. CallStackSize matches Lua 5.1's C-call limit, which is ample for
+// scenarios. The growing stack overflows with a bare "lua callstack
+// overflow" panic rather than a Lua error; IncludeGoStackTrace keeps the
+// Lua stack of such a panic, where the script error finds the line.
 var stateOptions = lua.Options{
-	CallStackSize:    MaxCallDepth,
-	RegistrySize:     128,
-	RegistryGrowStep: 128,
-	RegistryMaxSize:  256 * 1024,
-	SkipOpenLibs:     true,
+	CallStackSize:       MaxCallDepth,
+	MinimizeStackMemory: true,
+	IncludeGoStackTrace: true,
+	RegistrySize:        128,
+	RegistryGrowStep:    128,
+	RegistryMaxSize:     256 * 1024,
+	SkipOpenLibs:        true,
 }
+
+// Overflow is the panic of gopher-lua's growing call stack when a script
+// nests its calls deeper than MaxCallDepth.
+const Overflow = "lua callstack overflow"
 
 // MaxCallDepth is how deep a script's calls may nest.
 const MaxCallDepth = 200
@@ -57,7 +65,7 @@ func New(src *rand.PCG, stream uint64) *lua.LState {
 	L.Env = L.G.Global
 	ud := L.NewUserData()
 	ud.Value = &vuRand{src: src, rng: rand.New(src), stream: stream}
-	L.G.Registry.RawSetString(randKey, ud)
+	L.G.Registry.RawSetInt(regRand, ud)
 	Shared().install(L)
 	return L
 }
@@ -100,43 +108,50 @@ func boundStringRep(L *lua.LState) {
 	}))
 }
 
-// Registry keys of a VU's own state, which the shared functions find
-// there: the registry is per state, and gopher-lua makes it with room for
-// them, so they cost an idle VU no table of its own.
+// Slots of a VU's registry, which the shared functions read: integer
+// keys live in the registry's array part, where string keys would give
+// every VU a map.
 const (
-	randKey       = "llmload.rand"
-	loadedPrefix  = "llmload.loaded."
-	preloadPrefix = "llmload.preload."
+	regRand   = 1 + iota // the VU's vuRand
+	regLoader            // the llmload module's loader
+	regModule            // the llmload module, once required
 )
 
-// Preload makes require(name) in L return what loader returns, calling
-// it on the first require only.
-func Preload(L *lua.LState, name string, loader lua.LGFunction) {
-	L.G.Registry.RawSetString(preloadPrefix+name, L.NewFunction(loader))
+// Preload makes require("llmload") in L return what loader returns,
+// calling it on the first require only.
+func Preload(L *lua.LState, loader lua.LGFunction) {
+	L.G.Registry.RawSetInt(regLoader, L.NewFunction(loader))
 }
 
-// sandboxRequire is require: it finds only the libraries and the modules
+// sandboxRequire is require: it finds only the libraries and the module
 // given to Preload, never a file. It replaces gopher-lua's package
 // library, whose tables would cost every VU 7 KB.
 func sandboxRequire(L *lua.LState) int {
 	name := L.CheckString(1)
+	if name == "_G" {
+		L.Push(L.G.Global)
+		return 1
+	}
+	if slices.Contains(SharedNames, name) {
+		L.Push(Shared().view(L, name))
+		return 1
+	}
 	reg := L.G.Registry
-	if v := reg.RawGetString(loadedPrefix + name); v != lua.LNil {
+	if name != ModuleName || reg.RawGetInt(regLoader) == lua.LNil {
+		L.RaiseError("module %q not found: llmload scripts can require only %s (%s)", name, ModuleName, sandboxHint)
+	}
+	if v := reg.RawGetInt(regModule); v != lua.LNil {
 		L.Push(v)
 		return 1
 	}
-	loader, ok := reg.RawGetString(preloadPrefix + name).(*lua.LFunction)
-	if !ok {
-		L.RaiseError("module %q not found: llmload scripts can require only %s (%s)", name, ModuleName, sandboxHint)
-	}
-	L.Push(loader)
+	L.Push(reg.RawGetInt(regLoader))
 	L.Push(lua.LString(name))
 	L.Call(1, 1)
 	v := L.Get(-1)
 	if v == lua.LNil {
 		v = lua.LTrue
 	}
-	reg.RawSetString(loadedPrefix+name, v)
+	reg.RawSetInt(regModule, v)
 	L.Push(v)
 	return 1
 }
@@ -162,7 +177,7 @@ type vuRand struct {
 
 // stateRand is L's vuRand; a state sandbox.New did not make has none.
 func stateRand(L *lua.LState) *vuRand {
-	if ud, ok := L.G.Registry.RawGetString(randKey).(*lua.LUserData); ok {
+	if ud, ok := L.G.Registry.RawGetInt(regRand).(*lua.LUserData); ok {
 		if r, ok := ud.Value.(*vuRand); ok {
 			return r
 		}

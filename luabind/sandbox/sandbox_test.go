@@ -82,7 +82,7 @@ func TestRequireLoadsOnce(t *testing.T) {
 	L := New(rand.NewPCG(1, 1), 1)
 	defer L.Close()
 	calls := 0
-	Preload(L, ModuleName, func(L *lua.LState) int {
+	Preload(L, func(L *lua.LState) int {
 		calls++
 		L.Push(L.NewTable())
 		return 1

@@ -109,22 +109,37 @@ func buildSharedLibs() *Libs {
 	return s
 }
 
-// install gives L its views of the shared libraries, as globals and for
-// require, with the string view as the string type's metatable, and the
-// shared base functions behind its globals.
+// install gives L its views of the shared libraries as globals, with the
+// string view as the string type's metatable, and the shared base
+// functions behind its globals.
 func (s *Libs) install(L *lua.LState) {
-	g, reg := L.G.Global, L.G.Registry
+	g := L.G.Global
 	g.RawSetString("_G", g)
-	reg.RawSetString(loadedPrefix+"_G", g)
 	for _, name := range SharedNames {
 		view := L.CreateTable(0, 0)
 		L.SetMetatable(view, s.views[name])
 		g.RawSetString(name, view)
-		reg.RawSetString(loadedPrefix+name, view)
 		if name == lua.StringLibName {
 			view.RawSetString("__index", view)
 			L.SetMetatable(lua.LString(""), view)
 		}
 	}
 	L.SetMetatable(g, s.globals)
+}
+
+// view is L's view of the shared library name, for require: the string
+// type's metatable for string, else the global when it still is a view
+// (a script may have replaced it), else a new view.
+func (s *Libs) view(L *lua.LState, name string) *lua.LTable {
+	if name == lua.StringLibName {
+		if v, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
+			return v
+		}
+	}
+	if v, ok := L.G.Global.RawGetString(name).(*lua.LTable); ok && v.Metatable == lua.LValue(s.views[name]) {
+		return v
+	}
+	view := L.CreateTable(0, 0)
+	L.SetMetatable(view, s.views[name])
+	return view
 }
