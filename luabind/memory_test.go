@@ -52,7 +52,7 @@ func BenchmarkIdleVU(b *testing.B) {
 	b.ReportMetric(perVU, "B/vu")
 }
 
-// TestIdleVUMemory keeps an idle VU within 48 KB (18–23 KB measured; 63
+// TestIdleVUMemory keeps an idle VU within 48 KB (14–19 KB measured; 63
 // KB before the base functions, require and math.random were shared, the
 // call stack grown in segments and an unread options table dropped; 85 KB
 // before the libraries were shared).

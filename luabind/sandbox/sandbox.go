@@ -59,9 +59,11 @@ var keptOS = []string{"time", "clock", "date"}
 func New(src *rand.PCG, stream uint64) *lua.LState {
 	L := lua.NewState(stateOptions)
 	// gopher-lua makes the globals and the registry with room for 64 and
-	// 32 keys, 7 KB a VU; a VU holds about ten in each, so they start
-	// small and grow as a script adds.
-	L.G.Global, L.G.Registry = L.CreateTable(0, 0), L.CreateTable(0, 0)
+	// 32 keys, 7 KB a VU, and a table made empty gets room for 32 at its
+	// first key. A VU's registry holds three slots (regRand...) and its
+	// globals the libraries, _G and the script's few: they start at that
+	// size and grow as a script adds.
+	L.G.Global, L.G.Registry = L.CreateTable(0, globalsHint), L.CreateTable(regModule, 0)
 	L.Env = L.G.Global
 	ud := L.NewUserData()
 	ud.Value = &vuRand{src: src, rng: rand.New(src), stream: stream}
@@ -107,6 +109,9 @@ func boundStringRep(L *lua.LState) {
 		return 1
 	}))
 }
+
+// globalsHint is the room a VU's globals start with.
+const globalsHint = 16
 
 // Slots of a VU's registry, which the shared functions read: integer
 // keys live in the registry's array part, where string keys would give

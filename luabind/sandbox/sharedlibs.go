@@ -117,6 +117,9 @@ func (s *Libs) install(L *lua.LState) {
 	g.RawSetString("_G", g)
 	for _, name := range SharedNames {
 		view := L.CreateTable(0, 0)
+		if name == lua.StringLibName {
+			view = L.CreateTable(0, 1) // its own __index
+		}
 		L.SetMetatable(view, s.views[name])
 		g.RawSetString(name, view)
 		if name == lua.StringLibName {
