@@ -11,7 +11,7 @@ import (
 // stream chunk; refusing it bounds memory when a server answers with a huge
 // body that contains no line breaks.
 const (
-	initialBufSize = 4 << 10
+	initialBufSize = 2 << 10 // an event or a few; 4 KB held 20 MB more at 10,000 streams for 5 ns an event
 	maxEventSize   = 4 << 20
 	maxEmptyReads  = 100
 )
