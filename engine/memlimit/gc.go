@@ -10,69 +10,86 @@ import (
 	"sync/atomic"
 )
 
-// GC tuning during a run: a high GC target while the heap is small, so
-// that collections, whose work takes the CPU from the goroutine about to
-// start an open-model arrival, come rarely (measured: schedule-lag p99 at
-// 2,000 req/s 0.7–1.4 ms at GOGC 400 against 3.4–6 ms at 100); and a soft
-// memory limit that follows the live heap, so a large heap (10,000 VUs are
-// 580 MB live) is kept near LiveFactor times its live set, as Go's default
-// target would, instead of the 5× the high target alone allows.
+// GC tuning during a run: a GC target that gives each collection cycle
+// room for about HeadroomBytes of new garbage — GCPercent (400) while the
+// heap is small, so that collections, whose work takes the CPU from the
+// goroutine about to start an open-model arrival, come rarely (measured:
+// schedule-lag p99 at 2,000 req/s 0.7–1.4 ms at GOGC 400 against 3.4–6 ms
+// at 100), and down to MinGCPercent for a large heap, where 5× the live
+// set would be gigabytes (10,000 VUs are 340 MB live). The target is set
+// after every collection from the live heap it found; unlike a memory
+// limit that follows the live heap, it cannot fall behind a heap that
+// grows fast (thousands of VUs starting): such a limit, stale by one
+// cycle, had the collector take 40% of the CPU while 10,000 VUs ramped.
 const (
-	GCPercent  = 400
-	LiveFactor = 2
-	FloorBytes = 256 << 20 // the limit never goes below this
+	GCPercent     = 400
+	MinGCPercent  = 25
+	HeadroomBytes = 96 << 20
 )
 
-// gcLimit is the soft memory limit for a live heap of live bytes, at most
-// ceiling (0: none), so that the collector works harder before a hard
-// bound stops the run.
-func gcLimit(live, ceiling uint64) int64 {
-	l := max(FloorBytes, uint64(float64(live)*LiveFactor))
-	if ceiling > 0 {
-		l = min(l, ceiling)
+// gcPercent is the GC target for a live heap of live bytes.
+func gcPercent(live uint64) int {
+	if live == 0 {
+		return GCPercent
 	}
-	return int64(min(l, math.MaxInt64))
+	return int(min(max(100*HeadroomBytes/live, MinGCPercent), GCPercent))
 }
 
-// TuneGC applies the tuning, the limit kept at most ceiling (0: none),
-// until stop is called, which restores the previous settings. The limit is
-// moved after every collection, when the live heap is known: a heap that
-// grows fast (thousands of VUs starting) would otherwise meet a stale,
-// too low limit and be collected again and again. GOGC or GOMEMLIMIT set
-// in the environment win: the matching setting is left alone.
+// TuneGC applies the tuning until stop is called, which restores the
+// previous settings; with a ceiling (0: none) it is also the soft memory
+// limit, so that the collector works harder before a hard bound stops the
+// run. GOGC or GOMEMLIMIT set in the environment win: the matching setting
+// is left alone.
 func TuneGC(ceiling uint64) (stop func()) {
 	_, gogc := os.LookupEnv("GOGC")
 	_, gomem := os.LookupEnv("GOMEMLIMIT")
-	if gogc {
-		return func() {}
-	}
-	oldPercent := debug.SetGCPercent(GCPercent)
-	if gomem {
-		return func() { debug.SetGCPercent(oldPercent) }
-	}
 	oldLimit := debug.SetMemoryLimit(-1)
-	var stopped atomic.Bool
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	follow := func() {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			debug.SetMemoryLimit(gcLimit(sample[0].Value.Uint64(), ceiling))
+	if !gomem && ceiling > 0 {
+		debug.SetMemoryLimit(int64(min(ceiling, math.MaxInt64)))
+	}
+	if gogc {
+		return func() {
+			if !gomem {
+				debug.SetMemoryLimit(oldLimit)
+			}
 		}
 	}
-	follow()
+	live := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[0].Value.Uint64()
+	}
+	percent := gcPercent(live())
+	oldPercent := debug.SetGCPercent(percent)
+	var (
+		stopped atomic.Bool
+		mu      sync.Mutex // the finalizer goroutine against stop
+	)
 	afterEachGC(func() bool {
+		mu.Lock()
+		defer mu.Unlock()
 		if stopped.Load() {
 			return false
 		}
-		follow()
+		if p := gcPercent(live()); p != percent {
+			percent = p
+			debug.SetGCPercent(p)
+		}
 		return true
 	})
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			mu.Lock()
+			defer mu.Unlock()
 			stopped.Store(true)
-			debug.SetMemoryLimit(oldLimit)
 			debug.SetGCPercent(oldPercent)
+			if !gomem {
+				debug.SetMemoryLimit(oldLimit)
+			}
 		})
 	}
 }

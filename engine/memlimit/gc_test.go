@@ -1,49 +1,84 @@
 package memlimit
 
 import (
-	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
 
-func TestGCLimit(t *testing.T) {
+func TestGCPercent(t *testing.T) {
 	for _, tt := range []struct {
-		live, ceiling uint64
-		want          int64
-	}{{0, 0, FloorBytes}, {50 << 20, 0, FloorBytes}, {800 << 20, 0, 1600 << 20},
-		{800 << 20, 1 << 30, 1 << 30}, {0, 100 << 20, 100 << 20}} {
-		if got := gcLimit(tt.live, tt.ceiling); got != tt.want {
-			t.Errorf("gcLimit(%d MB, ceiling %d MB) = %d MB, want %d MB", tt.live>>20, tt.ceiling>>20, got>>20, tt.want>>20)
+		live uint64
+		want int
+	}{{0, GCPercent}, {10 << 20, GCPercent}, {40 << 20, 400}, {80 << 20, 200}, {160 << 20, 100},
+		{320 << 20, 50}, {2 << 30, MinGCPercent}} {
+		if got := gcPercent(tt.live); got != tt.want {
+			t.Errorf("gcPercent(%d MB) = %d, want %d", tt.live>>20, got, tt.want)
 		}
 	}
 }
 
 func TestTuneGC(t *testing.T) {
 	t.Setenv("GOGC", "") // present: the user's setting wins
-	stop := TuneGC(0)
+	unsetenv(t, "GOMEMLIMIT")
+	before := debug.SetMemoryLimit(-1)
+	stop := TuneGC(1 << 30)
 	if p := debug.SetGCPercent(100); p != 100 {
 		t.Errorf("with GOGC set, the GC target became %d", p)
 	}
-	stop()
-
-	unsetenv(t, "GOGC")
-	unsetenv(t, "GOMEMLIMIT")
-	before := debug.SetMemoryLimit(-1)
-	stop = TuneGC(0)
-	if p := debug.SetGCPercent(GCPercent); p != GCPercent {
-		t.Errorf("GC target %d, want %d", p, GCPercent)
-	}
-	if l := debug.SetMemoryLimit(-1); l < FloorBytes || l == math.MaxInt64 {
-		t.Errorf("memory limit %d, want at least %d", l, FloorBytes)
+	if l := debug.SetMemoryLimit(-1); l != 1<<30 {
+		t.Errorf("with GOGC set, the memory limit is %d, want the ceiling", l)
 	}
 	stop()
-	stop() // a second stop does nothing
 	if l := debug.SetMemoryLimit(-1); l != before {
 		t.Errorf("after stop the limit is %d, want %d back", l, before)
 	}
+
+	unsetenv(t, "GOGC")
+	stop = TuneGC(0)
+	if p := debug.SetGCPercent(GCPercent); p < MinGCPercent || p > GCPercent {
+		t.Errorf("GC target %d, want within [%d, %d]", p, MinGCPercent, GCPercent)
+	}
+	if l := debug.SetMemoryLimit(-1); l != before {
+		t.Errorf("without a ceiling the limit became %d", l)
+	}
+	stop()
+	stop() // a second stop does nothing
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("after stop the GC target is %d, want 100 back", p)
+	}
+}
+
+// TestTuneGCFollowsTheLiveHeap: a heap that grows lowers the target at
+// the next collection.
+func TestTuneGCFollowsTheLiveHeap(t *testing.T) {
+	unsetenv(t, "GOGC")
+	unsetenv(t, "GOMEMLIMIT")
+	stop := TuneGC(0)
+	defer stop()
+	runtime.GC()
+	held := make([][]byte, 0, 400)
+	for range 400 { // 400 MB live: the lowest target
+		held = append(held, make([]byte, 1<<20))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		p := s[0].Value.Uint64()
+		if p == MinGCPercent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GC target %d with 400 MB live, want %d", p, MinGCPercent)
+		}
+		time.Sleep(10 * time.Millisecond) // the finalizer goroutine sets it after the collection
+	}
+	runtime.KeepAlive(held)
 }
 
 // unsetenv removes name for the test, restoring it after.

@@ -409,8 +409,11 @@ func newTransport(cfg Config, tlsConf *tls.Config, proxy func(*http.Request) (*u
 		DisableCompression:  true,
 		// Headers fit in 1 KB, and a body larger than the buffer is
 		// written straight through it; the default 4 KB per connection
-		// is 40 MB at 10,000 streams.
+		// is 40 MB at 10,000 streams. A read of 2 KB holds 8 chunks of a
+		// stream that fell behind, and longer header lines are read
+		// across reads.
 		WriteBufferSize: 1 << 10,
+		ReadBufferSize:  2 << 10,
 	}
 	switch {
 	case cfg.H2C:
