@@ -117,7 +117,7 @@ func TestLintOptionsErrors(t *testing.T) {
 		{"unknown key", `{ ignor = {} }`, "options.lints.ignor: unknown key (did you mean ignore?)"},
 		{"not a table", `{ ignore = "no-warmup" }`, "options.lints.ignore: expected a table of lint ids and reasons"},
 		{"misspelt id", `{ ignore = { ["no-warmpu"] = "why" } }`,
-			`options.lints.ignore["no-warmpu"]: unknown lint "no-warmpu" (did you mean no-warmup?) (lints: dry-run, no-max-tokens, no-warmup, repeated-prefix, repeated-sampling, short-stage)`},
+			`options.lints.ignore["no-warmpu"]: unknown lint "no-warmpu" (did you mean no-warmup?) (lints: dry-run, no-max-tokens, no-warmup, repeated-prefix, repeated-sampling, short-stage, start-burst)`},
 		{"a list", `{ ignore = { "no-warmup" } }`, `options.lints.ignore[1]: expected ["lint-id"] = "reason", got a number key`},
 		{"no reason", `{ ignore = { ["no-warmup"] = true } }`, `options.lints.ignore["no-warmup"]: needs a reason`},
 		{"empty reason", `{ ignore = { ["no-warmup"] = "  " } }`, `options.lints.ignore["no-warmup"]: needs a reason`},

@@ -24,7 +24,10 @@ local llm = require("llmload")
 options = {
   -- The burst of a cold start is what it measures: a warmup would open
   -- the connections before it.
-  lints = { ignore = { ["no-warmup"] = "measures llmload at a cold start's burst: a warmup would open the connections first" } },
+  lints = { ignore = {
+    ["no-warmup"] = "measures llmload at a cold start's burst: a warmup would open the connections first",
+    ["start-burst"] = "the burst of every VU starting at once is what it measures",
+  } },
   scenarios = {
     streams = {
       executor = "per-vu-iterations",

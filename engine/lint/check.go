@@ -66,6 +66,7 @@ func Check(in Input) []Lint {
 		}
 	}
 	ls = append(ls, shortStagesPlan(in)...)
+	ls = append(ls, startBursts(in.Plan)...)
 	if in.Run != nil {
 		ls = withRun(in, ls)
 	}

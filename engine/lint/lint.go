@@ -55,6 +55,9 @@ const (
 	NoWarmup = "no-warmup"
 	// NoMaxTokens: requests without max_tokens.
 	NoMaxTokens = "no-max-tokens"
+	// StartBurst: a closed-model stage that starts BurstVUs or more VUs
+	// within a second.
+	StartBurst = "start-burst"
 	// DryRun: the dry run of a scenario stopped at a script error, so its
 	// requests are judged from the run instead.
 	DryRun = "dry-run"
@@ -62,7 +65,7 @@ const (
 
 // IDs lists every lint id, sorted.
 func IDs() []string {
-	return []string{DryRun, NoMaxTokens, NoWarmup, RepeatedPrefix, RepeatedSampling, ShortStage}
+	return []string{DryRun, NoMaxTokens, NoWarmup, RepeatedPrefix, RepeatedSampling, ShortStage, StartBurst}
 }
 
 // Known reports whether id names a lint.
