@@ -291,9 +291,9 @@ const faultTarget = `ttft_timeout = "1s", idle_timeout = "1s", connect_timeout =
 // TestFaultTimeoutEndsRequestsAtTheirBounds: the link stops passing the
 // answers for 4 s mid-run, then passes them again. The requests caught
 // mid-stream end as timeout_idle, those sent into the stall as
-// timeout_ttft, each after the 1 s bound; nothing is lost and the run
-// resumes. (The stall is not reported as an outage today: see the
-// report of this test's issue.)
+// timeout_ttft, each after the 1 s bound; nothing is lost, the stall is
+// reported as an outage with its start and length, the run resumes, and
+// on_unreachable's default fails it.
 func TestFaultTimeoutEndsRequestsAtTheirBounds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
@@ -349,6 +349,23 @@ func TestFaultTimeoutEndsRequestsAtTheirBounds(t *testing.T) {
 	}
 	if after == 0 {
 		t.Errorf("no request succeeded after the link came back")
+	}
+	outages := outagesOf(run.res)
+	if len(outages) != 1 {
+		t.Fatalf("outages %+v, want the stall", outages)
+	}
+	o := outages[0]
+	if d := o.Start.Sub(stalled); d < -100*time.Millisecond || d > 1500*time.Millisecond {
+		t.Errorf("the outage began %v after the stall, want within the 1 s bound of it", d)
+	}
+	if d := o.End.Sub(resumed); !o.Recovered() || d < -100*time.Millisecond || d > 2*time.Second {
+		t.Errorf("the outage ended %v after the link came back (recovered %v)", d, o.Recovered())
+	}
+	if o.Classes[engine.ErrTimeoutTTFT] < 3 {
+		t.Errorf("outage classes %v, want the requests sent into the stall", o.Classes)
+	}
+	if run.code != exitError || !strings.Contains(run.out, "target unreachable") || !strings.Contains(run.out, "not even the response headers came") {
+		t.Errorf("exit %d, want 1 naming the outage:\n%s", run.code, tail(run.out, 2000))
 	}
 }
 
@@ -420,9 +437,4 @@ func checkCutStreams(t *testing.T, run faultRun, want string) {
 }
 
 // outagesOf is the outages the result recorded; nil when none.
-func outagesOf(res *result.Result) []backoff.Outage {
-	if res.Mergeable == nil {
-		return nil
-	}
-	return res.Mergeable.Outages
-}
+func outagesOf(res *result.Result) []backoff.Outage { return res.Run.Outages }

@@ -72,6 +72,16 @@ func Unreachable(r *engine.Result) bool {
 	return false
 }
 
+// Unanswered reports whether r got no response at all before its TTFT
+// bound: not even headers, as over a link that stopped passing data. A
+// streaming server sends its headers before the first token, so a slow
+// answer is not this; a server that holds them until its first token and
+// is slower than the bound looks the same, and for that long answered
+// nothing either. It does not back a VU off: the request waited its bound.
+func Unanswered(r *engine.Result) bool {
+	return r.Err != nil && r.Status == 0 && r.Err.Class == engine.ErrTimeoutTTFT
+}
+
 // Answered reports whether the target sent any HTTP response to r, an
 // error status included.
 func Answered(r *engine.Result) bool { return r.Status != 0 }

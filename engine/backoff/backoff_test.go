@@ -17,7 +17,9 @@ var (
 	reset    = engine.Result{Err: &engine.Error{Class: engine.ErrConnReset, Message: "EOF"}}
 	answered = engine.Result{Status: 200}
 	http503  = engine.Result{Status: 503, Err: &engine.Error{Class: "http_5xx:503", Message: "busy"}}
-	slow     = engine.Result{Err: &engine.Error{Class: engine.ErrTimeoutTTFT, Message: "no text"}}
+	slow     = engine.Result{Status: 200, Err: &engine.Error{Class: engine.ErrTimeoutTTFT, Message: "no text"}}
+	silent   = engine.Result{Err: &engine.Error{Class: engine.ErrTimeoutTTFT, Message: "no response"}}
+	canceled = engine.Result{Err: &engine.Error{Class: engine.ErrCanceled}}
 )
 
 // scripted answers with its results in turn (the last one forever) and
@@ -47,12 +49,18 @@ func TestUnreachable(t *testing.T) {
 		{"reset after headers", engine.Result{Status: 200, Err: &engine.Error{Class: engine.ErrConnReset}}, false},
 		{"503", http503, false},
 		{"slow first token", slow, false},
+		{"no response within the TTFT bound (an outage, but no back-off)", silent, false},
 		{"canceled", engine.Result{Err: &engine.Error{Class: engine.ErrCanceled}}, false},
 		{"ok", answered, false},
 	}
 	for _, tt := range tests {
 		if got := Unreachable(&tt.r); got != tt.want {
 			t.Errorf("%s: Unreachable = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	for r, want := range map[*engine.Result]bool{&silent: true, &slow: false, &refused: false, &answered: false} {
+		if got := Unanswered(r); got != want {
+			t.Errorf("Unanswered(%+v) = %v, want %v", *r, got, want)
 		}
 	}
 }

@@ -22,16 +22,17 @@ const (
 
 // Outage is a stretch of the run in which the target answered nothing.
 type Outage struct {
-	// Start is the first unreachable failure after the last response.
-	Start time.Time
+	// Start is the first unreachable failure after the last response (for
+	// a request that waited its TTFT bound unanswered, when it was sent).
+	Start time.Time `json:"start"`
 	// End is the first response after Start; zero when none came before
 	// the run ended.
-	End time.Time
+	End time.Time `json:"end,omitzero"`
 	// Last is the last unreachable failure of the outage.
-	Last time.Time
+	Last time.Time `json:"last"`
 	// Attempts counts the unreachable failures, by error class in Classes.
-	Attempts int64
-	Classes  map[string]int64
+	Attempts int64            `json:"attempts"`
+	Classes  map[string]int64 `json:"classes"`
 }
 
 // Recovered reports whether the target answered again before the run ended.
@@ -71,9 +72,18 @@ func (t *Tracker) Observe(r *engine.Result, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case Unreachable(r):
+	case Unreachable(r) || Unanswered(r):
+		// A request that waited its TTFT bound unanswered was sent into
+		// the silence: the outage began when it was sent.
+		from := at
+		if Unanswered(r) && !r.Start.IsZero() {
+			from = r.Start
+		}
 		if t.cur == nil {
-			t.cur = &Outage{Start: at, Classes: map[string]int64{}}
+			t.cur = &Outage{Start: from, Classes: map[string]int64{}}
+		}
+		if from.Before(t.cur.Start) {
+			t.cur.Start = from
 		}
 		t.cur.Attempts++
 		t.cur.Classes[r.Err.Class]++

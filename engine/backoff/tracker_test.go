@@ -24,7 +24,7 @@ func TestTrackerOutages(t *testing.T) {
 		{name: "a lone reset", obs: []obs{{0, answered}, {100, reset}, {2000, answered}}, end: 3000},
 		{name: "short gap of many refusals", obs: []obs{{0, refused}, {100, refused}, {200, refused}, {900, answered}}, end: 3000},
 		{name: "two slow refusals", obs: []obs{{0, refused}, {1500, refused}, {1600, answered}}, end: 3000},
-		{name: "recovered", obs: []obs{{0, answered}, {1000, refused}, {1500, reset}, {2500, refused}, {2600, slow}, {3000, http503}, {3100, refused}},
+		{name: "recovered", obs: []obs{{0, answered}, {1000, refused}, {1500, reset}, {2500, refused}, {2600, canceled}, {3000, http503}, {3100, refused}},
 			end: 9000, want: []Outage{{Start: at(1000), Last: at(2500), End: at(3000), Attempts: 3,
 				Classes: map[string]int64{"conn_refused": 2, "conn_reset": 1}}}},
 		{name: "never came back", obs: []obs{{0, answered}, {1000, refused}, {1100, refused}, {1300, refused}}, end: 2000,
@@ -37,6 +37,11 @@ func TestTrackerOutages(t *testing.T) {
 			{1500, refused}, {2500, refused},
 			{4600, engine.Result{Start: at(2600), TTFB: 50 * time.Millisecond, Status: 200}}}, end: 9000,
 			want: []Outage{{Start: at(1000), Last: at(2500), End: at(2650), Attempts: 3, Classes: map[string]int64{"conn_refused": 3}}}},
+		{name: "a stalled link: requests sent into it get no headers", obs: []obs{{0, answered},
+			{2000, engine.Result{Start: at(1000), Err: silent.Err}}, {2100, engine.Result{Start: at(1100), Err: silent.Err}},
+			{2400, engine.Result{Start: at(1400), Err: silent.Err}}, {2500, engine.Result{Start: at(1500), Status: 200}}}, end: 9000,
+			want: []Outage{{Start: at(1000), Last: at(2400), End: at(2500), Attempts: 3, Classes: map[string]int64{"timeout_ttft": 3}}}},
+		{name: "slow first tokens after headers are no outage", obs: []obs{{0, answered}, {1000, slow}, {1500, slow}, {2500, slow}}, end: 3000},
 		{name: "ended too soon after it began", obs: []obs{{1000, refused}, {1100, refused}, {1300, refused}}, end: 1500},
 	}
 	for _, tt := range tests {

@@ -13,8 +13,8 @@ func TestGCPercent(t *testing.T) {
 	for _, tt := range []struct {
 		live uint64
 		want int
-	}{{0, GCPercent}, {10 << 20, GCPercent}, {40 << 20, 400}, {80 << 20, 200}, {160 << 20, 100},
-		{320 << 20, 50}, {2 << 30, MinGCPercent}} {
+	}{{0, GCPercent}, {10 << 20, GCPercent}, {24 << 20, 400}, {48 << 20, 200}, {96 << 20, 100},
+		{192 << 20, 50}, {2 << 30, MinGCPercent}} {
 		if got := gcPercent(tt.live); got != tt.want {
 			t.Errorf("gcPercent(%d MB) = %d, want %d", tt.live>>20, got, tt.want)
 		}

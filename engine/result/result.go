@@ -132,6 +132,10 @@ type Meta struct {
 	// LocalServer is the target's own processes, when the target listened
 	// on llmload's machine; nil for a remote target.
 	LocalServer *LocalServer `json:"local_server,omitempty"`
+	// Outages are the stretches in which the target answered nothing,
+	// with when each began and ended and the failures in it; absent when
+	// there were none.
+	Outages []backoff.Outage `json:"outages,omitempty"`
 	// Verdict is why the run exits 1 although it ran: "nothing measured:
 	// ..." or "target unreachable: ..."; empty when it measured. Thresholds
 	// and the baseline gate keep their own fields.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
 	"github.com/llmload/llmload/engine/metrics"
 	"github.com/llmload/llmload/engine/result"
@@ -47,6 +48,7 @@ type Input struct {
 // a result file read later says it too. Nothing measured wins over an
 // outage: it is the plainer statement.
 func Judge(res *result.Result, in Input) string {
+	res.Run.Outages = in.Outages
 	for _, o := range in.Outages {
 		res.Warnings = append(res.Warnings, outageWarning(&o, in))
 	}
@@ -208,9 +210,14 @@ func outageWarning(o *backoff.Outage, in Input) string {
 		back = fmt.Sprintf("it answered again after %s, %s into the run (%s)",
 			seconds(o.Duration(in.End)), since(in.Start, o.End), wall(o.End))
 	}
-	return fmt.Sprintf("target unreachable from %s into the run (%s): %s %s failed without a response (%s), "+
+	stall := ""
+	if o.Classes[engine.ErrTimeoutTTFT] > 0 {
+		stall = " (timeout_ttft: not even the response headers came within ttft_timeout — a link that stopped " +
+			"passing data, or a server that holds its headers until its first token and was slower than that)"
+	}
+	return fmt.Sprintf("target unreachable from %s into the run (%s): %s %s failed without a response (%s)%s, "+
 		"VUs backing off up to %v between attempts; %s", since(in.Start, o.Start), wall(o.Start),
-		count(o.Attempts), plural(o.Attempts, "attempt", "attempts"), classes(o.Classes, 0), backoff.DefaultMax, back)
+		count(o.Attempts), plural(o.Attempts, "attempt", "attempts"), classes(o.Classes, 0), stall, backoff.DefaultMax, back)
 }
 
 func since(start, t time.Time) string { return seconds(t.Sub(start)) }
