@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // GC tuning during a run: a GC target that gives each collection cycle
@@ -65,13 +64,13 @@ func TuneGC(ceiling uint64) (stop func()) {
 	percent := gcPercent(live())
 	oldPercent := debug.SetGCPercent(percent)
 	var (
-		stopped atomic.Bool
 		mu      sync.Mutex // the finalizer goroutine against stop
+		stopped bool
 	)
 	afterEachGC(func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if stopped.Load() {
+		if stopped {
 			return false
 		}
 		if p := gcPercent(live()); p != percent {
@@ -80,17 +79,17 @@ func TuneGC(ceiling uint64) (stop func()) {
 		}
 		return true
 	})
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			stopped.Store(true)
-			debug.SetGCPercent(oldPercent)
-			if !gomem {
-				debug.SetMemoryLimit(oldLimit)
-			}
-		})
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		stopped = true
+		debug.SetGCPercent(oldPercent)
+		if !gomem {
+			debug.SetMemoryLimit(oldLimit)
+		}
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/llmload/llmload/luabind/sandbox"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/luabind/luaval"
+	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
 
