@@ -316,8 +316,10 @@ type Result struct {
 	Span *ServerSpan
 	// Encode is the client's time to build the request body, before the
 	// request was issued and outside every latency; Upload is from t0 to
-	// the body's last byte written, part of TTFT (a large body on a slow
-	// link is part of what users wait for) and reported beside it.
+	// the body's upload, part of TTFT (a large body on a slow link is part
+	// of what users wait for) and reported beside it: its last byte
+	// written, or for a body of LargeBody bytes or more, where the kernel
+	// says, acknowledged by the peer.
 	Encode time.Duration
 	Upload time.Duration
 	// BodyBytes is the request body's length.
@@ -374,6 +376,13 @@ const Absent time.Duration = -1
 
 // OK reports whether the request succeeded.
 func (r *Result) OK() bool { return r.Err == nil }
+
+// LargeBody is the request body size from which the upload waits for the
+// peer's acknowledgement (a kernel's send buffer takes megabytes at once,
+// so the write returns long before a slow link has carried the body) and
+// enters the stage's upload figure. A smaller body is across within a
+// round trip of its write.
+const LargeBody = 16 << 10
 
 // Sample is a Result labelled with where it came from. It is what metrics
 // aggregate; Text, and the contents of ToolCalls, are dropped before a

@@ -57,6 +57,9 @@ const (
 	mScheduleLag
 	mTTFTSched
 	mE2ESched
+	// mUpload is fed by the successful requests whose upload is a figure:
+	// media, or a body of engine.LargeBody bytes or more.
+	mUpload
 	mRequests
 	mIterations
 	mDropped
@@ -79,7 +82,7 @@ const (
 	// The media figures, fed only by media samples (see mediaOf).
 	mMediaRequests
 	mEncode
-	mUpload
+	mMediaUpload
 	mBodyBytes
 	mImages
 	mAudios
@@ -157,6 +160,7 @@ var builtins = [numBuiltin]builtinDef{
 	mScheduleLag: {"schedule_lag", kindTrend, false},
 	mTTFTSched:   {"ttft_sched", kindTrend, true},
 	mE2ESched:    {"e2e_sched", kindTrend, true},
+	mUpload:      {"upload", kindTrend, true},
 	mRequests:    {"requests", kindCounter, true},
 	mIterations:  {"iterations", kindCounter, false},
 	mDropped:     {"dropped_iterations", kindCounter, false},
@@ -183,7 +187,7 @@ var builtins = [numBuiltin]builtinDef{
 
 	mMediaRequests: {"media_requests", kindCounter, true},
 	mEncode:        {"encode", kindTrend, true},
-	mUpload:        {"upload", kindTrend, true},
+	mMediaUpload:   {"media_upload", kindTrend, true},
 	mBodyBytes:     {"body_bytes", kindCounter, true},
 	mImages:        {"images", kindCounter, true},
 	mAudios:        {"audios", kindCounter, true},
@@ -225,7 +229,7 @@ var builtins = [numBuiltin]builtinDef{
 
 // sampleMetrics are the built-ins a request sample feeds.
 var sampleMetrics = [...]metricID{
-	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mConnect, mTLS, mTTFTSched, mE2ESched,
+	mTTFT, mTTFC, mTPOT, mITL, mITLToken, mE2E, mTTFB, mConnect, mTLS, mTTFTSched, mE2ESched, mUpload,
 	mRequests, mOutTok, mInTok, mReasoningTok, mInputs, mToolCalls, mGoodput, mErrors, mGoodShare,
 }
 

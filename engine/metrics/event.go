@@ -41,6 +41,7 @@ type event struct {
 	ttfb     time.Duration
 	connect  time.Duration // issue to t0 (engine.Result.Connect)
 	tls      time.Duration // the TLS handshake's part of connect (engine.Result.TLS)
+	upload   time.Duration // t0 to the body's upload, where it is a figure (see uploadOf)
 	ttft     time.Duration
 	ttfc     time.Duration
 	tpot     time.Duration
@@ -109,6 +110,7 @@ func sampleEvent(s *engine.Sample) event {
 		reasoning: s.ReasoningTokens, source: s.TokensSource, inSource: s.InputTokensSource,
 		inputs: s.Inputs, toolCalls: len(s.ToolCalls), api: s.API, targetName: s.Target, textEvents: s.TextEvents,
 		tags: s.Tags, media: mediaOf(&s.Result), parts: breakdownOf(&s.Result), asked: s.PrefixAsked,
+		upload: uploadOf(&s.Result),
 	}
 	e.sched, e.hasSched = lag(s.Scheduled, s.Start)
 	if s.Err != nil {
@@ -116,6 +118,16 @@ func sampleEvent(s *engine.Sample) event {
 		e.class = s.Err.Class
 	}
 	return e
+}
+
+// uploadOf is r's upload where the stage's upload figure takes it: a
+// request that sent media (a speech request only asks for it) or a body of engine.LargeBody bytes or more
+// (a smaller body's upload is its write, microseconds); 0 otherwise.
+func uploadOf(r *engine.Result) time.Duration {
+	if r.BodyBytes >= engine.LargeBody || r.Images > 0 || r.Audios > 0 || r.Videos > 0 || r.AudioIn > 0 {
+		return r.Upload
+	}
+	return 0
 }
 
 // dirtyEvent keeps what places a dirty sample in its stage's window and

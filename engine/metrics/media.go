@@ -85,7 +85,7 @@ func isMedia(r *engine.Result) bool {
 // mediaMetrics are the built-ins a media sample feeds besides
 // sampleMetrics.
 var mediaMetrics = [...]metricID{
-	mMediaRequests, mEncode, mUpload, mBodyBytes, mImages, mAudios, mVideos, mAudioIn, mMediaTokens,
+	mMediaRequests, mEncode, mMediaUpload, mBodyBytes, mImages, mAudios, mVideos, mAudioIn, mMediaTokens,
 	mImageTokens, mImagesCounted, mTokensPerImage, mAudioOut, mAudioBytes, mRTF, mAudioBytesPerSec,
 }
 
@@ -103,7 +103,7 @@ func feedMedia(id metricID, c *cell, e *event) {
 		c.add(1)
 	case mEncode:
 		c.addSet(m.encode)
-	case mUpload:
+	case mMediaUpload:
 		c.addSet(m.upload)
 	case mBodyBytes:
 		addNonZero(c, float64(m.bodyBytes))
@@ -183,7 +183,7 @@ func mediaFigures(st *StageSummary, ss *stageSnap) {
 		MediaTokens: int64(c[mMediaTokens].sum),
 		ImageTokens: int64(tokens.sum), ImagesCounted: int64(images.sum),
 		TokensPerImageDist: c[mTokensPerImage].t.dist(),
-		Encode:             c[mEncode].t.dist(), Upload: c[mUpload].t.dist(),
+		Encode:             c[mEncode].t.dist(), Upload: c[mMediaUpload].t.dist(),
 		AudioOutS: c[mAudioOut].sum, AudioOutSPerSec: rate(mAudioOut),
 		AudioBytes:       int64(c[mAudioBytes].sum),
 		RTF:              c[mRTF].t.dist(),

@@ -230,3 +230,49 @@ func BenchmarkCollectorSampleMedia(b *testing.B) {
 	}
 	c.Close()
 }
+
+// TestUploadFigure: the stage's upload figure takes the successful
+// requests that sent media or a body of engine.LargeBody bytes or more,
+// text or not; media_upload the media requests alone.
+func TestUploadFigure(t *testing.T) {
+	ms := time.Millisecond
+	text := func(startS float64, body int64, upload time.Duration) engine.Sample {
+		s := okSample("c1", startS, time.Second)
+		s.BodyBytes, s.Upload = body, upload
+		return s
+	}
+	failed := text(5, 1<<20, 90*ms)
+	failed.Err = &engine.Error{Class: "timeout_ttft", Message: "no answer"}
+	c := NewCollector()
+	c.StageStarted(mark("sweep", "c1", 0, 1, 0))
+	for _, s := range []engine.Sample{
+		text(1, 300, 2*ms),                          // a small body: its write, in no figure
+		text(2, engine.LargeBody-1, 3*ms),           // just under
+		text(3, engine.LargeBody, 40*ms),            // a large text body
+		text(4, 1<<20, 700*ms),                      // a long prompt on a slow link
+		failed,                                      // failures enter no figure
+		mediaSample("c1", 6, 1, 0, 900, 0, 5*ms, 0), // media, whatever its size
+	} {
+		c.Sample(s)
+	}
+	c.StageEnded(mark("sweep", "c1", 0, 1, 10))
+	snap := c.Snapshot()
+	sum := c.Close()
+	u := findStage(t, sum, "c1").Upload
+	if u.Count != 3 || u.Min != 5 || u.Max != 700 {
+		t.Errorf("upload: count %d, min %v, max %v; want 3 requests from 5 to 700 ms", u.Count, u.Min, u.Max)
+	}
+	for _, tc := range []struct {
+		metric string
+		want   float64
+		n      int64
+	}{
+		{"upload", 700, 3},
+		{"media_upload", 5, 1},
+	} {
+		v, n, err := snap.Value(Query{Metric: tc.metric, Agg: AggMax})
+		if err != nil || v != tc.want || n != tc.n {
+			t.Errorf("%s max = %v (n %d, err %v), want %v (n %d)", tc.metric, v, n, err, tc.want, tc.n)
+		}
+	}
+}

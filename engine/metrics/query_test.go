@@ -272,7 +272,7 @@ func TestBuiltin(t *testing.T) {
 		"ttfc": "trend", "itl_token": "trend", "reasoning_tokens": "counter",
 		"goodput": "counter", "good_share": "rate", "inputs": "counter", "tool_calls": "counter",
 		"dirty.requests": "counter", "dirty.defects": "counter", "dirty.handled": "counter", "dirty.accepted": "counter",
-		"media_requests": "counter", "encode": "trend", "upload": "trend", "body_bytes": "counter",
+		"media_requests": "counter", "encode": "trend", "upload": "trend", "media_upload": "trend", "body_bytes": "counter",
 		"images": "counter", "audios": "counter", "videos": "counter", "audio_in": "counter",
 		"media_tokens": "counter", "image_tokens": "counter", "images_counted": "counter",
 		"tokens_per_image": "trend", "audio_out": "counter", "audio_bytes": "counter",
@@ -287,7 +287,7 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("Builtin()[%q] = %q, want %q", name, got, want)
 		}
 	}
-	if got, want := len(b), 64; got != want {
+	if got, want := len(b), 65; got != want {
 		t.Errorf("%d built-in metrics, want %d", got, want)
 	}
 	b["ttft"] = "changed"

@@ -197,6 +197,8 @@ func feedMeasure(id metricID, c *cell, e *event) {
 		c.addSet(e.connect)
 	case mTLS:
 		c.addSet(e.tls)
+	case mUpload:
+		c.addSet(e.upload)
 	case mITL:
 		feedGaps(c, e.itl)
 	case mITLToken:
@@ -399,7 +401,7 @@ func (s *stageAgg) tokenFigures(st *StageSummary, ss *stageSnap) {
 func latencies(st *StageSummary, ss *stageSnap) {
 	c := &ss.cells
 	st.TTFB, st.TTFT, st.TTFC = c[mTTFB].t.dist(), c[mTTFT].t.distWithHistogram(), c[mTTFC].t.dist()
-	st.Connect, st.TLS = c[mConnect].t.dist(), c[mTLS].t.dist()
+	st.Connect, st.TLS, st.Upload = c[mConnect].t.dist(), c[mTLS].t.dist(), c[mUpload].t.dist()
 	st.TPOT, st.ITL, st.ITLToken = c[mTPOT].t.dist(), c[mITL].t.dist(), c[mITLToken].t.dist()
 	st.E2E = c[mE2E].t.distWithHistogram()
 	st.ScheduleLag, st.TTFTSched, st.E2ESched = c[mScheduleLag].t.dist(), c[mTTFTSched].t.dist(), c[mE2ESched].t.dist()

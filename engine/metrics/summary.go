@@ -139,10 +139,14 @@ type StageSummary struct {
 	Breakdown *BreakdownSummary `json:"breakdown,omitempty"`
 	// TLS is the TLS handshake's part of Connect, over the requests that
 	// opened a TLS connection (a reused one has none); absent without TLS.
-	TLS  Dist `json:"tls,omitzero"`
-	TTFT Dist `json:"ttft"` // first text of any kind, reasoning included
-	TTFC Dist `json:"ttfc"` // first answer (content) text
-	TPOT Dist `json:"tpot"`
+	TLS Dist `json:"tls,omitzero"`
+	// Upload is from t0 to the body's upload (engine.Result.Upload), part
+	// of TTFT, over the successful requests that sent media or a body of
+	// engine.LargeBody bytes or more; absent when none did.
+	Upload Dist `json:"upload,omitzero"`
+	TTFT   Dist `json:"ttft"` // first text of any kind, reasoning included
+	TTFC   Dist `json:"ttfc"` // first answer (content) text
+	TPOT   Dist `json:"tpot"`
 	// ITL is chunk-level: one value per gap between text-carrying events,
 	// whatever number of tokens each carried. ITLToken is token-level: one
 	// value per token (a gap divided among the tokens its chunk carried),

@@ -89,7 +89,7 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	res.BodyBytes = body.n
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var t0 stamp
+	t0 := stamp{watch: body.n >= engine.LargeBody && !c.h2c, done: rctx.Done()}
 	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace(c.base.Scheme == "https")), d, req, &body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}

@@ -32,11 +32,26 @@ import (
 //
 // The TLS handshake of a new connection is timed too (handshake), with
 // the hooks that tlsTrace adds.
+//
+// A body of engine.LargeBody bytes or more is uploaded when the peer has
+// acknowledged it, not when it was written: the kernel's send buffer
+// takes megabytes at once, so on a slow link the write returns long
+// before the body is across (see awaitAck).
 type stamp struct {
 	wrote atomic.Pointer[time.Time] // the latest WroteHeaders; nil before it
 	// sent is when the latest request's body was written whole
 	// (WroteRequest without an error); nil before.
-	sent   atomic.Pointer[time.Time]
+	sent atomic.Pointer[time.Time]
+	// acked is when the peer had acknowledged the body (awaitAck), or the
+	// response's first byte where that came while it waited; nil when
+	// the body was not watched or the wait ended otherwise.
+	acked    atomic.Pointer[time.Time]
+	awaiting atomic.Bool
+	// watch asks for the acknowledgement of this request's body (set
+	// before the request is sent); done ends the wait with the request.
+	watch  bool
+	done   <-chan struct{}
+	h2     atomic.Bool // the connection speaks HTTP/2 (ALPN): its bytes are many streams'
 	conn   atomic.Pointer[rxtime.Conn]
 	reused atomic.Bool
 	// tlsStart is the latest TLSHandshakeStart, in Unix ns; tls the
@@ -51,6 +66,9 @@ func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
 		GotConn: func(info httptrace.GotConnInfo) {
 			s.reused.Store(info.Reused)
 			s.conn.Store(rxtime.Of(info.Conn))
+			if tc, ok := info.Conn.(*tls.Conn); ok && s.watch { // ConnectionState allocates: only where it matters
+				s.h2.Store(tc.ConnectionState().NegotiatedProtocol == "h2")
+			}
 		},
 		WroteHeaders: func() {
 			now := time.Now()
@@ -60,8 +78,17 @@ func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
 			if info.Err == nil {
 				now := time.Now()
 				s.sent.Store(&now)
+				s.startAckWait()
 			}
 		},
+	}
+	if s.watch {
+		t.GotFirstResponseByte = func() {
+			if s.awaiting.Load() {
+				now := time.Now()
+				s.acked.CompareAndSwap(nil, &now)
+			}
+		}
 	}
 	if withTLS {
 		t.TLSHandshakeStart = func() { s.tlsStart.Store(time.Now().UnixNano()) }
@@ -74,10 +101,63 @@ func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
 	return t
 }
 
-// upload is the time from t0 to the body's last byte written; 0 when it
-// was not written whole.
+// startAckWait begins awaitAck for a watched body on a connection that
+// carries only this request (not HTTP/2, whose bytes are many streams').
+// It is called from the transport's writer, before its last flush: a body
+// that the peer has all but one segment of already is not waited for.
+func (s *stamp) startAckWait() {
+	c := s.conn.Load()
+	if !s.watch || c == nil || s.h2.Load() {
+		return
+	}
+	if notsent, inflight, ok := c.Unacked(); !ok || notsent == 0 && inflight <= 1 {
+		return
+	}
+	s.awaiting.Store(true)
+	go s.awaitAck(c, time.Now())
+}
+
+// awaitAck polls the connection's TCP_INFO until the peer has
+// acknowledged all of the body but its last segment (which a receiver
+// may acknowledge only with its answer, as delayed ACKs do), and keeps
+// that time in acked. It stops at the response's first byte (which sets
+// acked itself), at the request's end or on a closed connection. The
+// poll's interval grows with the wait, a 64th of it between 250 µs and
+// 5 ms, so that the time is within about 2% of a long upload.
+func (s *stamp) awaitAck(c *rxtime.Conn, from time.Time) {
+	defer s.awaiting.Store(false)
+	t := time.NewTimer(250 * time.Microsecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		if s.acked.Load() != nil {
+			return
+		}
+		notsent, inflight, ok := c.Unacked()
+		if !ok {
+			return
+		}
+		now := time.Now()
+		if notsent == 0 && inflight <= 1 {
+			s.acked.CompareAndSwap(nil, &now)
+			return
+		}
+		t.Reset(min(max(now.Sub(from)/64, 250*time.Microsecond), 5*time.Millisecond))
+	}
+}
+
+// upload is the time from t0 to the body's upload: acknowledged by the
+// peer where it was watched (see awaitAck), else its last byte written;
+// 0 when it was not written whole.
 func (s *stamp) upload(t0 time.Time) time.Duration {
-	at := s.sent.Load()
+	at := s.acked.Load()
+	if at == nil {
+		at = s.sent.Load()
+	}
 	if at == nil || t0.IsZero() {
 		return 0
 	}

@@ -18,6 +18,10 @@ const unreliableNote = "* not reliable: too few samples for that percentile (p50
 
 const itlNote = "ITL = gap between chunks as a user sees them; ITL/tok = per token (chunk gap ÷ tokens it carried)\n"
 
+// uploadNote explains the upload row, shown for stages with large bodies.
+const uploadNote = "upload = t0 to the request body's upload, inside TTFT: requests with media or a body of 16 KB or more;\n" +
+	"  acknowledged by the peer where the kernel says (a proxy that buffers acknowledges it early)\n"
+
 type family struct {
 	name string
 	dist func(*metrics.StageSummary) metrics.Dist
@@ -25,7 +29,9 @@ type family struct {
 }
 
 var (
-	famTTFT = family{"TTFT", func(s *metrics.StageSummary) metrics.Dist { return s.TTFT }, nil}
+	famTTFT   = family{"TTFT", func(s *metrics.StageSummary) metrics.Dist { return s.TTFT }, nil}
+	famUpload = family{"upload", func(s *metrics.StageSummary) metrics.Dist { return s.Upload },
+		func(s *metrics.StageSummary) bool { return s.Upload.Count > 0 }}
 	famTTFC = family{"TTFC", func(s *metrics.StageSummary) metrics.Dist { return s.TTFC }, hadReasoning}
 	famTPOT = family{"TPOT", func(s *metrics.StageSummary) metrics.Dist { return s.TPOT }, nil}
 	famITL  = family{"ITL", func(s *metrics.StageSummary) metrics.Dist { return s.ITL }, nil}
@@ -38,7 +44,7 @@ var (
 	famE2ESched  = family{"E2E@ts", func(s *metrics.StageSummary) metrics.Dist { return s.E2ESched }, hasSched}
 )
 
-var families = []family{famTTFT, famTTFC, famTPOT, famITL, famITLT, famE2E, famTTFTSched, famE2ESched}
+var families = []family{famTTFT, famUpload, famTTFC, famTPOT, famITL, famITLT, famE2E, famTTFTSched, famE2ESched}
 
 // hadReasoning is true when some request thought before answering, so
 // that its first answer text came after its first text: only then is the
@@ -78,7 +84,7 @@ func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []strin
 	names := familyNames(stages)
 	row(tw, head, names[""], "p50 ", "p90 ", "p95 ", "p99 ", "max", "n", "p99 95% CI")
 	blank := strings.Repeat(" ", len([]rune(head)))
-	itlTok := false
+	itlTok, upload := false, false
 	for i := range stages {
 		for j, f := range stageFamilies(&stages[i]) {
 			label := blank
@@ -88,6 +94,7 @@ func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []strin
 			d := f.dist(&stages[i])
 			starred = starred || anyStar(d, "p50", "p90", "p95", "p99")
 			itlTok = itlTok || f.name == famITLT.name
+			upload = upload || f.name == famUpload.name
 			row(tw, label, names[f.name], fmtP(d, "p50", d.P50), fmtP(d, "p90", d.P90), fmtP(d, "p95", d.P95),
 				fmtP(d, "p99", d.P99), textfmt.DistMS(d, d.Max), fmt.Sprint(d.Count), fmtCI(d, d.CI.P99))
 		}
@@ -98,6 +105,9 @@ func writeLatency(b *bytes.Buffer, stages []metrics.StageSummary, labels []strin
 	}
 	if itlTok {
 		b.WriteString(itlNote)
+	}
+	if upload {
+		b.WriteString(uploadNote)
 	}
 	if slices.ContainsFunc(stages, func(s metrics.StageSummary) bool { return s.TTFTSched.Count > 0 }) {
 		b.WriteString("@ts: measured from the intended start (open model), so a late start is not hidden\n")

@@ -85,7 +85,7 @@ const (
 	// request's object reads as it did before them; CSV keeps every
 	// column, its header being fixed.
 	colEncode      = "encode_ms"    // the client's time to build the body, outside every latency
-	colUpload      = "upload_ms"    // t0 → the body's last byte written, inside TTFT
+	colUpload      = "upload_ms"    // t0 → the body's upload (engine.Result.Upload), inside TTFT
 	colBodyBytes   = "body_bytes"   // the request body's length
 	colImages      = "images"       // image parts sent
 	colAudios      = "audios"       // audio parts sent

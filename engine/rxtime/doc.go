@@ -7,6 +7,11 @@
 // a request's arrival with it, so its truth log counts the time a request
 // queued before its handler ran. Elsewhere Arrival reports no time and
 // callers fall back to time.Now.
+//
+// A Conn also says, from the kernel's TCP_INFO, how much of what was
+// written to it the peer has yet to acknowledge: a large request body
+// is uploaded when its peer has it, not when the kernel's send buffer
+// took it, which on a slow link is most of a second earlier.
 package rxtime
 
 import (

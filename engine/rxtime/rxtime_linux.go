@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Available says connections here keep the kernel's receive times.
@@ -123,6 +125,21 @@ func (c *Conn) Arrival() (time.Time, bool) {
 		return time.Time{}, false // the wall clock stepped: trust only the monotonic one
 	}
 	return now.Add(-ago), true
+}
+
+// Unacked reports what the peer has yet to acknowledge of the bytes
+// written to c: notsent bytes still queued in the kernel, and inflight
+// segments sent and not acknowledged. ok is false when the kernel does not
+// say (the connection is closed).
+func (c *Conn) Unacked() (notsent, inflight int, ok bool) {
+	var info *unix.TCPInfo
+	var gerr error
+	if err := c.raw.Control(func(fd uintptr) {
+		info, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+	}); err != nil || gerr != nil {
+		return 0, 0, false
+	}
+	return int(info.Notsent_bytes), int(info.Unacked), true
 }
 
 // rxTime finds the SCM_TIMESTAMPNS message among control messages,

@@ -23,3 +23,6 @@ func wrap(c net.Conn) net.Conn { return c }
 
 // Arrival reports no time.
 func (c *Conn) Arrival() (time.Time, bool) { return time.Time{}, false }
+
+// Unacked reports nothing: the kernel's TCP_INFO is read on Linux only.
+func (c *Conn) Unacked() (notsent, inflight int, ok bool) { return 0, 0, false }
