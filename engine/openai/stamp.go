@@ -45,8 +45,10 @@ type stamp struct {
 	// acked is when the peer had acknowledged the body (awaitAck), or the
 	// response's first byte where that came while it waited; nil when
 	// the body was not watched or the wait ended otherwise.
-	acked    atomic.Pointer[time.Time]
-	awaiting atomic.Bool
+	acked atomic.Pointer[time.Time]
+	// awaiting counts the waits running: a request resent on a fresh
+	// connection starts its own while the first one's ends.
+	awaiting atomic.Int32
 	// watch asks for the acknowledgement of this request's body (set
 	// before the request is sent); done ends the wait with the request.
 	watch  bool
@@ -84,7 +86,7 @@ func (s *stamp) trace(withTLS bool) *httptrace.ClientTrace {
 	}
 	if s.watch {
 		t.GotFirstResponseByte = func() {
-			if s.awaiting.Load() {
+			if s.awaiting.Load() > 0 {
 				now := time.Now()
 				s.acked.CompareAndSwap(nil, &now)
 			}
@@ -113,7 +115,7 @@ func (s *stamp) startAckWait() {
 	if notsent, inflight, ok := c.Unacked(); !ok || notsent == 0 && inflight <= 1 {
 		return
 	}
-	s.awaiting.Store(true)
+	s.awaiting.Add(1)
 	go s.awaitAck(c, time.Now())
 }
 
@@ -125,7 +127,7 @@ func (s *stamp) startAckWait() {
 // poll's interval grows with the wait, a 64th of it between 250 µs and
 // 5 ms, so that the time is within about 2% of a long upload.
 func (s *stamp) awaitAck(c *rxtime.Conn, from time.Time) {
-	defer s.awaiting.Store(false)
+	defer s.awaiting.Add(-1)
 	t := time.NewTimer(250 * time.Microsecond)
 	defer t.Stop()
 	for {
@@ -152,11 +154,12 @@ func (s *stamp) awaitAck(c *rxtime.Conn, from time.Time) {
 
 // upload is the time from t0 to the body's upload: acknowledged by the
 // peer where it was watched (see awaitAck), else its last byte written;
-// 0 when it was not written whole.
+// 0 when it was not written whole. An acknowledgement older than the
+// latest write was an earlier attempt's, on a connection that then failed.
 func (s *stamp) upload(t0 time.Time) time.Duration {
-	at := s.acked.Load()
-	if at == nil {
-		at = s.sent.Load()
+	at, sent := s.acked.Load(), s.sent.Load()
+	if at == nil || sent != nil && at.Before(*sent) {
+		at = sent
 	}
 	if at == nil || t0.IsZero() {
 		return 0

@@ -185,3 +185,54 @@ func FuzzRxTime(f *testing.F) {
 		rxTime(oob.buf[:n])
 	})
 }
+
+// TestUnacked: what the peer has not taken is unacknowledged, in the
+// send queue or in flight, until the peer reads it; then nothing is, and
+// a closed connection says nothing.
+func TestUnacked(t *testing.T) {
+	release := make(chan struct{})
+	c := stamped(t, func(s net.Conn) {
+		<-release
+		_, _ = io.Copy(io.Discard, s)
+	})
+	// More than the peer's receive buffer and our send buffer hold: the
+	// write ends only once the peer reads, so it runs beside the test.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(make([]byte, 16<<20))
+		wrote <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		notsent, inflight, ok := c.Unacked()
+		if !ok {
+			t.Fatal("no TCP_INFO on an open connection")
+		}
+		if notsent > 0 || inflight > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("nothing unacknowledged while the peer reads nothing")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		notsent, inflight, _ := c.Unacked()
+		if notsent == 0 && inflight == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes queued and %d segments in flight after the peer read everything", notsent, inflight)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.Close()
+	if _, _, ok := c.Unacked(); ok {
+		t.Error("a closed connection reported TCP_INFO")
+	}
+}
