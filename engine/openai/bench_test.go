@@ -1,8 +1,12 @@
 package openai
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http/httputil"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +44,27 @@ func BenchmarkEventReader(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := r.next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChunkedFraming measures HTTP/1.1's chunked framing alone, as
+// net/http reads a streamed body: one SSE event per chunk, each read
+// whole through a 2 KB buffer. One op is one chunk.
+func BenchmarkChunkedFraming(b *testing.B) {
+	events := benchChunks()
+	event := events[:bytes.Index(events, []byte("\n\n"))+2]
+	var framed []byte
+	for range 1000 {
+		framed = fmt.Appendf(framed, "%x\r\n%s\r\n", len(event), event)
+	}
+	r := httputil.NewChunkedReader(bufio.NewReaderSize(&cycleReader{data: framed}, 2048))
+	buf := make([]byte, len(event))
+	b.SetBytes(int64(len(event)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := io.ReadFull(r, buf); err != nil {
 			b.Fatal(err)
 		}
 	}

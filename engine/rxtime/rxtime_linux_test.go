@@ -16,7 +16,7 @@ import (
 
 // connect dials a loopback server that runs serve on its end of the one
 // connection, and returns the client's end; both close with the test.
-func connect(t *testing.T, serve func(c net.Conn)) net.Conn {
+func connect(t testing.TB, serve func(c net.Conn)) net.Conn {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,7 +37,7 @@ func connect(t *testing.T, serve func(c net.Conn)) net.Conn {
 }
 
 // stamped dials a Conn; it skips the test where the kernel gives none.
-func stamped(t *testing.T, serve func(c net.Conn)) *Conn {
+func stamped(t testing.TB, serve func(c net.Conn)) *Conn {
 	t.Helper()
 	nc := connect(t, serve)
 	c, ok := nc.(*Conn)
