@@ -145,3 +145,25 @@ func TestUploadEndsWhenThePeerHasTheBody(t *testing.T) {
 		})
 	}
 }
+
+// TestUploadOverHTTP2: an HTTP/2 connection carries other streams' bytes
+// too, so its acknowledgements say nothing of one body: the upload is
+// the body's last byte written, within TTFB, and the request is measured
+// as over HTTP/1.1.
+func TestUploadOverHTTP2(t *testing.T) {
+	pki := newPKI(t, "test")
+	url := h2Server(t, pki, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paced(r.Body, time.Millisecond)
+		chatAnswer(10)(w, r)
+	}), 0)
+	c := testClient(t, url+"/v1", func(c *Config) { c.HTTP2, c.TLS.CACert, c.Tokenizer = true, pki.CAFile, TokenizerNone })
+	req := &engine.ChatRequest{Model: "m", Messages: []engine.Message{{Role: "user", Content: strings.Repeat("a", 1<<20)}}}
+	res := c.Chat(context.Background(), req)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	t.Logf("upload %v, TTFB %v, TTFT %v", res.Upload, res.TTFB, res.TTFT)
+	if res.Upload <= 0 || res.Upload > res.TTFB || res.TTFT <= 0 {
+		t.Errorf("upload %v, TTFB %v, TTFT %v: want an upload within TTFB and a first token", res.Upload, res.TTFB, res.TTFT)
+	}
+}
