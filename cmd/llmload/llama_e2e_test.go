@@ -185,6 +185,8 @@ func runLlama(t *testing.T, base string, sets ...string) (*result.Result, []map[
 	return loadResult(t, out), requestRecords(t, jsonl), stdout
 }
 
+// median is the middle of xs, the upper one of an even count; xs is
+// left as it was.
 func median(xs []float64) float64 {
 	xs = slices.Clone(xs)
 	slices.Sort(xs)

@@ -28,9 +28,12 @@ const floorEnv = "LLMLOAD_FLOOR_READ"
 // mode: first token after 200 ms, then one a 10 ms) runs on core 0 and
 // each client on core 1 when taskset is there. Run it with
 //
-//	go test -run '^$' -bench TokenCost -benchtime 1x ./cmd/llmload/
+//	go test -run '^$' -bench TokenCost -benchtime 5x ./cmd/llmload/
 //
-// It reports µs/token (llmload), floor-µs/token and x-floor, their ratio.
+// Each op is a pair, the floor then llmload; it reports the medians over
+// the pairs of µs/token (llmload), floor-µs/token and x-floor, the pairs'
+// ratios: on a shared machine the floor alone varies twofold from one
+// run to the next, and a pair's two runs share their minute.
 func BenchmarkTokenCost(b *testing.B) {
 	const requests, maxTokens = 12, 64
 	server, client := pinned(0), pinned(1)
@@ -40,7 +43,7 @@ func BenchmarkTokenCost(b *testing.B) {
 				"--fixed-ttft", "200ms", "--fixed-itl", "10ms")...)
 			target := mock.mockURL(b)
 			addr := strings.TrimSuffix(strings.TrimPrefix(target, "http://"), "/v1")
-			var own, floor float64
+			var own, floor, ratio []float64
 			for range b.N {
 				// The floor first, then llmload, each in a process of its own.
 				cmd := exec.Command(client[0], append(client[1:], os.Args[0])...)
@@ -51,7 +54,7 @@ func BenchmarkTokenCost(b *testing.B) {
 				}
 				f := strings.Fields(string(out))
 				cpu, _ := strconv.ParseFloat(f[0], 64)
-				floor += 1e6 * cpu / float64(n*requests*maxTokens)
+				floor = append(floor, 1e6*cpu/float64(n*requests*maxTokens))
 
 				res := filepath.Join(b.TempDir(), "scale.json")
 				run := exec.Command(client[0], append(client[1:], binary, "run", "../../scenarios/scale_bench.lua", "--target", target,
@@ -72,12 +75,12 @@ func BenchmarkTokenCost(b *testing.B) {
 				if want := int64(n * requests * maxTokens); tokens != want || r.Run.Process == nil {
 					b.Fatalf("llmload read %d tokens, want %d (process %+v)", tokens, want, r.Run.Process)
 				}
-				own += 1e6 * r.Run.Process.CPUS() / float64(tokens)
+				own = append(own, 1e6*r.Run.Process.CPUS()/float64(tokens))
+				ratio = append(ratio, own[len(own)-1]/floor[len(floor)-1])
 			}
-			own, floor = own/float64(b.N), floor/float64(b.N)
-			b.ReportMetric(own, "µs/token")
-			b.ReportMetric(floor, "floor-µs/token")
-			b.ReportMetric(own/floor, "x-floor")
+			b.ReportMetric(median(own), "µs/token")
+			b.ReportMetric(median(floor), "floor-µs/token")
+			b.ReportMetric(median(ratio), "x-floor")
 			b.ReportMetric(0, "ns/op") // the time of a run is the schedule's, not a cost
 		})
 	}

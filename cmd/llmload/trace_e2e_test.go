@@ -61,7 +61,7 @@ func TestE2ETraceReplay(t *testing.T) {
 	for i, s := range matched {
 		starts[i] = float64(s.Arrival.Sub(matched[0].Arrival)-tr.Records[i].At) / float64(time.Millisecond)
 	}
-	med := medianOf(starts)
+	med := median(starts)
 	devs := make([]float64, len(starts))
 	for i, s := range starts {
 		devs[i] = math.Abs(s - med)
@@ -169,10 +169,4 @@ func machineBusy(res *result.Result) string {
 		}
 	}
 	return ""
-}
-
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
