@@ -167,3 +167,22 @@ func TestUploadOverHTTP2(t *testing.T) {
 		t.Errorf("upload %v, TTFB %v, TTFT %v: want an upload within TTFB and a first token", res.Upload, res.TTFB, res.TTFT)
 	}
 }
+
+func TestAckPoll(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		waited  time.Duration
+		uploads int64
+		want    time.Duration
+	}{
+		{0, 1, 250 * time.Microsecond},          // at first, the finest
+		{64 * ms, 1, ms},                        // a 64th of the wait
+		{10 * time.Second, 1, 5 * ms},           // at most 5 ms
+		{64 * ms, 65, 2 * ms},                   // 64 more uploads: twice as far apart
+		{time.Second, 1000, 5*ms + 5*ms*999/64}, // a thousand: about 83 ms
+	} {
+		if got := ackPoll(tc.waited, tc.uploads); got != tc.want {
+			t.Errorf("ackPoll(%v, %d) = %v, want %v", tc.waited, tc.uploads, got, tc.want)
+		}
+	}
+}
