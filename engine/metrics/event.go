@@ -121,10 +121,10 @@ func sampleEvent(s *engine.Sample) event {
 }
 
 // uploadOf is r's upload where the stage's upload figure takes it: a
-// request that sent media (a speech request only asks for it) or a body of engine.LargeBody bytes or more
-// (a smaller body's upload is its write, microseconds); 0 otherwise.
+// request that sent media or a body of engine.LargeBody bytes or more (a
+// smaller body's upload is its write, microseconds); 0 otherwise.
 func uploadOf(r *engine.Result) time.Duration {
-	if r.BodyBytes >= engine.LargeBody || r.Images > 0 || r.Audios > 0 || r.Videos > 0 || r.AudioIn > 0 {
+	if r.BodyBytes >= engine.LargeBody || sentMedia(r) {
 		return r.Upload
 	}
 	return 0

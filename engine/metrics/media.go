@@ -78,8 +78,14 @@ func mediaOf(r *engine.Result) *mediaEvent {
 
 // isMedia reports whether r sent media or went to a speech endpoint.
 func isMedia(r *engine.Result) bool {
-	return r.Images > 0 || r.Audios > 0 || r.Videos > 0 || r.AudioIn > 0 || r.AudioOut > 0 || r.AudioBytes > 0 ||
+	return sentMedia(r) || r.AudioOut > 0 || r.AudioBytes > 0 ||
 		r.API == engine.EndpointSpeech || r.API == engine.EndpointTranscriptions
+}
+
+// sentMedia reports whether r sent media parts or audio (a speech request
+// only asks for audio).
+func sentMedia(r *engine.Result) bool {
+	return r.Images > 0 || r.Audios > 0 || r.Videos > 0 || r.AudioIn > 0
 }
 
 // mediaMetrics are the built-ins a media sample feeds besides

@@ -161,8 +161,8 @@ func (s *stamp) awaitAck(c *rxtime.Conn, from time.Time) {
 	}
 }
 
-// ackPoll is the wait before the next poll, waited uploads having waited
-// so far.
+// ackPoll is the wait before the next poll of an upload that has waited
+// so long, with uploads waiting at once.
 func ackPoll(waited time.Duration, uploads int64) time.Duration {
 	d := min(max(waited/64, 250*time.Microsecond), 5*time.Millisecond)
 	return d + d*time.Duration(max(uploads-1, 0))/64
