@@ -20,7 +20,16 @@ import (
 // DefaultInterval is how often a Watcher reads the process's memory: short
 // enough that a script doubling a string is caught within a few doublings,
 // cheap enough (runtime/metrics reads no heap) to be invisible in timings.
+// While the process is more than FarBelow under its bound it reads ten
+// times less often: no process fills 2 GiB of fresh memory in 250 ms
+// (this project's machine touched 1 GiB in 2.8 s, and a fast one does
+// some 4 GB a second), and each read wakes an otherwise idle process,
+// about 4 ms of CPU a second at 25 ms.
 const DefaultInterval = 25 * time.Millisecond
+
+// FarBelow is the room under the bound from which a Watcher reads ten
+// times less often than its interval.
+const FarBelow = 2 << 30
 
 // GCShare is the share of the bound given to debug.SetMemoryLimit, so the
 // garbage collector works harder before the bound is reached and only
@@ -94,19 +103,26 @@ func Start(limit uint64, opts Options) *Watcher {
 	return w
 }
 
-// watch reads memory every interval until Stop or the first crossing.
+// watch reads memory every interval (ten times that while more than
+// FarBelow under the bound) until Stop or the first crossing.
 func (w *Watcher) watch(read Reader, interval time.Duration) {
 	defer close(w.done)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	t := time.NewTimer(interval)
+	defer t.Stop()
 	for {
-		if w.check(read()) {
+		used := read()
+		if w.check(used) {
 			return
 		}
+		next := interval
+		if used < w.limit && w.limit-used > FarBelow {
+			next *= 10
+		}
+		t.Reset(next)
 		select {
 		case <-w.stop:
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
 	}
 }

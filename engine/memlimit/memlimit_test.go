@@ -44,6 +44,44 @@ func TestWatcherCancelsWhenTheLimitIsCrossed(t *testing.T) {
 	})
 }
 
+// TestWatcherPace: far under its bound the watcher reads ten times less
+// often, and at its interval again once the room left is FarBelow or
+// less; a crossing from far below is seen at the slow pace's next read.
+func TestWatcherPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 8 << 30
+		var used atomic.Uint64
+		var reads atomic.Int64
+		used.Store(100 * MB)
+		w := Start(limit, Options{Interval: 25 * time.Millisecond, NoGCLimit: true,
+			Read: func() uint64 { reads.Add(1); return used.Load() }})
+		defer w.Stop()
+		count := func(d time.Duration) int64 {
+			before := reads.Load()
+			time.Sleep(d)
+			synctest.Wait()
+			return reads.Load() - before
+		}
+		time.Sleep(time.Millisecond) // past the first read
+		if got := count(time.Second); got != 4 {
+			t.Errorf("%d reads in a second at 100 MB of 8 GiB, want 4 (every 250 ms)", got)
+		}
+		used.Store(limit - FarBelow) // within FarBelow: the short interval again
+		time.Sleep(250 * time.Millisecond)
+		if got := count(time.Second); got != 40 {
+			t.Errorf("%d reads in a second at 6 GiB of 8 GiB, want 40 (every 25 ms)", got)
+		}
+		used.Store(100 * MB)
+		time.Sleep(250 * time.Millisecond)
+		used.Store(limit + 1)
+		start := time.Now()
+		<-w.Context().Done()
+		if got := time.Since(start); got > 250*time.Millisecond {
+			t.Errorf("a crossing from far below seen after %v, want within 250 ms", got)
+		}
+	})
+}
+
 func TestWatcherStopsWithoutCanceling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := Start(MB, Options{Read: func() uint64 { return 0 }, NoGCLimit: true})
