@@ -21,10 +21,10 @@ import (
 // enough that a script doubling a string is caught within a few doublings,
 // cheap enough (runtime/metrics reads no heap) to be invisible in timings.
 // While the process is more than FarBelow under its bound it reads ten
-// times less often: no process fills 2 GiB of fresh memory in 250 ms
-// (this project's machine touched 1 GiB in 2.8 s, and a fast one does
-// some 4 GB a second), and each read wakes an otherwise idle process,
-// about 5 ms of CPU a second at 25 ms (measured).
+// times less often: to cross the bound unseen, a process would have to
+// fill 2 GiB of fresh memory in 250 ms, 8 GiB a second (this project's
+// machine touched 1 GiB in 2.8 s); and each read wakes an otherwise idle
+// process, about 5 ms of CPU a second at 25 ms (measured).
 const DefaultInterval = 25 * time.Millisecond
 
 // FarBelow is the room under the bound from which a Watcher reads ten
