@@ -89,7 +89,10 @@ func (c *Client) exchange(ctx context.Context, req *engine.ChatRequest) (*engine
 	res.BodyBytes = body.n
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	t0 := stamp{watch: body.n >= engine.LargeBody && !c.h2c, done: rctx.Done()}
+	t0 := stamp{watch: body.n >= engine.LargeBody && !c.h2c}
+	if t0.watch {
+		t0.done = rctx.Done() // only a watched upload's wait needs the channel
+	}
 	hreq, err := c.newRequest(httptrace.WithClientTrace(rctx, t0.trace(c.base.Scheme == "https")), d, req, &body)
 	if err != nil {
 		res.Err = &engine.Error{Class: engine.ErrInvalidRequest, Message: c.redact(innerMessage(err))}

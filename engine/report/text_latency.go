@@ -19,8 +19,8 @@ const unreliableNote = "* not reliable: too few samples for that percentile (p50
 const itlNote = "ITL = gap between chunks as a user sees them; ITL/tok = per token (chunk gap ÷ tokens it carried)\n"
 
 // uploadNote explains the upload row, shown for stages with large bodies.
-const uploadNote = "upload = t0 to the request body's upload, inside TTFT: requests with media or a body of 16 KB or more;\n" +
-	"  acknowledged by the peer where the kernel says (a proxy that buffers acknowledges it early)\n"
+var uploadNote = fmt.Sprintf("upload = t0 to the request body's upload, inside TTFT: requests with media or a body of %d KB or more;\n"+
+	"  acknowledged by the peer where the kernel says (a proxy that buffers acknowledges it early)\n", engine.LargeBody>>10)
 
 type family struct {
 	name string
