@@ -196,3 +196,31 @@ func setTicks(proc *denyFS, pid int, name string, ppid int, utime, stime, start 
 	line := stat(pid, name, ppid, utime, stime, start)
 	proc.m[itoa(pid)+"/stat"] = &fstest.MapFile{Data: []byte(line)}
 }
+
+// TestFamily orders the owners first and then each generation below
+// them, whatever their pids: after a wrap, a worker's pid is smaller than
+// its server's.
+func TestFamily(t *testing.T) {
+	tests := []struct {
+		name   string
+		parent map[int]int // pid: its parent
+		owners []int
+		self   int
+		want   []int
+	}{
+		{"a server and its worker", map[int]int{100: 1, 101: 100}, []int{100}, 999, []int{100, 101}},
+		{"the worker's pid wrapped", map[int]int{32767: 1, 305: 32767}, []int{32767}, 999, []int{32767, 305}},
+		{"generations, each in pid order", map[int]int{900: 1, 50: 900, 40: 900, 30: 50, 950: 40}, []int{900}, 999, []int{900, 40, 50, 30, 950}},
+		{"workers sharing the socket come with the owners", map[int]int{200: 1, 202: 200, 201: 200, 10: 201}, []int{200, 201, 202}, 999, []int{200, 201, 202, 10}},
+		{"llmload and what it started are left out", map[int]int{100: 1, 7: 100, 8: 7, 101: 100}, []int{100}, 7, []int{100, 101}},
+		{"no owner", map[int]int{100: 1}, nil, 999, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := scan{parent: tt.parent, owners: tt.owners}
+			if got := s.family(tt.self); !slices.Equal(got, tt.want) {
+				t.Errorf("family = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -156,7 +156,8 @@ func (f finder) owned(inodes map[uint64]bool) (*Set, string) {
 	return nil, "not found: no process of this PID namespace holds the listening socket"
 }
 
-// Processes are the processes found, in pid order, those that have
+// Processes are the processes found, the listeners first and then their
+// descendants by generation (see family), those that have
 // exited since included.
 func (s *Set) Processes() []Process {
 	if s == nil {

@@ -73,9 +73,11 @@ func socketInode(link string) (uint64, bool) {
 
 func isPermission(err error) bool { return errors.Is(err, fs.ErrPermission) }
 
-// family is the owners and their descendants, in pid order, never self
-// nor anything below it: llmload's own CPU is counted apart, and a server
-// that started llmload must not count llmload as its child.
+// family is the owners and their descendants, never self nor anything
+// below it: llmload's own CPU is counted apart, and a server that started
+// llmload must not count llmload as its child. The owners come first, in
+// pid order, then each generation below them in pid order: pids wrap, so
+// a worker may have a smaller pid than the server that started it.
 func (s scan) family(self int) []int {
 	children := map[int][]int{}
 	for pid, ppid := range s.parent {
@@ -83,17 +85,18 @@ func (s scan) family(self int) []int {
 	}
 	seen := map[int]bool{self: true}
 	var out []int
-	queue := slices.Clone(s.owners)
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		if seen[pid] {
-			continue
+	for gen := slices.Clone(s.owners); len(gen) > 0; {
+		var next []int
+		for _, pid := range gen {
+			if seen[pid] {
+				continue
+			}
+			seen[pid] = true
+			out = append(out, pid)
+			next = append(next, children[pid]...)
 		}
-		seen[pid] = true
-		out = append(out, pid)
-		queue = append(queue, children[pid]...)
+		slices.Sort(next)
+		gen = next
 	}
-	slices.Sort(out)
 	return out
 }
