@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/h1"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/engine/redact"
 	"github.com/llmload/llmload/engine/rxtime"
@@ -156,7 +157,7 @@ type Client struct {
 	tok        *tokenCounter // nil: no offline tokenizer
 	continuous bool
 	noTrace    bool // no traceparent of llmload's own (Config.NoTraceContext)
-	transport  *http.Transport
+	transport  pool
 	http       *http.Client
 	// proxy is the transport's proxy function, kept to tell the user in
 	// Preflight when a request went through a proxy.
@@ -394,7 +395,11 @@ func orDefault(d, def time.Duration) time.Duration {
 // opens another connection rather than queueing a request (HTTP2Config's
 // StrictMaxConcurrentRequests stays off). Compression is off so that no
 // decoder buffers the stream's chunks.
-func newTransport(cfg Config, tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+//
+// HTTP/1.1 without a proxy goes through h1, which does each exchange in
+// the VU's goroutine instead of handing it to two goroutines per
+// connection; net/http's transport does the rest (see package h1).
+func newTransport(cfg Config, tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error)) pool {
 	connect := orDefault(cfg.ConnectTimeout, plan.DefaultConnectTimeout)
 	conns := cmp.Or(cfg.MaxConns, DefaultMaxConns)
 	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
@@ -424,7 +429,26 @@ func newTransport(cfg Config, tlsConf *tls.Config, proxy func(*http.Request) (*u
 		tr.Protocols.SetHTTP1(true) // what ALPN falls back to; Preflight says so
 		tr.Protocols.SetHTTP2(true)
 	}
-	return tr
+	if cfg.H2C || cfg.HTTP2 {
+		return tr
+	}
+	return &h1.Transport{
+		Dial:                tr.DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: connect,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     tr.IdleConnTimeout,
+		WriteBufferSize:     tr.WriteBufferSize,
+		ReadBufferSize:      tr.ReadBufferSize,
+		Proxy:               proxy,
+		Fallback:            tr,
+	}
+}
+
+// pool is a transport whose idle connections can be closed.
+type pool interface {
+	http.RoundTripper
+	CloseIdleConnections()
 }
 
 // noRedirect returns a redirect as the response: following it would hide

@@ -15,8 +15,11 @@ const maxResends = 3
 // the transport closed while the request was being written, because the
 // server had closed it while idle: llama.cpp's server closes its
 // connection after each streamed answer though it says keep-alive, and
-// the transport sees the end only once it has handed the connection to
-// the next request. Such a request never reached the server (it had hung
+// net/http's transport sees the end only once it has handed the
+// connection to the next request (h1, the transport of HTTP/1.1 without a
+// proxy, looks at an idle connection before it reuses it, and itself
+// resends a request that found its connection closed before any of it was
+// written; this is for the other transports). Such a request never reached the server (it had hung
 // up before), so it is no failure of the server, and is sent again on
 // another connection. The transport resends it only when it wrote nothing
 // yet (see newRequest); a body larger than its write buffer is partly

@@ -10,9 +10,11 @@ import (
 )
 
 // stamp takes t0 where DESIGN.md puts it: the moment a request is handed
-// to its connection. The transport's writer goroutine reports it through
-// httptrace's WroteHeaders, called once the headers are in the
-// connection's buffer, just before they are flushed to the socket; a
+// to its connection. net/http's request writer reports it through
+// httptrace's WroteHeaders (in the VU's goroutine with h1, in the
+// connection's writer goroutine with net/http's transport), called once
+// the headers are in the connection's buffer, just before they are
+// flushed to the socket; a
 // request resent on a fresh connection (a keep-alive race) is stamped
 // again, and the last stamp is the one the answer belongs to. A clock
 // read before the transport would instead count the time the request

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmload/llmload/engine/h1"
 )
 
 // TestT0AfterConnect: t0 is when the request reached its connection, so a
@@ -21,8 +23,9 @@ func TestT0AfterConnect(t *testing.T) {
 		_, _ = io.WriteString(w, body)
 	}))
 	c := testClient(t, srv.URL+"/v1", func(c *Config) { c.Tokenizer = TokenizerNone })
-	dial := c.transport.DialContext
-	c.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	tr := c.transport.(*h1.Transport)
+	dial := tr.Dial
+	tr.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		time.Sleep(dialDelay)
 		return dial(ctx, network, addr)
 	}
