@@ -89,14 +89,21 @@ type conn struct {
 
 // countingWriter counts the bytes the connection took, to tell a request
 // that never reached the server from one that did.
+// Its error is kept too: net/http's request writer reports an error of
+// the body's copy as one reading the body, a type of its own without
+// Unwrap, where a reset connection must read as one.
 type countingWriter struct {
-	c net.Conn
-	n int64
+	c   net.Conn
+	n   int64
+	err error
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) {
 	n, err := w.c.Write(p)
 	w.n += int64(n)
+	if err != nil {
+		w.err = err
+	}
 	return n, err
 }
 
@@ -105,6 +112,9 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 func (w *countingWriter) ReadFrom(r io.Reader) (int64, error) {
 	n, err := io.Copy(w.c, r)
 	w.n += n
+	if err != nil {
+		w.err = err // a read's error too, kept as the connection's only when it is one (see exchange)
+	}
 	return n, err
 }
 
@@ -113,6 +123,11 @@ func (c *conn) close() {
 		c.nc.Close()
 	}
 }
+
+// earlyAnswerWait bounds the wait for an answer on a connection whose
+// request could not be written whole: one sent before the server hung up
+// is in the kernel's buffer already.
+const earlyAnswerWait = 100 * time.Millisecond
 
 // HandshakeTimeoutError is a TLS handshake that TLSHandshakeTimeout cut.
 type HandshakeTimeoutError struct{}
@@ -241,24 +256,40 @@ func closeBody(req *http.Request) {
 // before taking any of the request, or before answering an idempotent one.
 func (t *Transport) exchange(ctx context.Context, pc *conn, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, bool, error) {
 	stop := context.AfterFunc(ctx, pc.close)
+	var werr error // the write's error, when the request went out only in part
 	fail := func(err error, retry bool) (*http.Response, bool, error) {
 		stop()
 		pc.close()
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, false, cerr
 		}
+		if werr != nil {
+			return nil, false, werr
+		}
 		return nil, retry && pc.reused, err
 	}
-	pc.w.n = 0
+	pc.w.n, pc.w.err = 0, nil
 	bw := t.writer(&pc.w)
 	err := req.Write(bw) // calls WroteHeaders and WroteRequest, then we flush, as net/http's transport does
 	if err == nil {
 		err = bw.Flush()
 	}
+	var op *net.OpError
+	if err != nil && errors.As(pc.w.err, &op) {
+		err = pc.w.err // the connection's error, not the body's
+	}
 	bw.Reset(nil)
 	t.writers.Put(bw)
 	if err != nil {
-		return fail(err, pc.w.n == 0 && (req.GetBody != nil || req.Body == nil || req.Body == http.NoBody))
+		if pc.w.n == 0 || ctx.Err() != nil {
+			return fail(err, pc.w.n == 0 && (req.GetBody != nil || req.Body == nil || req.Body == http.NoBody))
+		}
+		// A server may answer before it has read the body (a 413, a 400)
+		// and hang up; our write then fails, and its answer, sent before,
+		// is what the user must see, as net/http's reader would have read
+		// it meanwhile. Where no answer waits, the write's error stands.
+		pc.nc.SetReadDeadline(time.Now().Add(earlyAnswerWait))
+		werr = err
 	}
 	first := true
 	for {
@@ -281,12 +312,15 @@ func (t *Transport) exchange(ctx context.Context, pc *conn, req *http.Request, t
 			}
 			continue
 		}
+		if werr != nil {
+			pc.nc.SetReadDeadline(time.Time{})
+		}
 		if tc, ok := pc.nc.(*tls.Conn); ok {
 			st := tc.ConnectionState()
 			resp.TLS = &st
 		}
 		b := &body{rc: resp.Body, t: t, pc: pc, ctx: ctx, stop: stop,
-			keep: !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols}
+			keep: werr == nil && !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols}
 		if resp.Body == http.NoBody {
 			b.release(true)
 			return resp, false, nil

@@ -1,0 +1,62 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+)
+
+// TestAnswerBeforeTheBody: a server that refuses a large body before
+// reading it (413) and hangs up is that answer, as with net/http's
+// transport, not a failed write; one that hangs up without an answer is
+// the write's error.
+func TestAnswerBeforeTheBody(t *testing.T) {
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	}))
+	defer refuse.Close()
+	hangUp := newRawServer(t, func(_ int, c net.Conn) {
+		bufio.NewReader(c).ReadString('\n')
+		c.(*net.TCPConn).SetLinger(0) // a reset
+	})
+	tests := []struct {
+		name   string
+		url    string
+		status int // 0: an error wanted
+	}{
+		{"refused before the body", refuse.URL, http.StatusRequestEntityTooLarge},
+		{"hung up unanswered", hangUp.url(), 0},
+	}
+	for _, tt := range tests {
+		for name, tr := range map[string]http.RoundTripper{"h1": newTransport(), "net/http": &http.Transport{}} {
+			if tt.status == 0 && name != "h1" {
+				continue // net/http's reader may close the connection under its writer first (see openai's resend)
+			}
+			t.Run(tt.name+", "+name, func(t *testing.T) {
+				for range 3 {
+					req, _ := http.NewRequest(http.MethodPost, tt.url, bytes.NewReader(make([]byte, 8<<20)))
+					resp, err := tr.RoundTrip(req)
+					if tt.status == 0 {
+						if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+							t.Errorf("err %v, want the write's broken pipe or reset", err)
+						}
+						continue
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != tt.status {
+						t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
+					}
+				}
+			})
+		}
+	}
+}
