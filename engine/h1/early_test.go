@@ -3,10 +3,13 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -58,5 +61,46 @@ func TestAnswerBeforeTheBody(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEndlessHead: a server that sends headers without end fails the
+// request once they pass MaxHeadBytes; a long head under it is read.
+func TestEndlessHead(t *testing.T) {
+	line := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
+	tests := []struct {
+		name  string
+		lines int
+		err   error
+	}{
+		{"just under the bound", MaxHeadBytes/len(line) - 1, nil},
+		{"without end", -1, ErrHeadTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newRawServer(t, func(_ int, c net.Conn) {
+				readRequest(bufio.NewReader(c))
+				w := bufio.NewWriter(c)
+				w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n")
+				for i := 0; tt.lines < 0 || i < tt.lines; i++ {
+					if _, err := w.WriteString(line); err != nil {
+						return
+					}
+				}
+				w.WriteString("\r\nok")
+				w.Flush()
+			})
+			resp, err := post(t, newTransport(), context.Background(), srv.url())
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err %v, want %v", err, tt.err)
+			}
+			if err == nil {
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(got) != "ok" {
+					t.Errorf("body %q", got)
+				}
+			}
+		})
 	}
 }

@@ -81,6 +81,7 @@ type conn struct {
 	nc     net.Conn // the *tls.Conn for https
 	raw    net.Conn // the TCP connection under it
 	br     *bufio.Reader
+	lim    limitReader // under br: bounds an answer's head
 	w      countingWriter
 	reused bool
 	idleAt time.Time
@@ -122,6 +123,35 @@ func (c *conn) close() {
 	if c.closed.CompareAndSwap(false, true) {
 		c.nc.Close()
 	}
+}
+
+// MaxHeadBytes bounds the head of an answer (its status line and
+// headers, 1xx answers' included): a server that sends headers without
+// end fails its request rather than fill the memory.
+const MaxHeadBytes = 1 << 20
+
+// ErrHeadTooLarge is an answer whose head passed MaxHeadBytes.
+var ErrHeadTooLarge = errors.New("h1: the server's answer has more than 1 MB of headers")
+
+// limitReader reads from r while left > 0, or without end when left < 0.
+type limitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.r.Read(p)
+	}
+	if l.left == 0 {
+		return 0, ErrHeadTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // earlyAnswerWait bounds the wait for an answer on a connection whose
@@ -292,6 +322,7 @@ func (t *Transport) exchange(ctx context.Context, pc *conn, req *http.Request, t
 		werr = err
 	}
 	first := true
+	pc.lim.left = MaxHeadBytes + int64(pc.br.Buffered())
 	for {
 		if _, err := pc.br.Peek(1); err != nil {
 			return fail(err, first && err == io.EOF && idempotent(req))
@@ -312,6 +343,7 @@ func (t *Transport) exchange(ctx context.Context, pc *conn, req *http.Request, t
 			}
 			continue
 		}
+		pc.lim.left = -1
 		if werr != nil {
 			pc.nc.SetReadDeadline(time.Time{})
 		}
@@ -505,7 +537,8 @@ func (t *Transport) dial(ctx context.Context, scheme, key, addr, host string, tr
 	}
 	pc := &conn{key: key, nc: nc, raw: raw}
 	pc.w.c = nc
-	pc.br = bufio.NewReaderSize(nc, size(t.ReadBufferSize))
+	pc.lim.r = nc
+	pc.br = bufio.NewReaderSize(&pc.lim, size(t.ReadBufferSize))
 	return pc, nil
 }
 
