@@ -322,7 +322,7 @@ func (t *Transport) exchange(ctx context.Context, pc *conn, req *http.Request, t
 		werr = err
 	}
 	first := true
-	pc.lim.left = MaxHeadBytes + int64(pc.br.Buffered())
+	pc.lim.left = MaxHeadBytes
 	for {
 		if _, err := pc.br.Peek(1); err != nil {
 			return fail(err, first && err == io.EOF && idempotent(req))
