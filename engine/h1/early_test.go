@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestAnswerBeforeTheBody: a server that refuses a large body before
@@ -102,5 +103,36 @@ func TestEndlessHead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnswerWhileTheBodyWaits: a server that refuses a large body before
+// reading it and then neither reads nor hangs up is that answer at once,
+// not a write held until the request's deadline.
+func TestAnswerWhileTheBodyWaits(t *testing.T) {
+	done := make(chan struct{})
+	defer close(done)
+	srv := newRawServer(t, func(_ int, c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
+			}
+		}
+		io.WriteString(c, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 9\r\n\r\ntoo large")
+		<-done // holds the connection, reading nothing
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url(), bytes.NewReader(make([]byte, 64<<20)))
+	resp, err := newTransport().RoundTrip(req)
+	if err != nil {
+		t.Fatalf("err %v, want the 413", err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || string(got) != "too large" {
+		t.Errorf("%d %q, want the 413", resp.StatusCode, got)
 	}
 }
