@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(floorEnv); spec != "" {
 		os.Exit(floorRead(spec))
 	}
+	if spec := os.Getenv(requestFloorEnv); spec != "" {
+		os.Exit(floorRequests(spec))
+	}
 	dir, err := os.MkdirTemp("", "llmload-e2e")
 	if err != nil {
 		panic(err)
