@@ -97,6 +97,22 @@ func TestHistorySegmentUnderEnv(t *testing.T) {
 	if code != exitUsage || !strings.Contains(out, "--history stores whole runs") {
 		t.Errorf("segment with --history: exit %d, want %d\n%s", code, exitUsage, out)
 	}
+	// The other segment, then the merge under the same variable, as the
+	// merge Job of llmload k8s --history-secret runs: the whole run is
+	// stored, with the labels given.
+	args[7], args[11] = "1/2", filepath.Join(dir, "s1.json")
+	if stdout, stderr, code := runBinary(t, append(noCI, "LLMLOAD_HISTORY="+dsn), args...); code != exitOK {
+		t.Fatalf("segment 1/2: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runBinary(t, append(noCI, "LLMLOAD_HISTORY="+dsn), "merge", "--quiet", "--label", "suite=k8s",
+		filepath.Join(dir, "s0.json"), filepath.Join(dir, "s1.json"))
+	if code != exitOK {
+		t.Fatalf("merge under LLMLOAD_HISTORY: exit %d\n%s%s", code, stdout, stderr)
+	}
+	runs := listRuns(t, dsn)
+	if len(runs) != 1 || runs[0].Source != "merge" || runs[0].Segments != 2 || runs[0].Labels["suite"] != "k8s" {
+		t.Errorf("stored under LLMLOAD_HISTORY: %+v, want the one merged run of 2 segments labelled suite=k8s", runs)
+	}
 }
 
 // makeStore creates an empty store at dsn, as a first run would.

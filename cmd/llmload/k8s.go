@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/llmload/llmload/engine/executor"
+	"github.com/llmload/llmload/engine/history"
 	"github.com/llmload/llmload/engine/kube"
 	"github.com/llmload/llmload/engine/kube/kuberun"
 	"github.com/llmload/llmload/engine/plan"
@@ -39,6 +40,9 @@ The scenario and the data files it loads go in a ConfigMap (1 MiB at most);
 the results in a ReadWriteMany PersistentVolumeClaim. The API key never
 goes in the manifests: put it in a Secret and name it with --secret:
   kubectl create secret generic NAME --from-literal=api-key=...
+With --history sqlite:/results/FILE (a file in the claim) or --history-secret
+NAME (a Secret whose key history is a PostgreSQL DSN), the merge stores the
+merged run in that history.
 
 Flags:
 `
@@ -60,6 +64,8 @@ type k8sFlags struct {
 	namespaceSet          bool
 	kubeconfigSet         bool
 	contextSet            bool
+	labels                []string // --label, for the merged run in the history
+	historyEnvUnused      bool     // LLMLOAD_HISTORY is set here, and no store is given to the merge
 }
 
 func parseK8sFlags(args []string, stderr io.Writer) (*k8sFlags, string, error) {
@@ -90,6 +96,11 @@ func parseK8sFlags(args []string, stderr io.Writer) (*k8sFlags, string, error) {
 		"the URL as seen from the pods and without credentials; repeatable")
 	fs.StringVar(&f.export.listen, "listen", "", "every segment serves /metrics on this port, e.g. :9464, declared for a Prometheus\n"+
 		"(pod annotations, port \"metrics\", the headless Service NAME-metrics)")
+	fs.StringVar(&s.History, "history", "", "the merge stores the merged run in this history: sqlite:/results/FILE, a file in the results'\n"+
+		"claim, so that runs sharing the claim (--pvc) build one history; a PostgreSQL one goes in a Secret")
+	fs.StringVar(&s.HistorySecret, "history-secret", "", "Secret whose key history is the merge's --history DSN (LLMLOAD_HISTORY), e.g. postgres://...")
+	fs.StringArrayVar(&f.labels, "label", nil, "with --history or --history-secret: label the stored run, key=value (repeatable);\n"+
+		"the CI labels (commit, branch, job, ci_run) are read here, where llmload k8s runs, and passed on")
 	fs.BoolVar(&f.run, "run", false, "apply the objects to the cluster and follow the run instead of printing them;\n"+
 		"stdout gets the merged summary, the exit code is the merge's")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "with --run: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
@@ -145,6 +156,9 @@ func (f *k8sFlags) checkFlags() error {
 	if err := f.checkRun(); err != nil {
 		return err
 	}
+	if err := f.parseHistory(os.Getenv); err != nil {
+		return err
+	}
 	f.export.cmd = "k8s"
 	if err := f.export.parse(); err != nil {
 		return err
@@ -155,6 +169,30 @@ func (f *k8sFlags) checkFlags() error {
 		return usagef("k8s: --%s %v", fe.Field, fe.Err)
 	} else if err != nil {
 		return err
+	}
+	return nil
+}
+
+// parseHistory reads --history's DSN and the labels. The merge pod has
+// no CI variables of its own, so the CI labels are read here, from the
+// environment llmload k8s runs in, and passed on as --label.
+func (f *k8sFlags) parseHistory(getenv func(string) string) error {
+	s := &f.spec
+	if s.History != "" {
+		if _, err := history.ParseDSN(s.History); err != nil {
+			return usagef("k8s: --history: %v", err)
+		}
+	}
+	labels, err := history.ParseLabels("--label", f.labels)
+	if err != nil {
+		return usagef("k8s: %v", err)
+	}
+	f.historyEnvUnused = getenv("LLMLOAD_HISTORY") != "" && s.History == "" && s.HistorySecret == ""
+	switch {
+	case s.History != "" || s.HistorySecret != "":
+		s.Labels = history.Labels(getenv, labels)
+	case len(labels) > 0:
+		s.Labels = labels // refused by Validate, by name
 	}
 	return nil
 }
@@ -230,13 +268,13 @@ func k8sCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "llmload k8s --run: %s in %d segments, seed %d, on %s, namespace %s; the load starts %s; "+
 			"following it for at most %s, then exit 1 naming the segments not finished.\n",
 			m.Name, f.spec.Segments, m.Seed, cluster.Server, m.Segments.Namespace, m.Start(), kuberun.Deadline(m).Round(time.Second))
-		k8sWarnings(stderr, f.spec, m, script.Plan().Target.BaseURL)
-		return k8sRun(cluster, m, f.spec.Secret, stdout, stderr)
+		k8sWarnings(stderr, f, m, script.Plan().Target.BaseURL)
+		return k8sRun(cluster, m, stdout, stderr)
 	}
 	if err := m.WriteYAML(stdout); err != nil {
 		return err
 	}
-	k8sHowTo(stderr, f.spec, m, script.Plan().Target.BaseURL)
+	k8sHowTo(stderr, f, m, script.Plan().Target.BaseURL)
 	return nil
 }
 
@@ -259,10 +297,10 @@ func (f *k8sFlags) connect() (*kuberun.Cluster, error) {
 // k8sRun creates the run's objects and follows it to its end; the exit
 // code is the merge's: 0, 99 (a gate failed), else 1. Ctrl-C stops
 // following and leaves the run in the cluster.
-func k8sRun(c *kuberun.Cluster, m *kube.Manifests, secret string, stdout, stderr io.Writer) error {
+func k8sRun(c *kuberun.Cluster, m *kube.Manifests, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), interruptSignals...)
 	defer stop()
-	jobs, err := c.Create(ctx, m, secret, stderr)
+	jobs, err := c.Create(ctx, m, stderr)
 	if err == nil {
 		var o kuberun.Outcome
 		if o, err = c.Follow(ctx, m, jobs, stdout, stderr); err == nil {
@@ -330,7 +368,8 @@ func podEnv(s kube.Spec) func(string) (string, bool) {
 }
 
 // k8sHowTo tells, on stderr, what the manifests do and how to follow them.
-func k8sHowTo(w io.Writer, s kube.Spec, m *kube.Manifests, scriptTarget string) {
+func k8sHowTo(w io.Writer, f *k8sFlags, m *kube.Manifests, scriptTarget string) {
+	s := f.spec
 	ns := "-n " + m.Merge.Namespace
 	if m.StartAt.IsZero() {
 		fmt.Fprintf(w, "llmload k8s: %s in %d segments, seed %d; the load starts %s.\n", s.Script.Path, s.Segments, m.Seed, m.Start())
@@ -338,10 +377,13 @@ func k8sHowTo(w io.Writer, s kube.Spec, m *kube.Manifests, scriptTarget string) 
 		fmt.Fprintf(w, "llmload k8s: %s in %d segments, seed %d; the load starts at %s (in %v): apply before then.\n",
 			s.Script.Path, s.Segments, m.Seed, m.StartAt.Format(time.RFC3339), time.Until(m.StartAt).Round(time.Second))
 	}
-	k8sWarnings(w, s, m, scriptTarget)
+	k8sWarnings(w, f, m, scriptTarget)
 	var b strings.Builder
 	if s.Secret != "" {
-		fmt.Fprintf(&b, "  kubectl %s create secret generic %s --from-literal=api-key=...  (once)\n", ns, s.Secret)
+		fmt.Fprintf(&b, "  kubectl %s create secret generic %s --from-literal=%s=...  (once)\n", ns, s.Secret, kube.SecretKey)
+	}
+	if s.HistorySecret != "" {
+		fmt.Fprintf(&b, "  kubectl %s create secret generic %s --from-literal=%s=postgres://...  (once: the history's DSN)\n", ns, s.HistorySecret, kube.HistorySecretKey)
 	}
 	fmt.Fprintf(&b, "  kubectl apply -f MANIFESTS.yaml\n")
 	fmt.Fprintf(&b, "  kubectl %s get pods -l app.kubernetes.io/instance=%s  (a pod per segment, and the merge)\n", ns, m.Name)
@@ -357,11 +399,15 @@ func k8sHowTo(w io.Writer, s kube.Spec, m *kube.Manifests, scriptTarget string) 
 }
 
 // k8sWarnings tells what the user should know before the run.
-func k8sWarnings(w io.Writer, s kube.Spec, m *kube.Manifests, scriptTarget string) {
+func k8sWarnings(w io.Writer, f *k8sFlags, m *kube.Manifests, scriptTarget string) {
 	for _, warn := range m.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
-	if s.Target == "" && scriptTarget == "" {
+	if f.spec.Target == "" && scriptTarget == "" {
 		fmt.Fprintln(w, "  warning: no --target and no options.target.base_url: every pod runs against its own built-in simulator (a dry run of the flow)")
+	}
+	if f.historyEnvUnused {
+		fmt.Fprintf(w, "  warning: LLMLOAD_HISTORY is set here, but the merge runs in the cluster and does not see it: the merged run is stored "+
+			"only with --history sqlite:%s/FILE or --history-secret NAME\n", kube.ResultsDir)
 	}
 }

@@ -129,6 +129,76 @@ func TestK8sCommand(t *testing.T) {
 	}
 }
 
+// TestK8sHistory: the merge Job stores the merged run, with the labels
+// given and the CI labels of the shell llmload k8s runs in (the pod has
+// none of its own); a PostgreSQL DSN comes from a Secret; LLMLOAD_HISTORY
+// set here, which the cluster never sees, is warned about.
+func TestK8sHistory(t *testing.T) {
+	path := k8sScenarioDir(t)
+	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Setenv("GITHUB_SHA", "0123abc")
+	t.Setenv("GITHUB_REF_NAME", "main")
+	t.Setenv("LLMLOAD_HISTORY", "sqlite:/tmp/local.db")
+	base := []string{"k8s", path, "--segments", "2", "--image", "llmload:1", "--seed", "5"}
+	tests := []struct {
+		name      string
+		args      []string
+		wantArgs  []string
+		wantEnv   string
+		wantErr   []string
+		unwantErr string
+	}{
+		{"sqlite in the claim", []string{"--history", "sqlite:/results/history.db", "--label", "team=search"},
+			[]string{"--history sqlite:/results/history.db", "--label branch=main --label ci=github --label commit=0123abc", "--label team=search"}, "",
+			nil, "LLMLOAD_HISTORY is set here"},
+		{"a Secret's DSN", []string{"--history-secret", "hist"},
+			[]string{"--label branch=main --label ci=github --label commit=0123abc"}, "LLMLOAD_HISTORY=hist/history",
+			[]string{"create secret generic hist --from-literal=history=postgres://"}, "LLMLOAD_HISTORY is set here"},
+		{"no store", nil, nil, "",
+			[]string{"warning: LLMLOAD_HISTORY is set here, but the merge runs in the cluster and does not see it"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(append(base, tt.args...), &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stderr.String())
+			}
+			m := decodeK8s(t, stdout.String())
+			merge := m.merges.Spec.Template.Spec.Containers[0]
+			args := strings.Join(merge.Args, " ")
+			for _, want := range tt.wantArgs {
+				if !strings.Contains(args, want) {
+					t.Errorf("merge args %q lack %q", args, want)
+				}
+			}
+			if tt.wantArgs == nil && (strings.Contains(args, "--history") || strings.Contains(args, "--label")) {
+				t.Errorf("merge args %q store the run, with no store given", args)
+			}
+			var env []string
+			for _, e := range merge.Env {
+				env = append(env, e.Name+"="+e.ValueFrom.SecretKeyRef.Name+"/"+e.ValueFrom.SecretKeyRef.Key)
+			}
+			if got := strings.Join(env, " "); got != tt.wantEnv {
+				t.Errorf("merge env %q, want %q", got, tt.wantEnv)
+			}
+			if seg := strings.Join(m.segments.Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(seg, "--history") || strings.Contains(seg, "--label") {
+				t.Errorf("segment args %q: only the merged run is stored", seg)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+			if tt.unwantErr != "" && strings.Contains(stderr.String(), tt.unwantErr) {
+				t.Errorf("stderr has %q:\n%s", tt.unwantErr, stderr.String())
+			}
+			if strings.Contains(stdout.String(), "/tmp/local.db") {
+				t.Errorf("the manifests carry this shell's LLMLOAD_HISTORY")
+			}
+		})
+	}
+}
+
 // TestK8sSeedPicked: without --seed one seed is picked, printed, and
 // given to every segment.
 func TestK8sSeedPicked(t *testing.T) {
@@ -267,6 +337,16 @@ func TestK8sUsageErrors(t *testing.T) {
 		{"context without --run", append(ok, "--context", "prod"), "--context applies only with --run"},
 		{"bad quantity", append(ok, "--memory", "lots"), `--memory "lots": want a positive Kubernetes quantity`},
 		{"limit below request", append(ok, "--memory", "2Gi", "--memory-limit", "1Gi"), "--memory-limit 1Gi is below the memory request 2Gi"},
+		{"history in postgres", append(ok, "--history", "postgres://u:hunter2@db/llmload"),
+			`--history "postgres://db/llmload": a PostgreSQL DSN would stand in the manifests in plain text, password and all: put it in a Secret (kubectl create secret generic NAME --from-literal=history=postgres://...) and name it with --history-secret NAME`},
+		{"history outside the claim", append(ok, "--history", "sqlite:history.db"), "name a file there, e.g. sqlite:/results/history.db"},
+		{"history not a DSN", append(ok, "--history", "history.db"), "k8s: --history: history: bad DSN"},
+		{"history in memory", append(ok, "--history", "sqlite::memory:"), "an in-memory database keeps nothing"},
+		{"two histories", append(ok, "--history", "sqlite:/results/h.db", "--history-secret", "hist"), "--history-secret and --history both name a store"},
+		{"bad history secret", append(ok, "--history-secret", "Hist"), `--history-secret "Hist"`},
+		{"label without a history", append(ok, "--label", "team=search"), "--label has no effect without --history sqlite:FILE or --history-secret NAME"},
+		{"label not key=value", append(ok, "--history", "sqlite:/results/h.db", "--label", "team"), `--label "team": want key=value`},
+		{"label twice", append(ok, "--history", "sqlite:/results/h.db", "--label", "a=1", "--label", "a=2"), "--label: a given twice"},
 		{"unknown set", append(ok, "--set", "nope=1"), "nope"},
 		{"two scenarios", append(ok, path), "expected one SCENARIO.lua, got 2 arguments"},
 	}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -174,6 +175,11 @@ func spread(s Spec) []corev1.TopologySpreadConstraint {
 // error, 2 usage, 99 a threshold failed — is final, and the Job fails.
 func mergeJob(s Spec, m *Manifests) *batchv1.Job {
 	c := container("merge", s.Image, mergeArgs(s, m), mergeResources(s.Segments))
+	if s.HistorySecret != "" {
+		c.Env = []corev1.EnvVar{{Name: "LLMLOAD_HISTORY", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.HistorySecret}, Key: HistorySecretKey},
+		}}}
+	}
 	c.VolumeMounts = []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}}
 	job := &batchv1.Job{TypeMeta: typeMeta("batch/v1", "Job"), ObjectMeta: objectMeta(s, s.Name+"-merge", "merge")}
 	job.Spec = batchv1.JobSpec{
@@ -201,7 +207,14 @@ func mergeArgs(s Spec, m *Manifests) []string {
 	for i := range s.Segments {
 		args = append(args, resultPath(m.RunID, strconv.Itoa(i)))
 	}
-	return append(args, "--out", m.MergedPath)
+	args = append(args, "--out", m.MergedPath)
+	if s.History != "" {
+		args = append(args, "--history", escape(s.History))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		args = append(args, "--label", escape(k+"="+s.Labels[k]))
+	}
+	return args
 }
 
 // container is llmload with the restricted Pod Security profile's

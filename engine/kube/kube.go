@@ -99,6 +99,26 @@ type Spec struct {
 	Claim        string
 	StorageClass string
 	StorageSize  resource.Quantity
+	// History, when set, is a SQLite DSN (sqlite:FILE) whose file lies in
+	// the results' claim: the merge stores the merged run there
+	// (`llmload merge --history`), so that runs sharing a claim build one
+	// history. HistorySecret names a Secret whose key "history" is the
+	// merge's LLMLOAD_HISTORY instead (a PostgreSQL DSN, credentials and
+	// all, never in the manifests). Labels label the stored run (the
+	// merge's --label); they need one of the two.
+	History       string
+	HistorySecret string
+	Labels        map[string]string
+}
+
+// HistorySecretKey is the key of the history DSN in the Secret
+// --history-secret names.
+const HistorySecretKey = "history"
+
+// SecretRef is a Secret the pods read: its name, the key they read and
+// the flag that named it, so that it can be checked before a run.
+type SecretRef struct {
+	Name, Key, Flag string
 }
 
 // File is a file shipped in the ConfigMap.
@@ -140,6 +160,8 @@ type Manifests struct {
 	MergedPath string   // the merged result, in the claim
 	Listen     string   // every segment's --listen address, "" none
 	Warnings   []string // things the caller should tell the user
+	// Secrets are the Secrets the pods read, each with the key read.
+	Secrets []SecretRef
 }
 
 // Build validates the Spec and makes the manifests.
@@ -175,6 +197,12 @@ func Build(s Spec) (*Manifests, error) {
 	}
 	m.Segments = segmentJob(s, m, items, res)
 	m.Merge = mergeJob(s, m)
+	if s.Secret != "" {
+		m.Secrets = append(m.Secrets, SecretRef{Name: s.Secret, Key: SecretKey, Flag: "secret"})
+	}
+	if s.HistorySecret != "" {
+		m.Secrets = append(m.Secrets, SecretRef{Name: s.HistorySecret, Key: HistorySecretKey, Flag: "history-secret"})
+	}
 	m.Warnings = warnings(s)
 	if listenWarning != "" {
 		m.Warnings = append(m.Warnings, listenWarning)
@@ -235,6 +263,10 @@ func (s Spec) Validate() error {
 		{"export", validateExports(s.Exports)},
 		{"listen", validateIf(s.Listen, ValidateListen)},
 		{"name", s.serviceName()},
+		{"history", validateIf(s.History, ValidateHistory)},
+		{"history-secret", validateIf(s.HistorySecret, validateSubdomain)},
+		{"history-secret", s.historyConflict()},
+		{"label", s.labelsNeedHistory()},
 	}
 	for _, c := range checks {
 		if c.err != nil {

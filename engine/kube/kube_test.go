@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -532,6 +533,18 @@ func TestBuildErrors(t *testing.T) {
 		{"memory limit below request", func(s *Spec) {
 			s.Resources = Resources{Memory: resource.MustParse("2Gi"), MemoryLimit: resource.MustParse("1Gi")}
 		}, "memory-limit: 1Gi is below the memory request 2Gi"},
+		{"history in postgres", func(s *Spec) { s.History = "postgres://u:hunter2@db:5432/llmload" },
+			`history: "postgres://db:5432/llmload": a PostgreSQL DSN would stand in the manifests in plain text, password and all: put it in a Secret`},
+		{"history outside the claim", func(s *Spec) { s.History = "sqlite:history.db" }, "history: \"sqlite:history.db\": the merge pod keeps only what it writes to the results' claim, mounted at /results"},
+		{"history climbing out of the claim", func(s *Spec) { s.History = "sqlite:/results/../etc/h.db" }, "e.g. sqlite:/results/history.db"},
+		{"history the claim itself", func(s *Spec) { s.History = "sqlite:/results/" }, "name a file there"},
+		{"history of no known kind", func(s *Spec) { s.History = "mysql://db/x" }, `history: "mysql://db/x": want sqlite:/results/FILE`},
+		{"two histories", func(s *Spec) { s.History, s.HistorySecret = "sqlite:/results/h.db", "hist" }, "history-secret: and --history both name a store"},
+		{"bad history secret", func(s *Spec) { s.HistorySecret = "Hist_DSN" }, `history-secret: "Hist_DSN"`},
+		{"labels without a history", func(s *Spec) { s.Labels = map[string]string{"team": "search"} }, "label: has no effect without --history"},
+		{"label with a line break", func(s *Spec) {
+			s.History, s.Labels = "sqlite:/results/h.db", map[string]string{"team": "a\nb"}
+		}, "the value on one line"},
 		{"cpu limit below request", func(s *Spec) {
 			s.Resources = Resources{CPU: resource.MustParse("2"), CPULimit: resource.MustParse("1")}
 		}, "cpu-limit: 1 is below the CPU request 2"},
@@ -596,5 +609,59 @@ func TestPodPolicy(t *testing.T) {
 	}
 	if got := m.Merge.Spec.PodFailurePolicy.Rules[0].OnExitCodes.Values; fmt.Sprint(got) != "[1 2 99]" {
 		t.Errorf("merge fails the Job on exit codes %v", got)
+	}
+}
+
+// TestHistory: the merge, and only the merge, stores the run: a SQLite
+// file in the claim as an argument, a Secret's DSN as LLMLOAD_HISTORY,
+// the labels in order; the Secrets the pods read are listed for the
+// check before a run.
+func TestHistory(t *testing.T) {
+	tests := []struct {
+		name          string
+		history, sec  string
+		labels        map[string]string
+		wantArgs      string
+		wantEnv       string
+		wantSecretRef []SecretRef
+	}{
+		{"none", "", "", nil, "--out /results/chat-mix-20261201-150405-merged.json", "", []SecretRef{{"llm-key", "api-key", "secret"}}},
+		{"sqlite in the claim", "sqlite:/results/history.db?timeout=5s", "", map[string]string{"team": "search", "branch": "main", "cost": "$5"},
+			"--out /results/chat-mix-20261201-150405-merged.json --history sqlite:/results/history.db?timeout=5s --label branch=main --label cost=$$5 --label team=search",
+			"", []SecretRef{{"llm-key", "api-key", "secret"}}},
+		{"a Secret's DSN", "", "hist", map[string]string{"team": "search"},
+			"--out /results/chat-mix-20261201-150405-merged.json --label team=search", "LLMLOAD_HISTORY=secret:hist/history",
+			[]SecretRef{{"llm-key", "api-key", "secret"}, {"hist", "history", "history-secret"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSpec()
+			s.Secret, s.History, s.HistorySecret, s.Labels = "llm-key", tt.history, tt.sec, tt.labels
+			m := build(t, s)
+			merge := m.Merge.Spec.Template.Spec.Containers[0]
+			args := strings.Join(merge.Args, " ")
+			if !strings.HasSuffix(args, tt.wantArgs) {
+				t.Errorf("merge args %q, want them to end %q", args, tt.wantArgs)
+			}
+			var env []string
+			for _, e := range merge.Env {
+				env = append(env, e.Name+"=secret:"+e.ValueFrom.SecretKeyRef.Name+"/"+e.ValueFrom.SecretKeyRef.Key)
+			}
+			if got := strings.Join(env, " "); got != tt.wantEnv {
+				t.Errorf("merge env %q, want %q", got, tt.wantEnv)
+			}
+			seg := m.Segments.Spec.Template.Spec.Containers[0]
+			if segArgs := strings.Join(seg.Args, " "); strings.Contains(segArgs, "--history") || strings.Contains(segArgs, "--label") {
+				t.Errorf("segment args %q store runs too: only the merged run belongs in the history", segArgs)
+			}
+			for _, e := range seg.Env {
+				if e.Name == "LLMLOAD_HISTORY" {
+					t.Errorf("a segment pod gets LLMLOAD_HISTORY")
+				}
+			}
+			if !reflect.DeepEqual(m.Secrets, tt.wantSecretRef) {
+				t.Errorf("Secrets = %+v, want %+v", m.Secrets, tt.wantSecretRef)
+			}
+		})
 	}
 }

@@ -273,3 +273,47 @@ func (s Spec) validateReadyTimeout() error {
 	}
 	return ValidateReadyTimeout(s.ReadyTimeout)
 }
+
+// ValidateHistory checks a --history DSN for the merge pod: SQLite, in a
+// file of the results' claim. The pod's own files go with the pod, and a
+// PostgreSQL DSN would put its password in the manifests.
+func ValidateHistory(dsn string) error {
+	scheme, rest, _ := strings.Cut(dsn, ":")
+	switch strings.ToLower(scheme) {
+	case "sqlite", "sqlite3":
+	case "postgres", "postgresql":
+		return fmt.Errorf("%q: a PostgreSQL DSN would stand in the manifests in plain text, password and all: "+
+			"put it in a Secret (kubectl create secret generic NAME --from-literal=%s=postgres://...) and name it with --history-secret NAME",
+			redact.URL(dsn), HistorySecretKey)
+	default:
+		return fmt.Errorf("%q: want sqlite:%s/FILE (a file in the results' claim), or a PostgreSQL DSN in a Secret named by --history-secret", redact.URL(dsn), ResultsDir)
+	}
+	file, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
+	if !strings.HasPrefix(file, ResultsDir+"/") || path.Clean(file) != file {
+		return fmt.Errorf("%q: the merge pod keeps only what it writes to the results' claim, mounted at %s: name a file there, e.g. sqlite:%s/history.db",
+			dsn, ResultsDir, ResultsDir)
+	}
+	return nil
+}
+
+// historyConflict refuses two stores for one merge.
+func (s Spec) historyConflict() error {
+	if s.History != "" && s.HistorySecret != "" {
+		return errors.New("and --history both name a store: give one of them")
+	}
+	return nil
+}
+
+// labelsNeedHistory refuses labels nothing would store, and labels the
+// merge's --label would refuse.
+func (s Spec) labelsNeedHistory() error {
+	if len(s.Labels) > 0 && s.History == "" && s.HistorySecret == "" {
+		return errors.New("has no effect without --history sqlite:FILE or --history-secret NAME")
+	}
+	for k, v := range s.Labels {
+		if k == "" || strings.Contains(k, "=") || strings.ContainsAny(v, "\n\r\x00") {
+			return fmt.Errorf("%q=%q: want key=value, the key without '=' and the value on one line", k, v)
+		}
+	}
+	return nil
+}

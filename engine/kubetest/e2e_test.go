@@ -299,7 +299,8 @@ func noKey(t *testing.T, what, text string) {
 // TestK8sRun runs four segments and their merge on the cluster with one
 // command, and holds the merge to a local `llmload merge` of the same
 // files and to the server's own count; the key from the Secret reaches
-// the server and nothing else; --listen makes every segment scrapable.
+// the server and nothing else; --listen makes every segment scrapable;
+// --history stores the merged run in a SQLite file in the claim.
 func TestK8sRun(t *testing.T) {
 	e := setup(t)
 	s := e.startServer(t, "sim-run")
@@ -312,7 +313,8 @@ func TestK8sRun(t *testing.T) {
 
 	scraped := make(chan string, 1)
 	go func() { scraped <- e.scrapeSegment("e2e-run", 5*time.Minute) }()
-	r := e.llmloadRun(t, 10*time.Minute, k8sArgs("e2e-run", s, "--listen", "0.0.0.0:9464", "--run")...)
+	r := e.llmloadRun(t, 10*time.Minute, k8sArgs("e2e-run", s, "--listen", "0.0.0.0:9464", "--run",
+		"--history", "sqlite:/results/history.db", "--label", "suite=e2e")...)
 	t.Logf("llmload k8s --run: exit %d in %v\nstderr:\n%s", r.code, r.took.Round(time.Second), r.stderr)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\n%s", r.code, r.stdout, e.c.Logs())
@@ -337,6 +339,13 @@ func TestK8sRun(t *testing.T) {
 	if got, want := summary(merged), summary(again); got != want {
 		t.Errorf("the merge Job's result and a local merge of the same files differ:\n%s\n%s", got, want)
 	}
+
+	// The merge pod stored the merged run in the claim's history, labelled.
+	hist := e.llmloadRun(t, time.Minute, "history", "list", "--history", "sqlite:"+filepath.Join(dir, "history.db"), "--label", "suite=e2e")
+	if hist.code != 0 || strings.Count(hist.stdout, "\n") < 2 || !strings.Contains(hist.stdout, "open_loop") {
+		t.Errorf("llmload history list of the claim's history: exit %d\n%s%s", hist.code, hist.stdout, hist.stderr)
+	}
+	t.Logf("the claim's history:\n%s", hist.stdout)
 
 	var starts []time.Time
 	var planned, lastWritten time.Time
@@ -588,5 +597,48 @@ func TestK8sSegmentDeleted(t *testing.T) {
 	}
 	if stated, err := time.ParseDuration(m[1]); err != nil || r.took > stated {
 		t.Errorf("took %v, past the stated deadline %s (%v)", r.took, m[1], err)
+	}
+}
+
+// TestK8sRunChecksSecrets: --run refuses, before it creates anything, a
+// Secret the pods would wait for in vain: missing, or without the key
+// they read (the API key's, the history DSN's).
+func TestK8sRunChecksSecrets(t *testing.T) {
+	e := setup(t)
+	// A run of this test that was killed may have left it in a kept cluster.
+	_, _ = e.kubectlTimeout(30*time.Second, "-n", ns, "delete", "secret", "hist-wrong-key", "--ignore-not-found")
+	e.c.MustKubectl(t, nil, "-n", ns, "create", "secret", "generic", "hist-wrong-key", "--from-literal=dsn=postgres://u:hunter2@db/x")
+	t.Cleanup(func() {
+		_, _ = e.kubectlTimeout(30*time.Second, "-n", ns, "delete", "secret", "hist-wrong-key", "--ignore-not-found")
+	})
+	const name = "e2e-secrets"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no API key Secret", []string{"--secret", "no-such-key"},
+			"--secret no-such-key: no such Secret in namespace " + ns + "; create it first: kubectl -n " + ns + " create secret generic no-such-key --from-literal=api-key=..."},
+		{"no history Secret", []string{"--secret", secret, "--history-secret", "no-such-history"},
+			"--history-secret no-such-history: no such Secret in namespace " + ns + "; create it first: kubectl -n " + ns + " create secret generic no-such-history --from-literal=history=..."},
+		{"history Secret without its key", []string{"--secret", secret, "--history-secret", "hist-wrong-key"},
+			"--history-secret hist-wrong-key: the Secret has no key history (its keys: dsn)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"k8s", "scenarios/open_loop.lua", "--segments", "2", "--image", image, "--namespace", ns, "--name", name,
+				"--target", "http://127.0.0.1:1/v1", "--set", "duration=3s", "--seed", "4242", "--run"}, tt.args...)
+			r := e.llmloadRun(t, time.Minute, args...)
+			if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, tt.want)
+			}
+			if strings.Contains(r.stdout+r.stderr, "hunter2") {
+				t.Errorf("a Secret's value was read out:\n%s", r.stderr)
+			}
+			out, err := e.kubectlTimeout(30*time.Second, "-n", ns, "get", "job,configmap", "-l", "app.kubernetes.io/instance="+name, "-o", "name")
+			if err != nil || strings.TrimSpace(out) != "" {
+				t.Errorf("objects created before the check failed: %q (%v)", out, err)
+			}
+		})
 	}
 }

@@ -21,16 +21,18 @@ type Created struct {
 }
 
 // Create makes the run's objects, in the order they apply. Before it
-// makes anything it checks that the Secret named by secret exists and
-// holds the key, and that neither Job exists (Jobs are immutable: an
+// makes anything it checks that every Secret the pods read exists and
+// holds its key, and that neither Job exists (Jobs are immutable: an
 // earlier run of the same name must be deleted first). A ConfigMap, a
 // claim or a Service an earlier run of this name made is reused (the
 // ConfigMap and Service updated); one made by anything else is an
 // error. What it does goes to w.
-func (c *Cluster) Create(ctx context.Context, m *kube.Manifests, secret string, w io.Writer) (*Created, error) {
+func (c *Cluster) Create(ctx context.Context, m *kube.Manifests, w io.Writer) (*Created, error) {
 	ns := m.Segments.Namespace
-	if err := c.checkSecret(ctx, ns, secret, w); err != nil {
-		return nil, err
+	for _, ref := range m.Secrets {
+		if err := c.checkSecret(ctx, ns, ref, w); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range []string{m.Segments.Name, m.Merge.Name} {
 		if err := c.jobs().get(ctx, ns, name, &batchv1.Job{}); err == nil {
@@ -60,30 +62,27 @@ func (c *Cluster) Create(ctx context.Context, m *kube.Manifests, secret string, 
 	return &Created{Segments: seg, Merge: merge}, nil
 }
 
-// checkSecret makes sure the pods will find their API key: a missing
-// Secret would leave every segment pod waiting in
-// CreateContainerConfigError. Only the key's presence is looked at;
-// its value is never read out. Not being allowed to read Secrets is
-// not the pods' problem: that is said, and the run goes on.
-func (c *Cluster) checkSecret(ctx context.Context, ns, name string, w io.Writer) error {
-	if name == "" {
-		return nil
-	}
+// checkSecret makes sure the pods will find what they read from a
+// Secret (the API key, the history's DSN): a missing Secret would leave
+// the pods waiting in CreateContainerConfigError. Only the key's presence
+// is looked at; its value is never read out. Not being allowed to read
+// Secrets is not the pods' problem: that is said, and the run goes on.
+func (c *Cluster) checkSecret(ctx context.Context, ns string, ref kube.SecretRef, w io.Writer) error {
 	sec := &corev1.Secret{}
-	err := c.secrets().get(ctx, ns, name, sec)
+	err := c.secrets().get(ctx, ns, ref.Name, sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("--secret %s: no such Secret in namespace %s; create it first: kubectl -n %s create secret generic %s --from-literal=%s=...",
-			name, ns, ns, name, kube.SecretKey)
+		return fmt.Errorf("--%s %s: no such Secret in namespace %s; create it first: kubectl -n %s create secret generic %s --from-literal=%s=...",
+			ref.Flag, ref.Name, ns, ns, ref.Name, ref.Key)
 	case apierrors.IsForbidden(err):
-		fmt.Fprintf(w, "warning: not allowed to read Secret %s in namespace %s, so not checked: a missing one leaves the segment pods waiting (CreateContainerConfigError)\n", name, ns)
+		fmt.Fprintf(w, "warning: not allowed to read Secret %s in namespace %s, so not checked: a missing one leaves the pods waiting (CreateContainerConfigError)\n", ref.Name, ns)
 		return nil
 	case err != nil:
-		return apiError("secret", name, ns, err)
+		return apiError("secret", ref.Name, ns, err)
 	}
-	if _, ok := sec.Data[kube.SecretKey]; !ok {
-		return fmt.Errorf("--secret %s: the Secret has no key %s (its keys: %s); the pods read the API key from that key",
-			name, kube.SecretKey, strings.Join(keys(sec.Data), ", "))
+	if _, ok := sec.Data[ref.Key]; !ok {
+		return fmt.Errorf("--%s %s: the Secret has no key %s (its keys: %s); the pods read it from that key",
+			ref.Flag, ref.Name, ref.Key, strings.Join(keys(sec.Data), ", "))
 	}
 	return nil
 }
