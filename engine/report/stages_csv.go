@@ -103,8 +103,11 @@ var mediaColumns = []struct {
 	}},
 	{"encode_p50", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Encode, m.Encode.P50) }},
 	{"encode_p99", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Encode, m.Encode.P99) }},
-	{"upload_p50", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Upload, m.Upload.P50) }},
-	{"upload_p99", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string { return csvDist(m.Upload, m.Upload.P99) }},
+	// The upload of every request that measured one, media or a large
+	// body (StageSummary.Upload): a long text prompt on a slow link is an
+	// upload too.
+	{"upload_p50", func(s *metrics.StageSummary, _ *metrics.MediaSummary) string { return csvDist(s.Upload, s.Upload.P50) }},
+	{"upload_p99", func(s *metrics.StageSummary, _ *metrics.MediaSummary) string { return csvDist(s.Upload, s.Upload.P99) }},
 	{"audio_out_s_per_sec", func(_ *metrics.StageSummary, m *metrics.MediaSummary) string {
 		return csvIf(m.AudioOutS > 0, m.AudioOutSPerSec)
 	}},
@@ -156,14 +159,18 @@ func taskRecord(s *metrics.StageSummary) []string {
 	return rec
 }
 
+// stageMediaColumns are the media columns that hold the stage's own
+// figure, filled on a stage without media too (their value gets a nil
+// MediaSummary there).
+var stageMediaColumns = map[string]bool{"upload_p50": true, "upload_p99": true}
+
 // mediaRecord is a row's media cells.
 func mediaRecord(s *metrics.StageSummary) []string {
 	rec := make([]string, len(mediaColumns))
-	if s.Media == nil {
-		return rec
-	}
 	for i, c := range mediaColumns {
-		rec[i] = c.value(s, s.Media)
+		if s.Media != nil || stageMediaColumns[c.name] {
+			rec[i] = c.value(s, s.Media)
+		}
 	}
 	return rec
 }

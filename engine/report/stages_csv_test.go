@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"slices"
 	"testing"
+
+	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 )
 
 func TestStagesCSVGolden(t *testing.T) {
@@ -84,5 +87,37 @@ func TestStageColumnsStable(t *testing.T) {
 	cols[0] = "changed"
 	if StageColumns()[0] != "scenario" {
 		t.Error("StageColumns returned its own slice")
+	}
+}
+
+// TestStagesCSVUpload: the upload cells are the stage's upload, media or
+// a large text body, so a stage without media that measured uploads has
+// them; a stage that measured none leaves them empty, and the media-only
+// cells stay empty without media.
+func TestStagesCSVUpload(t *testing.T) {
+	tests := []struct {
+		name     string
+		stage    metrics.StageSummary
+		p50, p99 string
+		encode   string
+	}{
+		{"large text bodies", metrics.StageSummary{Scenario: "s", Stage: "a", Upload: metrics.Dist{Count: 3, P50: 700, P99: 760}}, "700", "760", ""},
+		{"no upload measured", metrics.StageSummary{Scenario: "s", Stage: "b"}, "", "", ""},
+		{"media", metrics.StageSummary{Scenario: "s", Stage: "c", Upload: metrics.Dist{Count: 2, P50: 12, P99: 15},
+			Media: &metrics.MediaSummary{Requests: 2, Encode: metrics.Dist{Count: 2, P50: 0.5, P99: 0.6}, Upload: metrics.Dist{Count: 2, P50: 12, P99: 15}}},
+			"12", "15", "0.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &result.Result{Stages: []metrics.StageSummary{tt.stage}}
+			recs, err := csv.NewReader(bytes.NewReader(render(t, StagesCSV(r)))).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cell := func(name string) string { return recs[1][slices.Index(recs[0], name)] }
+			if got := [3]string{cell("upload_p50"), cell("upload_p99"), cell("encode_p50")}; got != [3]string{tt.p50, tt.p99, tt.encode} {
+				t.Errorf("upload_p50, upload_p99, encode_p50 = %q, want %q", got, [3]string{tt.p50, tt.p99, tt.encode})
+			}
+		})
 	}
 }
