@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -25,9 +24,7 @@ end
 func gateServer(t *testing.T, ttft string) string {
 	t.Helper()
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--model", "m", "--fixed-ttft", ttft, "--fixed-itl", "25ms")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	return strings.TrimSuffix(url.FindString(mock.stdout.String()), "/v1")
+	return strings.TrimSuffix(mock.mockURL(t), "/v1")
 }
 
 // gateRun runs the script against url through the binary, writing the

@@ -45,9 +45,7 @@ func TestE2EGatewayStreamsThrough(t *testing.T) {
 	dir := t.TempDir()
 	truth := filepath.Join(dir, "truth.jsonl")
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "50ms", "--fixed-itl", "5ms", "--truth-log", truth)
-	url := regexp.MustCompile(`http://127\.0\.0\.1:(\d+)/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	upstream := "http://127.0.0.1:" + url.FindStringSubmatch(mock.stdout.String())[1]
+	upstream := strings.TrimSuffix(mock.mockURL(t), "/v1")
 	streamed, buffered := nginxtest.FreePort(t), nginxtest.FreePort(t)
 	gw := nginxtest.Start(t, fmt.Sprintf(`
   server { listen 127.0.0.1:%d; %s }
@@ -94,8 +92,7 @@ func TestE2EGatewayStreamsThrough(t *testing.T) {
 
 	// The buffering gateway: the mock is gone, start another.
 	mock2 := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "50ms", "--fixed-itl", "5ms")
-	mock2.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock2.stdout.String()) })
-	upstream2 := "http://127.0.0.1:" + url.FindStringSubmatch(mock2.stdout.String())[1]
+	upstream2 := strings.TrimSuffix(mock2.mockURL(t), "/v1")
 	buffering := nginxtest.FreePort(t)
 	nginxtest.Start(t, fmt.Sprintf(`server { listen 127.0.0.1:%d; %s }`, buffering, proxyTo(upstream2, true)), buffering)
 	res := loadResult(t, run(buffering, filepath.Join(dir, "buffered.json")))

@@ -31,13 +31,11 @@ type gatewayFixture struct {
 func startGatewayFixture(t *testing.T) *gatewayFixture {
 	t.Helper()
 	f := &gatewayFixture{dir: t.TempDir()}
-	url := regexp.MustCompile(`http://127\.0\.0\.1:(\d+)/v1`)
 	var upstreams [2]string
 	for i := range f.mocks {
 		f.truth[i] = filepath.Join(f.dir, fmt.Sprintf("truth-%d.jsonl", i))
 		m := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "20ms", "--fixed-itl", "2ms", "--truth-log", f.truth[i])
-		m.waitFor(t, "the mock's address", func() bool { return url.MatchString(m.stdout.String()) })
-		f.mocks[i], upstreams[i] = m, "127.0.0.1:"+url.FindStringSubmatch(m.stdout.String())[1]
+		f.mocks[i], upstreams[i] = m, strings.TrimPrefix(strings.TrimSuffix(m.mockURL(t), "/v1"), "http://")
 	}
 	ca := tlstest.NewCA(t, "llmload test CA")
 	f.ca = ca.WriteCA(t, f.dir)

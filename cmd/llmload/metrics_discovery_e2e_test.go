@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -29,9 +28,8 @@ end
 func startReplica(t *testing.T) string {
 	t.Helper()
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--max-batch", "2")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	return url.FindString(mock.stdout.String())
+	url := mock.mockURL(t)
+	return url
 }
 
 // TestE2EMetricsOfTwoReplicas runs against one mock while reading the

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -47,9 +46,8 @@ func TestE2EMockTokenizerAndTruthPrompts(t *testing.T) {
 	truth := filepath.Join(t.TempDir(), "truth.jsonl")
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--tokenizer", "cl100k_base", "--truth-log", truth, "--truth-log-prompts",
 		"--prefill-base", "-1ns", "--prefill-per-token", "-1ns", "--decode-base", "-1ns", "--decode-per-seq", "-1ns")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	base := url.FindString(mock.stdout.String())
+	url := mock.mockURL(t)
+	base := url
 	codec, err := tokenize.Get("cl100k_base")
 	if err != nil {
 		t.Fatal(err)
@@ -173,9 +171,8 @@ func csvColumn(t *testing.T, path, name string) []string {
 func TestE2EMockMediaFlags(t *testing.T) {
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--image-tokens", "llava", "--max-images", "1",
 		"--prefill-base", "-1ns", "--prefill-per-token", "-1ns", "--decode-base", "-1ns", "--decode-per-seq", "-1ns")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	base := url.FindString(mock.stdout.String())
+	url := mock.mockURL(t)
+	base := url
 	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}}
 	post := func(images int) (int, map[string]any) {
 		parts := []map[string]any{{"type": "text", "text": "Describe."}}

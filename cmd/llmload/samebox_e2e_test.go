@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,12 +34,11 @@ func TestE2ESameBoxServer(t *testing.T) {
 		t.Skip("no /proc/net/tcp")
 	}
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--max-batch", "16", "--decode-base", "2ms", "--cpu-per-token", "3ms")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
+	url := mock.mockURL(t)
 	defer mock.signalAndWait(t, syscall.SIGINT, 30*time.Second)
 
 	out := filepath.Join(t.TempDir(), "result.json")
-	stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/chat_mix.lua", "--target", url.FindString(mock.stdout.String()),
+	stdout, stderr, code := runBinary(t, nil, "run", "../../scenarios/chat_mix.lua", "--target", url,
 		"--set", "duration=3s", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)

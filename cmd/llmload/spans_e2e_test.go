@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -35,10 +34,9 @@ func serverSpans(t *testing.T, protocol string) {
 	listen := freeAddr(t)
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--max-batch", "4", "--truth-log", truthLog,
 		"--otlp-traces-endpoint", "http://"+listen, "--otlp-traces-protocol", protocol)
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
+	url := mock.mockURL(t)
 	stdout, stderr, code := runBinaryWithin(t, 4*time.Minute, nil, "run", "../../scenarios/chat_mix.lua",
-		"--target", url.FindString(mock.stdout.String()), "--set", "duration=4s", "--set", "max_tokens=24",
+		"--target", url, "--set", "duration=4s", "--set", "max_tokens=24",
 		"--otlp-traces-listen", listen, "--otlp-traces-wait", "8s", "--out", out, "--requests-jsonl", jsonl)
 	if code != 0 {
 		t.Fatalf("run exited %d:\n%s\n%s", code, stdout, stderr)

@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,9 +22,8 @@ func TestE2ESpeculativeDecoding(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--spec-tokens", "3", "--spec-accept", "0.7")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	base := url.FindString(mock.stdout.String())
+	url := mock.mockURL(t)
+	base := url
 	stdout, stderr, code := runBinaryWithin(t, 3*time.Minute, nil, "run", "../../scenarios/chat_mix.lua", "--target", base,
 		"--metrics-url", strings.TrimSuffix(base, "/v1")+"/metrics", "--set", "duration=3s", "--set", "max_tokens=64", "--out", out)
 	if code != 0 {

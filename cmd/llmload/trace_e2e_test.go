@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -30,9 +29,8 @@ func TestE2ETraceReplay(t *testing.T) {
 	truthLog, result := filepath.Join(dir, "truth.jsonl"), filepath.Join(dir, "trace.json")
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "20ms", "--fixed-itl", "2ms",
 		"--tokenizer", "cl100k_base", "--truth-log", truthLog, "--truth-log-prompts", "--model", "Qwen/Qwen2.5-7B-Instruct")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	_, stderr, code := runBinary(t, nil, "run", "../../scenarios/trace_replay.lua", "--target", url.FindString(mock.stdout.String()),
+	url := mock.mockURL(t)
+	_, stderr, code := runBinary(t, nil, "run", "../../scenarios/trace_replay.lua", "--target", url,
 		"--set", "pre_allocated_vus=96", "--out", result, "-q")
 	if code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, stderr)

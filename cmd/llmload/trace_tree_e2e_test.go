@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"syscall"
 	"testing"
@@ -50,9 +49,8 @@ func TestE2ETraceTreeReplay(t *testing.T) {
 	truthLog, out := filepath.Join(dir, "truth.jsonl"), filepath.Join(dir, "tree.json")
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "20ms", "--fixed-itl", "2ms",
 		"--tokenizer", "cl100k_base", "--truth-log", truthLog, "--truth-log-prompts", "--model", "Qwen/Qwen2.5-7B-Instruct")
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	_, stderr, code := runBinary(t, nil, "run", script, "--target", url.FindString(mock.stdout.String()), "--out", out, "-q")
+	url := mock.mockURL(t)
+	_, stderr, code := runBinary(t, nil, "run", script, "--target", url, "--out", out, "-q")
 	if code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, stderr)
 	}

@@ -23,9 +23,8 @@ func TestE2ETruthHarness(t *testing.T) {
 	dir := t.TempDir()
 	truth, result := filepath.Join(dir, "truth.jsonl"), filepath.Join(dir, "scale.json")
 	mock := startBinary(t, "mock", "--addr", "127.0.0.1:0", "--fixed-ttft", "50ms", "--fixed-itl", "5ms", "--truth-log", truth)
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/v1`)
-	mock.waitFor(t, "the mock's address", func() bool { return url.MatchString(mock.stdout.String()) })
-	_, stderr, code := runBinary(t, nil, "run", "../../scenarios/scale_bench.lua", "--target", url.FindString(mock.stdout.String()),
+	url := mock.mockURL(t)
+	_, stderr, code := runBinary(t, nil, "run", "../../scenarios/scale_bench.lua", "--target", url,
 		"--set", "vus=8", "--set", "requests=2", "--set", "max_tokens=16", "--out", result, "-q")
 	if code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, stderr)
