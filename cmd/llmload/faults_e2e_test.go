@@ -14,8 +14,8 @@ import (
 
 	"github.com/llmload/llmload/engine"
 	"github.com/llmload/llmload/engine/backoff"
-	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/metrics"
+	"github.com/llmload/llmload/engine/result"
 	"github.com/llmload/llmload/engine/toxitest"
 )
 
