@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,16 +137,11 @@ func floorRequests(spec string) int {
 	// The body rate_bench.lua's ping sends, usage asked for as llmload
 	// asks, so that both clients read the same answers.
 	body := `{"messages":[{"role":"user","content":"ping"}],"max_tokens":2,"stream":true,"stream_options":{"include_usage":true}}`
-	req := []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		addr, len(body), body))
-	conns := make([]net.Conn, n)
-	for i := range conns {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		conns[i] = c
+	req := floorRequest(addr, body)
+	conns, err := dialFloor(addr, n)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	var r0, r1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
@@ -160,26 +154,13 @@ func floorRequests(spec string) int {
 		failed.Do(func() { fmt.Fprintln(os.Stderr, err); code = 1; close(quit) })
 	}
 	var done atomic.Int64
-	end := []byte("\r\n0\r\n\r\n")
 	for _, c := range conns {
 		wg.Go(func() {
 			defer c.Close()
-			buf := make([]byte, 4096)
-			tail := make([]byte, 0, 2*len(end)+len(buf))
 			for range starts {
-				if _, err := c.Write(req); err != nil {
+				if err := c.exchange(req); err != nil {
 					fail(err)
 					return
-				}
-				tail = tail[:0]
-				for !bytes.HasSuffix(tail, end) {
-					k, err := c.Read(buf)
-					if err != nil {
-						fail(err)
-						return
-					}
-					tail = append(tail[:0], tail[max(0, len(tail)-len(end)):]...)
-					tail = append(tail, buf[:k]...)
 				}
 				done.Add(1)
 			}

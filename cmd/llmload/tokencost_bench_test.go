@@ -108,42 +108,24 @@ func floorRead(spec string) int {
 		return 2
 	}
 	body := fmt.Sprintf(`{"messages":[{"role":"user","content":"count to a hundred"}],"max_tokens":%d,"stream":true}`, maxTokens)
-	req := []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		addr, len(body), body))
-	conns := make([]net.Conn, n)
-	for i := range conns {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		conns[i] = c
+	req := floorRequest(addr, body)
+	conns, err := dialFloor(addr, n)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	var r0, r1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 	var wg sync.WaitGroup
 	var failed sync.Once
 	code := 0
-	end := []byte("\r\n0\r\n\r\n")
 	for _, c := range conns {
 		wg.Go(func() {
 			defer c.Close()
-			buf := make([]byte, 4096)
-			tail := make([]byte, 0, 2*len(end)+len(buf))
 			for range requests {
-				if _, err := c.Write(req); err != nil {
+				if err := c.exchange(req); err != nil {
 					failed.Do(func() { fmt.Fprintln(os.Stderr, err); code = 1 })
 					return
-				}
-				tail = tail[:0]
-				for !bytes.HasSuffix(tail, end) {
-					k, err := c.Read(buf)
-					if err != nil {
-						failed.Do(func() { fmt.Fprintln(os.Stderr, err); code = 1 })
-						return
-					}
-					tail = append(tail[:0], tail[max(0, len(tail)-len(end)):]...)
-					tail = append(tail, buf[:k]...)
 				}
 			}
 		})
@@ -153,4 +135,54 @@ func floorRead(spec string) int {
 	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
 	fmt.Println(cpu.Seconds())
 	return code
+}
+
+// floorRequest is a streamed chat request to addr as the floors write
+// it: prepared bytes.
+func floorRequest(addr, body string) []byte {
+	return []byte(fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		addr, len(body), body))
+}
+
+// lastChunk ends a chunked body.
+var lastChunk = []byte("\r\n0\r\n\r\n")
+
+// floorConn is a floor's kept-alive connection: it writes a request and
+// reads the answer to its chunked body's last chunk, nothing parsed.
+type floorConn struct {
+	net.Conn
+	buf, tail []byte
+}
+
+// dialFloor opens n floor connections to addr.
+func dialFloor(addr string, n int) ([]*floorConn, error) {
+	conns := make([]*floorConn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			for _, open := range conns[:i] {
+				open.Close()
+			}
+			return nil, err
+		}
+		conns[i] = &floorConn{Conn: c, buf: make([]byte, 4096), tail: make([]byte, 0, 2*len(lastChunk)+4096)}
+	}
+	return conns, nil
+}
+
+// exchange writes req and reads its answer to the end.
+func (c *floorConn) exchange(req []byte) error {
+	if _, err := c.Write(req); err != nil {
+		return err
+	}
+	c.tail = c.tail[:0]
+	for !bytes.HasSuffix(c.tail, lastChunk) {
+		k, err := c.Read(c.buf)
+		if err != nil {
+			return err
+		}
+		c.tail = append(c.tail[:0], c.tail[max(0, len(c.tail)-len(lastChunk)):]...)
+		c.tail = append(c.tail, c.buf[:k]...)
+	}
+	return nil
 }
