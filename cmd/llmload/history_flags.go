@@ -93,6 +93,11 @@ func store(st *history.Store, e history.Entry, outFile string, w io.Writer) erro
 		fmt.Fprintf(w, "history: stored as run %d in %s\n", id, st.Source())
 		return nil
 	}
+	var dup *history.DuplicateError
+	if errors.As(err, &dup) {
+		fmt.Fprintf(w, "history: stored already, as run %d in %s: not stored again\n", dup.ID, st.Source())
+		return nil
+	}
 	if outFile != "" && outFile != "-" {
 		return fmt.Errorf("%w; the result is in %s (llmload history import %s stores it later)", err, outFile, outFile)
 	}

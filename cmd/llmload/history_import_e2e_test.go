@@ -109,6 +109,13 @@ func TestHistorySegmentUnderEnv(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("merge under LLMLOAD_HISTORY: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// The same merge again, as a merge pod retried after a disruption
+	// runs it: the run is stored once.
+	stdout, stderr, code = runBinary(t, append(noCI, "LLMLOAD_HISTORY="+dsn), "merge", "--quiet", "--label", "suite=k8s",
+		filepath.Join(dir, "s0.json"), filepath.Join(dir, "s1.json"))
+	if code != exitOK || !strings.Contains(stdout+stderr, "history: stored already, as run 1") {
+		t.Errorf("the same merge again: exit %d, want 0 and \"stored already\"\n%s%s", code, stdout, stderr)
+	}
 	runs := listRuns(t, dsn)
 	if len(runs) != 1 || runs[0].Source != "merge" || runs[0].Segments != 2 || runs[0].Labels["suite"] != "k8s" {
 		t.Errorf("stored under LLMLOAD_HISTORY: %+v, want the one merged run of 2 segments labelled suite=k8s", runs)
