@@ -1,18 +1,19 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmload/llmload/engine/localserver"
+	"github.com/llmload/llmload/engine/selfcheck"
 )
 
 // requestFloorEnv makes the test binary the request floor (see
@@ -46,17 +47,18 @@ func BenchmarkRequestCost(b *testing.B) {
 				"--decode-base", "-1ns", "--decode-per-seq", "-1ns")...)
 			target := mock.mockURL(b)
 			addr := strings.TrimSuffix(strings.TrimPrefix(target, "http://"), "/v1")
+			// The mock's CPU, read as llmload's self-check reads a local
+			// server's.
+			srvProcs, note := localserver.Find(context.Background(), []string{target})
+			if srvProcs == nil {
+				b.Skipf("the mock's process: %s", note)
+			}
 			var own, floor, ratio, srv, lag []float64
 			for range b.N {
-				cmd := exec.Command(client[0], append(client[1:], os.Args[0])...)
-				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", requestFloorEnv, addr, rate, seconds, conns))
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatalf("request floor: %v\n%s", err, out)
-				}
+				out := runFloor(b, client, requestFloorEnv, fmt.Sprintf("%s %d %d %d", addr, rate, seconds, conns))
 				var cpu float64
 				var done int64
-				if _, err := fmt.Sscan(string(out), &cpu, &done); err != nil || done == 0 {
+				if _, err := fmt.Sscan(out, &cpu, &done); err != nil || done == 0 {
 					b.Fatalf("request floor printed %q: %v", out, err)
 				}
 				floor = append(floor, 1e6*cpu/float64(done))
@@ -65,11 +67,12 @@ func BenchmarkRequestCost(b *testing.B) {
 				run := exec.Command(client[0], append(client[1:], binary, "run", "../../scenarios/rate_bench.lua", "--target", target,
 					"--set", fmt.Sprint("rate=", rate), "--set", fmt.Sprint("duration=", seconds, "s"), "--out", res, "-q")...)
 				run.Env = cleanEnv()
-				before := processCPU(b, mock.cmd.Process.Pid)
+				before, _ := srvProcs.CPU()
 				if out, err := run.CombinedOutput(); err != nil {
 					b.Fatalf("llmload: %v\n%s", err, out)
 				}
-				served := processCPU(b, mock.cmd.Process.Pid) - before
+				after, _ := srvProcs.CPU()
+				served := (after - before).Seconds()
 				r, err := readResult(res)
 				if err != nil {
 					b.Fatal(err)
@@ -98,29 +101,6 @@ func BenchmarkRequestCost(b *testing.B) {
 	}
 }
 
-// processCPU is the user plus system CPU seconds process pid has used,
-// from /proc (in the kernel's USER_HZ ticks, 100 a second).
-func processCPU(tb testing.TB, pid int) float64 {
-	tb.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		tb.Skipf("the server's CPU: %v", err)
-	}
-	// The command name, in parentheses, may hold spaces: fields count
-	// from after its closing parenthesis (utime and stime are the 14th and
-	// 15th of the whole line).
-	rest := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(rest) < 13 {
-		tb.Fatalf("/proc/%d/stat: %q", pid, stat)
-	}
-	utime, err1 := strconv.ParseFloat(rest[11], 64)
-	stime, err2 := strconv.ParseFloat(rest[12], 64)
-	if err1 != nil || err2 != nil {
-		tb.Fatalf("/proc/%d/stat: %q", pid, stat)
-	}
-	return (utime + stime) / 100
-}
-
 // floorRequests is the request floor: CONNS kept-alive connections to
 // ADDR, RATE streamed chat requests a second for SECONDS, each written as
 // prepared bytes by whichever connection's goroutine is free and read to
@@ -143,8 +123,7 @@ func floorRequests(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var r0, r1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	u0, _ := selfcheck.ReadUsage()
 	starts := make(chan struct{})
 	var wg sync.WaitGroup
 	var failed sync.Once
@@ -181,8 +160,8 @@ pace:
 	}
 	close(starts)
 	wg.Wait()
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+	u1, _ := selfcheck.ReadUsage()
+	cpu := u1.CPU() - u0.CPU()
 	fmt.Println(cpu.Seconds(), done.Load())
 	return code
 }

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/llmload/llmload/engine/selfcheck"
 )
 
 // floorEnv makes the test binary the floor reader (see floorRead) instead
@@ -46,13 +46,8 @@ func BenchmarkTokenCost(b *testing.B) {
 			var own, floor, ratio []float64
 			for range b.N {
 				// The floor first, then llmload, each in a process of its own.
-				cmd := exec.Command(client[0], append(client[1:], os.Args[0])...)
-				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", floorEnv, addr, n, requests, maxTokens))
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatalf("floor reader: %v\n%s", err, out)
-				}
-				f := strings.Fields(string(out))
+				out := runFloor(b, client, floorEnv, fmt.Sprintf("%s %d %d %d", addr, n, requests, maxTokens))
+				f := strings.Fields(out)
 				cpu, _ := strconv.ParseFloat(f[0], 64)
 				floor = append(floor, 1e6*cpu/float64(n*requests*maxTokens))
 
@@ -114,8 +109,7 @@ func floorRead(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var r0, r1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	u0, _ := selfcheck.ReadUsage()
 	var wg sync.WaitGroup
 	var failed sync.Once
 	code := 0
@@ -131,8 +125,8 @@ func floorRead(spec string) int {
 		})
 	}
 	wg.Wait()
-	syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+	u1, _ := selfcheck.ReadUsage()
+	cpu := u1.CPU() - u0.CPU()
 	fmt.Println(cpu.Seconds())
 	return code
 }
@@ -185,4 +179,17 @@ func (c *floorConn) exchange(req []byte) error {
 		c.tail = append(c.tail, c.buf[:k]...)
 	}
 	return nil
+}
+
+// runFloor runs this test binary as a floor (env set to spec) under the
+// client's command prefix and returns what it printed.
+func runFloor(b *testing.B, client []string, env, spec string) string {
+	b.Helper()
+	cmd := exec.Command(client[0], append(client[1:], os.Args[0])...)
+	cmd.Env = append(os.Environ(), env+"="+spec)
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s=%q: %v\n%s", env, spec, err, out)
+	}
+	return string(out)
 }
