@@ -156,7 +156,7 @@ func out(t *testing.T, v *vm.VU, key string) lua.LValue {
 }
 
 // writeScript writes src to name in a temporary directory.
-func writeScript(t *testing.T, name, src string) string {
+func writeScript(t testing.TB, name, src string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {

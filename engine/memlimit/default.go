@@ -20,10 +20,10 @@ const DefaultShare = 0.5
 // ulimit -d) that Default allows. It is far smaller than DefaultShare
 // because such a limit fails an allocation outright, and the Go runtime
 // dies of it: a script doubling a string crosses the bound inside one
-// concatenation, and the Lua VM sees the Watcher's cancel only between
-// instructions, so the next doubling (four times the bound, with the old
-// string and the builder's buffer) must still fit. Under ulimit -v 4 GB a
-// bound of 1 GB did not; 512 MB and 768 MB stopped every try.
+// concatenation, and a guarded Lua state (Guard) may make one more before
+// it looks, so that doubling (four times the bound, with the old string
+// and the builder's buffer) must still fit. Under ulimit -v 4 GB a bound
+// of 1 GB did not; 512 MB and 768 MB stopped every try.
 const AddressShare = 0.125
 
 // Default is the bound llmload runs under without --max-memory: the

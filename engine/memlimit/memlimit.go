@@ -2,7 +2,9 @@
 // the Go runtime's own accounting every few tens of milliseconds and, when
 // the bound is crossed, cancels a context, so the run stops like an
 // interrupt (and the Lua state that was allocating names its line) instead
-// of the runtime dying with "out of memory" and a Go stack trace.
+// of the runtime dying with "out of memory" and a Go stack trace. Guard
+// gives a Lua state a context that also reads memory itself, after an
+// instruction long enough to have crossed the bound.
 package memlimit
 
 import (
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,6 +65,10 @@ type Watcher struct {
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
+	read   Reader
+
+	over    atomic.Bool // exceeded, read without mu
+	stopped atomic.Bool // Stop was called
 
 	mu       sync.Mutex
 	exceeded *ExceededError
@@ -79,7 +86,8 @@ type Options struct {
 }
 
 // Start watches the process's memory until Stop, with limit in bytes; a
-// limit of 0 watches nothing and never cancels.
+// limit of 0 watches nothing and never cancels. The Watcher is the one
+// Guard checks against until Stop.
 func Start(limit uint64, opts Options) *Watcher {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	w := &Watcher{limit: limit, ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
@@ -91,26 +99,27 @@ func Start(limit uint64, opts Options) *Watcher {
 		prev := debug.SetMemoryLimit(int64(float64(limit) * GCShare))
 		go func() { <-w.done; debug.SetMemoryLimit(prev) }()
 	}
-	read := opts.Read
-	if read == nil {
-		read = Used
+	w.read = opts.Read
+	if w.read == nil {
+		w.read = Used
 	}
 	interval := opts.Interval
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	go w.watch(read, interval)
+	active.Store(w)
+	go w.watch(interval)
 	return w
 }
 
 // watch reads memory every interval (ten times that while more than
 // FarBelow under the bound) until Stop or the first crossing.
-func (w *Watcher) watch(read Reader, interval time.Duration) {
+func (w *Watcher) watch(interval time.Duration) {
 	defer close(w.done)
 	t := time.NewTimer(interval)
 	defer t.Stop()
 	for {
-		used := read()
+		used := w.read()
 		if w.check(used) {
 			return
 		}
@@ -128,15 +137,19 @@ func (w *Watcher) watch(read Reader, interval time.Duration) {
 }
 
 // check records used and cancels the context the first time it is above
-// the limit; it reports whether it did.
+// the limit; it reports whether the limit has been crossed.
 func (w *Watcher) check(used uint64) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.peak = max(w.peak, used)
+	if w.exceeded != nil {
+		return true
+	}
 	if used <= w.limit {
 		return false
 	}
 	w.exceeded = &ExceededError{Limit: w.limit, Used: used}
+	w.over.Store(true)
 	w.cancel(w.exceeded)
 	return true
 }
@@ -164,7 +177,11 @@ func (w *Watcher) Peak() uint64 {
 // Stop ends the watching and waits for it; the context stays as it is. Later
 // calls do nothing.
 func (w *Watcher) Stop() {
-	w.once.Do(func() { close(w.stop) })
+	w.once.Do(func() {
+		active.CompareAndSwap(w, nil)
+		w.stopped.Store(true)
+		close(w.stop)
+	})
 	<-w.done
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/engine/plan"
 	"github.com/llmload/llmload/luabind/luaval"
 	"github.com/llmload/llmload/luabind/sandbox"
@@ -164,7 +165,7 @@ func (m *Module) parallel(L *lua.LState) int {
 	running := 0
 	for i, fn := range fns {
 		co := m.thread(L)
-		co.SetContext(ctx) // an endless loop in a branch ends with the fan-out
+		co.SetContext(memlimit.Guard(ctx)) // an endless loop in a branch ends with the fan-out
 		b := &branch{index: i + 1, co: co, fan: fan, inherited: parent}
 		branches[i] = b
 		m.branches[co] = b

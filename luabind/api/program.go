@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/luabind/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -31,12 +32,14 @@ func (s *Program) RunInit(ctx context.Context, L *lua.LState, m *Module) error {
 		ctx, release = StopWith(ctx, s.Stop)
 		defer release()
 	}
-	if ctx.Done() != nil {
-		L.SetContext(ctx)
-		defer L.RemoveContext()
-	}
+	// The module's calls get ctx itself: a guarded one is for L alone.
 	m.Ctx, m.Phase = ctx, phaseInit
 	defer func() { m.Ctx, m.Phase = context.Background(), PhaseIdle }()
+	if lctx := memlimit.Guard(ctx); lctx != ctx || ctx.Done() != nil {
+		L.SetContext(lctx)
+		defer L.RemoveContext()
+		ctx = lctx
+	}
 	L.Push(L.NewFunctionFromProto(s.Proto))
 	err := L.PCall(0, 0, nil)
 	if ctx.Err() != nil {

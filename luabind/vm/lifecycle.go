@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/luabind/api"
 	"github.com/llmload/llmload/luabind/luaval"
 	lua "github.com/yuin/gopher-lua"
@@ -129,11 +130,12 @@ func (r *Runner) callLifecycle(ctx context.Context, name string, nret int, args 
 	defer cancel()
 	lc.m.Ctx, lc.m.Phase = ctx, api.PhaseLifecycle
 	defer func() { lc.m.Ctx, lc.m.Phase = context.Background(), api.PhaseIdle }()
+	ctx = memlimit.Guard(ctx)
 	lc.L.SetContext(ctx)
 	defer lc.L.RemoveContext()
 	err := lc.L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
 	if ctx.Err() != nil {
-		return nil, api.Interrupted(ctx, name+"()")
+		return nil, r.prog.At(err, api.Interrupted(ctx, name+"()"))
 	}
 	if err != nil {
 		return nil, r.prog.ScriptError(err)

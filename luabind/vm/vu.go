@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/llmload/llmload/engine"
+	"github.com/llmload/llmload/engine/memlimit"
 	"github.com/llmload/llmload/luabind/api"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -39,6 +40,7 @@ func (v *VU) RunIteration(ctx context.Context, it engine.Iteration) error {
 	}
 	v.Module.Begin(ctx, &it)
 	defer v.Module.End()
+	ctx = memlimit.Guard(ctx)
 	v.L.SetContext(ctx)
 	defer v.L.RemoveContext()
 	err := v.L.CallByParam(lua.P{Fn: fn, NRet: 0, Protect: true}, v.iterationTable(&it), v.setupData())
