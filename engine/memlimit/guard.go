@@ -33,9 +33,9 @@ const LongStep = time.Millisecond
 
 // lookEvery is how many calls of Done a guarded context takes between two
 // looks at the clock, which costs about 25 ns, nearly a Lua instruction's
-// time. Two allocating instructions are at least this far apart (operands
-// are moved into place first: a doubling loop is four instructions), so a
-// look falls between a crossing and the second allocation after it.
+// time. A look falls within four instructions of the one that crossed the
+// bound, and a doubling loop is four instructions (its operands are moved
+// into place first), so the look comes before the next doubling.
 const lookEvery = 4
 
 // epoch is what the guarded contexts' clock counts from.
