@@ -27,8 +27,8 @@ var active atomic.Pointer[Watcher]
 // LongStep is how long a step between two looks of a guarded context must
 // take for the next look to read memory: far above a Lua instruction
 // (tens of ns), below the copy of the smallest allocation that can cross
-// a bound from under it (tens of MB: this machine copies 1 GiB into fresh
-// pages in 1–3 s).
+// a bound from under it (tens of MB at least; here the doublings to 256
+// and 512 MB took hundreds of milliseconds each, GODEBUG=gctrace=1).
 const LongStep = time.Millisecond
 
 // lookEvery is how many calls of Done a guarded context takes between two
