@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,15 +191,26 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// closedPort is a loopback address that refuses connections for as long
+// as the test runs: a socket bound there that does not listen. A port
+// freed instead went once to another test's listener, which took the
+// connection and never answered. Bound without SO_REUSEADDR, the port is
+// kept from every other bind, Go's listeners included.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 func TestPreflightNamesProxy(t *testing.T) {
