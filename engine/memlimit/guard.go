@@ -49,8 +49,8 @@ var epoch = time.Now()
 // the cancellation has reached ctx; the Watcher's Exceeded says why. A
 // guarded context is not safe for concurrent use.
 func Guard(ctx context.Context) context.Context {
-	w := active.Load()
-	if w == nil || w.limit == 0 {
+	w := active.Load() // Start registers only a Watcher with a bound
+	if w == nil {
 		return ctx
 	}
 	return &guarded{Context: ctx, w: w}
